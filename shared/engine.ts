@@ -1,0 +1,184 @@
+import type { z } from "zod";
+import type { Draft, Repair, Severity, Violation } from "./draft.js";
+import { countSeverities, type ValidationReport } from "./draft.js";
+import {
+  DEFAULT_JUDGE_SETTINGS,
+  DEFAULT_LOOP_SETTINGS,
+  type DeploymentConfig,
+  type JudgeSettings,
+  type LoopSettings,
+  type Pack,
+  type PackOverride,
+  type Rule,
+  type RuleContext,
+} from "./pack.js";
+import { InvalidPackError } from "./errors.js";
+import { toPointer } from "./pointer.js";
+
+/** A rule as a deployment configured it: enabled, with its effective severity. */
+export interface ResolvedRule<C, S> {
+  readonly rule: Rule<C, S>;
+  readonly severity: Severity;
+}
+
+/** A pack with a deployment's overrides applied; built once per kind and reused for every draft. */
+export interface ResolvedPack<C = unknown, S extends Record<string, unknown> = Record<string, unknown>> {
+  readonly pack: Pack<C, S>;
+  readonly kind: string;
+  readonly settings: S;
+  readonly rules: readonly ResolvedRule<C, S>[];
+  readonly loop: LoopSettings;
+  readonly judge: JudgeSettings;
+}
+
+/** Weight of a warning in the proportional score: enough to break ties, never enough to outweigh an error. */
+const WARNING_WEIGHT = 0.1;
+const CONTENT_SHAPE_RULE = "content_shape";
+
+/** Drops keys whose value is undefined, so a partial override never blanks a default. */
+function defined<T extends object>(value: T | undefined): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  if (!value) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+export function resolvePack<C, S extends Record<string, unknown>>(
+  pack: Pack<C, S>,
+  override: PackOverride = {},
+  deployment: DeploymentConfig = {},
+): ResolvedPack<C, S> {
+  const ids = new Set(pack.rules.map((r) => r.id));
+  if (ids.size !== pack.rules.length) throw new InvalidPackError(`pack "${pack.kind}" has duplicate rule ids`);
+  for (const id of [...(override.disabledRules ?? []), ...Object.keys(override.rules ?? {})]) {
+    if (!ids.has(id)) throw new InvalidPackError(`override for pack "${pack.kind}" names unknown rule "${id}"`);
+  }
+  const merged = { ...pack.settings, ...(override.settings ?? {}) };
+  let settings = merged as S;
+  if (pack.settingsSchema) {
+    const parsed = pack.settingsSchema.safeParse(merged);
+    if (!parsed.success) {
+      throw new InvalidPackError(`settings of pack "${pack.kind}" are invalid: ${parsed.error.message}`);
+    }
+    settings = parsed.data;
+  }
+  const disabled = new Set(override.disabledRules ?? []);
+  const rules: ResolvedRule<C, S>[] = [];
+  for (const rule of pack.rules) {
+    const o = override.rules?.[rule.id];
+    if (disabled.has(rule.id) || o?.enabled === false) continue;
+    rules.push({ rule, severity: o?.severity ?? rule.severity });
+  }
+  // Precedence: built-in defaults < pack < deployment-wide < deployment per kind.
+  const loop: LoopSettings = {
+    ...DEFAULT_LOOP_SETTINGS,
+    ...defined(pack.loop),
+    ...defined(deployment.loop),
+    ...defined(override.loop),
+  };
+  const judge: JudgeSettings = {
+    ...DEFAULT_JUDGE_SETTINGS,
+    ...defined(pack.judge),
+    ...defined(deployment.judge),
+    ...defined(override.judge),
+  };
+  return { pack, kind: pack.kind, settings, rules, loop, judge };
+}
+
+export interface Inspection {
+  /** The draft after deterministic repair; the input draft is never mutated. */
+  readonly draft: Draft;
+  readonly report: ValidationReport;
+}
+
+function shapeViolations(error: z.ZodError): Violation[] {
+  return error.issues.map((issue) => ({
+    ruleId: CONTENT_SHAPE_RULE,
+    severity: "error" as const,
+    source: "schema" as const,
+    message: `content${issue.path.length ? ` at ${toPointer(issue.path as (string | number)[])}` : ""}: ${issue.message}`,
+    path: toPointer(issue.path as (string | number)[]),
+    suggestion: "Give the content the shape this kind of draft requires.",
+  }));
+}
+
+/** Proportional score: 1 − (errors + 0.1·warnings) / units, clamped to [0,1]. */
+export function proportionalScore(violations: readonly Violation[], units: number): number {
+  const counts = countSeverities(violations);
+  const penalty = counts.error + WARNING_WEIGHT * counts.warning;
+  return Math.min(1, Math.max(0, 1 - penalty / Math.max(units, 1)));
+}
+
+/**
+ * Repairs then checks one draft against a resolved pack: the synchronous heart of validation.
+ * Repairs run first so the report describes the draft that will actually be kept.
+ */
+export function inspectWithPack<C, S extends Record<string, unknown>>(
+  resolved: ResolvedPack<C, S>,
+  draft: Draft,
+): Inspection {
+  const { pack, settings, rules } = resolved;
+  if (pack.contentSchema) {
+    const parsed = pack.contentSchema.safeParse(draft.content);
+    if (!parsed.success) {
+      const violations = shapeViolations(parsed.error);
+      return {
+        draft,
+        report: {
+          violations,
+          counts: countSeverities(violations),
+          rulesApplied: [CONTENT_SHAPE_RULE],
+          passed: false,
+          score: proportionalScore(violations, rules.length + violations.length),
+          repairs: [],
+        },
+      };
+    }
+  }
+  // Rules see the content as the draft holds it (not zod's output), so nothing is silently stripped.
+  let content = draft.content as C;
+  const repairs: Repair[] = [];
+  for (const { rule } of rules) {
+    if (!rule.repair) continue;
+    const result = rule.repair({ draft, content, settings });
+    content = result.content;
+    repairs.push(...result.repairs);
+  }
+  if (pack.repair) {
+    const result = pack.repair({ draft, content, settings });
+    content = result.content;
+    repairs.push(...result.repairs);
+  }
+  const repaired: Draft = repairs.length > 0 ? { ...draft, content: content as Draft["content"] } : draft;
+  const ctx: RuleContext<C, S> = { draft: repaired, content, settings };
+  const violations: Violation[] = [];
+  for (const { rule, severity } of rules) {
+    for (const f of rule.check(ctx)) {
+      const v: Violation = {
+        ruleId: f.ruleId ?? rule.id,
+        severity: f.severity ?? severity,
+        message: f.message,
+        source: rule.source ?? "rule",
+      };
+      if (f.path !== undefined) v.path = f.path;
+      if (f.suggestion !== undefined) v.suggestion = f.suggestion;
+      if (f.confidence !== undefined) v.confidence = f.confidence;
+      violations.push(v);
+    }
+  }
+  const counts = countSeverities(violations);
+  const score = pack.score
+    ? pack.score(ctx, violations)
+    : proportionalScore(violations, pack.scoreUnits?.(ctx) ?? rules.length);
+  return {
+    draft: repaired,
+    report: {
+      violations,
+      counts,
+      rulesApplied: rules.map((r) => r.rule.id),
+      passed: counts.error === 0,
+      score,
+      repairs,
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Error names are a contract with the state machine: Lambda reports `error.name` as the
+ * Step Functions error, `Retry` matches the transient ones and `Catch` the terminal ones.
+ * `infra/` imports these constants; nothing repeats them as literals.
+ */
+export const ErrorNames = {
+  SelfCorrection: "SelfCorrectionError",
+  InvalidDraft: "InvalidDraftError",
+  UnknownKind: "UnknownKindError",
+  DraftTooLarge: "DraftTooLargeError",
+  InvalidPack: "InvalidPackError",
+  ModelRateLimited: "ModelRateLimitedError",
+  ModelOverloaded: "ModelOverloadedError",
+  ModelTimeout: "ModelTimeoutError",
+  ModelRequestFailed: "ModelRequestFailedError",
+  ModelNotConfigured: "ModelNotConfiguredError",
+  CassetteExhausted: "CassetteExhaustedError",
+  RunNotFound: "RunNotFoundError",
+  BlobNotFound: "BlobNotFoundError",
+} as const;
+
+/** Model failures worth retrying with backoff: the state machine's `Retry` matches exactly these. */
+export const TRANSIENT_MODEL_ERRORS = [
+  ErrorNames.ModelRateLimited,
+  ErrorNames.ModelOverloaded,
+  ErrorNames.ModelTimeout,
+] as const;
+
+/** Base class of every error redraft raises on purpose. */
+export class SelfCorrectionError extends Error {
+  override readonly name: string = ErrorNames.SelfCorrection;
+  /** A stable, machine-readable code (`invalid_input`, `unknown_kind`…). */
+  readonly code: string;
+  constructor(message: string, code = "self_correction_error", options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** The input is not a valid Draft; the message names the field. Terminal: the run is rejected. */
+export class InvalidDraftError extends SelfCorrectionError {
+  override readonly name = ErrorNames.InvalidDraft;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "invalid_input", options);
+  }
+}
+
+export class UnknownKindError extends SelfCorrectionError {
+  override readonly name = ErrorNames.UnknownKind;
+  constructor(
+    readonly kind: string,
+    known: readonly string[],
+  ) {
+    super(`unknown kind "${kind}": no rule pack is registered for it (known: ${known.join(", ")})`, "unknown_kind");
+  }
+}
+
+export class DraftTooLargeError extends SelfCorrectionError {
+  override readonly name = ErrorNames.DraftTooLarge;
+  constructor(bytes: number, limit: number) {
+    super(`draft is ${bytes} bytes, over the limit of ${limit} bytes`, "too_large");
+  }
+}
+
+/** A pack (TypeScript module or declarative file) that cannot be loaded. */
+export class InvalidPackError extends SelfCorrectionError {
+  override readonly name = ErrorNames.InvalidPack;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "invalid_pack", options);
+  }
+}
+
+/** Base of model-call failures. */
+export class ModelError extends SelfCorrectionError {
+  override readonly name: string = ErrorNames.ModelRequestFailed;
+  constructor(message: string, code = "model_request_failed", options?: { cause?: unknown }) {
+    super(message, code, options);
+  }
+}
+export class ModelRateLimitedError extends ModelError {
+  override readonly name = ErrorNames.ModelRateLimited;
+  constructor(message = "model rate limit reached", options?: { cause?: unknown }) {
+    super(message, "model_rate_limited", options);
+  }
+}
+export class ModelOverloadedError extends ModelError {
+  override readonly name = ErrorNames.ModelOverloaded;
+  constructor(message = "model is overloaded", options?: { cause?: unknown }) {
+    super(message, "model_overloaded", options);
+  }
+}
+export class ModelTimeoutError extends ModelError {
+  override readonly name = ErrorNames.ModelTimeout;
+  constructor(message = "model call timed out", options?: { cause?: unknown }) {
+    super(message, "model_timeout", options);
+  }
+}
+export class ModelRequestFailedError extends ModelError {}
+export class ModelNotConfiguredError extends ModelError {
+  override readonly name = ErrorNames.ModelNotConfigured;
+  constructor(message = "no model is configured") {
+    super(message, "model_not_configured");
+  }
+}
+/** The replay cassette has no answer left for this draft and purpose. */
+export class CassetteExhaustedError extends ModelError {
+  override readonly name = ErrorNames.CassetteExhausted;
+  constructor(draftId: string, purpose: string, used: number) {
+    super(
+      `replay cassette has no ${purpose} response left for draft "${draftId}" (${used} already used)`,
+      "cassette_exhausted",
+    );
+  }
+}
+export class RunNotFoundError extends SelfCorrectionError {
+  override readonly name = ErrorNames.RunNotFound;
+  constructor(runId: string) {
+    super(`run ${runId} not found`, "run_not_found");
+  }
+}
+export class BlobNotFoundError extends SelfCorrectionError {
+  override readonly name = ErrorNames.BlobNotFound;
+  constructor(key: string) {
+    super(`blob ${key} not found`, "blob_not_found");
+  }
+}
+
+export function isTransientModelError(error: unknown): boolean {
+  return error instanceof Error && (TRANSIENT_MODEL_ERRORS as readonly string[]).includes(error.name);
+}

@@ -1,0 +1,13 @@
+/**
+ * Blob layout. Uploads land under `drafts/` and are never written to; every attempt's draft,
+ * report and model answer is kept under `runs/`; the corrected draft is published under `results/`.
+ */
+export const blobKeys = {
+  original: (runId: string) => `runs/${runId}/original.json`,
+  attemptDraft: (runId: string, n: number) => `runs/${runId}/attempts/${n}/draft.json`,
+  attemptReport: (runId: string, n: number) => `runs/${runId}/attempts/${n}/report.json`,
+  attemptCandidate: (runId: string, n: number) => `runs/${runId}/attempts/${n}/candidate.json`,
+  attemptAnswer: (runId: string, n: number) => `runs/${runId}/attempts/${n}/answer.json`,
+  attemptDiff: (runId: string, n: number) => `runs/${runId}/attempts/${n}/diff.json`,
+  result: (draftId: string, runId: string) => `results/${draftId}/${runId}.json`,
+};

@@ -1,0 +1,26 @@
+import type { Draft } from "../draft.js";
+import type { ResolvedPack } from "../engine.js";
+import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
+import type { LoopLimits } from "./state.js";
+
+const capped = (value: number | undefined, fallback: number, cap: number | undefined): number =>
+  Math.min(value ?? fallback, cap ?? Number.POSITIVE_INFINITY);
+
+/**
+ * The limits one run gets: pack defaults < deployment < per-kind overrides < the draft's own
+ * options, and never above the deployment's caps.
+ */
+export function resolveLimits(resolved: ResolvedPack, draft: Draft, deployment: DeploymentConfig = {}): LoopLimits {
+  const caps = { ...DEFAULT_LOOP_CAPS, ...deployment.caps };
+  const loop = resolved.loop;
+  const o = draft.options ?? {};
+  const maxAttempts = capped(o.maxAttempts, loop.maxAttempts, caps.maxAttempts);
+  return {
+    maxAttempts,
+    breakerThreshold: Math.max(1, o.breakerThreshold ?? loop.breakerThreshold ?? maxAttempts),
+    stuckAfter: o.stuckAfter ?? loop.stuckAfter,
+    maxLogicAttempts: capped(o.maxLogicAttempts, loop.maxLogicAttempts, caps.maxLogicAttempts),
+    maxTokens: capped(o.maxTokens, loop.maxTokens ?? 0, caps.maxTokens) || (caps.maxTokens ?? 0),
+    maxCostUsd: capped(o.maxCostUsd, loop.maxCostUsd ?? 0, caps.maxCostUsd) || (caps.maxCostUsd ?? 0),
+  };
+}

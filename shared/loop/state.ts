@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { TokenUsageSchema } from "../model/types.js";
+import { PhaseSchema, StopReasonSchema, TokenTotalsSchema } from "../store/types.js";
+
+/**
+ * What the Choice states route on. Besides `validated`, these are the loop's own verdicts; the
+ * attempt counters are compared against the limits by the Choice itself, visibly, not here.
+ */
+export const LoopDecisionSchema = z.enum(["correct", "validated", "needs_manual_review", "rejected", "duplicate"]);
+export type LoopDecision = z.infer<typeof LoopDecisionSchema>;
+
+export const LoopLimitsSchema = z.object({
+  maxAttempts: z.number().int().nonnegative(),
+  breakerThreshold: z.number().int().positive(),
+  stuckAfter: z.number().int().positive(),
+  maxLogicAttempts: z.number().int().nonnegative(),
+  /** 0 means no budget. JSONPath Choice states cannot test for a missing field cheaply, so never absent. */
+  maxTokens: z.number().int().nonnegative(),
+  maxCostUsd: z.number().nonnegative(),
+});
+export type LoopLimits = z.infer<typeof LoopLimitsSchema>;
+
+/** The best attempt so far (fewest errors; ties: higher score, then earlier). */
+export const BestSchema = z.object({
+  attempt: z.number().int().nonnegative(),
+  draftRef: z.string(),
+  reportRef: z.string(),
+  errors: z.number().int().nonnegative(),
+  score: z.number(),
+});
+
+/** The outcome of the last check, as the Choice states read it. */
+export const VerdictSchema = z.object({
+  /** Error-severity violations left in the best draft. */
+  errors: z.number().int().nonnegative(),
+  warnings: z.number().int().nonnegative(),
+  score: z.number(),
+  breakerTripped: z.boolean(),
+  stuck: z.boolean(),
+  budgetExhausted: z.boolean(),
+});
+
+/** A model answer waiting for re-validation (between CorrectExecution and Revalidate). */
+export const PendingSchema = z.object({
+  attempt: z.number().int().positive(),
+  phase: PhaseSchema,
+  /** Blob key of the candidate draft; absent when the answer could not be used. */
+  candidateRef: z.string().optional(),
+  analysis: z.string(),
+  fixDescription: z.string(),
+  failure: z.string().optional(),
+  usage: TokenUsageSchema,
+  costUsd: z.number().nonnegative(),
+  model: z.string(),
+  latencyMs: z.number().nonnegative(),
+  at: z.string(),
+});
+export type Pending = z.infer<typeof PendingSchema>;
+
+/**
+ * The loop's state between steps: plain JSON, small (references, not drafts), so that it fits
+ * Step Functions' 256 KiB state limit whatever the draft's size.
+ */
+export const LoopStateSchema = z.object({
+  runId: z.string(),
+  draftId: z.string(),
+  kind: z.string(),
+  decision: LoopDecisionSchema,
+  reason: StopReasonSchema.optional(),
+  message: z.string().optional(),
+  phase: PhaseSchema,
+  /** Corrections made per phase. The state machine's CountAttempt Pass state increments these. */
+  counters: z.object({ execution: z.number().int().nonnegative(), logic: z.number().int().nonnegative() }),
+  limits: LoopLimitsSchema,
+  modelAvailable: z.boolean(),
+  verdict: VerdictSchema,
+  best: BestSchema,
+  originalRef: z.string(),
+  /** Error rules of the initial validation, to report which were resolved and which persisted. */
+  initialErrorRules: z.array(z.string()),
+  /** Per rule, the number of attempts (n ≥ 1) in which it failed: the circuit breaker's memory. */
+  ruleFailures: z.record(z.string(), z.number().int().nonnegative()),
+  /** Consecutive attempts that did not beat the best so far. */
+  sinceBest: z.number().int().nonnegative(),
+  circuitBreakerRules: z.array(z.string()),
+  violationsPerAttempt: z.array(z.number().int().nonnegative()),
+  hints: z.array(z.string()),
+  tokens: TokenTotalsSchema,
+  costUsd: z.number().nonnegative(),
+  pending: PendingSchema.optional(),
+  duplicateOf: z.string().optional(),
+});
+export type LoopState = z.infer<typeof LoopStateSchema>;
+
+/** How many corrections a run has made, both phases together. */
+export function attemptsMade(state: Pick<LoopState, "counters">): number {
+  return state.counters.execution + state.counters.logic;
+}

@@ -1,0 +1,443 @@
+import fastJsonPatch from "fast-json-patch";
+import type { Draft, ValidationReport, Violation } from "../draft.js";
+import { inspectWithPack } from "../engine.js";
+import { DraftTooLargeError, InvalidDraftError, ModelNotConfiguredError, SelfCorrectionError, UnknownKindError } from "../errors.js";
+import { canonicalJson, sha256 } from "../hash.js";
+import { costUsd } from "../model/pricing.js";
+import { type ModelClient, totalTokens } from "../model/types.js";
+import type { PackRegistry } from "../registry.js";
+import type { AttemptRecord, BlobStore, RunRecord, RunStore, StopReason } from "../store/types.js";
+import { DEFAULT_MAX_DRAFT_BYTES, packFor, parseDraft } from "../validate.js";
+import { blobKeys } from "./keys.js";
+import { resolveLimits } from "./limits.js";
+import { buildCorrectionPrompt } from "./prompt.js";
+import { parseCorrectionAnswer } from "./response.js";
+import { attemptsMade, type LoopState, type Pending } from "./state.js";
+
+/** What the steps need from the outside world; the same in Lambda, in the local runtime and in tests. */
+export interface LoopDeps {
+  registry: PackRegistry;
+  runs: RunStore;
+  blobs: BlobStore;
+  /** Absent when no model is configured: drafts with errors then go to review with reason `no_model`. */
+  model?: ModelClient | undefined;
+  clock?: () => Date;
+  /** A duplicate delivery of the same content within this window starts no second run. 0 disables it. */
+  dedupeWindowMs?: number;
+  maxDraftBytes?: number;
+  /** Output token cap per model call. */
+  maxOutputTokens?: number;
+}
+
+export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
+/** Attempt diffs above this size go to the blob store, keeping attempt records far under 400 KB. */
+const MAX_INLINE_DIFF_BYTES = 64 * 1024;
+
+const now = (deps: LoopDeps): string => (deps.clock?.() ?? new Date()).toISOString();
+
+/** Input of the Validate step: an inline draft, or a reference to one in the blob store. */
+export interface ValidateInput {
+  runId: string;
+  draft?: unknown;
+  draftRef?: string;
+  /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
+  submissionId?: string;
+  parentRunId?: string;
+}
+
+const ZERO_VERDICT = { errors: 0, warnings: 0, score: 0, breakerTripped: false, stuck: false, budgetExhausted: false };
+
+function emptyRun(runId: string, draftId: string, kind: string, at: string): RunRecord {
+  return {
+    runId,
+    draftId,
+    kind,
+    status: "draft",
+    attempts: 0,
+    logicAttempts: 0,
+    violationsPerAttempt: [],
+    resolvedRules: [],
+    persistentRules: [],
+    circuitBreakerRules: [],
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    costUsd: 0,
+    transitions: [{ status: "draft", at }],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+function terminalState(
+  runId: string,
+  draftId: string,
+  kind: string,
+  decision: "rejected" | "duplicate",
+  reason: StopReason,
+  message: string,
+): LoopState {
+  return {
+    runId,
+    draftId,
+    kind,
+    decision,
+    reason,
+    message,
+    phase: "execution",
+    counters: { execution: 0, logic: 0 },
+    limits: { maxAttempts: 0, breakerThreshold: 1, stuckAfter: 1, maxLogicAttempts: 0, maxTokens: 0, maxCostUsd: 0 },
+    modelAvailable: false,
+    verdict: ZERO_VERDICT,
+    best: { attempt: 0, draftRef: "", reportRef: "", errors: 0, score: 0 },
+    originalRef: "",
+    initialErrorRules: [],
+    ruleFailures: {},
+    sinceBest: 0,
+    circuitBreakerRules: [],
+    violationsPerAttempt: [],
+    hints: [],
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    costUsd: 0,
+  };
+}
+
+/** A best-effort id for a run whose input is not a valid Draft, so the rejection can be listed. */
+function guessDraftId(input: unknown, ref: string | undefined): string {
+  if (input && typeof input === "object" && typeof (input as { id?: unknown }).id === "string") {
+    return String((input as { id: string }).id).slice(0, 256) || "unknown";
+  }
+  return ref ? (ref.split("/").pop() ?? ref) : "unknown";
+}
+
+const rejectionReason = (error: unknown): StopReason =>
+  error instanceof DraftTooLargeError ? "too_large" : error instanceof UnknownKindError ? "unknown_kind" : "invalid_input";
+
+/** Binary uploads are rejected before JSON parsing gives a confusing message. */
+function looksBinary(text: string): boolean {
+  const sample = text.slice(0, 8192);
+  return sample.includes("\u0000") || (sample.match(/\uFFFD/g)?.length ?? 0) > 8;
+}
+
+export async function loadJson<T>(blobs: BlobStore, key: string): Promise<T> {
+  return JSON.parse(await blobs.get(key)) as T;
+}
+
+const errorsOf = (report: ValidationReport): Violation[] => report.violations.filter((v) => v.severity === "error");
+const errorRuleIds = (report: ValidationReport): string[] => [...new Set(errorsOf(report).map((v) => v.ruleId))];
+
+/**
+ * Step 1 (λ validate): load the draft, reject bad input, register the run (idempotently, once per
+ * content within the dedupe window), repair and check it, and store attempt 0.
+ */
+export async function validateStep(input: ValidateInput, deps: LoopDeps): Promise<LoopState> {
+  const at = now(deps);
+  const { runId } = input;
+  const maxBytes = deps.maxDraftBytes ?? DEFAULT_MAX_DRAFT_BYTES;
+  let raw: unknown = input.draft;
+  let draft: Draft;
+  try {
+    if (input.draftRef !== undefined) {
+      const text = await deps.blobs.get(input.draftRef);
+      if (looksBinary(text)) throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
+      raw = text;
+    }
+    if (typeof raw !== "string" && Buffer.byteLength(JSON.stringify(raw) ?? "") > maxBytes) {
+      throw new DraftTooLargeError(Buffer.byteLength(JSON.stringify(raw)), maxBytes);
+    }
+    draft = parseDraft(raw, maxBytes);
+    deps.registry.get(draft.kind);
+  } catch (error) {
+    if (!(error instanceof SelfCorrectionError)) throw error;
+    const parsedRaw = typeof raw === "string" ? safeParse(raw) : raw;
+    const draftId = guessDraftId(parsedRaw, input.draftRef);
+    const kind = parsedRaw && typeof parsedRaw === "object" ? String((parsedRaw as { kind?: unknown }).kind ?? "unknown") : "unknown";
+    const reason = rejectionReason(error);
+    const run = { ...emptyRun(runId, draftId, kind.slice(0, 64), at), status: "rejected" as const, reason, message: error.message };
+    run.transitions.push({ status: "rejected", at });
+    if (input.draftRef) run.originalRef = input.draftRef;
+    await deps.runs.createRun(run);
+    return terminalState(runId, draftId, run.kind, "rejected", reason, error.message);
+  }
+
+  const contentHash = sha256(`${canonicalJson(draft)}\n${input.submissionId ?? ""}`);
+  const windowMs = deps.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS;
+  if (windowMs > 0) {
+    const holder = await deps.runs.claimContent(contentHash, runId, at, windowMs);
+    if (holder !== runId) {
+      const message = `duplicate delivery of draft ${draft.id}: run ${holder} already handles this content`;
+      const run = { ...emptyRun(runId, draft.id, draft.kind, at), status: "rejected" as const, reason: "duplicate" as const, message };
+      run.transitions.push({ status: "rejected", at });
+      await deps.runs.createRun(run);
+      return { ...terminalState(runId, draft.id, draft.kind, "duplicate", "duplicate", message), duplicateOf: holder };
+    }
+  }
+
+  const originalRef = input.draftRef ?? blobKeys.original(runId);
+  if (input.draftRef === undefined) await deps.blobs.putIfAbsent(originalRef, JSON.stringify(draft));
+  const run: RunRecord = { ...emptyRun(runId, draft.id, draft.kind, at), originalRef, contentHash };
+  if (deps.model) run.model = deps.model.model;
+  if (input.parentRunId) run.parentRunId = input.parentRunId;
+  // A retried Validate task finds its run already registered and carries on: the rest is idempotent.
+  await deps.runs.createRun(run);
+
+  const resolved = await packFor(draft, deps.registry);
+  const { draft: repaired, report } = inspectWithPack(resolved, draft);
+  const draftRef = blobKeys.attemptDraft(runId, 0);
+  const reportRef = blobKeys.attemptReport(runId, 0);
+  await deps.blobs.put(draftRef, JSON.stringify(repaired));
+  await deps.blobs.put(reportRef, JSON.stringify(report));
+  const limits = resolveLimits(resolved, draft, deps.registry.config);
+  const modelAvailable = deps.model !== undefined;
+  if (report.counts.error > 0 && modelAvailable && limits.maxAttempts > 0) {
+    await deps.runs.setStatus(runId, "correcting", at);
+  }
+  await deps.runs.updateRun(runId, { violationsPerAttempt: [report.counts.error] });
+  return {
+    runId,
+    draftId: draft.id,
+    kind: draft.kind,
+    decision: "correct",
+    phase: "execution",
+    counters: { execution: 0, logic: 0 },
+    limits,
+    modelAvailable,
+    verdict: { ...ZERO_VERDICT, errors: report.counts.error, warnings: report.counts.warning, score: report.score },
+    best: { attempt: 0, draftRef, reportRef, errors: report.counts.error, score: report.score },
+    originalRef,
+    initialErrorRules: errorRuleIds(report),
+    ruleFailures: {},
+    sinceBest: 0,
+    circuitBreakerRules: [],
+    violationsPerAttempt: [report.counts.error],
+    hints: [],
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    costUsd: 0,
+  };
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Step 2 (λ correct): one model call on the best draft so far. Transient model failures are thrown
+ * as named errors for the state machine to retry; an unusable answer is a failed attempt, not an error.
+ */
+export async function correctStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  const model = deps.model;
+  if (!model) throw new ModelNotConfiguredError();
+  const attempt = attemptsMade(state) + 1;
+  const [best, report] = await Promise.all([
+    loadJson<Draft>(deps.blobs, state.best.draftRef),
+    loadJson<ValidationReport>(deps.blobs, state.best.reportRef),
+  ]);
+  const resolved = await packFor(best, deps.registry);
+  const prompt = buildCorrectionPrompt({
+    resolved,
+    draft: best,
+    violations: errorsOf(report),
+    attempt: state.counters.execution + 1,
+    maxAttempts: state.limits.maxAttempts,
+    hints: state.hints,
+  });
+  const response = await model.complete({
+    runId: state.runId,
+    draftId: state.draftId,
+    purpose: "correct",
+    system: prompt.system,
+    user: prompt.user,
+    tool: prompt.tool,
+    maxTokens: deps.maxOutputTokens ?? 8192,
+  });
+  await deps.blobs.put(blobKeys.attemptAnswer(state.runId, attempt), JSON.stringify(response));
+  const parsed = parseCorrectionAnswer(response);
+  const pending: Pending = {
+    attempt,
+    phase: "execution",
+    analysis: parsed.ok ? parsed.answer.analysis : parsed.analysis,
+    fixDescription: parsed.ok ? parsed.answer.fixDescription : "",
+    usage: response.usage,
+    costUsd: costUsd(response.model, response.usage),
+    model: response.model,
+    latencyMs: response.latencyMs,
+    at: now(deps),
+  };
+  if (parsed.ok) {
+    // Only content comes from the model: id, kind, metadata, context and options are the best draft's.
+    const candidate: Draft = { ...best, content: parsed.answer.content };
+    const candidateRef = blobKeys.attemptCandidate(state.runId, attempt);
+    await deps.blobs.put(candidateRef, JSON.stringify(candidate));
+    pending.candidateRef = candidateRef;
+  } else {
+    pending.failure = parsed.failure;
+  }
+  return { ...state, pending };
+}
+
+/** Mirror of the CountAttempt Pass state (`States.MathAdd`), for the in-process loop. */
+export function countAttempt(state: LoopState): LoopState {
+  const key = state.phase === "logic" ? "logic" : "execution";
+  return { ...state, counters: { ...state.counters, [key]: state.counters[key] + 1 } };
+}
+
+const violationKey = (v: Violation) => `${v.ruleId}\u0000${v.path ?? ""}`;
+
+/**
+ * Step 3 (λ revalidate): repair and fully re-validate the answer, record the attempt exactly once,
+ * keep the best so far, and compute the verdict the NextStep Choice routes on.
+ */
+export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  const pending = state.pending;
+  if (!pending) throw new SelfCorrectionError("revalidate called without a pending answer", "no_pending_answer");
+  const n = pending.attempt;
+  const [bestDraft, bestReport] = await Promise.all([
+    loadJson<Draft>(deps.blobs, state.best.draftRef),
+    loadJson<ValidationReport>(deps.blobs, state.best.reportRef),
+  ]);
+  let draft = bestDraft;
+  let report = bestReport;
+  let draftRef: string | undefined;
+  let reportRef = state.best.reportRef;
+  if (pending.candidateRef) {
+    const candidate = await loadJson<Draft>(deps.blobs, pending.candidateRef);
+    const resolved = await packFor(candidate, deps.registry);
+    ({ draft, report } = inspectWithPack(resolved, candidate));
+    draftRef = blobKeys.attemptDraft(state.runId, n);
+    reportRef = blobKeys.attemptReport(state.runId, n);
+    await deps.blobs.put(draftRef, JSON.stringify(draft));
+    await deps.blobs.put(reportRef, JSON.stringify(report));
+  }
+  const errors = report.counts.error;
+  const beats =
+    draftRef !== undefined && (errors < state.best.errors || (errors === state.best.errors && report.score > state.best.score));
+
+  const inputErrors = errorsOf(bestReport);
+  const outputKeys = new Set(errorsOf(report).map(violationKey));
+  const resolvedCount = inputErrors.filter((v) => !outputKeys.has(violationKey(v))).length;
+  let diff = draftRef ? (fastJsonPatch.compare(bestDraft, draft) as unknown as Record<string, unknown>[]) : [];
+  let diffRef: string | undefined;
+  const diffJson = JSON.stringify(diff);
+  if (Buffer.byteLength(diffJson) > MAX_INLINE_DIFF_BYTES) {
+    diffRef = blobKeys.attemptDiff(state.runId, n);
+    await deps.blobs.put(diffRef, diffJson);
+    diff = [];
+  }
+  const usage = { ...pending.usage, total: totalTokens(pending.usage) };
+  const record: AttemptRecord = {
+    runId: state.runId,
+    attempt: n,
+    phase: pending.phase,
+    inputViolations: inputErrors,
+    outputViolations: report.violations,
+    resolvedCount,
+    remainingCount: errors,
+    repairs: draftRef ? report.repairs : [],
+    diff,
+    analysis: pending.analysis,
+    fixDescription: pending.fixDescription,
+    tokens: pending.usage,
+    costUsd: pending.costUsd,
+    model: pending.model,
+    latencyMs: pending.latencyMs,
+    at: pending.at,
+    errorCount: errors,
+    score: report.score,
+    rolledBack: !beats,
+    isBest: beats,
+  };
+  if (diffRef) record.diffRef = diffRef;
+  if (draftRef) record.draftRef = draftRef;
+  if (pending.failure) record.failure = pending.failure;
+  // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
+  await deps.runs.putAttempt(record);
+  await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
+
+  const ruleFailures = { ...state.ruleFailures };
+  for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
+  const best =
+    beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
+  const bestReportNow = beats ? report : bestReport;
+  const sinceBest = beats ? 0 : state.sinceBest + 1;
+  const hints = [...state.hints, ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt)];
+
+  const tokens = {
+    input: state.tokens.input + usage.input,
+    output: state.tokens.output + usage.output,
+    cacheRead: state.tokens.cacheRead + usage.cacheRead,
+    cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
+    total: state.tokens.total + usage.total,
+  };
+  const cost = state.costUsd + pending.costUsd;
+  const executionAttempts = state.counters.execution;
+  const bestRules = new Set(errorRuleIds(bestReportNow));
+  const tripped =
+    pending.phase === "execution" && executionAttempts >= state.limits.breakerThreshold
+      ? Object.entries(ruleFailures)
+          .filter(([id, count]) => count >= executionAttempts && bestRules.has(id))
+          .map(([id]) => id)
+          .sort()
+      : [];
+  const { limits } = state;
+  const budgetExhausted =
+    (limits.maxTokens > 0 && tokens.total >= limits.maxTokens) || (limits.maxCostUsd > 0 && cost >= limits.maxCostUsd);
+  const violationsPerAttempt = [...state.violationsPerAttempt, errors];
+  const initial = new Set(state.initialErrorRules);
+  await deps.runs.updateRun(state.runId, {
+    attempts: attemptsMade(state),
+    logicAttempts: state.counters.logic,
+    violationsPerAttempt,
+    resolvedRules: [...initial].filter((id) => !bestRules.has(id)),
+    persistentRules: [...initial].filter((id) => bestRules.has(id)),
+    circuitBreakerRules: tripped,
+    finalRef: best.draftRef,
+  });
+  const { pending: _done, ...rest } = state;
+  return {
+    ...rest,
+    decision: "correct",
+    best,
+    ruleFailures,
+    sinceBest,
+    hints,
+    tokens,
+    costUsd: cost,
+    violationsPerAttempt,
+    circuitBreakerRules: tripped,
+    verdict: {
+      errors: best.errors,
+      warnings: bestReportNow.counts.warning,
+      score: best.score,
+      breakerTripped: tripped.length > 0,
+      stuck: sinceBest >= limits.stuckAfter,
+      budgetExhausted,
+    },
+  };
+}
+
+/** Short, bounded notes for the next prompt: what persisted, what regressed, whether we rolled back. */
+function attemptHints(
+  n: number,
+  failure: string | undefined,
+  input: readonly Violation[],
+  report: ValidationReport,
+  beats: boolean,
+  bestAttempt: number,
+): string[] {
+  if (failure) return [`Attempt ${n} could not be used (${failure.slice(0, 160)}); answer through the tool with the full content.`];
+  const before = new Set(input.map((v) => v.ruleId));
+  const after = errorRuleIds(report);
+  const persisted = after.filter((id) => before.has(id));
+  const regressed = after.filter((id) => !before.has(id));
+  const notes: string[] = [];
+  if (persisted.length) notes.push(`Attempt ${n} did not fix: ${persisted.join(", ")}.`);
+  if (regressed.length) notes.push(`Attempt ${n} broke rules that passed before: ${regressed.join(", ")}.`);
+  if (!beats) {
+    notes.push(
+      `Attempt ${n} was no better than attempt ${bestAttempt}, so it was rolled back; start again from attempt ${bestAttempt} and try a different fix.`,
+    );
+  }
+  return notes;
+}

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/** Why the model is called: to correct a draft, or (logic phase) to judge one. */
+export const ModelPurposeSchema = z.enum(["correct", "judge"]);
+export type ModelPurpose = z.infer<typeof ModelPurposeSchema>;
+
+export const TokenUsageSchema = z.object({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  cacheRead: z.number().int().nonnegative(),
+  cacheWrite: z.number().int().nonnegative(),
+});
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+export const ZERO_USAGE: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+/** A block of the system prompt. `cache: true` marks the end of the stable prefix for prompt caching. */
+export interface SystemBlock {
+  text: string;
+  cache?: boolean;
+}
+
+/** The one tool the model must answer through; its input is the structured answer. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  /** Run, draft and purpose identify the call, so a replay cassette can answer it. */
+  runId: string;
+  draftId: string;
+  purpose: ModelPurpose;
+  /** Stable part first (system prompt, pack rules) so that prompt caching hits on every retry. */
+  system: SystemBlock[];
+  /** The variable part: the draft, its violations, the hints. */
+  user: string;
+  tool: ToolSpec;
+  maxTokens: number;
+}
+
+export interface ModelResponse {
+  /** The tool input the model answered with, if it called the tool. */
+  output?: unknown;
+  /** Text the model answered with instead of (or besides) the tool call. */
+  raw?: string;
+  usage: TokenUsage;
+  /** The model id that answered (priced by this id). */
+  model: string;
+  latencyMs: number;
+  stopReason?: string;
+}
+
+/**
+ * One interface for every provider: Anthropic, Claude on Bedrock, and the replay cassette.
+ * Transient failures are thrown as ModelRateLimitedError / ModelOverloadedError / ModelTimeoutError.
+ */
+export interface ModelClient {
+  readonly provider: string;
+  readonly model: string;
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}
+
+export function totalTokens(u: TokenUsage): number {
+  return u.input + u.output + u.cacheRead + u.cacheWrite;
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+  };
+}

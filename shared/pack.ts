@@ -1,0 +1,144 @@
+import { z } from "zod";
+import type { Draft, Repair, Severity, Violation, ViolationSource } from "./draft.js";
+import { SeveritySchema } from "./draft.js";
+
+/** What a rule's check returns for one problem; the engine adds ruleId, severity and source. */
+export interface Finding {
+  message: string;
+  path?: string;
+  suggestion?: string;
+  /** Overrides the rule's effective severity for this one finding (rare: e.g. a schema keyword). */
+  severity?: Severity;
+  /** Lets one rule report under several ids (`schema:required`, `test:adds numbers`). */
+  ruleId?: string;
+  confidence?: number;
+}
+
+/** Everything a check may look at. `content` is the repaired content, already parsed by the pack. */
+export interface RuleContext<C = unknown, S = Record<string, unknown>> {
+  readonly draft: Draft;
+  readonly content: C;
+  readonly settings: S;
+}
+
+export interface RepairResult<C> {
+  content: C;
+  repairs: Repair[];
+}
+
+/**
+ * A rule: an id users configure by, a default severity, a description, a check and,
+ * where a fix needs no model, a deterministic repair (pure: it returns new content).
+ */
+export interface Rule<C = unknown, S = Record<string, unknown>> {
+  readonly id: string;
+  readonly description: string;
+  readonly severity: Severity;
+  /** Defaults to `rule`. */
+  readonly source?: ViolationSource;
+  check(ctx: RuleContext<C, S>): readonly Finding[];
+  repair?(ctx: RuleContext<C, S>): RepairResult<C>;
+}
+
+/** A persona the judge checks a draft against (seed 000: basic and expert guidance). */
+export const PersonaSchema = z.object({
+  name: z.string().min(1),
+  constraints: z.array(z.string().min(1)),
+});
+export type Persona = z.infer<typeof PersonaSchema>;
+
+/** The LLM judge settings of a pack (the logic phase). Off unless a pack, deployment or draft turns it on. */
+export const JudgeSettingsSchema = z.object({
+  enabled: z.boolean(),
+  /** Findings at error severity with confidence at or above this trigger a logic correction. */
+  threshold: z.number().min(0).max(1),
+  rubric: z.array(z.string()),
+  personas: z.array(PersonaSchema),
+});
+export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
+
+/** Bounds of the correction loop; DESIGN.md §2 gives the defaults. */
+export const LoopSettingsSchema = z.object({
+  maxAttempts: z.number().int().min(0).max(10),
+  /** Circuit breaker trips once this many attempts all failed the same rule; defaults to maxAttempts. */
+  breakerThreshold: z.number().int().min(1).max(10).optional(),
+  stuckAfter: z.number().int().min(1).max(10),
+  maxLogicAttempts: z.number().int().min(0).max(5),
+  maxTokens: z.number().int().positive().optional(),
+  maxCostUsd: z.number().positive().optional(),
+});
+export type LoopSettings = z.infer<typeof LoopSettingsSchema>;
+
+export const DEFAULT_LOOP_SETTINGS: LoopSettings = { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1 };
+export const DEFAULT_JUDGE_SETTINGS: JudgeSettings = { enabled: false, threshold: 0.8, rubric: [], personas: [] };
+
+/**
+ * A rule pack: the rules, settings and loop bounds for one `kind` of draft.
+ * Users add a kind by exporting one of these from a TypeScript module, or with a declarative JSON file.
+ */
+export interface Pack<C = unknown, S extends Record<string, unknown> = Record<string, unknown>> {
+  readonly kind: string;
+  readonly description: string;
+  /**
+   * Parses the draft's content. Shape problems become violations (the model can fix them),
+   * not a rejection; rules run only on content that parsed.
+   */
+  readonly contentSchema?: z.ZodType<C>;
+  /** Default settings (thresholds, word lists…), overridable per deployment. */
+  readonly settings: S;
+  /** Validates overridden settings, so a bad deployment config fails at load. */
+  readonly settingsSchema?: z.ZodType<S>;
+  readonly rules: readonly Rule<C, S>[];
+  /** Pack-wide repair, run after the rules' own repairs (the json pack's schema repair). */
+  repair?(ctx: RuleContext<C, S>): RepairResult<C>;
+  /** How many units a draft was checked on: the denominator of the proportional score. */
+  scoreUnits?(ctx: RuleContext<C, S>): number;
+  /** A score of its own (the code pack's share of passing tests); defaults to the proportional score. */
+  score?(ctx: RuleContext<C, S>, violations: readonly Violation[]): number;
+  readonly loop?: Partial<LoopSettings>;
+  readonly judge?: Partial<JudgeSettings>;
+  /** Pack rules in words, put in the stable part of the correction prompt. */
+  readonly instructions?: string;
+  /** JSON Schema of `content`, handed to the model as the shape of the corrected content. */
+  contentJsonSchema?(draft: Draft): Record<string, unknown> | undefined;
+  /** One-time async set-up (compiling a sandbox); validation itself is synchronous. */
+  ready?(): Promise<void>;
+}
+
+/** What a deployment may change per kind without touching code. */
+export const RuleOverrideSchema = z
+  .object({ enabled: z.boolean().optional(), severity: SeveritySchema.optional() })
+  .strict();
+export const PackOverrideSchema = z
+  .object({
+    disabledRules: z.array(z.string()).optional(),
+    rules: z.record(z.string(), RuleOverrideSchema).optional(),
+    settings: z.record(z.string(), z.unknown()).optional(),
+    loop: LoopSettingsSchema.partial().optional(),
+    judge: JudgeSettingsSchema.partial().optional(),
+  })
+  .strict();
+export type PackOverride = z.infer<typeof PackOverrideSchema>;
+
+/** Ceilings a draft's own `options` can never exceed. */
+export const LoopCapsSchema = z
+  .object({
+    maxAttempts: z.number().int().min(0).max(10),
+    maxLogicAttempts: z.number().int().min(0).max(5),
+    maxTokens: z.number().int().positive().optional(),
+    maxCostUsd: z.number().positive().optional(),
+  })
+  .strict();
+export type LoopCaps = z.infer<typeof LoopCapsSchema>;
+export const DEFAULT_LOOP_CAPS: LoopCaps = { maxAttempts: 5, maxLogicAttempts: 3 };
+
+export const DeploymentConfigSchema = z
+  .object({
+    packs: z.record(z.string(), PackOverrideSchema).optional(),
+    caps: LoopCapsSchema.partial().optional(),
+    /** Deployment-wide loop defaults, under the per-kind overrides. */
+    loop: LoopSettingsSchema.partial().optional(),
+    judge: JudgeSettingsSchema.partial().optional(),
+  })
+  .strict();
+export type DeploymentConfig = z.infer<typeof DeploymentConfigSchema>;

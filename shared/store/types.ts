@@ -1,0 +1,171 @@
+import { z } from "zod";
+import { RepairSchema, ViolationSchema } from "../draft.js";
+import { TokenUsageSchema } from "../model/types.js";
+
+export const RunStatusSchema = z.enum(["draft", "correcting", "validated", "needs_manual_review", "rejected", "failed"]);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+/** Why a run ended where it did. `validated` runs have no reason. */
+export const StopReasonSchema = z.enum([
+  "max_attempts",
+  "circuit_breaker",
+  "stuck",
+  "budget_exhausted",
+  "no_model",
+  "logic_unresolved",
+  "invalid_input",
+  "unknown_kind",
+  "too_large",
+  "duplicate",
+  "system_error",
+  "model_error",
+  "approved",
+  "rejected_by_reviewer",
+]);
+export type StopReason = z.infer<typeof StopReasonSchema>;
+
+export const TokenTotalsSchema = TokenUsageSchema.extend({ total: z.number().int().nonnegative() });
+export type TokenTotals = z.infer<typeof TokenTotalsSchema>;
+export const ZERO_TOTALS: TokenTotals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+
+export const TransitionSchema = z.object({ status: RunStatusSchema, at: z.string() });
+
+export const ReviewSchema = z.object({
+  decision: z.enum(["approve", "reject", "edit"]),
+  reviewer: z.string().optional(),
+  note: z.string().optional(),
+  at: z.string(),
+  newRunId: z.string().optional(),
+});
+export type Review = z.infer<typeof ReviewSchema>;
+
+/** One run of one draft through the loop: what the review queue and `redraft runs` list. */
+export const RunRecordSchema = z.object({
+  runId: z.string(),
+  draftId: z.string(),
+  kind: z.string(),
+  status: RunStatusSchema,
+  reason: StopReasonSchema.optional(),
+  /** A human-readable explanation (the rejection's cause, the failure's error). */
+  message: z.string().optional(),
+  attempts: z.number().int().nonnegative(),
+  logicAttempts: z.number().int().nonnegative(),
+  violationsPerAttempt: z.array(z.number().int().nonnegative()),
+  resolvedRules: z.array(z.string()),
+  persistentRules: z.array(z.string()),
+  circuitBreakerRules: z.array(z.string()),
+  tokens: TokenTotalsSchema,
+  costUsd: z.number().nonnegative(),
+  /** Blob keys of the submitted draft, the best draft, and the published result. */
+  originalRef: z.string().optional(),
+  finalRef: z.string().optional(),
+  resultRef: z.string().optional(),
+  contentHash: z.string().optional(),
+  model: z.string().optional(),
+  /** Set when a run was started from a reviewer's edit of an earlier run. */
+  parentRunId: z.string().optional(),
+  review: ReviewSchema.optional(),
+  /** Judge overrides the draft asked for (`acceptFindings`, `skipJudge`). */
+  overrides: z.array(z.string()).optional(),
+  transitions: z.array(TransitionSchema),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type RunRecord = z.infer<typeof RunRecordSchema>;
+
+export const PhaseSchema = z.enum(["execution", "logic"]);
+export type Phase = z.infer<typeof PhaseSchema>;
+
+/** One correction: the model call and the full re-validation after it (seed 004's CorrectionAttempt). */
+export const AttemptRecordSchema = z.object({
+  runId: z.string(),
+  attempt: z.number().int().positive(),
+  phase: PhaseSchema,
+  inputViolations: z.array(ViolationSchema),
+  outputViolations: z.array(ViolationSchema),
+  resolvedCount: z.number().int().nonnegative(),
+  remainingCount: z.number().int().nonnegative(),
+  repairs: z.array(RepairSchema),
+  /** JSON Patch (RFC 6902) from the previous best draft to this attempt's draft. */
+  diff: z.array(z.record(z.string(), z.unknown())),
+  /** Set instead of `diff` when the patch is too large for a record; the blob holds it whole. */
+  diffRef: z.string().optional(),
+  analysis: z.string(),
+  fixDescription: z.string(),
+  /** Why the answer could not be used (did not parse, broke the schema, touched a protected field). */
+  failure: z.string().optional(),
+  tokens: TokenUsageSchema,
+  costUsd: z.number().nonnegative(),
+  model: z.string(),
+  latencyMs: z.number().nonnegative(),
+  at: z.string(),
+  draftRef: z.string().optional(),
+  errorCount: z.number().int().nonnegative(),
+  score: z.number(),
+  /** This attempt did not beat the best so far, so the next one starts from the best again. */
+  rolledBack: z.boolean(),
+  isBest: z.boolean(),
+  /** Logic phase: the persona constraints the judge applied. */
+  personas: z.array(z.string()).optional(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+export interface RunQuery {
+  status?: RunStatus;
+  draftId?: string;
+  limit?: number;
+}
+
+/** What the loop finishes a run with: the fields MarkValidated / MarkNeedsReview write. */
+export interface RunOutcome {
+  status: RunStatus;
+  reason?: StopReason;
+  message?: string;
+  finalRef?: string;
+  resultRef?: string;
+  circuitBreakerRules?: string[];
+  resolvedRules?: string[];
+  persistentRules?: string[];
+  violationsPerAttempt?: number[];
+  attempts?: number;
+  logicAttempts?: number;
+}
+
+/**
+ * Run and attempt records. Every write that can happen twice is conditional:
+ * registering a run, writing an attempt, and adding an attempt's tokens.
+ */
+export interface RunStore {
+  /** Creates the run; false when a run with this id already exists (a retried task). */
+  createRun(run: RunRecord): Promise<boolean>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * Claims a draft's content hash for a run. Returns the run id holding it: this one when the claim
+   * is new, stale (older than windowMs) or ours already; another when this delivery is a duplicate.
+   */
+  claimContent(contentHash: string, runId: string, now: string, windowMs: number): Promise<string>;
+  /**
+   * Moves the run to a status, appending the transition with its timestamp. Idempotent: a run
+   * already in that status is left as it is (a retried task appends no second transition).
+   */
+  setStatus(runId: string, status: RunStatus, at: string, fields?: Partial<RunOutcome>): Promise<void>;
+  /** Records the loop's progress (counts, rule lists, best draft) without changing the status. */
+  updateRun(runId: string, fields: Partial<RunOutcome>): Promise<void>;
+  /** Writes an attempt once; false when it already exists. */
+  putAttempt(attempt: AttemptRecord): Promise<boolean>;
+  /** Adds an attempt's tokens and cost to the run's totals at most once per attempt number. */
+  addUsage(runId: string, attempt: number, usage: TokenTotals, costUsd: number): Promise<boolean>;
+  listAttempts(runId: string): Promise<AttemptRecord[]>;
+  /** Newest first. */
+  listRuns(query?: RunQuery): Promise<RunRecord[]>;
+  setReview(runId: string, review: Review): Promise<void>;
+}
+
+/** Drafts, attempts and evidence, by key. S3 in the cloud, a folder locally, a Map in tests. */
+export interface BlobStore {
+  put(key: string, body: string, contentType?: string): Promise<void>;
+  /** Throws BlobNotFoundError when missing. */
+  get(key: string): Promise<string>;
+  /** Writes only when the key is absent; false when it was there (originals are never overwritten). */
+  putIfAbsent(key: string, body: string, contentType?: string): Promise<boolean>;
+}
