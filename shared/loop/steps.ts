@@ -43,6 +43,8 @@ export interface ValidateInput {
   /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
   submissionId?: string;
   parentRunId?: string;
+  /** Set by the handler when the event itself is unusable (a foreign bucket, no draft at all). */
+  rejectWith?: string;
 }
 
 const ZERO_VERDICT = { errors: 0, warnings: 0, score: 0, breakerTripped: false, stuck: false, budgetExhausted: false };
@@ -135,6 +137,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   let raw: unknown = input.draft;
   let draft: Draft;
   try {
+    if (input.rejectWith) throw new InvalidDraftError(input.rejectWith);
     if (input.draftRef !== undefined) {
       const text = await deps.blobs.get(input.draftRef);
       if (looksBinary(text)) throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);

@@ -1,5 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, type MessagesApi, MessagesModelClient } from "./messages.js";
+import {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type MessagesApi,
+  MessagesModelClient,
+} from "./messages.js";
 import { DEFAULT_ANTHROPIC_MODEL } from "./pricing.js";
 
 export interface AnthropicModelClientOptions {

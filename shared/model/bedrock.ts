@@ -1,6 +1,11 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resources/messages";
-import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, type MessagesApi, MessagesModelClient } from "./messages.js";
+import {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type MessagesApi,
+  MessagesModelClient,
+} from "./messages.js";
 import { DEFAULT_BEDROCK_MODEL } from "./pricing.js";
 import type { ModelRequest } from "./types.js";
 

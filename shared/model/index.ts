@@ -26,7 +26,8 @@ export type ModelClientSpec =
 export function createModelClient(spec: ModelClientSpec): ModelClient | undefined {
   switch (spec.provider) {
     case "anthropic":
-      if (spec.apiKey.trim() === "") throw new ModelNotConfiguredError("the Anthropic provider needs an API key");
+      if (spec.apiKey.trim() === "")
+        throw new ModelNotConfiguredError("the Anthropic provider needs an API key");
       return new AnthropicModelClient({
         apiKey: spec.apiKey,
         ...(spec.model !== undefined ? { model: spec.model } : {}),

@@ -127,11 +127,17 @@ export function toModelError(error: unknown, provider: string): ModelError {
       cause: error,
     });
   }
-  if (error instanceof RateLimitError) {
+  // A spend limit is a 429 too, but waiting minutes does not lift it: that run must end visibly.
+  if (error instanceof RateLimitError && !error.errorCode?.endsWith("spend_limit_reached")) {
     return new ModelRateLimitedError(`${provider} rate limit reached: ${detail}`, { cause: error });
   }
-  // 529 is Anthropic's overloaded status; 503 is how Bedrock reports ServiceUnavailableException.
-  if (error instanceof OverloadedError || error.type === "overloaded_error" || error.status === 503) {
+  // 529 is Anthropic's overloaded status; a plain 503 is how Bedrock reports ServiceUnavailableException
+  // (a 503 with an error code, such as an unreachable encryption key, is not load).
+  if (
+    error instanceof OverloadedError ||
+    error.type === "overloaded_error" ||
+    (error.status === 503 && error.errorCode === null)
+  ) {
     return new ModelOverloadedError(`${provider} is overloaded: ${detail}`, { cause: error });
   }
   // 408 is how Bedrock reports ModelTimeoutException.
@@ -139,9 +145,13 @@ export function toModelError(error: unknown, provider: string): ModelError {
     return new ModelTimeoutError(`${provider} call timed out: ${detail}`, { cause: error });
   }
   const status = error.status === undefined ? "no status" : `status ${error.status}`;
-  return new ModelRequestFailedError(`${provider} call failed (${status}): ${detail}`, "model_request_failed", {
-    cause: error,
-  });
+  return new ModelRequestFailedError(
+    `${provider} call failed (${status}): ${detail}`,
+    "model_request_failed",
+    {
+      cause: error,
+    },
+  );
 }
 
 /**

@@ -104,9 +104,13 @@ export function costUsd(model: string, usage: TokenUsage): number {
   const price = priceFor(model);
   if (price === undefined) return 0;
   const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
-  const r = price.longPrompt !== undefined && prompt > price.longPrompt.aboveTokens ? price.longPrompt : price;
+  const r =
+    price.longPrompt !== undefined && prompt > price.longPrompt.aboveTokens ? price.longPrompt : price;
   return (
-    (usage.input * r.input + usage.output * r.output + usage.cacheRead * r.cacheRead + usage.cacheWrite * r.cacheWrite) /
+    (usage.input * r.input +
+      usage.output * r.output +
+      usage.cacheRead * r.cacheRead +
+      usage.cacheWrite * r.cacheWrite) /
     1_000_000
   );
 }

@@ -13,7 +13,11 @@ function entryFor(request: ModelRequest, response: ModelResponse): CassetteEntry
     model: response.model,
   };
   if (response.output !== undefined) {
-    return { ...answer, output: response.output, ...(response.raw !== undefined ? { raw: response.raw } : {}) };
+    return {
+      ...answer,
+      output: response.output,
+      ...(response.raw !== undefined ? { raw: response.raw } : {}),
+    };
   }
   return { ...answer, raw: response.raw ?? "" };
 }

@@ -89,7 +89,9 @@ function describeEntry(entry: unknown, index: number): string {
     unknown
   >;
   const who =
-    typeof draftId === "string" ? ` (draft "${draftId}"${typeof purpose === "string" ? `, ${purpose}` : ""})` : "";
+    typeof draftId === "string"
+      ? ` (draft "${draftId}"${typeof purpose === "string" ? `, ${purpose}` : ""})`
+      : "";
   const schema = intendedSchema(entry);
   if (schema === undefined) return `responses[${index}]${who}: needs one of "output", "raw" or "error"`;
   const result = schema.safeParse(entry);
@@ -106,7 +108,8 @@ export function parseCassette(value: unknown, source = "cassette"): Cassette {
   const entryIssue = result.error.issues.find(
     (issue) => issue.path[0] === "responses" && typeof issue.path[1] === "number",
   );
-  const responses = (value as { responses?: unknown[] }).responses;
+  const responses =
+    typeof value === "object" && value !== null ? (value as { responses?: unknown }).responses : [];
   const detail =
     entryIssue !== undefined && Array.isArray(responses)
       ? describeEntry(responses[entryIssue.path[1] as number], entryIssue.path[1] as number)

@@ -8,6 +8,7 @@ const WORD_CHAR = "[\\p{L}\\p{N}_]";
 const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;
 const WHITESPACE_RUN = /\s+/g;
 const EDGE_WHITESPACE = /^\s|\s$/;
+const FINAL_STOP = /[.;]+$/;
 const TERMINAL_PUNCTUATION = /[.!?]["'”’)\]]*$/;
 const ENDS_WITH_QUESTION_MARK = /\?["'”’)\]]*$/;
 
@@ -76,9 +77,9 @@ export function countWords(text: string): number {
   return words;
 }
 
-/** Case- and whitespace-insensitive form of a text, for duplicate detection. */
+/** Case-, whitespace- and final-period-insensitive form of a text, for duplicate detection. */
 export function normalizeText(text: string): string {
-  return text.trim().replace(WHITESPACE_RUN, " ").toLowerCase();
+  return text.trim().replace(FINAL_STOP, "").replace(WHITESPACE_RUN, " ").toLowerCase();
 }
 
 /** Whether a string starts or ends with whitespace. */

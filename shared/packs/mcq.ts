@@ -163,13 +163,13 @@ export const DEFAULT_MCQ_SETTINGS: McqSettings = {
 
 /** The regexes of one settings object. */
 interface CompiledText {
-  negation?: RegExp | undefined;
-  negationCaps?: RegExp | undefined;
-  negationExceptions?: RegExp | undefined;
-  absolute?: RegExp | undefined;
-  absoluteExceptions?: RegExp | undefined;
-  allNone?: RegExp | undefined;
-  leadIn?: RegExp | undefined;
+  negation: RegExp | undefined;
+  negationCaps: RegExp | undefined;
+  negationExceptions: RegExp | undefined;
+  absolute: RegExp | undefined;
+  absoluteExceptions: RegExp | undefined;
+  allNone: RegExp | undefined;
+  leadIn: RegExp | undefined;
 }
 
 // Keyed by settings identity: a resolved pack keeps one settings object for all its drafts,
@@ -220,7 +220,8 @@ const negationDetection: McqRule = {
     const stem = blankPhrases(re.negationExceptions, content.stem);
     const terms = findPhrases(re.negation, stem);
     for (const t of findPhrases(re.negationCaps, stem)) {
-      if (!terms.some((x) => x.toLowerCase() === t.toLowerCase())) terms.push(t);
+      // "is NOT" already found by the phrase list says all that "NOT" would.
+      if (!terms.some((x) => x.toLowerCase().includes(t.toLowerCase()))) terms.push(t);
     }
     if (terms.length === 0) return [];
     return [
@@ -258,7 +259,8 @@ const absoluteTerms: McqRule = {
 const rationaleCompleteness: McqRule = {
   id: "ext_rationale_completeness",
   severity: "error",
-  description: "The rationale must be present and long enough to explain the correct answer and the distractors.",
+  description:
+    "The rationale must be present and long enough to explain the correct answer and the distractors.",
   check({ content, settings }) {
     const { rationaleMinWords: minWords, rationaleMinChars: minChars } = settings;
     const rationale = content.rationale?.trim() ?? "";
@@ -274,7 +276,8 @@ const rationaleCompleteness: McqRule = {
     let message: string;
     if (content.rationale == null) message = "Rationale is missing";
     else if (rationale.length === 0) message = "Rationale is empty";
-    else message = `Rationale is too short (${words} words, ${chars} characters; at least ${needed} required)`;
+    else
+      message = `Rationale is too short (${words} word${words === 1 ? "" : "s"}, ${chars} characters; at least ${needed} required)`;
     return [
       {
         message,
@@ -307,7 +310,9 @@ const answerHomogeneity: McqRule = {
     const ratio = min === 0 ? Number.POSITIVE_INFINITY : max / min;
     if (max > 0 && ratio > settings.maxLengthRatio) {
       const long = options[longest] as McqOption;
-      const shortKeys = options.filter((_, i) => (lengths[i] ?? 0) * settings.maxLengthRatio < max).map((o) => o.key);
+      const shortKeys = options
+        .filter((_, i) => (lengths[i] ?? 0) * settings.maxLengthRatio < max)
+        .map((o) => o.key);
       findings.push({
         message: `Option lengths vary too much: ${label(long)} has ${max} ${unit}, ${label(options[shortest] as McqOption)} has ${min} (ratio ${min === 0 ? "∞" : ratio.toFixed(1)}, limit ${settings.maxLengthRatio})`,
         path: "/options",
@@ -385,7 +390,8 @@ const answerKeyValid: McqRule = {
     const byText = content.options.find((o) => normalizeText(o.text) === normalizeText(answer));
     const byCase = content.options.find((o) => o.key.trim().toLowerCase() === answer.toLowerCase());
     let suggestion = `Set correct_answer to one of the option keys (${keyList}).`;
-    if (byText) suggestion = `correct_answer holds the text of ${label(byText)}; set it to the key "${byText.key.trim()}".`;
+    if (byText)
+      suggestion = `correct_answer holds the text of ${label(byText)}; set it to the key "${byText.key.trim()}".`;
     else if (byCase) suggestion = `Keys are case-sensitive: set correct_answer to "${byCase.key.trim()}".`;
     return [
       {
@@ -400,7 +406,7 @@ const answerKeyValid: McqRule = {
 const duplicateOptions: McqRule = {
   id: "mcq_duplicate_options",
   severity: "error",
-  description: "No two options may share a key or a text (ignoring case and whitespace).",
+  description: "No two options may share a key or a text (ignoring case, whitespace and a final period).",
   check({ content }) {
     const findings: Finding[] = [];
     const keys = new Map<string, number>();
@@ -435,7 +441,8 @@ const duplicateOptions: McqRule = {
 const optionCount: McqRule = {
   id: "mcq_option_count",
   severity: "error",
-  description: "The number of options must lie within the configured bounds (single best answer items usually have 4-5).",
+  description:
+    "The number of options must lie within the configured bounds (single best answer items usually have 4-5).",
   check({ content, settings }) {
     const n = content.options.length;
     const { minOptions, maxOptions } = settings;
@@ -472,7 +479,7 @@ const noAllNoneOfAbove: McqRule = {
       const found = findPhrases(re, o.text);
       if (found.length === 0) return;
       findings.push({
-        message: `${Label(o)} is a "${found[0]}" option`,
+        message: `${Label(o)} is an "all/none of the above" option: "${excerpt(o.text)}"`,
         path: optionPath(i, "text"),
         suggestion: `Replace ${label(o)} with a specific, plausible distractor; if it was the correct answer, make the single best option correct and update correct_answer.`,
       });
@@ -518,7 +525,9 @@ const stemAsksQuestion: McqRule = {
     if (endsWithQuestionMark(stem)) return [];
     const leadIn = compiled(settings).leadIn;
     if (leadIn?.test(stem.trimEnd())) return [];
-    return [{ message: `Stem does not ask a question: "${excerpt(stem.slice(-80))}"`, path: "/stem", suggestion }];
+    return [
+      { message: `Stem does not ask a question: "${excerpt(stem.slice(-80))}"`, path: "/stem", suggestion },
+    ];
   },
 };
 
@@ -546,7 +555,11 @@ const whitespace: McqRule = {
     for (const f of TRIMMED_FIELDS) {
       const v = content[f];
       if (typeof v === "string" && hasEdgeWhitespace(v)) {
-        findings.push({ message: `${f} has leading or trailing whitespace`, path: `/${f}`, suggestion: `Trim ${f}.` });
+        findings.push({
+          message: `${f} has leading or trailing whitespace`,
+          path: `/${f}`,
+          suggestion: `Trim ${f}.`,
+        });
       }
     }
     content.options.forEach((o, i) => {
@@ -621,7 +634,8 @@ const OPTION_JSON_SCHEMA = {
 /** The pack of `kind: "mcq"` drafts: exam questions checked against NBME item-writing practice (seed 004). */
 export const mcqPack: Pack<McqContent, McqSettings> = {
   kind: "mcq",
-  description: "Single-best-answer exam questions (vignette, stem, options, answer key, rationale), NBME style.",
+  description:
+    "Single-best-answer exam questions (vignette, stem, options, answer key, rationale), NBME style.",
   contentSchema: McqContentSchema,
   settings: DEFAULT_MCQ_SETTINGS,
   settingsSchema: McqSettingsSchema,

@@ -101,7 +101,9 @@ describe("mcq pack", () => {
       severity: "error",
       trips: draftWith({ rationale: "See AHA guidelines." }),
       path: "/rationale",
-      passes: draftWith({ rationale: "Aspirin and PCI are first-line treatments for acute MI per AHA guidelines." }),
+      passes: draftWith({
+        rationale: "Aspirin and PCI are first-line treatments for acute MI per AHA guidelines.",
+      }),
     },
     {
       ruleId: "nbme_answer_homogeneity",
@@ -117,7 +119,9 @@ describe("mcq pack", () => {
       path: "/metadata/difficulty",
       passes: draftWith(
         {},
-        { metadata: { course: "Cardiology", objective: "Treat MI", bloom_level: "Apply", difficulty: "hard" } },
+        {
+          metadata: { course: "Cardiology", objective: "Treat MI", bloom_level: "Apply", difficulty: "hard" },
+        },
       ),
     },
     {
@@ -130,7 +134,7 @@ describe("mcq pack", () => {
     {
       ruleId: "mcq_duplicate_options",
       severity: "error",
-      trips: draftWith({ options: withOption(3, "  prescribe BROAD-SPECTRUM   antibiotics") }),
+      trips: draftWith({ options: withOption(3, "  prescribe BROAD-SPECTRUM   antibiotics.") }),
       path: "/options/3/text",
       passes: draftWith({ options: withOption(3, "Prescribe narrow-spectrum antibiotics") }),
     },
@@ -152,7 +156,10 @@ describe("mcq pack", () => {
       ruleId: "mcq_correct_not_longest",
       severity: "warning",
       trips: draftWith({
-        options: withOption(2, "Prescribe broad-spectrum intravenous antibiotics and continue them for two weeks"),
+        options: withOption(
+          2,
+          "Prescribe broad-spectrum intravenous antibiotics and continue them for two weeks",
+        ),
       }),
       path: "/options/2/text",
       passes: draftWith({ correct_answer: "B" }),
@@ -213,7 +220,11 @@ describe("mcq pack", () => {
   describe("nbme_absolute_terms", () => {
     it("reports each option with an absolute term at that option's text", () => {
       const options = CLEAN.options.map((o, i) =>
-        i === 0 ? { ...o, text: "Always administer aspirin" } : i === 3 ? { ...o, text: "Completely avoid nitrates" } : o,
+        i === 0
+          ? { ...o, text: "Always administer aspirin" }
+          : i === 3
+            ? { ...o, text: "Completely avoid nitrates" }
+            : o,
       );
       const found = byRule(check(draftWith({ options })), "nbme_absolute_terms");
       expect(found.map((v) => v.path)).toEqual(["/options/0/text", "/options/3/text"]);
@@ -295,7 +306,10 @@ describe("mcq pack", () => {
     });
 
     it("points out an answer key that holds an option's text instead of its key", () => {
-      const [v] = byRule(check(draftWith({ correct_answer: "Start IV nitroglycerin infusion" })), "mcq_answer_key_valid");
+      const [v] = byRule(
+        check(draftWith({ correct_answer: "Start IV nitroglycerin infusion" })),
+        "mcq_answer_key_valid",
+      );
       expect(v?.suggestion).toContain('set it to the key "D"');
     });
   });
@@ -338,7 +352,11 @@ describe("mcq pack", () => {
     it("reports untrimmed fields as info when checked without its repair", () => {
       const rule = mcqPack.rules.find((r) => r.id === "mcq_whitespace");
       expect(rule?.severity).toBe("info");
-      const findings = rule?.check({ draft: untidy, content: untidy.content as McqContent, settings: mcqPack.settings });
+      const findings = rule?.check({
+        draft: untidy,
+        content: untidy.content as McqContent,
+        settings: mcqPack.settings,
+      });
       expect(findings?.map((f) => f.path)).toEqual(["/stem", "/options/1/key", "/options/1/text"]);
       for (const f of findings ?? []) expect(f.suggestion).toMatch(/^Trim/);
     });
@@ -376,7 +394,10 @@ describe("mcq pack", () => {
     });
 
     it("leaves shape errors to the schema, and no rule runs on them", async () => {
-      const report = await validateDraft({ ...FULLY_CORRECTED_DRAFT, content: { ...CLEAN, options: "A, B" } });
+      const report = await validateDraft({
+        ...FULLY_CORRECTED_DRAFT,
+        content: { ...CLEAN, options: "A, B" },
+      });
       expect(report.violations.map((v) => [v.ruleId, v.path])).toEqual([["content_shape", "/options"]]);
     });
 
@@ -417,7 +438,8 @@ describe("seed 004", () => {
 });
 
 describe("deployment overrides", () => {
-  const registryWith = (mcq: NonNullable<DeploymentConfig["packs"]>[string]) => new PackRegistry({ packs: { mcq } });
+  const registryWith = (mcq: NonNullable<DeploymentConfig["packs"]>[string]) =>
+    new PackRegistry({ packs: { mcq } });
 
   it("disables a rule without code", async () => {
     const registry = registryWith({ disabledRules: ["nbme_answer_homogeneity"] });
@@ -440,7 +462,10 @@ describe("deployment overrides", () => {
     const partial = await validateDraft(PARTIALLY_CORRECTED_DRAFT, { registry });
     expect(byRule(partial, "nbme_answer_homogeneity")).toEqual([]);
     const full = await validateDraft(FULLY_CORRECTED_DRAFT, { registry });
-    expect(byRule(full, "nbme_absolute_terms").map((v) => v.path)).toEqual(["/options/0/text", "/options/1/text"]);
+    expect(byRule(full, "nbme_absolute_terms").map((v) => v.path)).toEqual([
+      "/options/0/text",
+      "/options/1/text",
+    ]);
     expect(byRule(full, "ext_rationale_completeness")).toHaveLength(1);
     // The default registry, compiled from the default word lists, is unaffected.
     expect(errorIds(await validateDraft(FULLY_CORRECTED_DRAFT))).toEqual([]);

@@ -1,0 +1,66 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
+import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
+import type { LoopDeps } from "../../shared/loop/steps.js";
+import { AnthropicModelClient } from "../../shared/model/anthropic.js";
+import { BedrockModelClient } from "../../shared/model/bedrock.js";
+import type { ModelClient } from "../../shared/model/types.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { DynamoRunStore } from "./dynamo-store.js";
+import type { Env } from "./env.js";
+import { readEnv } from "./env.js";
+import { tracer } from "./observability.js";
+import { S3BlobStore } from "./s3-blobs.js";
+
+/** Reads the Anthropic key from Secrets Manager (cached by Powertools across invocations). */
+async function anthropicKey(secretArn: string): Promise<string> {
+  const secret = await getSecret(secretArn, { maxAge: 300 });
+  if (typeof secret !== "string" || !secret.trim()) throw new Error(`secret ${secretArn} holds no API key`);
+  // The secret may be the bare key or a JSON object {"apiKey": "..."}.
+  try {
+    const parsed = JSON.parse(secret) as { apiKey?: unknown };
+    if (typeof parsed.apiKey === "string") return parsed.apiKey;
+  } catch {
+    // not JSON: the bare key
+  }
+  return secret.trim();
+}
+
+async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
+  switch (env.MODEL_PROVIDER) {
+    case "anthropic": {
+      const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
+      return new AnthropicModelClient({ apiKey, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
+    }
+    case "bedrock":
+      return new BedrockModelClient({
+        ...(env.MODEL_ID && { model: env.MODEL_ID }),
+        ...(env.AWS_REGION && { region: env.AWS_REGION }),
+      });
+    default:
+      return undefined;
+  }
+}
+
+let cached: Promise<LoopDeps> | undefined;
+
+/**
+ * The loop's dependencies in Lambda, built once per container from the environment.
+ * The local runtime builds the same shape from dynalite and a folder instead.
+ */
+export function depsFromEnv(): Promise<LoopDeps> {
+  cached ??= (async () => {
+    const env = readEnv();
+    const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({}));
+    const s3 = tracer.captureAWSv3Client(new S3Client({}));
+    return {
+      registry: new PackRegistry(env.DEPLOYMENT_CONFIG),
+      runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME }),
+      blobs: new S3BlobStore({ client: s3, bucket: env.BUCKET_NAME }),
+      model: await modelFromEnv(env),
+      dedupeWindowMs: env.DEDUPE_WINDOW_MS,
+      maxDraftBytes: env.MAX_DRAFT_BYTES,
+    };
+  })();
+  return cached;
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";
+
+/**
+ * The Lambda environment, parsed once at cold start: a bad deployment fails before the first
+ * event instead of half-way through a run.
+ */
+const EnvSchema = z
+  .object({
+    TABLE_NAME: z.string().min(1),
+    BUCKET_NAME: z.string().min(1),
+    MODEL_PROVIDER: z.enum(["anthropic", "bedrock", "none"]).default("none"),
+    MODEL_ID: z.string().min(1).optional(),
+    ANTHROPIC_SECRET_ARN: z.string().min(1).optional(),
+    AWS_REGION: z.string().optional(),
+    DEPLOYMENT_CONFIG: z
+      .string()
+      .default("{}")
+      .transform((text, ctx): DeploymentConfig => {
+        try {
+          const parsed = DeploymentConfigSchema.safeParse(JSON.parse(text));
+          if (parsed.success) return parsed.data;
+          ctx.addIssue({ code: "custom", message: parsed.error.message });
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: `not JSON: ${(error as Error).message}` });
+        }
+        return z.NEVER;
+      }),
+    DEDUPE_WINDOW_MS: z.coerce.number().int().nonnegative().default(15 * 60 * 1000),
+    MAX_DRAFT_BYTES: z.coerce.number().int().positive().default(8 * 1024 * 1024),
+  })
+  .refine((e) => e.MODEL_PROVIDER !== "anthropic" || e.ANTHROPIC_SECRET_ARN, {
+    path: ["ANTHROPIC_SECRET_ARN"],
+    message: "is required when MODEL_PROVIDER is anthropic",
+  });
+export type Env = z.infer<typeof EnvSchema>;
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid Lambda environment: ${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,21 @@
+import { LoopStateSchema } from "../shared/loop/state.js";
+import { revalidateStep } from "../shared/loop/steps.js";
+import { depsFromEnv } from "./lib/deps.js";
+import { type DepsProvider, stepHandler } from "./lib/handler.js";
+import { emitAttemptMetrics } from "./lib/observability.js";
+
+/** λ revalidate: repair, full re-validation, attempt record, verdict for the NextStep? Choice. */
+export function createRevalidateHandler(getDeps: DepsProvider) {
+  return stepHandler(
+    "revalidate",
+    LoopStateSchema,
+    async (state, deps) => {
+      const next = await revalidateStep(state, deps);
+      emitAttemptMetrics(state, next);
+      return next;
+    },
+    getDeps,
+  );
+}
+
+export const handler = createRevalidateHandler(depsFromEnv);

@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { validateStep } from "../shared/loop/steps.js";
+import { depsFromEnv } from "./lib/deps.js";
+import { type DepsProvider, stepHandler } from "./lib/handler.js";
+import { MetricUnit, metrics } from "./lib/observability.js";
+
+/** What the state machine hands Validate: its execution name as run id, and the execution input. */
+export const ValidateEventSchema = z.object({
+  runId: z.string().min(1),
+  input: z.looseObject({
+    draft: z.unknown().optional(),
+    draftRef: z.union([z.string(), z.object({ bucket: z.string().optional(), key: z.string() })]).optional(),
+    submissionId: z.string().optional(),
+    parentRunId: z.string().optional(),
+  }),
+});
+export type ValidateEvent = z.infer<typeof ValidateEventSchema>;
+
+export interface ValidateHandlerOptions {
+  /** The only bucket drafts may be read from; references to others are rejected, not fetched. */
+  bucketName?: string | undefined;
+}
+
+export function createValidateHandler(getDeps: DepsProvider, options: ValidateHandlerOptions = {}) {
+  return stepHandler(
+    "validate",
+    ValidateEventSchema,
+    async ({ runId, input }, deps) => {
+      const ref = typeof input.draftRef === "string" ? { key: input.draftRef } : input.draftRef;
+      const foreign = ref?.bucket && options.bucketName && ref.bucket !== options.bucketName;
+      const state = await validateStep(
+        {
+          runId,
+          ...(input.draft !== undefined && { draft: input.draft }),
+          ...(ref && !foreign && { draftRef: ref.key }),
+          ...(input.submissionId && { submissionId: input.submissionId }),
+          ...(input.parentRunId && { parentRunId: input.parentRunId }),
+          ...(foreign && { rejectWith: `draft reference points at bucket "${ref?.bucket}", not this deployment's bucket` }),
+          ...(input.draft === undefined && !ref && { rejectWith: "the event carries neither a draft nor a draftRef" }),
+        },
+        deps,
+      );
+      metrics.addDimension("kind", state.kind);
+      if (state.decision === "rejected") metrics.addMetric("DraftsRejected", MetricUnit.Count, 1);
+      else if (state.decision === "duplicate") metrics.addMetric("DuplicateDeliveries", MetricUnit.Count, 1);
+      else metrics.addMetric("DraftsReceived", MetricUnit.Count, 1);
+      return state;
+    },
+    getDeps,
+  );
+}
+
+export const handler = createValidateHandler(depsFromEnv, { bucketName: process.env.BUCKET_NAME });
