@@ -1,0 +1,76 @@
+/**
+ * The state machine's state names: what a person reads in the Step Functions console, and a contract
+ * with the local runtime, which binds each Task state to a local adapter by name. Tests and the local
+ * runtime import these; nothing repeats them as literals.
+ */
+export const StateNames = {
+  /** λ validate: load the draft, reject bad input, register the run, repair, check (attempt 0). */
+  Validate: "Validate",
+  /** Severity filter: only error-severity violations go on to correction. */
+  HasErrors: "HasErrors?",
+  InputRejected: "InputRejected",
+  DuplicateIgnored: "DuplicateIgnored",
+  NoModelConfigured: "NoModelConfigured",
+
+  /** λ correct: one model call on the best draft so far (execution phase). */
+  CorrectExecution: "CorrectExecution",
+  /** Pass state: `States.MathAdd` on the execution counter. */
+  CountExecutionAttempt: "CountExecutionAttempt",
+  /** λ revalidate: repair and full re-validation of the candidate, attempt record, verdict. */
+  Revalidate: "Revalidate",
+  /** The loop's stop rules as visible branches: validated, breaker, stuck, budget, attempts, else correct again. */
+  NextStep: "NextStep?",
+  CircuitBreakerTripped: "CircuitBreakerTripped",
+  StuckNoImprovement: "StuckNoImprovement",
+  BudgetExhausted: "BudgetExhausted",
+  MaxAttemptsReached: "MaxAttemptsReached",
+
+  /** s3:CopyObject of the best draft to `results/<draftId>/<runId>.json`. */
+  PublishCorrectedDraft: "PublishCorrectedDraft",
+  /** dynamodb:UpdateItem: status validated. */
+  MarkValidated: "MarkValidated",
+  /** events:PutEvents "Draft Validated". */
+  AnnounceValidated: "AnnounceValidated",
+  DraftValidated: "DraftValidated",
+
+  PublishBestDraft: "PublishBestDraft",
+  MarkNeedsReview: "MarkNeedsReview",
+  AnnounceNeedsReview: "AnnounceNeedsReview",
+  DraftNeedsReview: "DraftNeedsReview",
+
+  /** dynamodb:UpdateItem: status failed, reason system_error, the error as message. */
+  RecordFailure: "RecordFailure",
+  CorrectionFailed: "CorrectionFailed",
+} as const;
+
+export type StateName = (typeof StateNames)[keyof typeof StateNames];
+
+/** Task states bound to a Lambda function (the local runtime binds them to the handlers). */
+export const LAMBDA_STATES = [StateNames.Validate, StateNames.CorrectExecution, StateNames.Revalidate] as const;
+
+/** Task states that copy the best draft under `results/` (a blob copy locally). */
+export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.PublishBestDraft] as const;
+
+/** Task states doing a DynamoDB UpdateItem on the run record (the same update against dynalite locally). */
+export const RECORD_STATES = [StateNames.MarkValidated, StateNames.MarkNeedsReview, StateNames.RecordFailure] as const;
+
+/** Task states publishing an outcome event on the project's bus (an event log locally). */
+export const ANNOUNCE_STATES = [StateNames.AnnounceValidated, StateNames.AnnounceNeedsReview] as const;
+
+/** Outcome event detail types, as published by the Announce states and consumed downstream. */
+export const OutcomeEvents = {
+  Validated: "Draft Validated",
+  NeedsReview: "Draft Needs Review",
+} as const;
+
+/** Source of the outcome events redraft publishes on its bus. */
+export const OUTCOME_EVENT_SOURCE = "redraft";
+
+/**
+ * What clients put on the project's bus to submit a draft:
+ * `{ source: "redraft.client", detail-type: "Draft Submitted", detail: { draft } | { draftRef: { bucket, key } } }`.
+ */
+export const SubmissionEvent = {
+  source: "redraft.client",
+  detailType: "Draft Submitted",
+} as const;
