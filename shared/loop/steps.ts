@@ -154,11 +154,13 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     const draftId = guessDraftId(parsedRaw, input.draftRef);
     const kind = parsedRaw && typeof parsedRaw === "object" ? String((parsedRaw as { kind?: unknown }).kind ?? "unknown") : "unknown";
     const reason = rejectionReason(error);
-    const run = { ...emptyRun(runId, draftId, kind.slice(0, 64), at), status: "rejected" as const, reason, message: error.message };
+    // Name the upload, so a person can find the file that was refused.
+    const message = input.draftRef && !error.message.includes(input.draftRef) ? `${input.draftRef}: ${error.message}` : error.message;
+    const run = { ...emptyRun(runId, draftId, kind.slice(0, 64), at), status: "rejected" as const, reason, message };
     run.transitions.push({ status: "rejected", at });
     if (input.draftRef) run.originalRef = input.draftRef;
     await deps.runs.createRun(run);
-    return terminalState(runId, draftId, run.kind, "rejected", reason, error.message);
+    return terminalState(runId, draftId, run.kind, "rejected", reason, message);
   }
 
   const contentHash = sha256(`${canonicalJson(draft)}\n${input.submissionId ?? ""}`);

@@ -127,6 +127,8 @@ interface ChildViews {
   readonly roots: readonly View[];
   /** `roots` with their `$ref` targets and `allOf` members expanded. */
   readonly views: readonly View[];
+  /** Named by `properties` of some view. */
+  readonly named: boolean;
   /** Matched by `properties` or `patternProperties` of some view. */
   readonly described: boolean;
   /** `additionalProperties: false` (or a plain `unevaluatedProperties: false`) rules the key out. */
@@ -145,7 +147,18 @@ export interface RepairOptions {
   keep?: (path: readonly Segment[]) => boolean;
 }
 
+/** What the walks need about one set of views, computed on first use and kept with the compiled schema. */
+interface Plan {
+  described?: readonly string[];
+  children?: Map<string, ChildViews>;
+  items?: Map<number, readonly View[]>;
+  tupleLength?: number;
+  shape?: ObjectShape;
+}
+
 const NO_VIEWS: readonly View[] = [];
+/** Keys outside `properties` (free-form maps) are looked up uncached beyond this many per object schema. */
+const MAX_CACHED_KEYS = 1000;
 const ROOT_KEY = "root";
 
 /**
@@ -164,6 +177,9 @@ export class CompiledJsonSchema {
   readonly #subValidators = new Map<string, ValidateFunction | null>();
   readonly #refs = new Map<string, View | null>();
   readonly #patterns = new Map<string, RegExp | null>();
+  // Views arrays are built once per schema location and reused, so they can key the plans.
+  readonly #plans = new WeakMap<readonly View[], Plan>();
+  #root: readonly View[] | undefined;
 
   /** Throws (with Ajv's message) when the schema does not compile; use `compileJsonSchema` for the cached, non-throwing path. */
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
@@ -199,16 +215,21 @@ export class CompiledJsonSchema {
    */
   repair(content: unknown, options: RepairOptions = {}): RepairResult<unknown> {
     if (typeof content !== "object" || content === null || this.#validate(content)) return { content, repairs: [] };
-    const before = this.#validate.errors?.length ?? 0;
-    const repairs: Repair[] = [];
-    const repaired = this.#repairValue(content, this.#rootViews(), [], repairs, options.keep, 0);
+    const errors = this.#validate.errors ?? [];
+    const before = errors.length;
+    const walk: RepairWalk = { repairs: [], dirty: dirtyPointers(errors) };
+    if (options.keep) walk.keep = options.keep;
+    const repairs = walk.repairs;
+    const repaired = this.#repairValue(content, this.#rootViews(), ROOT_PLACE, walk, 0);
     if (repairs.length === 0) return { content, repairs: [] };
     // Safety net for the interactions the walk cannot see (uniqueItems over repaired elements,
     // a removal another branch depended on): a repair that scores worse than doing nothing is dropped.
     const after = this.#validate(repaired) ? 0 : (this.#validate.errors?.length ?? 0);
-    const unitsBefore = this.units(content);
-    const unitsAfter = this.units(repaired);
-    if (after / unitsAfter > before / unitsBefore) return { content, repairs: [] };
+    // Each removal lowers the units by at most one, so losing at least one error per removal can
+    // never lower the score; only otherwise are the units worth counting.
+    if (after > before - repairs.length && after / this.units(repaired) > before / this.units(content)) {
+      return { content, repairs: [] };
+    }
     return { content: repaired, repairs };
   }
 
@@ -307,7 +328,28 @@ export class CompiledJsonSchema {
   // ---- schema navigation ----------------------------------------------------------------------
 
   #rootViews(): readonly View[] {
-    return this.#expand(this.schema, "", [], new Set());
+    this.#root ??= this.#expand(this.schema, "", [], new Set());
+    return this.#root;
+  }
+
+  #plan(views: readonly View[]): Plan {
+    let plan = this.#plans.get(views);
+    if (!plan) {
+      plan = {};
+      this.#plans.set(views, plan);
+    }
+    return plan;
+  }
+
+  /** Keys named by `properties` of any view. */
+  #described(views: readonly View[]): readonly string[] {
+    const plan = this.#plan(views);
+    if (!plan.described) {
+      const keys = new Set<string>();
+      for (const { node } of views) if (isRecord(node.properties)) for (const key of Object.keys(node.properties)) keys.add(key);
+      plan.described = [...keys];
+    }
+    return plan.described;
   }
 
   /** The node plus what it pulls in unconditionally: its local `$ref` target and `allOf` members. */
@@ -347,7 +389,19 @@ export class CompiledJsonSchema {
   }
 
   #childViews(views: readonly View[], key: string): ChildViews {
+    const plan = this.#plan(views);
+    plan.children ??= new Map();
+    let child = plan.children.get(key);
+    if (!child) {
+      child = this.#computeChildViews(views, key);
+      if (plan.children.size < MAX_CACHED_KEYS) plan.children.set(key, child);
+    }
+    return child;
+  }
+
+  #computeChildViews(views: readonly View[], key: string): ChildViews {
     const roots: View[] = [];
+    let named = false;
     let described = false;
     let evaluated = false;
     let forbiddenByAdditional = false;
@@ -356,6 +410,7 @@ export class CompiledJsonSchema {
       let matched = false;
       if (isRecord(node.properties) && hasOwn(node.properties, key)) {
         matched = true;
+        named = true;
         pushRoot(roots, node.properties[key], `${ptr}/properties/${fragmentSegment(key)}`);
       }
       if (isRecord(node.patternProperties)) {
@@ -382,7 +437,7 @@ export class CompiledJsonSchema {
     const expanded: View[] = [];
     const seen = new Set<object>();
     for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
-    return { roots, views: expanded, described, forbidden };
+    return { roots, views: expanded, named, described, forbidden };
   }
 
   #itemRoots(views: readonly View[], index: number): View[] {
@@ -402,15 +457,37 @@ export class CompiledJsonSchema {
   }
 
   #itemViews(views: readonly View[], index: number): readonly View[] {
-    const roots = this.#itemRoots(views, index);
-    if (roots.length === 0) return NO_VIEWS;
-    const expanded: View[] = [];
-    const seen = new Set<object>();
-    for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
-    return expanded;
+    const plan = this.#plan(views);
+    if (plan.tupleLength === undefined) {
+      let length = 0;
+      for (const { node } of views) {
+        const tuple = Array.isArray(node.items) ? node.items : node.prefixItems;
+        if (Array.isArray(tuple)) length = Math.max(length, tuple.length);
+      }
+      plan.tupleLength = length;
+    }
+    // Past the tuple part every index has the same schema: one cache entry serves them all.
+    const slot = index < plan.tupleLength ? index : -1;
+    plan.items ??= new Map();
+    let items = plan.items.get(slot);
+    if (!items) {
+      const roots = this.#itemRoots(views, index);
+      const expanded: View[] = [];
+      const seen = new Set<object>();
+      for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
+      items = expanded.length > 0 ? expanded : NO_VIEWS;
+      plan.items.set(slot, items);
+    }
+    return items;
   }
 
   #shape(views: readonly View[]): ObjectShape {
+    const plan = this.#plan(views);
+    plan.shape ??= this.#computeShape(views);
+    return plan.shape;
+  }
+
+  #computeShape(views: readonly View[]): ObjectShape {
     const required = new Set<string>();
     const kept = new Set<string>();
     let minProperties = 0;
@@ -470,27 +547,13 @@ export class CompiledJsonSchema {
 
   // ---- repair -------------------------------------------------------------------------------------
 
-  #repairValue(
-    value: unknown,
-    views: readonly View[],
-    path: Segment[],
-    repairs: Repair[],
-    keep: RepairOptions["keep"],
-    depth: number,
-  ): unknown {
-    if (views.length === 0 || depth > MAX_DEPTH) return value;
+  #repairValue(value: unknown, views: readonly View[], at: Place, walk: RepairWalk, depth: number): unknown {
+    if (views.length === 0 || depth > MAX_DEPTH || !walk.dirty.has(at.pointer)) return value;
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
       value.forEach((item, index) => {
-        if (typeof item !== "object" || item === null) return;
-        const fixed = this.#repairValue(
-          item,
-          this.#itemViews(views, index),
-          [...path, index],
-          repairs,
-          keep,
-          depth + 1,
-        );
+        if (typeof item !== "object" || item === null) return; // array elements are never removed
+        const fixed = this.#repairValue(item, this.#itemViews(views, index), child(at, index), walk, depth + 1);
         if (fixed !== item) {
           out ??= value.slice();
           out[index] = fixed;
@@ -500,47 +563,37 @@ export class CompiledJsonSchema {
     }
     if (!isRecord(value)) return value;
     let out: SchemaObject | undefined;
-    let shape: ObjectShape | undefined;
+    const shape = this.#shape(views);
     const keys = Object.keys(value);
     let remaining = keys.length;
+    const remove = (key: string, place: Place, before: unknown, message: string) => {
+      out ??= { ...value };
+      delete out[key];
+      remaining -= 1;
+      walk.repairs.push({ ruleId: JSON_RULE_IDS.repair, action: "remove", path: place.pointer, before, message });
+    };
     for (const key of keys) {
-      const child = value[key];
-      const childPath = [...path, key];
       const cv = this.#childViews(views, key);
-      shape ??= this.#shape(views);
-      const removable = !shape.kept.has(key) && remaining > shape.minProperties && !keep?.(childPath);
+      const place = child(at, key);
+      // Without an error at or below it, a value conforms: nothing there to repair.
+      if (!cv.forbidden && !walk.dirty.has(place.pointer)) continue;
+      const before = value[key];
+      const removable = !shape.kept.has(key) && remaining > shape.minProperties && !walk.keep?.(place.path);
       if (cv.forbidden) {
         if (removable) {
-          out ??= { ...value };
-          delete out[key];
-          remaining -= 1;
-          repairs.push({
-            ruleId: JSON_RULE_IDS.repair,
-            action: "remove",
-            path: toPointer(childPath),
-            before: child,
-            message: `removed ${toPointer(childPath)}: the schema allows no property "${key}"${path.length ? ` in ${toPointer(path)}` : ""}`,
-          });
+          const parent = at.pointer ? ` in ${at.pointer}` : "";
+          remove(key, place, before, `removed ${place.pointer}: the schema allows no property "${key}"${parent}`);
         }
         continue;
       }
       const fixed =
-        typeof child === "object" && child !== null
-          ? this.#repairValue(child, cv.views, childPath, repairs, keep, depth + 1)
-          : child;
+        typeof before === "object" && before !== null
+          ? this.#repairValue(before, cv.views, place, walk, depth + 1)
+          : before;
       const broken = removable ? this.#removalReason(fixed, cv.roots) : undefined;
       if (broken !== undefined) {
-        out ??= { ...value };
-        delete out[key];
-        remaining -= 1;
-        repairs.push({
-          ruleId: JSON_RULE_IDS.repair,
-          action: "remove",
-          path: toPointer(childPath),
-          before: child,
-          message: `removed optional field ${toPointer(childPath)}: ${broken}`,
-        });
-      } else if (fixed !== child) {
+        remove(key, place, before, `removed optional field ${place.pointer}: ${broken}`);
+      } else if (fixed !== before) {
         out ??= { ...value };
         setOwn(out, key, fixed);
       }
@@ -587,10 +640,7 @@ export class CompiledJsonSchema {
       absentTrail = [...trail, ...views.map((v) => v.node)];
     }
     const object = isRecord(present) ? present : undefined;
-    const describedKeys = new Set<string>();
-    for (const { node } of views) {
-      if (isRecord(node.properties)) for (const key of Object.keys(node.properties)) describedKeys.add(key);
-    }
+    const describedKeys = this.#described(views);
     let units = 0;
     for (const key of describedKeys) {
       const child = object && hasOwn(object, key) ? object[key] : undefined;
@@ -598,8 +648,8 @@ export class CompiledJsonSchema {
     }
     if (object) {
       for (const key of Object.keys(object)) {
-        if (describedKeys.has(key)) continue;
         const cv = this.#childViews(views, key);
+        if (cv.named) continue;
         if (cv.forbidden) units += 1;
         else if (cv.views.length > 0) units += 1 + this.#below(object[key], cv.views, false, depth + 1);
         else units += 1 + openUnits(object[key], depth + 1);
@@ -618,6 +668,37 @@ export class CompiledJsonSchema {
     }
     return units;
   }
+}
+
+/** An instance location during the repair walk: its pointer (as Ajv writes `instancePath`) and its segments. */
+interface Place {
+  readonly pointer: string;
+  readonly path: readonly Segment[];
+}
+
+const ROOT_PLACE: Place = { pointer: "", path: [] };
+
+function child(at: Place, segment: Segment): Place {
+  return { pointer: `${at.pointer}/${escapeSegment(String(segment))}`, path: [...at.path, segment] };
+}
+
+interface RepairWalk {
+  readonly repairs: Repair[];
+  /** Every instance pointer that holds an error or has one below it. */
+  readonly dirty: ReadonlySet<string>;
+  keep?: (path: readonly Segment[]) => boolean;
+}
+
+function dirtyPointers(errors: readonly ErrorObject[]): Set<string> {
+  const dirty = new Set<string>([""]);
+  for (const { instancePath } of errors) {
+    let pointer = instancePath;
+    while (pointer !== "" && !dirty.has(pointer)) {
+      dirty.add(pointer);
+      pointer = pointer.slice(0, pointer.lastIndexOf("/"));
+    }
+  }
+  return dirty;
 }
 
 function pushRoot(roots: View[], node: unknown, ptr: string): void {
@@ -756,20 +837,32 @@ export function stableStringify(value: unknown): string {
   return `${out}}`;
 }
 
-// By identity first (the same context object across repair, check and score), then by content
-// (the same schema re-parsed from every draft's JSON), least recently used evicted first.
+// By identity first (the same context object across repair, check and score), then by the schema's
+// JSON text (the same schema re-parsed from every draft), then by its key-order-independent text;
+// least recently used evicted first. Only a miss pays for the sorted serialization.
 const byIdentity = new WeakMap<object, SchemaLookup>();
-const byContent = new Map<string, SchemaLookup>();
+const byText = new Map<string, SchemaLookup>();
+const byStableText = new Map<string, SchemaLookup>();
 let compilations = 0;
 
-/** How many schemas were compiled so far and how many the content cache holds (for tests and metrics). */
-export function jsonSchemaCacheStats(): { compilations: number; cached: number } {
-  return { compilations, cached: byContent.size };
+function remember(cache: Map<string, SchemaLookup>, key: string, lookup: SchemaLookup): void {
+  cache.delete(key); // re-insert: a Map's order is the recency order
+  cache.set(key, lookup);
+  if (cache.size > MAX_CACHED_SCHEMAS) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
 }
 
-/** Empties the compiled-schema cache (tests). Objects already seen stay cached by identity until collected. */
+/** How many schemas were compiled so far and how many distinct schemas the cache holds (tests, metrics). */
+export function jsonSchemaCacheStats(): { compilations: number; cached: number } {
+  return { compilations, cached: byStableText.size };
+}
+
+/** Empties the content-keyed caches (tests). Schema objects already seen stay cached by identity until collected. */
 export function clearJsonSchemaCache(): void {
-  byContent.clear();
+  byText.clear();
+  byStableText.clear();
 }
 
 /**
@@ -791,18 +884,14 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
   }
   const known = byIdentity.get(schema);
   if (known) return known;
-  const key = stableStringify(schema);
-  let lookup = byContent.get(key);
-  if (lookup) {
-    byContent.delete(key); // re-insert: Map order is the recency order
-  } else {
-    lookup = compileUncached(schema);
-    if (byContent.size >= MAX_CACHED_SCHEMAS) {
-      const oldest = byContent.keys().next();
-      if (!oldest.done) byContent.delete(oldest.value);
-    }
+  const text = JSON.stringify(schema);
+  let lookup = byText.get(text);
+  if (!lookup) {
+    const stable = stableStringify(schema);
+    lookup = byStableText.get(stable) ?? compileUncached(schema);
+    remember(byStableText, stable, lookup);
   }
-  byContent.set(key, lookup);
+  remember(byText, text, lookup);
   byIdentity.set(schema, lookup);
   return lookup;
 }

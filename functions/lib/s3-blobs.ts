@@ -1,0 +1,84 @@
+import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { BlobNotFoundError } from "../../shared/errors.js";
+import type { BlobStore } from "../../shared/store/types.js";
+import { awsErrorName, storeError } from "./table.js";
+
+export interface S3BlobStoreOptions {
+  client: S3Client;
+  bucket: string;
+}
+
+/** S3's answer when a conditional write finds the key taken (`If-None-Match: *`), HTTP 412. */
+const PRECONDITION_FAILED = "PreconditionFailed";
+
+function isMissingKey(error: unknown): boolean {
+  const name = awsErrorName(error);
+  return name === "NoSuchKey" || name === "NotFound";
+}
+
+function isPreconditionFailed(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  return awsErrorName(error) === PRECONDITION_FAILED || status === 412;
+}
+
+/** The BlobStore on one S3 bucket; keys are object keys. */
+export class S3BlobStore implements BlobStore {
+  readonly #s3: S3Client;
+  readonly #bucket: string;
+
+  constructor(options: S3BlobStoreOptions) {
+    this.#s3 = options.client;
+    this.#bucket = options.bucket;
+  }
+
+  async put(key: string, body: string, contentType?: string): Promise<void> {
+    try {
+      await this.#s3.send(new PutObjectCommand(this.#putInput(key, body, contentType)));
+    } catch (error) {
+      throw storeError(`put ${key}`, error);
+    }
+  }
+
+  async get(key: string): Promise<string> {
+    try {
+      const { Body } = await this.#s3.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      if (!Body) throw new BlobNotFoundError(key);
+      return await Body.transformToString("utf-8");
+    } catch (error) {
+      if (isMissingKey(error)) throw new BlobNotFoundError(key);
+      throw storeError(`get ${key}`, error);
+    }
+  }
+
+  /** S3's own conditional write (`If-None-Match: *`): two racing writers cannot both win. */
+  async putIfAbsent(key: string, body: string, contentType?: string): Promise<boolean> {
+    try {
+      await this.#s3.send(new PutObjectCommand({ ...this.#putInput(key, body, contentType), IfNoneMatch: "*" }));
+      return true;
+    } catch (error) {
+      if (isPreconditionFailed(error)) return false;
+      throw storeError(`putIfAbsent ${key}`, error);
+    }
+  }
+
+  /** Copies an object inside the bucket without downloading it; BlobNotFoundError when `from` is missing. */
+  async copy(from: string, to: string): Promise<void> {
+    // CopySource is "bucket/key", URL-encoded per path segment.
+    const source = [this.#bucket, ...from.split("/")].map(encodeURIComponent).join("/");
+    try {
+      await this.#s3.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: source }));
+    } catch (error) {
+      if (isMissingKey(error)) throw new BlobNotFoundError(from);
+      throw storeError(`copy ${from} to ${to}`, error);
+    }
+  }
+
+  #putInput(key: string, body: string, contentType: string | undefined) {
+    return {
+      Bucket: this.#bucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType ?? "application/json",
+    };
+  }
+}

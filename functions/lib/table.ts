@@ -1,0 +1,316 @@
+/**
+ * The single-table design of redraft's DynamoDB table, as constants and pure helpers.
+ *
+ * Both the store (`dynamo-store.ts`) and the CDK infrastructure import this module, so it holds
+ * no SDK import: key names, index names, key formats, the terminal-status update, and the named
+ * storage errors the state machine can retry on.
+ *
+ * | item        | pk                 | sk               | byDraft (pk / sk)                   | byStatus (pk / sk)                  | byCreated (pk / sk)          |
+ * |-------------|--------------------|------------------|-------------------------------------|-------------------------------------|------------------------------|
+ * | run         | `RUN#<runId>`      | `RUN`            | `DRAFT#<draftId>` / `<createdAt>#<runId>` | `STATUS#<status>` / `<updatedAt>#<runId>` | `RUNS` / `<createdAt>#<runId>` |
+ * | attempt     | `RUN#<runId>`      | `ATTEMPT#0001`…  | –                                   | –                                   | –                            |
+ * | claim       | `CONTENT#<sha256>` | `CLAIM`          | –                                   | –                                   | –                            |
+ *
+ * Every key attribute is a string. Only run items carry index keys, so the indexes hold runs
+ * alone. Every index projects all attributes, so a listing needs no second read.
+ *
+ * `ttl` (epoch seconds) is written for retention; AWS deletes expired items eventually, dynalite
+ * never does. No read or condition depends on it: a claim's staleness, for one, is decided by
+ * its `claimedAtMs`, not by whether it is still there.
+ */
+import { SelfCorrectionError } from "../../shared/errors.js";
+import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
+
+export const PARTITION_KEY = "pk";
+export const SORT_KEY = "sk";
+/** Epoch seconds after which AWS may delete the item (the table's `timeToLiveAttribute`). */
+export const TTL_ATTRIBUTE = "ttl";
+/** Number set of the attempt numbers whose tokens are already in the run's totals. */
+export const COUNTED_ATTEMPTS_ATTRIBUTE = "countedAttempts";
+
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+}
+
+/** The three global secondary indexes; all keys are strings, all attributes projected. */
+export const INDEXES = {
+  /** The runs of one draft, newest first. */
+  byDraft: { indexName: "byDraft", partitionKey: "byDraftPk", sortKey: "byDraftSk" },
+  /** The runs in one status, most recently moved there first (the review queue). */
+  byStatus: { indexName: "byStatus", partitionKey: "byStatusPk", sortKey: "byStatusSk" },
+  /** Every run, newest first. One constant partition: fine for a review tool's volume. */
+  byCreated: { indexName: "byCreated", partitionKey: "byCreatedPk", sortKey: "byCreatedSk" },
+} as const satisfies Record<string, IndexDefinition>;
+
+export const RUN_KEY_PREFIX = "RUN#";
+export const RUN_SORT_KEY = "RUN";
+export const ATTEMPT_SORT_KEY_PREFIX = "ATTEMPT#";
+export const CONTENT_KEY_PREFIX = "CONTENT#";
+export const CLAIM_SORT_KEY = "CLAIM";
+export const DRAFT_KEY_PREFIX = "DRAFT#";
+export const STATUS_KEY_PREFIX = "STATUS#";
+export const ALL_RUNS_PARTITION = "RUNS";
+
+/** Attempt numbers are zero-padded to this width so that the sort key orders them numerically. */
+const ATTEMPT_DIGITS = 4;
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export const runKey = (runId: string): ItemKey => ({ pk: `${RUN_KEY_PREFIX}${runId}`, sk: RUN_SORT_KEY });
+
+/** `ATTEMPT#0001`…`ATTEMPT#9999`: a loop's budgets are single digits, so four digits never overflow. */
+export function attemptKey(runId: string, attempt: number): ItemKey {
+  if (!Number.isInteger(attempt) || attempt < 1 || attempt >= 10 ** ATTEMPT_DIGITS) {
+    throw new RangeError(`attempt number ${attempt} is outside 1..${10 ** ATTEMPT_DIGITS - 1}`);
+  }
+  return {
+    pk: `${RUN_KEY_PREFIX}${runId}`,
+    sk: `${ATTEMPT_SORT_KEY_PREFIX}${String(attempt).padStart(ATTEMPT_DIGITS, "0")}`,
+  };
+}
+
+export const claimKey = (contentHash: string): ItemKey => ({
+  pk: `${CONTENT_KEY_PREFIX}${contentHash}`,
+  sk: CLAIM_SORT_KEY,
+});
+
+export const draftPartition = (draftId: string): string => `${DRAFT_KEY_PREFIX}${draftId}`;
+export const statusPartition = (status: RunStatus): string => `${STATUS_KEY_PREFIX}${status}`;
+/** Sort key of every index: an ISO timestamp, then the run id so equal timestamps stay distinct. */
+export const timeSortKey = (at: string, runId: string): string => `${at}#${runId}`;
+
+/** The index keys a run item carries; rewritten whenever the status or updatedAt changes. */
+export function runIndexKeys(
+  run: Pick<RunRecord, "runId" | "draftId" | "status" | "createdAt" | "updatedAt">,
+): Record<string, string> {
+  return {
+    [INDEXES.byDraft.partitionKey]: draftPartition(run.draftId),
+    [INDEXES.byDraft.sortKey]: timeSortKey(run.createdAt, run.runId),
+    [INDEXES.byStatus.partitionKey]: statusPartition(run.status),
+    [INDEXES.byStatus.sortKey]: timeSortKey(run.updatedAt, run.runId),
+    [INDEXES.byCreated.partitionKey]: ALL_RUNS_PARTITION,
+    [INDEXES.byCreated.sortKey]: timeSortKey(run.createdAt, run.runId),
+  };
+}
+
+/** Attributes that belong to the table design, not to a record: stripped when reading records back. */
+export const DESIGN_ATTRIBUTES: readonly string[] = [
+  PARTITION_KEY,
+  SORT_KEY,
+  TTL_ATTRIBUTE,
+  COUNTED_ATTEMPTS_ATTRIBUTE,
+  ...Object.values(INDEXES).flatMap((index) => [index.partitionKey, index.sortKey]),
+];
+
+/** Every attribute that is a key of the table or of an index (all strings). */
+export const KEY_ATTRIBUTES: readonly string[] = [
+  PARTITION_KEY,
+  SORT_KEY,
+  ...Object.values(INDEXES).flatMap((index) => [index.partitionKey, index.sortKey]),
+];
+
+const SECONDS_PER_DAY = 86_400;
+
+/** The `ttl` value for an item written at `from` (ISO time) and kept `days` days. */
+export function expiresAt(from: string, days: number): number {
+  const ms = Date.parse(from);
+  if (Number.isNaN(ms)) throw new RangeError(`"${from}" is not a timestamp`);
+  return Math.ceil(ms / 1000) + Math.ceil(days * SECONDS_PER_DAY);
+}
+
+/** The RunOutcome fields a status change may also write (everything but the status itself). */
+export type OutcomeField = Exclude<keyof RunOutcome, "status">;
+const OUTCOME_FIELD_SET: Record<OutcomeField, true> = {
+  reason: true,
+  message: true,
+  finalRef: true,
+  resultRef: true,
+  circuitBreakerRules: true,
+  resolvedRules: true,
+  persistentRules: true,
+  violationsPerAttempt: true,
+  attempts: true,
+  logicAttempts: true,
+};
+export const OUTCOME_FIELDS = Object.keys(OUTCOME_FIELD_SET) as OutcomeField[];
+
+/** Placeholders of the values a status update needs; `fields` only for the fields it was built with. */
+export interface StatusUpdateValueNames {
+  /** The new status. Fixed per update: see {@link StatusUpdate.fixedValues}. */
+  status: string;
+  /** `statusPartition(status)`: the byStatus partition. Fixed per update. */
+  statusKey: string;
+  /** `timeSortKey(at, runId)`: the byStatus sort key. */
+  statusSort: string;
+  /** The ISO time of the change: written as `updatedAt`. */
+  at: string;
+  /** A one-element list `[{ status, at }]`, appended to `transitions`. */
+  transition: string;
+  /** One placeholder per outcome field the update was built with (`:reason`, `:finalRef`…). */
+  fields: Partial<Record<OutcomeField, string>>;
+}
+
+/** An UpdateItem on the run item (`Key: runKey(runId)`), minus its values. */
+export interface StatusUpdate {
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  valueNames: StatusUpdateValueNames;
+  /** The values that depend only on the status, so that a state machine can embed them as literals. */
+  fixedValues: Record<string, string>;
+}
+
+/**
+ * Describes the UpdateItem that moves a run to `status`: it sets `status`, the byStatus index keys,
+ * `updatedAt` and each of `fields`, and appends `{ status, at }` to `transitions`, under the
+ * condition `attribute_exists(pk) AND #status <> :status`.
+ *
+ * The contract, shared by two callers so that they cannot drift apart:
+ * - `DynamoRunStore.setStatus` builds it with the fields it was given and fills every placeholder
+ *   with {@link statusUpdateValues}.
+ * - The state machine's DynamoDB `updateItem` states (MarkValidated, MarkNeedsReview…) build it with
+ *   the fields their input carries (e.g. `["reason", "finalRef", "resultRef"]`), use `Key` =
+ *   `{ pk: States.Format('RUN#{}', $.runId), sk: 'RUN' }` (see {@link RUN_KEY_PREFIX},
+ *   {@link RUN_SORT_KEY}), take `fixedValues` as literals, and map the other placeholders from
+ *   JSONPath: `statusSort` ← `States.Format('{}#{}', $.at, $.runId)`, `at` ← `$.at`,
+ *   `transition` ← a list of one map `{ status: <literal>, at: $.at }`, each field ← its path.
+ *
+ * An optional field that is absent must be left out of `fields` rather than passed empty: DynamoDB
+ * rejects a placeholder without a value, and a value without a placeholder.
+ *
+ * Idempotency: when the run is already in `status`, the condition fails with
+ * `ConditionalCheckFailedException` and nothing is written (no second transition). The store reads
+ * the run to tell that apart from a missing run; a state machine should `Catch` that error on these
+ * states and carry on, since the status it wanted is in place.
+ */
+export function statusUpdate(status: RunStatus, fields: readonly OutcomeField[] = []): StatusUpdate {
+  const names: Record<string, string> = {
+    "#status": "status",
+    "#statusKey": INDEXES.byStatus.partitionKey,
+    "#statusSort": INDEXES.byStatus.sortKey,
+    "#updatedAt": "updatedAt",
+    "#transitions": "transitions",
+  };
+  const sets = [
+    "#status = :status",
+    "#statusKey = :statusKey",
+    "#statusSort = :statusSort",
+    "#updatedAt = :at",
+    "#transitions = list_append(#transitions, :transition)",
+  ];
+  const fieldValues: Partial<Record<OutcomeField, string>> = {};
+  for (const field of new Set(fields)) {
+    if (!(field in OUTCOME_FIELD_SET)) throw new RangeError(`"${field}" is not a run outcome field`);
+    names[`#${field}`] = field;
+    sets.push(`#${field} = :${field}`);
+    fieldValues[field] = `:${field}`;
+  }
+  return {
+    UpdateExpression: `SET ${sets.join(", ")}`,
+    ConditionExpression: `attribute_exists(${PARTITION_KEY}) AND #status <> :status`,
+    ExpressionAttributeNames: names,
+    valueNames: {
+      status: ":status",
+      statusKey: ":statusKey",
+      statusSort: ":statusSort",
+      at: ":at",
+      transition: ":transition",
+      fields: fieldValues,
+    },
+    fixedValues: { ":status": status, ":statusKey": statusPartition(status) },
+  };
+}
+
+/**
+ * The concrete `ExpressionAttributeValues` (plain JavaScript values, for the document client) of a
+ * {@link statusUpdate}. Throws when a field the update was built with has no value.
+ */
+export function statusUpdateValues(
+  update: StatusUpdate,
+  values: { runId: string; at: string; fields?: Partial<RunOutcome> },
+): Record<string, unknown> {
+  const { valueNames: n } = update;
+  const status = update.fixedValues[n.status];
+  const result: Record<string, unknown> = {
+    ...update.fixedValues,
+    [n.statusSort]: timeSortKey(values.at, values.runId),
+    [n.at]: values.at,
+    [n.transition]: [{ status, at: values.at }],
+  };
+  for (const [field, name] of Object.entries(n.fields) as [OutcomeField, string][]) {
+    const value = values.fields?.[field];
+    if (value === undefined) throw new RangeError(`status update expects a value for "${field}"`);
+    result[name] = value;
+  }
+  return result;
+}
+
+/** Names of the storage errors: the state machine retries the unavailable one. */
+export const StoreErrorNames = {
+  Unavailable: "StoreUnavailableError",
+  RequestFailed: "StoreRequestFailedError",
+} as const;
+
+/** DynamoDB or S3 throttled the request or failed on its side, after the SDK's own retries. Transient. */
+export class StoreUnavailableError extends SelfCorrectionError {
+  override readonly name = StoreErrorNames.Unavailable;
+  constructor(operation: string, cause: unknown) {
+    super(`${operation}: storage unavailable (${describe(cause)})`, "store_unavailable", { cause });
+  }
+}
+
+/** Any other storage failure (validation, permissions, missing table or bucket). Terminal. */
+export class StoreRequestFailedError extends SelfCorrectionError {
+  override readonly name = StoreErrorNames.RequestFailed;
+  constructor(operation: string, cause: unknown) {
+    super(`${operation}: storage request failed (${describe(cause)})`, "store_request_failed", { cause });
+  }
+}
+
+const TRANSIENT_AWS_ERRORS = new Set([
+  "ProvisionedThroughputExceededException",
+  "ThrottlingException",
+  "RequestLimitExceeded",
+  "InternalServerError",
+  "ServiceUnavailable",
+  "SlowDown",
+  "RequestTimeout",
+  "TimeoutError",
+  // S3: two conditional writes of one key raced; the loser may try again.
+  "ConditionalRequestConflict",
+]);
+
+interface AwsErrorShape {
+  name?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: unknown;
+}
+
+function describe(cause: unknown): string {
+  const e = cause as AwsErrorShape | undefined;
+  return e && typeof e === "object" ? `${String(e.name)}: ${String(e.message)}` : String(cause);
+}
+
+/** The AWS error's name (`ConditionalCheckFailedException`, `NoSuchKey`…), if it has one. */
+export function awsErrorName(error: unknown): string | undefined {
+  const name = (error as AwsErrorShape | undefined)?.name;
+  return typeof name === "string" ? name : undefined;
+}
+
+/** Translates an SDK error into a named storage error; redraft's own errors pass through. */
+export function storeError(operation: string, error: unknown): Error {
+  if (error instanceof SelfCorrectionError) return error;
+  const e = error as AwsErrorShape | undefined;
+  const status = e?.$metadata?.httpStatusCode;
+  const transient =
+    TRANSIENT_AWS_ERRORS.has(awsErrorName(error) ?? "") ||
+    e?.$retryable !== undefined ||
+    (status !== undefined && status >= 500);
+  return transient ? new StoreUnavailableError(operation, error) : new StoreRequestFailedError(operation, error);
+}

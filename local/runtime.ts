@@ -1,0 +1,265 @@
+import "./polyfill.js";
+import { randomUUID } from "node:crypto";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type DynamoDBClient, UpdateItemCommand, type UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
+import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
+import { createCorrectHandler } from "../functions/correct.js";
+import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
+import { createRevalidateHandler } from "../functions/revalidate.js";
+import { createValidateHandler } from "../functions/validate.js";
+import type { AslDefinition } from "../infra/asl.js";
+import { StateNames } from "../infra/state-names.js";
+import type { LoopDeps } from "../shared/loop/steps.js";
+import type { ModelClient } from "../shared/model/types.js";
+import type { DeploymentConfig } from "../shared/pack.js";
+import { PackRegistry } from "../shared/registry.js";
+import { ensureTable, startDynalite } from "./dynalite.js";
+import { FsBlobStore } from "./fs-blobs.js";
+
+/** The bucket name the local runtime gives the state machine; blobs live in `<dataDir>/blobs`. */
+export const LOCAL_BUCKET = "redraft-local";
+export const LOCAL_TABLE = "redraft-local";
+
+/** What starts an execution: the state machine's input, as the triggers build it in the cloud. */
+export interface ExecutionInput {
+  draft?: unknown;
+  draftRef?: { bucket: string; key: string };
+  submissionId?: string;
+  parentRunId?: string;
+}
+
+/** One entry of an execution's event history, as the Step Functions console lists them. */
+export interface HistoryEvent {
+  type: string;
+  at: string;
+  state?: string;
+  stateType?: string;
+  error?: string;
+  cause?: string;
+  retry?: { attempt: number };
+}
+
+export interface ExecutionSummary {
+  runId: string;
+  status: "SUCCEEDED" | "FAILED";
+  /** The last state entered: DraftValidated, DraftNeedsReview, InputRejected, CorrectionFailed… */
+  terminalState: string;
+  output?: unknown;
+  error?: { error: string; cause: string };
+  history: HistoryEvent[];
+}
+
+export interface LocalRuntimeOptions {
+  /** Folder holding the database, blobs, event log and execution histories. */
+  dataDir: string;
+  /** The synthesized state machine (see `loadAsl`). */
+  asl: AslDefinition;
+  model?: ModelClient | undefined;
+  deployment?: DeploymentConfig;
+  dedupeWindowMs?: number;
+  /**
+   * Wait before a retry, in ms, instead of the ASL's backoff. Replayed and absent models need no
+   * backoff; a live model keeps the deployed backoff with jitter (undefined).
+   */
+  retryDelayMs?: number | undefined;
+}
+
+type TaskHandler = (input: unknown) => Promise<unknown>;
+
+/**
+ * The deployed state machine, run in-process: the ASL synthesized from `infra/`, every Lambda task
+ * bound to the real handler, every direct service integration bound to a local adapter doing the
+ * same call against dynalite, a folder, and an event log.
+ */
+export class LocalRuntime {
+  readonly runs: DynamoRunStore;
+  readonly blobs: FsBlobStore;
+  readonly deps: LoopDeps;
+  readonly #machine: StateMachine;
+  readonly #handlers: Record<string, TaskHandler>;
+  readonly #retryOverrides: Record<string, number> | undefined;
+  readonly #close: () => Promise<void>;
+
+  private constructor(
+    readonly dataDir: string,
+    asl: AslDefinition,
+    dynamo: DynamoDBClient,
+    deps: LoopDeps,
+    retryDelayMs: number | undefined,
+    close: () => Promise<void>,
+  ) {
+    this.deps = deps;
+    this.runs = deps.runs as DynamoRunStore;
+    this.blobs = deps.blobs as FsBlobStore;
+    this.#close = close;
+    // Building the machine validates the definition (~170 ms): once per runtime, not per draft.
+    this.#machine = new StateMachine(asl as unknown as StateMachineDefinition, {
+      validationOptions: { checkArn: false },
+    });
+    this.#handlers = this.#bindTasks(asl, dynamo);
+    this.#retryOverrides =
+      retryDelayMs === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.entries(asl.States)
+              .filter(([, s]) => Array.isArray(s.Retry))
+              .map(([name]) => [name, retryDelayMs]),
+          );
+  }
+
+  static async open(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+    const { dataDir } = options;
+    await mkdir(join(dataDir, "executions"), { recursive: true });
+    const db = await startDynalite({ path: join(dataDir, "dynamodb") });
+    try {
+      await ensureTable(db.client, LOCAL_TABLE);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    const deps: LoopDeps = {
+      registry: new PackRegistry(options.deployment ?? {}),
+      runs: new DynamoRunStore({ client: db.client, tableName: LOCAL_TABLE }),
+      blobs: new FsBlobStore(join(dataDir, "blobs")),
+      model: options.model,
+      ...(options.dedupeWindowMs !== undefined && { dedupeWindowMs: options.dedupeWindowMs }),
+    };
+    return new LocalRuntime(dataDir, options.asl, db.client, deps, options.retryDelayMs, () => db.close());
+  }
+
+  /** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
+  #bindTasks(asl: AslDefinition, dynamo: DynamoDBClient): Record<string, TaskHandler> {
+    const getDeps = async () => this.deps;
+    const lambdas: Record<string, (event: unknown) => Promise<unknown>> = {
+      [StateNames.Validate]: createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
+      [StateNames.CorrectExecution]: createCorrectHandler(getDeps),
+      [StateNames.Revalidate]: createRevalidateHandler(getDeps),
+    };
+    const handlers: Record<string, TaskHandler> = {};
+    for (const [name, state] of Object.entries(asl.States)) {
+      if (state.Type !== "Task") continue;
+      const resource = String(state.Resource);
+      const lambda = lambdas[name];
+      if (lambda) {
+        // `lambda:invoke` hands over {FunctionName, Payload} and expects the Invoke response back.
+        handlers[name] = resource.endsWith(":lambda:invoke")
+          ? async (input) => ({ StatusCode: 200, ExecutedVersion: "$LATEST", Payload: await lambda((input as { Payload: unknown }).Payload) })
+          : lambda;
+      } else if (resource.endsWith(":dynamodb:updateItem")) {
+        handlers[name] = (input) => this.#updateItem(dynamo, input as UpdateItemCommandInput);
+      } else if (resource.endsWith(":s3:copyObject")) {
+        handlers[name] = (input) => this.#copyObject(input as { Bucket: string; CopySource: string; Key: string });
+      } else if (resource.endsWith(":events:putEvents")) {
+        handlers[name] = (input) => this.#putEvents(input as { Entries: Record<string, unknown>[] });
+      } else {
+        throw new Error(`the local runtime has no adapter for task state "${name}" (${resource})`);
+      }
+    }
+    return handlers;
+  }
+
+  /** The state's own UpdateItem, against dynalite; errors named as Step Functions names them. */
+  async #updateItem(dynamo: DynamoDBClient, input: UpdateItemCommandInput): Promise<unknown> {
+    try {
+      const out = await dynamo.send(new UpdateItemCommand({ ...input, TableName: LOCAL_TABLE }));
+      return { Attributes: out.Attributes };
+    } catch (error) {
+      const e = error as Error;
+      const named = new Error(e.message);
+      named.name = `DynamoDB.${e.name}`;
+      throw named;
+    }
+  }
+
+  async #copyObject(input: { Bucket: string; CopySource: string; Key: string }): Promise<unknown> {
+    const source = decodeURIComponent(input.CopySource.replace(/^\/?[^/]+\//, ""));
+    await this.blobs.put(input.Key, await this.blobs.get(source));
+    return { CopyObjectResult: { LastModified: new Date().toISOString() } };
+  }
+
+  /** EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. */
+  async #putEvents(input: { Entries: Record<string, unknown>[] }): Promise<unknown> {
+    const lines = input.Entries.map((entry) => {
+      const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
+      return JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), ...entry, Detail: detail });
+    });
+    await appendFile(join(this.dataDir, "events.jsonl"), `${lines.join("\n")}\n`);
+    return { FailedEntryCount: 0, Entries: lines.map(() => ({ EventId: randomUUID() })) };
+  }
+
+  /** Runs one execution to its end, keeping its event history like the console does. */
+  async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
+    const execution = this.#machine.run(input as never, {
+      overrides: {
+        taskResourceLocalHandlers: this.#handlers as never,
+        ...(this.#retryOverrides && { retryIntervalOverrides: this.#retryOverrides }),
+      },
+      context: { Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` } },
+    });
+    const history: HistoryEvent[] = [];
+    const collecting = (async () => {
+      for await (const event of execution.eventLogs) history.push(toHistory(event as LibraryEvent));
+    })();
+    let summary: ExecutionSummary;
+    try {
+      const output = await execution.result;
+      await collecting;
+      summary = { runId, status: "SUCCEEDED", terminalState: lastState(history), output, history };
+    } catch (error) {
+      await collecting;
+      const e = error as Error & { cause?: { name?: string; message?: string } };
+      const failed = [...history].reverse().find((h) => h.type === "ExecutionFailed");
+      summary = {
+        runId,
+        status: "FAILED",
+        terminalState: lastState(history),
+        error: { error: failed?.error ?? e.name, cause: failed?.cause ?? e.message },
+        history,
+      };
+    }
+    await writeFile(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
+    return summary;
+  }
+
+  /** The stored event history of an execution, or undefined if this data folder never ran it. */
+  async history(runId: string): Promise<ExecutionSummary | undefined> {
+    try {
+      return JSON.parse(await readFile(join(this.dataDir, "executions", `${runId}.json`), "utf8")) as ExecutionSummary;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#close();
+  }
+}
+
+function lastState(history: readonly HistoryEvent[]): string {
+  return [...history].reverse().find((h) => h.type === "StateEntered")?.state ?? "";
+}
+
+/** aws-local-stepfunctions does not export its event type; these are the fields read here. */
+interface LibraryEvent {
+  type: string;
+  timestamp: number;
+  state?: { name: string; type: string };
+  Error?: unknown;
+  Cause?: unknown;
+  retry?: { attempt: number };
+}
+
+function toHistory(event: LibraryEvent): HistoryEvent {
+  const h: HistoryEvent = { type: event.type, at: new Date(event.timestamp).toISOString() };
+  if (event.state) {
+    h.state = event.state.name;
+    h.stateType = event.state.type;
+  }
+  if (event.Error !== undefined) {
+    h.error = String(event.Error);
+    h.cause = typeof event.Cause === "string" ? event.Cause : JSON.stringify(event.Cause);
+  }
+  if (event.retry) h.retry = { attempt: event.retry.attempt };
+  return h;
+}
