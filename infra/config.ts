@@ -20,8 +20,6 @@ export const EnvConfigSchema = z
         provider: z.enum(["anthropic", "bedrock"]),
         /** A Claude API id, or a Bedrock model / inference-profile id (`global.anthropic.…`). */
         id: z.string().min(1),
-        /** Output token cap per correction call. */
-        maxOutputTokens: z.number().int().positive().optional(),
       })
       .strict(),
     /**

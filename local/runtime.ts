@@ -12,7 +12,8 @@ import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
-import type { DeploymentConfig } from "../shared/pack.js";
+import type { DeploymentConfig, Pack } from "../shared/pack.js";
+import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
 import { ensureTable, startDynalite } from "./dynalite.js";
 import { FsBlobStore } from "./fs-blobs.js";
@@ -57,6 +58,8 @@ export interface LocalRuntimeOptions {
   asl: AslDefinition;
   model?: ModelClient | undefined;
   deployment?: DeploymentConfig;
+  /** Packs beyond the built-in ones (a user's declarative or TypeScript packs). */
+  extraPacks?: readonly Pack<any, any>[];
   dedupeWindowMs?: number;
   /**
    * Wait before a retry, in ms, instead of the ASL's backoff. Replayed and absent models need no
@@ -119,7 +122,7 @@ export class LocalRuntime {
       throw error;
     }
     const deps: LoopDeps = {
-      registry: new PackRegistry(options.deployment ?? {}),
+      registry: new PackRegistry(options.deployment ?? {}, [...builtinPacks, ...(options.extraPacks ?? [])]),
       runs: new DynamoRunStore({ client: db.client, tableName: LOCAL_TABLE }),
       blobs: new FsBlobStore(join(dataDir, "blobs")),
       model: options.model,
@@ -176,6 +179,11 @@ export class LocalRuntime {
     const source = decodeURIComponent(input.CopySource.replace(/^\/?[^/]+\//, ""));
     await this.blobs.put(input.Key, await this.blobs.get(source));
     return { CopyObjectResult: { LastModified: new Date().toISOString() } };
+  }
+
+  /** Publishes an outcome event outside an execution (a reviewer's decision), like the Announce states. */
+  async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
+    await this.#putEvents({ Entries: [{ Source: "redraft", DetailType: detailType, Detail: detail, EventBusName: "local" }] });
   }
 
   /** EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. */

@@ -2,8 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import type { LoopDeps } from "../../shared/loop/steps.js";
-import { AnthropicModelClient } from "../../shared/model/anthropic.js";
-import { BedrockModelClient } from "../../shared/model/bedrock.js";
+import { createModelClient } from "../../shared/model/index.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DynamoRunStore } from "./dynamo-store.js";
@@ -30,10 +29,12 @@ async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
   switch (env.MODEL_PROVIDER) {
     case "anthropic": {
       const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
-      return new AnthropicModelClient({ apiKey, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
+      return createModelClient({ provider: "anthropic", apiKey, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
     }
     case "bedrock":
-      return new BedrockModelClient({
+      // IAM credentials come from the function's role: no key.
+      return createModelClient({
+        provider: "bedrock",
         ...(env.MODEL_ID && { model: env.MODEL_ID }),
         ...(env.AWS_REGION && { region: env.AWS_REGION }),
       });

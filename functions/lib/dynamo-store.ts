@@ -347,9 +347,10 @@ function toRun(item: Record<string, unknown>): RunRecord {
 
 /**
  * Creates the table with its three indexes, on demand (for dynalite, DynamoDB Local and tests; the
- * cloud table comes from CDK, built from the same constants). Does not wait for it to be active.
+ * cloud table comes from CDK, built from the same constants). False when the table exists already.
+ * Does not wait for the table to be active.
  */
-export async function createTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function createTable(client: DynamoDBClient, tableName: string): Promise<boolean> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -370,7 +371,9 @@ export async function createTable(client: DynamoDBClient, tableName: string): Pr
         })),
       }),
     );
+    return true;
   } catch (error) {
+    if (awsErrorName(error) === "ResourceInUseException") return false;
     throw storeError("createTable", error);
   }
 }

@@ -21,7 +21,11 @@ function isPreconditionFailed(error: unknown): boolean {
   return awsErrorName(error) === PRECONDITION_FAILED || status === 412;
 }
 
-/** The BlobStore on one S3 bucket; keys are object keys. */
+/**
+ * The BlobStore on one S3 bucket; keys are object keys. Content type defaults to
+ * `application/json`, which is what redraft writes. SDK errors become BlobNotFoundError,
+ * StoreUnavailableError (throttled, 5xx) or StoreRequestFailedError.
+ */
 export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client;
   readonly #bucket: string;

@@ -21,6 +21,7 @@
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
+  type JSPromiseState,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
@@ -268,6 +269,7 @@ const PRELUDE = String.raw`(function () {
     if (!d) return;
     var where = "";
     if (d.path) {
+      if (d.path[0] === ".") d.path = apply(sliceStr, d.path, [1]);
       where = d.missing ? " (missing " + d.path + ", expected " + show(d.e) + ")"
         : d.extra ? " (unexpected " + d.path + ": " + show(d.a) + ")"
         : " (first difference at " + d.path + ": expected " + show(d.e) + ", got " + show(d.a) + ")";
@@ -415,6 +417,11 @@ class Guard {
     }
     return false;
   };
+
+  /** The heap has reached the test's memory ceiling. */
+  get heapFull(): boolean {
+    return this.#memory.buffer.byteLength >= this.#ceiling;
+  }
 
   get expired(): boolean {
     return performance.now() > this.#deadline;
@@ -567,14 +574,14 @@ export class QuickJSSandbox {
           if (ran.error) return failed(session, "test", ran.error);
           return settle(session, ran.value);
         },
-        (hostError, guard): Step => {
+        (hostError): Step => {
           const reason: FailureReason = isStackExhaustion(hostError) ? "stack" : "crash";
           const message =
             reason === "stack"
               ? "stack overflow: the host's stack ran out before QuickJS's limit (recursion or nesting too deep)"
               : `the sandbox crashed: ${hostErrorText(hostError)}`;
           const error = { name: "InternalError", message, stack: "", isError: true };
-          return { ok: false, failure: { reason: guard?.tripped ?? reason, phase, error } };
+          return { ok: false, failure: { reason, phase, error } };
         },
       ),
     );
@@ -634,6 +641,7 @@ function settle(session: Session, value: QuickJSHandle): Step {
     value.dispose();
     return { ok: true };
   }
+  disposeState(first);
   try {
     while (rt.hasPendingJob() && !guard.expired) {
       const jobs = rt.executePendingJobs(JOB_BATCH);
@@ -659,6 +667,11 @@ function settle(session: Session, value: QuickJSHandle): Step {
   }
 }
 
+function disposeState(state: JSPromiseState): void {
+  if (state.type === "fulfilled") state.value.dispose();
+  else if (state.type === "rejected") state.error.dispose();
+}
+
 const NO_ERROR_DESCRIBED: Described = { ...NO_ERROR, isNull: false };
 
 /** Turns a thrown handle (consumed) into a failure. */
@@ -671,10 +684,9 @@ function classified(guard: Guard, phase: TestFailure["phase"], described: Descri
   let reason: FailureReason = "error";
   if (guard.tripped) reason = guard.tripped;
   else if (error.name === "InternalError" && error.message === "out of memory") reason = "memory";
-  // QuickJS throws null when it cannot even allocate the out-of-memory error.
-  else if (described.isNull && !described.isError && guard.expired === false && error.message === "null") {
-    reason = "error";
-  } else if (error.name === "InternalError" && error.message === "stack overflow") reason = "stack";
+  // QuickJS throws null when the heap is so full that it cannot allocate the out-of-memory error itself.
+  else if (described.isNull && guard.heapFull) reason = "memory";
+  else if (error.name === "InternalError" && error.message === "stack overflow") reason = "stack";
   return { ok: false, failure: { reason, phase, error } };
 }
 

@@ -21,6 +21,7 @@ export const StopReasonSchema = z.enum([
   "model_error",
   "approved",
   "rejected_by_reviewer",
+  "superseded_by_edit",
 ]);
 export type StopReason = z.infer<typeof StopReasonSchema>;
 

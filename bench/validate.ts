@@ -1,0 +1,193 @@
+/**
+ * Micro-benchmark of validation throughput (not a test): drafts validated per second on one core.
+ *
+ *   npm run bench:validate                 # 7 timed rounds of >= 1 s per case, after a 1 s warm-up
+ *   npm run bench:validate -- --rounds 3 --seconds 0.5 --only json
+ *
+ * Cases
+ *   mcq  validateDraft(object)   the public API with a prebuilt registry: zod parse of the Draft, repair, 12 rules
+ *   mcq  validateDraft(text)     the same from JSON text, as a draft arrives from S3 or an event
+ *   mcq  inspectWithPack         the engine alone on pre-parsed drafts (no Draft parse, no async)
+ *   json validateDraft(object)   a ~200-property JSON Schema shared by identity across drafts
+ *   json validateDraft(text)     every draft carries its own parsed copy of the schema (compiled-schema cache by content)
+ *   json inspectWithPack         the engine alone: repair + Ajv + findings + score units
+ *
+ * The corpora are seeded (mulberry32), so every run validates the same drafts. Node runs this on one
+ * thread; the machine is shared, so read medians, not single rounds.
+ */
+import { performance } from "node:perf_hooks";
+import type { Draft } from "../shared/draft.js";
+import { type Inspection, inspectWithPack } from "../shared/engine.js";
+import { PackRegistry } from "../shared/registry.js";
+import { validateDraft } from "../shared/validate.js";
+import {
+  cleanRecord,
+  countSchemaProperties,
+  deepClone,
+  fillEmptyOptionals,
+  JSON_MODEL_FAULT_IDS,
+  JSON_MODEL_FAULTS,
+  JSON_REPAIRABLE_FAULTS,
+  jsonDraft,
+  studySchema,
+} from "./lib/json-corpus.js";
+import { cleanQuestion, injectMcqFaults, MCQ_FAULT_IDS, mcqDraft, padWhitespace } from "./lib/mcq-corpus.js";
+import { Rng } from "./lib/rng.js";
+import { fmtInt, machine, median, table } from "./lib/stats.js";
+
+// ---- options -------------------------------------------------------------------------------------
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+const ROUNDS = Number(arg("rounds", "7"));
+const ROUND_SECONDS = Number(arg("seconds", "1"));
+const WARMUP_SECONDS = Number(arg("warmup", "1"));
+const ONLY = arg("only", "");
+const SEED = Number(arg("seed", "20260219"));
+const TARGETS = { mcq: 20_000, json: 5_000 } as const;
+
+// ---- corpora -------------------------------------------------------------------------------------
+
+const rng = new Rng(SEED);
+
+/** 1,000 questions: 40 % clean, 45 % with 1–3 rule faults, 10 % with whitespace to trim, 5 % missing metadata. */
+function mcqCorpus(n = 1000): Draft[] {
+  const drafts: Draft[] = [];
+  for (let i = 0; i < n; i++) {
+    let q = cleanQuestion(rng);
+    const roll = rng.next();
+    let metadata: Record<string, unknown> | undefined;
+    if (roll < 0.4) {
+      // clean
+    } else if (roll < 0.85) q = injectMcqFaults(q, rng.sample(MCQ_FAULT_IDS, rng.int(1, 3)), rng);
+    else if (roll < 0.95) q = padWhitespace(q);
+    else metadata = { course_id: "course-uuid-1" };
+    drafts.push(mcqDraft(`mcq-${i}`, q, metadata));
+  }
+  return drafts;
+}
+
+/** 300 records: a third clean, a third with empty optional pattern fields only (repair fixes them), a third with 1–3 model faults as well. */
+function jsonCorpus(schema: Record<string, unknown>, n = 300): Draft[] {
+  const drafts: Draft[] = [];
+  for (let i = 0; i < n; i++) {
+    const record = cleanRecord(rng, i, "typical");
+    const kind = i % 3;
+    if (kind >= 1) fillEmptyOptionals(record, rng, 0.3);
+    if (kind >= 1 && rng.chance(0.3)) (JSON_REPAIRABLE_FAULTS.bad_optional_enum as (r: typeof record, g: Rng) => void)(record, rng);
+    if (kind === 2) {
+      for (const f of rng.sample(JSON_MODEL_FAULT_IDS, rng.int(1, 3))) JSON_MODEL_FAULTS[f]?.(record, rng);
+    }
+    drafts.push(jsonDraft(`json-${i}`, record, schema as never));
+  }
+  return drafts;
+}
+
+// ---- timing ----------------------------------------------------------------------------------------
+
+interface Case {
+  name: string;
+  kind: keyof typeof TARGETS;
+  /** Validates drafts[i]; returns something so the work cannot be optimised away. */
+  run: (i: number) => Promise<unknown> | unknown;
+  size: number;
+  async: boolean;
+}
+
+let sink = 0;
+function consume(result: unknown): void {
+  const r = result as { counts?: { error: number }; report?: { counts: { error: number } } };
+  sink += (r.counts ?? r.report?.counts)?.error ?? 0;
+}
+
+/** Runs the case for at least `seconds`, in batches, and returns drafts per second. */
+async function timed(c: Case, seconds: number): Promise<number> {
+  let done = 0;
+  let i = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  let now = start;
+  while (now < deadline) {
+    for (let k = 0; k < 50; k++) {
+      consume(c.async ? await c.run(i) : c.run(i));
+      i = (i + 1) % c.size;
+    }
+    done += 50;
+    now = performance.now();
+  }
+  return done / ((now - start) / 1000);
+}
+
+async function measure(c: Case): Promise<number[]> {
+  await timed(c, WARMUP_SECONDS);
+  const rates: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) rates.push(await timed(c, ROUND_SECONDS));
+  return rates;
+}
+
+// ---- main ------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const registry = new PackRegistry();
+  const mcqPack = registry.get("mcq");
+  const jsonPack = registry.get("json");
+  const schema = studySchema();
+  const mcq = mcqCorpus();
+  const json = jsonCorpus(schema);
+  const mcqText = mcq.map((d) => JSON.stringify(d));
+  const jsonText = json.map((d) => JSON.stringify(d));
+  // The engine path starts from drafts already parsed: deep copies, so nothing is shared with the API cases.
+  const mcqParsed = mcq.map((d) => deepClone(d));
+  const jsonParsed = json.map((d) => ({ ...deepClone(d), context: { ...d.context, schema } }));
+
+  const describe = (drafts: Draft[], pack: typeof mcqPack) => {
+    const inspections: Inspection[] = drafts.map((d) => inspectWithPack(pack, d));
+    const withErrors = inspections.filter((x) => x.report.counts.error > 0).length;
+    const repaired = inspections.filter((x) => x.report.repairs.length > 0).length;
+    const bytes = drafts.reduce((s, d) => s + JSON.stringify(d.content).length, 0) / drafts.length;
+    return `${drafts.length} drafts, ${withErrors} with errors, ${repaired} repaired, mean content ${fmtInt(bytes)} B`;
+  };
+  const units = (jsonPack.pack.scoreUnits?.({ draft: json[0] as Draft, content: (json[0] as Draft).content, settings: jsonPack.settings }) ?? 0);
+
+  console.log("redraft bench:validate");
+  console.log(machine());
+  console.log(`${ROUNDS} rounds of >= ${ROUND_SECONDS} s per case after ${WARMUP_SECONDS} s warm-up, one thread, seed ${SEED}`);
+  console.log(`mcq corpus:  ${describe(mcq, mcqPack)}`);
+  console.log(`json corpus: ${describe(json, jsonPack)}`);
+  console.log(
+    `json schema: ${countSchemaProperties(schema)} property definitions, ${fmtInt(JSON.stringify(schema).length)} B; a typical record checks ${units} units`,
+  );
+  console.log("");
+
+  const cases: Case[] = [
+    { name: "mcq  validateDraft(object)", kind: "mcq", size: mcq.length, async: true, run: (i) => validateDraft(mcq[i], { registry }) },
+    { name: "mcq  validateDraft(text)", kind: "mcq", size: mcq.length, async: true, run: (i) => validateDraft(mcqText[i], { registry }) },
+    { name: "mcq  inspectWithPack", kind: "mcq", size: mcq.length, async: false, run: (i) => inspectWithPack(mcqPack, mcqParsed[i] as Draft) },
+    { name: "json validateDraft(object)", kind: "json", size: json.length, async: true, run: (i) => validateDraft(json[i], { registry }) },
+    { name: "json validateDraft(text)", kind: "json", size: json.length, async: true, run: (i) => validateDraft(jsonText[i], { registry }) },
+    { name: "json inspectWithPack", kind: "json", size: json.length, async: false, run: (i) => inspectWithPack(jsonPack, jsonParsed[i] as Draft) },
+  ].filter((c) => !ONLY || c.name.includes(ONLY)) as Case[];
+
+  const rows: string[][] = [];
+  for (const c of cases) {
+    const rates = await measure(c);
+    const med = median(rates);
+    const target = TARGETS[c.kind];
+    const verdict = med >= target ? "met" : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
+    rows.push([
+      c.name,
+      fmtInt(med),
+      fmtInt(Math.min(...rates)),
+      fmtInt(Math.max(...rates)),
+      `${(1e6 / med).toFixed(1)} µs`,
+      `${fmtInt(target)}: ${verdict}`,
+    ]);
+    process.stderr.write(`  ${c.name}: ${fmtInt(med)}/s\n`);
+  }
+  console.log(table(["case", "median/s", "min/s", "max/s", "per draft", "target"], rows));
+  if (sink < 0) console.log(sink);
+}
+
+await main();

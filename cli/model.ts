@@ -1,0 +1,60 @@
+import { createModelClient } from "../shared/model/index.js";
+import { RecordingModelClient } from "../shared/model/recorder.js";
+import type { ModelClient } from "../shared/model/types.js";
+import { UsageError } from "./inputs.js";
+
+export interface ModelChoice {
+  model: ModelClient | undefined;
+  /** One plain sentence saying which model answers, printed at the start. */
+  description: string;
+  /** Replayed and absent models need no retry backoff. */
+  live: boolean;
+}
+
+/**
+ * `--llm`: Claude when ANTHROPIC_API_KEY is set (the default), `bedrock`, `replay:<file>`, or `none`.
+ * `--record <file>` wraps a live model so its answers become a cassette.
+ */
+export function chooseModel(llm: string | undefined, options: { model?: string; record?: string }, env = process.env): ModelChoice {
+  const spec = llm ?? (env.ANTHROPIC_API_KEY ? "anthropic" : "none");
+  let choice: ModelChoice;
+  if (spec === "anthropic") {
+    const apiKey = env.ANTHROPIC_API_KEY ?? "";
+    if (!apiKey) throw new UsageError("--llm anthropic needs ANTHROPIC_API_KEY in the environment");
+    const model = createModelClient({ provider: "anthropic", apiKey, ...(options.model && { model: options.model }) });
+    choice = { model, live: true, description: `Model: Claude via the Anthropic API (${model?.model}).` };
+  } else if (spec === "bedrock") {
+    const model = createModelClient({
+      provider: "bedrock",
+      ...(options.model && { model: options.model }),
+      ...(env.AWS_REGION && { region: env.AWS_REGION }),
+    });
+    choice = { model, live: true, description: `Model: Claude on Amazon Bedrock (${model?.model}), with your AWS credentials.` };
+  } else if (spec.startsWith("replay:")) {
+    const file = spec.slice("replay:".length);
+    if (!file) throw new UsageError("--llm replay:<file> needs a cassette file");
+    choice = {
+      model: createModelClient({ provider: "replay", cassette: file }),
+      live: false,
+      description: `Model: replayed answers from the cassette ${file} (no live model is called).`,
+    };
+  } else if (spec === "none") {
+    choice = {
+      model: undefined,
+      live: false,
+      description:
+        "Model: none. Drafts are validated and repaired; those with errors go to review (set ANTHROPIC_API_KEY, or use --llm replay:<file>).",
+    };
+  } else {
+    throw new UsageError(`unknown --llm "${spec}": use anthropic, bedrock, replay:<file> or none`);
+  }
+  if (options.record) {
+    if (!choice.model || !choice.live) throw new UsageError("--record needs a live model (--llm anthropic or bedrock)");
+    choice = {
+      ...choice,
+      model: new RecordingModelClient(choice.model, options.record),
+      description: `${choice.description} Answers are recorded to ${options.record}.`,
+    };
+  }
+  return choice;
+}

@@ -1,0 +1,91 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
+
+export interface StorageProps {
+  /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps both. */
+  readonly removalPolicy: "destroy" | "retain";
+  /**
+   * Days before a noncurrent object version (an overwritten attempt blob) is deleted.
+   * @default 30
+   */
+  readonly noncurrentVersionDays?: number;
+}
+
+/**
+ * Where drafts and runs live: one private bucket (uploads under `drafts/`, every attempt under `runs/`,
+ * published drafts under `results/`) and the single DynamoDB table of runs, attempts and claims.
+ */
+export class Storage extends Construct {
+  readonly bucket: Bucket;
+  readonly table: Table;
+  /** Server access logs of the drafts bucket. */
+  readonly accessLogsBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: StorageProps) {
+    super(scope, id);
+    const destroy = props.removalPolicy === "destroy";
+    const removalPolicy = destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+
+    this.accessLogsBucket = new Bucket(this, "AccessLogs", {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      versioned: true,
+      lifecycleRules: [{ expiration: Duration.days(365), noncurrentVersionExpiration: Duration.days(30) }],
+      removalPolicy,
+      autoDeleteObjects: destroy,
+    });
+    NagSuppressions.addResourceSuppressions(this.accessLogsBucket, [
+      {
+        id: "AwsSolutions-S1",
+        reason: "This is the access-log target itself; logging it into itself or a third bucket adds nothing.",
+      },
+    ]);
+
+    this.bucket = new Bucket(this, "Drafts", {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      // Originals and attempts are evidence: a bad write can be rolled back to the previous version.
+      versioned: true,
+      // Uploads under drafts/ start runs through the default bus (see Triggers).
+      eventBridgeEnabled: true,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: "drafts-bucket/",
+      lifecycleRules: [
+        {
+          noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays ?? 30),
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+        },
+      ],
+      removalPolicy,
+      autoDeleteObjects: destroy,
+    });
+
+    const stringKey = (name: string) => ({ name, type: AttributeType.STRING });
+    this.table = new Table(this, "Runs", {
+      partitionKey: stringKey(PARTITION_KEY),
+      sortKey: stringKey(SORT_KEY),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // Retention only: nothing reads or conditions on it (dynalite, used locally, has no TTL).
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      removalPolicy,
+      deletionProtection: !destroy,
+    });
+    for (const index of Object.values(INDEXES)) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: stringKey(index.partitionKey),
+        sortKey: stringKey(index.sortKey),
+      });
+    }
+  }
+}

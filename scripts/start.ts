@@ -1,0 +1,12 @@
+/**
+ * `npm start`: the main job on the examples, through the local state machine. With
+ * ANTHROPIC_API_KEY set, Claude corrects them; without it, the example cassette answers
+ * (hand-written example answers, said so on screen).
+ */
+import { main } from "../cli/main.js";
+
+const args = ["run", "examples/"];
+if (!process.env.ANTHROPIC_API_KEY && !process.argv.includes("--llm")) {
+  args.push("--llm", "replay:examples/example.cassette.json");
+}
+process.exitCode = await main(["node", "redraft", ...args, ...process.argv.slice(2)]);

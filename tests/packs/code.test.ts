@@ -1,0 +1,386 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { ValidationReport, Violation } from "../../shared/draft.js";
+import { inspectWithPack, resolvePack } from "../../shared/engine.js";
+import { InvalidPackError, SelfCorrectionError } from "../../shared/errors.js";
+import type { DeploymentConfig } from "../../shared/pack.js";
+import {
+  CODE_RULE_IDS,
+  type CodeContent,
+  CodeContentSchema,
+  codePack,
+  DEFAULT_CODE_SETTINGS,
+} from "../../shared/packs/code.js";
+import { QuickJSSandbox, type SandboxLimits, type TestOutcome } from "../../shared/packs/sandbox.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { validateDraft } from "../../shared/validate.js";
+
+const ADD_SOURCE = `function add(a, b) {
+  return a + b;
+}
+function divide(a, b) {
+  if (b === 0) throw new RangeError("division by zero");
+  return a / b;
+}`;
+
+const ADD_TESTS = [
+  { name: "adds", code: "assert.equal(add(2, 3), 5);" },
+  { name: "adds negatives", code: "assert.equal(add(-2, -3), -5);" },
+  { name: "refuses to divide by zero", code: "assert.throws(() => divide(1, 0), RangeError);" },
+];
+
+const registry = new PackRegistry({}, [codePack]);
+/** Short limits so that the runaway tests stay quick. */
+const tightConfig: DeploymentConfig = { packs: { code: { settings: { timeoutMs: 250 } } } };
+const tightRegistry = new PackRegistry(tightConfig, [codePack]);
+
+function code(source: string, tests: CodeContent["tests"] = ADD_TESTS, language = "javascript"): CodeContent {
+  return { language, source, tests };
+}
+
+let drafts = 0;
+function validate(content: CodeContent, reg: PackRegistry = registry): Promise<ValidationReport> {
+  drafts += 1;
+  return validateDraft({ id: `code-${drafts}`, kind: "code", content }, { registry: reg });
+}
+
+function only(report: ValidationReport, ruleId: string): Violation {
+  const found = report.violations.filter((v) => v.ruleId === ruleId);
+  expect(found, `violations of ${ruleId}`).toHaveLength(1);
+  return found[0] as Violation;
+}
+
+/** One test alone, straight through the sandbox. */
+const sandbox = new QuickJSSandbox();
+const limits: SandboxLimits = { ...DEFAULT_CODE_SETTINGS, timeoutMs: 250 };
+
+function runOne(testCode: string, source = ADD_SOURCE): TestOutcome {
+  const result = sandbox.runSuite(source, [{ name: "t", code: testCode }], limits);
+  if (result.kind !== "ran") throw new Error(`source did not compile: ${result.error.message}`);
+  return result.outcomes[0] as TestOutcome;
+}
+
+function failureOf(testCode: string, source = ADD_SOURCE): string {
+  const outcome = runOne(testCode, source);
+  expect(outcome.passed, `expected "${testCode}" to fail`).toBe(false);
+  return `${outcome.failure?.error.name}: ${outcome.failure?.error.message}`;
+}
+
+beforeAll(async () => {
+  await sandbox.ready();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("code pack through validateDraft", () => {
+  it("passes a source whose tests all pass, with score 1", async () => {
+    const report = await validate(code(ADD_SOURCE));
+    expect(report.violations).toEqual([]);
+    expect(report.passed).toBe(true);
+    expect(report.score).toBe(1);
+    expect(report.rulesApplied).toEqual([
+      CODE_RULE_IDS.language,
+      CODE_RULE_IDS.noTests,
+      CODE_RULE_IDS.syntax,
+      CODE_RULE_IDS.tests,
+    ]);
+  });
+
+  it("reports one failing test out of three as test:<name> and scores 2/3", async () => {
+    const report = await validate(code(ADD_SOURCE.replace("return a + b;", "return Math.abs(a + b);")));
+    expect(report.passed).toBe(false);
+    expect(report.score).toBeCloseTo(2 / 3, 10);
+    expect(report.violations).toHaveLength(1);
+    const v = only(report, "test:adds negatives");
+    expect(v).toMatchObject({
+      severity: "error",
+      source: "test",
+      path: "/tests/1",
+      message: "AssertionError: expected -5, got 5",
+    });
+    expect(v.suggestion).toContain("Make this test pass without changing the test.");
+    expect(v.suggestion).toMatch(/Stack \(trimmed.*\n.*tests\/1\.js:1/);
+    expect(v.suggestion?.length).toBeLessThan(700);
+  });
+
+  it("reports a syntax error once, with its line, and runs no test", async () => {
+    const report = await validate(code("function add(a, b) {\n  return a + ;\n}"));
+    expect(report.violations).toHaveLength(1);
+    const v = only(report, CODE_RULE_IDS.syntax);
+    expect(v).toMatchObject({ severity: "error", source: "test", path: "/source" });
+    expect(v.message).toMatch(/^SyntaxError at line 2, column \d+: /);
+    expect(report.score).toBe(0);
+  });
+
+  it("interrupts an infinite loop at the timeout and goes on with the next test", async () => {
+    const started = performance.now();
+    const report = await validate(
+      code("function spin() { while (true) {} }", [
+        { name: "spins", code: "spin();" },
+        { name: "still runs", code: "assert.equal(1 + 1, 2);" },
+      ]),
+      tightRegistry,
+    );
+    expect(performance.now() - started).toBeLessThan(3000);
+    const v = only(report, "test:spins");
+    expect(v.message).toBe('test "spins" exceeded the 250 ms timeout and was interrupted');
+    expect(v.path).toBe("/tests/0");
+    expect(report.score).toBe(0.5);
+  });
+
+  it("stops a runaway allocation at the memory limit", async () => {
+    const started = performance.now();
+    const report = await validate(
+      code("function hog() { const a = []; while (true) a.push(new Array(1e6).fill(1)); }", [
+        { name: "hogs", code: "hog();" },
+      ]),
+    );
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(only(report, "test:hogs").message).toBe('test "hogs" exceeded the memory limit of 32 MiB');
+  });
+
+  it("reports unbounded recursion as a stack overflow", async () => {
+    const report = await validate(
+      code("function depth(n) { return depth(n + 1) + 1; }", [{ name: "recurses", code: "depth(0);" }]),
+    );
+    const v = only(report, "test:recurses");
+    expect(v.message).toMatch(/^test "recurses" overflowed the stack \(InternalError: stack overflow; QuickJS limit 256 KiB\)/);
+    expect(v.suggestion).toContain("at depth (tests/0.js");
+  });
+
+  it("survives nesting that exhausts Node's own stack: the engine is reloaded for the next draft", async () => {
+    const nested = "let o = {}; for (let i = 0; i < 1e5; i++) o = { a: o }; JSON.stringify(o);";
+    const report = await validate(
+      code("", [
+        { name: "nests", code: nested },
+        { name: "after", code: "assert.ok(true);" },
+      ]),
+    );
+    expect(only(report, "test:nests").message).toMatch(/stack/);
+    expect(report.violations.every((v) => v.ruleId.startsWith("test:"))).toBe(true);
+    // Whatever happened to the engine, the next validation runs normally.
+    expect((await validate(code(ADD_SOURCE))).passed).toBe(true);
+  });
+
+  it("keeps every escape attempt inside the sandbox and fails it", async () => {
+    const attempts = [
+      { name: "require", code: "require('fs').readFileSync('/etc/passwd', 'utf8');" },
+      { name: "exit", code: "process.exit(1);" },
+      { name: "function constructor", code: "globalThis.constructor.constructor('return process')().exit(1);" },
+      { name: "fetch", code: "fetch('http://127.0.0.1');" },
+      { name: "dynamic import", code: "import('fs');" },
+      { name: "this", code: "this.process.mainModule.require('fs');" },
+      { name: "pollute", code: "globalThis.pwned = true; Object.prototype.pwned = true; throw new Error('done');" },
+    ];
+    const exitCode = process.exitCode;
+    const report = await validate(code(ADD_SOURCE, attempts));
+    expect(report.violations.map((v) => v.ruleId)).toEqual(attempts.map((a) => `test:${a.name}`));
+    const messages = Object.fromEntries(report.violations.map((v) => [v.ruleId, v.message]));
+    expect(messages["test:require"]).toBe("ReferenceError: 'require' is not defined");
+    expect(messages["test:exit"]).toBe("ReferenceError: 'process' is not defined");
+    expect(messages["test:function constructor"]).toBe("ReferenceError: 'process' is not defined");
+    expect(messages["test:fetch"]).toBe("ReferenceError: 'fetch' is not defined");
+    expect(messages["test:dynamic import"]).toMatch(/could not load module 'fs'/);
+    expect(messages["test:this"]).toMatch(/^TypeError: /);
+    expect(report.score).toBe(0);
+    // The host is untouched: still running, same exit code, no global leaked out.
+    expect(process.exitCode).toBe(exitCode);
+    expect((globalThis as Record<string, unknown>).pwned).toBeUndefined();
+    expect(({} as Record<string, unknown>).pwned).toBeUndefined();
+  });
+
+  it("gives the sandbox no host globals", async () => {
+    const hostNames = ["process", "require", "module", "Buffer", "fetch", "setTimeout", "setInterval", "global", "WebAssembly"];
+    const report = await validate(
+      code("", [
+        {
+          name: "no host globals",
+          code: `for (const name of ${JSON.stringify(hostNames)}) assert.equal(typeof this[name], "undefined", name);`,
+        },
+      ]),
+    );
+    expect(report.violations).toEqual([]);
+  });
+
+  it("runs each test in a fresh context: a test that changes globals does not affect the next", async () => {
+    const report = await validate(
+      code(ADD_SOURCE, [
+        {
+          name: "vandal",
+          code: "add = () => 0; globalThis.marker = 1; Array.prototype.includes = () => true; assert.equal(add(1, 2), 0);",
+        },
+        {
+          name: "unaffected",
+          code: "assert.equal(add(1, 2), 3); assert.equal(typeof marker, 'undefined'); assert.equal([1].includes(2), false);",
+        },
+      ]),
+    );
+    expect(report.violations).toEqual([]);
+  });
+
+  it("fails every test, once each, when the source throws while loading", async () => {
+    const report = await validate(code(`${ADD_SOURCE}\nconfig.load();`));
+    expect(report.violations).toHaveLength(3);
+    expect(report.violations[0]?.message).toBe(
+      "ReferenceError: 'config' is not defined (thrown while loading the source, before the test ran)",
+    );
+    expect(report.score).toBe(0);
+  });
+
+  it("does not let the source disable assert", async () => {
+    const report = await validate(
+      code("assert = () => {}; Object.is = () => true; JSON.stringify = () => '';", [
+        { name: "still checks", code: "assert.equal(1, 2);" },
+        { name: "still deep", code: "assert.deepEqual([1], [2]);" },
+      ]),
+    );
+    expect(report.violations.map((v) => v.message)).toEqual([
+      "AssertionError: expected 2, got 1",
+      "AssertionError: expected [2], got [1] (first difference at [0]: expected 2, got 1)",
+    ]);
+    const redeclared = await validate(code("function assert() {}", [{ name: "t", code: "assert.equal(1, 2);" }]));
+    expect(redeclared.violations[0]?.message).toMatch(/^TypeError: .*assert/);
+  });
+
+  it("reports a language it cannot run and runs nothing", async () => {
+    const report = await validate(code("def add(a, b): return a + b", ADD_TESTS, "python"));
+    expect(report.violations).toHaveLength(1);
+    expect(only(report, CODE_RULE_IDS.language)).toMatchObject({ path: "/language", source: "rule" });
+    expect(report.score).toBe(0);
+  });
+
+  it("reports a draft without tests", async () => {
+    const report = await validate(code(ADD_SOURCE, []));
+    expect(only(report, CODE_RULE_IDS.noTests).path).toBe("/tests");
+    expect(report.score).toBe(0);
+  });
+
+  it("reports a malformed content as a shape violation", async () => {
+    const report = await validateDraft(
+      { id: "code-shape", kind: "code", content: { language: "javascript", source: 1, tests: [] } },
+      { registry },
+    );
+    expect(report.violations[0]?.ruleId).toBe("content_shape");
+  });
+
+  it("runs the tests once per validation, for the check and the score", async () => {
+    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuite");
+    await validate(code(ADD_SOURCE));
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it("rejects settings out of bounds when the registry is built", () => {
+    expect(() => new PackRegistry({ packs: { code: { settings: { timeoutMs: 0 } } } }, [codePack])).toThrow(
+      InvalidPackError,
+    );
+    expect(() => new PackRegistry({ packs: { code: { settings: { memory: 1 } } } }, [codePack])).toThrow(
+      InvalidPackError,
+    );
+  });
+
+  it("throws a clear error when checked before ready()", async () => {
+    vi.resetModules();
+    const fresh = await import("../../shared/packs/code.js");
+    const draft = { id: "not-ready", kind: "code", content: code(ADD_SOURCE) };
+    const attempt = () => inspectWithPack(resolvePack(fresh.codePack), draft);
+    expect(attempt).toThrow(SelfCorrectionError);
+    expect(attempt).toThrow(/await codePack\.ready\(\)/);
+  });
+
+  it("describes its content, loop and instructions for the correction prompt", () => {
+    expect(codePack.loop).toEqual({ maxAttempts: 3 });
+    expect(codePack.instructions).toMatch(/Never edit `tests`/);
+    expect(codePack.instructions).toMatch(/Keep the names/);
+    const schema = codePack.contentJsonSchema?.({ id: "x", kind: "code", content: {} });
+    expect(schema).toMatchObject({ required: ["language", "source", "tests"] });
+    expect(CodeContentSchema.safeParse(code(ADD_SOURCE)).success).toBe(true);
+  });
+});
+
+describe("QuickJS sandbox", () => {
+  it("refuses to run before ready()", () => {
+    expect(() => new QuickJSSandbox().runSuite("", [], limits)).toThrow(/await ready\(\)/);
+  });
+
+  it("assert.equal compares with === and shows actual against expected", () => {
+    expect(runOne("assert.equal(add(1, 2), 3); assert.equal(NaN, NaN); assert.strictEqual('a', 'a');").passed).toBe(
+      true,
+    );
+    expect(failureOf("assert.equal(add(2, 2), 5);")).toBe("AssertionError: expected 5, got 4");
+    expect(failureOf("assert.equal(add(1, 1), '2', 'sum');")).toBe('AssertionError: sum: expected "2", got 2');
+    expect(failureOf("assert.equal([1], [1]);")).toBe("AssertionError: expected [1], got [1]");
+  });
+
+  it("assert.deepEqual compares structure and names the first difference", () => {
+    const same =
+      "assert.deepEqual({ a: [1, { b: 2 }], d: new Date(0), r: /x/g }, { a: [1, { b: 2 }], d: new Date(0), r: /x/g });" +
+      "assert.deepEqual(new Map([[1, { x: [1] }]]), new Map([[1, { x: [1] }]]));" +
+      "assert.deepEqual(new Set([{ a: 1 }]), new Set([{ a: 1 }]));" +
+      "const c = { n: 1 }; c.self = c; const d = { n: 1 }; d.self = d; assert.deepEqual(c, d);";
+    expect(runOne(same).passed).toBe(true);
+    expect(failureOf("assert.deepEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] });")).toBe(
+      "AssertionError: expected { a: [1, { b: 3 }] }, got { a: [1, { b: 2 }] } (first difference at a[1].b: expected 3, got 2)",
+    );
+    expect(failureOf("assert.deepEqual({ a: 1 }, { a: 1, c: 2 });")).toBe(
+      "AssertionError: expected { a: 1, c: 2 }, got { a: 1 } (missing c, expected 2)",
+    );
+    expect(failureOf("assert.deepEqual([1, 2], [1, 2, 3]);")).toMatch(/first difference at length: expected 3, got 2/);
+    expect(failureOf("assert.deepEqual(1, '1');")).toBe('AssertionError: expected "1", got 1');
+  });
+
+  it("assert.throws checks that the function throws, optionally what", () => {
+    expect(
+      runOne(
+        "assert.throws(() => divide(1, 0)); assert.throws(() => divide(1, 0), RangeError);" +
+          "assert.throws(() => divide(1, 0), /zero/); assert.throws(() => divide(1, 0), 'a message');",
+      ).passed,
+    ).toBe(true);
+    expect(failureOf("assert.throws(() => divide(4, 2));")).toBe(
+      "AssertionError: expected the function to throw, but it returned normally",
+    );
+    expect(failureOf("assert.throws(() => divide(1, 0), TypeError);")).toBe(
+      "AssertionError: the function threw RangeError: division by zero, which does not match [Function TypeError]",
+    );
+  });
+
+  it("plain assert fails on a falsy value, with the message when given", () => {
+    expect(runOne("assert(add(1, 1) === 2); assert.ok(1);").passed).toBe(true);
+    expect(failureOf("assert(add(1, 1) === 3);")).toBe("AssertionError: expected a truthy value, got false");
+    expect(failureOf("assert(0, 'zero is falsy');")).toBe("AssertionError: zero is falsy");
+  });
+
+  it("waits for a test that evaluates to a promise", () => {
+    expect(runOne("(async () => { await null; assert.equal(add(1, 2), 3); })();").passed).toBe(true);
+    expect(failureOf("(async () => { await null; assert.equal(add(1, 2), 4); })();")).toBe(
+      "AssertionError: expected 4, got 3",
+    );
+    expect(failureOf("new Promise(() => {});")).toMatch(/never settled/);
+    const endless = runOne("(function again() { return Promise.resolve().then(again); })();");
+    expect(endless.failure?.reason).toBe("timeout");
+  });
+
+  it("reports thrown values that are not errors", () => {
+    expect(failureOf("throw 'plain string';")).toBe('Uncaught: "plain string"');
+    const outcome = runOne("throw { code: 42 };");
+    expect(outcome.failure?.error).toMatchObject({ isError: false, message: "{ code: 42 }" });
+  });
+
+  it("classifies runaway tests by the limit they hit", () => {
+    expect(runOne("while (true) {}").failure?.reason).toBe("timeout");
+    expect(runOne("const a = []; for (;;) a.push(new Array(1e6).fill(1));").failure?.reason).toBe("memory");
+    expect(runOne("(function f() { f(); })();").failure?.reason).toBe("stack");
+    expect(runOne("console.log('quiet'); assert.ok(true);").passed).toBe(true);
+  });
+
+  it("lets a test declare names the source also declares", () => {
+    expect(runOne("const total = add(1, 2); assert.equal(total, 3);", `${ADD_SOURCE}\nconst total = 0;`).passed).toBe(
+      true,
+    );
+  });
+
+  it("gives the syntax error's line and column", () => {
+    const result = sandbox.runSuite("\n\nlet x = ;", [{ name: "t", code: "" }], limits);
+    expect(result).toMatchObject({ kind: "syntax_error", line: 3, column: 9, error: { name: "SyntaxError" } });
+  });
+});
