@@ -62,7 +62,9 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
       client.destroy();
       // Keep-alive sockets from other clients would hold close() open until they time out.
       server.closeIdleConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
     },
   };
 }

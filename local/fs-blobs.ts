@@ -79,14 +79,18 @@ export class FsBlobStore implements BlobStore {
       throw new InvalidBlobKeyError(key, "has an empty, '.' or '..' segment");
     }
     const file = path.resolve(this.root, ...segments);
-    if (!file.startsWith(this.root + path.sep)) throw new InvalidBlobKeyError(key, "resolves outside the folder");
+    if (!file.startsWith(this.root + path.sep))
+      throw new InvalidBlobKeyError(key, "resolves outside the folder");
     return file;
   }
 
   async #writeTemp(file: string, body: string): Promise<string> {
     await mkdir(path.dirname(file), { recursive: true });
     // Same folder as the target: rename and link do not cross file systems.
-    const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+    const temp = path.join(
+      path.dirname(file),
+      `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`,
+    );
     await writeFile(temp, body, { flag: "wx" });
     return temp;
   }

@@ -39,6 +39,9 @@ export interface HistoryEvent {
   error?: string;
   cause?: string;
   retry?: { attempt: number };
+  /** The state's input and output, as the console shows them. */
+  input?: unknown;
+  output?: unknown;
 }
 
 export interface ExecutionSummary {
@@ -252,7 +255,7 @@ function lastState(history: readonly HistoryEvent[]): string {
 interface LibraryEvent {
   type: string;
   timestamp: number;
-  state?: { name: string; type: string };
+  state?: { name: string; type: string; input?: unknown; output?: unknown };
   Error?: unknown;
   Cause?: unknown;
   retry?: { attempt: number };
@@ -263,6 +266,8 @@ function toHistory(event: LibraryEvent): HistoryEvent {
   if (event.state) {
     h.state = event.state.name;
     h.stateType = event.state.type;
+    if (event.type === "StateEntered") h.input = event.state.input;
+    if (event.type === "StateExited") h.output = event.state.output;
   }
   if (event.Error !== undefined) {
     h.error = String(event.Error);

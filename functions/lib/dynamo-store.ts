@@ -25,8 +25,8 @@ import {
   ATTEMPT_SORT_KEY_PREFIX,
   attemptKey,
   awsErrorName,
-  claimKey,
   COUNTED_ATTEMPTS_ATTRIBUTE,
+  claimKey,
   DESIGN_ATTRIBUTES,
   draftPartition,
   expiresAt,
@@ -130,11 +130,16 @@ export class DynamoRunStore implements RunStore {
     throw new StoreRequestFailedError("claimContent", new Error(`claim on ${contentHash} kept changing`));
   }
 
-  async setStatus(runId: string, status: RunStatus, at: string, fields: Partial<RunOutcome> = {}): Promise<void> {
+  async setStatus(
+    runId: string,
+    status: RunStatus,
+    at: string,
+    fields: Partial<RunOutcome> = {},
+  ): Promise<void> {
     const outcome = definedOutcome(fields);
     const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[]);
     for (let tries = 0; tries < STATUS_TRIES; tries++) {
-        const moved = await this.#conditional(
+      const moved = await this.#conditional(
         "setStatus",
         new UpdateCommand({
           TableName: this.#table,
@@ -291,7 +296,9 @@ export class DynamoRunStore implements RunStore {
 
   async #get(operation: string, key: ItemKey): Promise<Record<string, unknown> | undefined> {
     try {
-      const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: key, ConsistentRead: true }));
+      const { Item } = await this.#doc.send(
+        new GetCommand({ TableName: this.#table, Key: key, ConsistentRead: true }),
+      );
       return Item;
     } catch (error) {
       throw storeError(operation, error);
@@ -330,9 +337,9 @@ export class DynamoRunStore implements RunStore {
 
 /** The outcome fields that carry a value (the status travels separately). */
 function definedOutcome(fields: Partial<RunOutcome>): Partial<Omit<RunOutcome, "status">> {
-  return Object.fromEntries(OUTCOME_FIELDS.filter((f) => fields[f] !== undefined).map((f) => [f, fields[f]])) as Partial<
-    Omit<RunOutcome, "status">
-  >;
+  return Object.fromEntries(
+    OUTCOME_FIELDS.filter((f) => fields[f] !== undefined).map((f) => [f, fields[f]]),
+  ) as Partial<Omit<RunOutcome, "status">>;
 }
 
 function withoutDesign(item: Record<string, unknown>): Record<string, unknown> {

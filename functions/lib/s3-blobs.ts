@@ -17,7 +17,8 @@ function isMissingKey(error: unknown): boolean {
 }
 
 function isPreconditionFailed(error: unknown): boolean {
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
+    ?.httpStatusCode;
   return awsErrorName(error) === PRECONDITION_FAILED || status === 412;
 }
 
@@ -57,7 +58,9 @@ export class S3BlobStore implements BlobStore {
   /** S3's own conditional write (`If-None-Match: *`): two racing writers cannot both win. */
   async putIfAbsent(key: string, body: string, contentType?: string): Promise<boolean> {
     try {
-      await this.#s3.send(new PutObjectCommand({ ...this.#putInput(key, body, contentType), IfNoneMatch: "*" }));
+      await this.#s3.send(
+        new PutObjectCommand({ ...this.#putInput(key, body, contentType), IfNoneMatch: "*" }),
+      );
       return true;
     } catch (error) {
       if (isPreconditionFailed(error)) return false;

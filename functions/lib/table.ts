@@ -312,5 +312,7 @@ export function storeError(operation: string, error: unknown): Error {
     TRANSIENT_AWS_ERRORS.has(awsErrorName(error) ?? "") ||
     e?.$retryable !== undefined ||
     (status !== undefined && status >= 500);
-  return transient ? new StoreUnavailableError(operation, error) : new StoreRequestFailedError(operation, error);
+  return transient
+    ? new StoreUnavailableError(operation, error)
+    : new StoreRequestFailedError(operation, error);
 }

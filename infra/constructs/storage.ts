@@ -1,8 +1,8 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
-import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
+import { acknowledge } from "../nag.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
 
 export interface StorageProps {
@@ -40,12 +40,10 @@ export class Storage extends Construct {
       removalPolicy,
       autoDeleteObjects: destroy,
     });
-    NagSuppressions.addResourceSuppressions(this.accessLogsBucket, [
-      {
-        id: "AwsSolutions-S1",
-        reason: "This is the access-log target itself; logging it into itself or a third bucket adds nothing.",
-      },
-    ]);
+    acknowledge(this.accessLogsBucket, {
+      id: "AwsSolutions-S1",
+      reason: "This is the access-log target itself; logging it into itself or a third bucket adds nothing.",
+    });
 
     this.bucket = new Bucket(this, "Drafts", {
       encryption: BucketEncryption.S3_MANAGED,

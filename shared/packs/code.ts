@@ -50,8 +50,12 @@ export const CodeSettingsSchema = z
     timeoutMs: z.number().int().min(10).max(60_000),
     /** Heap a test may use (approximate, see sandbox.ts). */
     memoryLimitBytes: z.number().int().min(MiB).max(MAX_MEMORY_LIMIT_BYTES),
-    /** QuickJS's stack limit; above ~384 KiB, deep recursion can exhaust Node's own stack first (then the engine reloads). */
-    maxStackBytes: z.number().int().min(16 * KiB).max(MAX_STACK_BYTES),
+    /** QuickJS's stack limit. Above ~384 KiB deep recursion exhausts Node's own stack first: still reported, but it costs an engine. */
+    maxStackBytes: z
+      .number()
+      .int()
+      .min(16 * KiB)
+      .max(MAX_STACK_BYTES),
   })
   .strict();
 export type CodeSettings = z.infer<typeof CodeSettingsSchema>;
@@ -91,7 +95,11 @@ function isRunnable(content: CodeContent): boolean {
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
-  return a.timeoutMs === b.timeoutMs && a.memoryLimitBytes === b.memoryLimitBytes && a.maxStackBytes === b.maxStackBytes;
+  return (
+    a.timeoutMs === b.timeoutMs &&
+    a.memoryLimitBytes === b.memoryLimitBytes &&
+    a.maxStackBytes === b.maxStackBytes
+  );
 }
 
 /** The suite's result for this content, run at most once; undefined when the language cannot run. */
@@ -137,7 +145,11 @@ export function trimStack(stack: string): string {
 
 const KEEP_TEST = "Make this test pass without changing the test.";
 
-function failureText(name: string, failure: TestFailure, settings: CodeSettings): { message: string; hint: string } {
+function failureText(
+  name: string,
+  failure: TestFailure,
+  settings: CodeSettings,
+): { message: string; hint: string } {
   const { error } = failure;
   const whileLoading = failure.phase === "source" ? " while loading the source, before the test ran" : "";
   switch (failure.reason) {
@@ -159,10 +171,18 @@ function failureText(name: string, failure: TestFailure, settings: CodeSettings)
     case "crash":
       return { message: `test "${name}" crashed the sandbox${whileLoading}: ${error.message}`, hint: "" };
     case "not_run":
-      return { message: `test "${name}" ${error.message}`, hint: "Fix the test that crashed the sandbox first." };
+      return {
+        message: `test "${name}" ${error.message}`,
+        hint: "Fix the test that crashed the sandbox first.",
+      };
     case "error": {
-      const thrown = error.isError ? `${error.name}: ${error.message}` : `threw a non-Error value: ${error.message}`;
-      return { message: `${thrown}${failure.phase === "source" ? ` (thrown${whileLoading})` : ""}`, hint: "" };
+      const thrown = error.isError
+        ? `${error.name}: ${error.message}`
+        : `threw a non-Error value: ${error.message}`;
+      return {
+        message: `${thrown}${failure.phase === "source" ? ` (thrown${whileLoading})` : ""}`,
+        hint: "",
+      };
     }
   }
 }
@@ -222,7 +242,8 @@ const syntaxRule: Rule<CodeContent, CodeSettings> = {
     const run = runFor(ctx);
     if (run?.kind !== "syntax_error") return [];
     const { error, line, column } = run;
-    const where = line === undefined ? "" : ` at line ${line}${column === undefined ? "" : `, column ${column}`}`;
+    const where =
+      line === undefined ? "" : ` at line ${line}${column === undefined ? "" : `, column ${column}`}`;
     const tests = ctx.content.tests.length;
     return [
       {
@@ -236,7 +257,8 @@ const syntaxRule: Rule<CodeContent, CodeSettings> = {
 
 const testsRule: Rule<CodeContent, CodeSettings> = {
   id: CODE_RULE_IDS.tests,
-  description: "Every test passes when run after the source in a fresh QuickJS sandbox; each failure reports as test:<name>.",
+  description:
+    "Every test passes when run after the source in a fresh QuickJS sandbox; each failure reports as test:<name>.",
   severity: "error",
   source: "test",
   check(ctx) {
@@ -287,7 +309,8 @@ const CONTENT_JSON_SCHEMA = {
  */
 export const codePack: Pack<CodeContent, CodeSettings> = {
   kind: "code",
-  description: "A JavaScript program and its tests, run in a QuickJS sandbox; the score is the share of passing tests.",
+  description:
+    "A JavaScript program and its tests, run in a QuickJS sandbox; the score is the share of passing tests.",
   contentSchema: CodeContentSchema,
   settings: DEFAULT_CODE_SETTINGS,
   settingsSchema: CodeSettingsSchema,

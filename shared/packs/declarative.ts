@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { describeZodError, SeveritySchema } from "../draft.js";
+import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
 import {
   type Finding,
@@ -55,7 +55,10 @@ const LengthRuleSchema = RuleBaseSchema.extend({
   max: z.number().int().nonnegative().optional(),
 })
   .strict()
-  .refine((r) => r.min !== undefined || r.max !== undefined, { message: "needs min, max or both", path: ["min"] })
+  .refine((r) => r.min !== undefined || r.max !== undefined, {
+    message: "needs min, max or both",
+    path: ["min"],
+  })
   .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, {
     message: "must not be greater than max",
     path: ["min"],
@@ -115,15 +118,27 @@ function locate(content: unknown, segments: readonly string[]): Location[] {
         // Below a missing step a wildcard has no elements to stand for: nothing to check there.
         if (segment !== WILDCARD) next.push({ path: [...at.path, segment], found: false, value: undefined });
       } else if (segment === WILDCARD) {
-        if (Array.isArray(value)) value.forEach((item, i) => next.push({ path: [...at.path, i], found: true, value: item }));
-        else if (isRecord(value)) for (const [k, v] of Object.entries(value)) next.push({ path: [...at.path, k], found: true, value: v });
+        const children: [string | number, unknown][] = Array.isArray(value)
+          ? value.map((item, k) => [k, item])
+          : isRecord(value)
+            ? Object.entries(value)
+            : [];
+        for (const [key, item] of children) next.push({ path: [...at.path, key], found: true, value: item });
       } else if (Array.isArray(value)) {
         const index = /^(0|[1-9]\d*)$/.test(segment) ? Number(segment) : -1;
         const found = index >= 0 && index < value.length;
-        next.push({ path: [...at.path, found ? index : segment], found, value: found ? value[index] : undefined });
+        next.push({
+          path: [...at.path, found ? index : segment],
+          found,
+          value: found ? value[index] : undefined,
+        });
       } else {
         const found = isRecord(value) && Object.hasOwn(value, segment);
-        next.push({ path: [...at.path, segment], found, value: found && isRecord(value) ? value[segment] : undefined });
+        next.push({
+          path: [...at.path, segment],
+          found,
+          value: found && isRecord(value) ? value[segment] : undefined,
+        });
       }
     }
     frontier = next;
@@ -180,11 +195,19 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
     case "required":
       return (content) =>
         locate(content, segments)
-          .filter((at) => !at.found || at.value === null || (typeof at.value === "string" && at.value.trim() === ""))
+          .filter(
+            (at) =>
+              !at.found || at.value === null || (typeof at.value === "string" && at.value.trim() === ""),
+          )
           .map((at) => {
             const pointer = toPointer(at.path);
             const what = at.found ? `is ${at.value === null ? "null" : "empty"}` : "is missing";
-            return finding(pointer, at.value, `${pointer} ${what}; it is required`, `Give ${pointer} a value.`);
+            return finding(
+              pointer,
+              at.value,
+              `${pointer} ${what}; it is required`,
+              `Give ${pointer} a value.`,
+            );
           });
     case "regex": {
       let re: RegExp;
@@ -251,7 +274,11 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
           if (!at.found) return [];
           const pointer = toPointer(at.path);
           const size =
-            typeof at.value === "string" ? codePoints(at.value) : Array.isArray(at.value) ? at.value.length : undefined;
+            typeof at.value === "string"
+              ? codePoints(at.value)
+              : Array.isArray(at.value)
+                ? at.value.length
+                : undefined;
           if (size === undefined) return [];
           const unit = typeof at.value === "string" ? "characters" : "items";
           if (min !== undefined && size < min) {
@@ -285,7 +312,12 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
           .filter((at) => at.found && !allowed.has(at.value))
           .map((at) => {
             const pointer = toPointer(at.path);
-            return finding(pointer, at.value, `${pointer} is ${show(at.value)}, not one of ${list}`, `Use one of ${list}.`);
+            return finding(
+              pointer,
+              at.value,
+              `${pointer} is ${show(at.value)}, not one of ${list}`,
+              `Use one of ${list}.`,
+            );
           });
     }
   }
@@ -293,7 +325,9 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
 
 /** Whether a concrete path is one a `required` rule's (wildcard) path names. */
 function matchesPattern(pattern: readonly string[], path: readonly (string | number)[]): boolean {
-  return pattern.length === path.length && pattern.every((seg, i) => seg === WILDCARD || seg === String(path[i]));
+  return (
+    pattern.length === path.length && pattern.every((seg, i) => seg === WILDCARD || seg === String(path[i]))
+  );
 }
 
 function withoutUndefined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
@@ -311,7 +345,7 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
     throw new InvalidPackError(`${source}: ${message}`);
   };
   const parsed = DeclarativePackSchema.safeParse(def);
-  if (!parsed.success) return fail(describeZodError(parsed.error));
+  if (!parsed.success) return fail(describeIssues(parsed.error));
   const definition = parsed.data;
 
   let compiled: CompiledJsonSchema | undefined;
@@ -378,6 +412,18 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
   return pack;
 }
 
+/** One line per problem, each naming the field as a reader of the file would (`rules[2].pattern: …`). */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path
+        .map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`))
+        .join("");
+      return field ? `${field}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}
+
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -388,14 +434,17 @@ export async function loadPackFile(path: string): Promise<Pack> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (error as Error).message;
+    const reason =
+      (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (error as Error).message;
     throw new InvalidPackError(`pack file ${path} cannot be read: ${reason}`, { cause: error });
   }
   let definition: unknown;
   try {
     definition = JSON.parse(text);
   } catch (error) {
-    throw new InvalidPackError(`pack file ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new InvalidPackError(`pack file ${path} is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   return packFromDefinition(definition, `pack file ${path}`);
 }

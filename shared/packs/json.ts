@@ -5,7 +5,6 @@ import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 import type { Draft, Repair } from "../draft.js";
 import type { Finding, Pack, RepairResult, Rule } from "../pack.js";
-import { toPointer } from "../pointer.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
 const addFormats = addFormatsModule.default;
@@ -26,7 +25,8 @@ export const JSON_RULE_IDS = {
 } as const;
 
 /** The correction-prompt rule seed 001 added after models kept filling optional pattern fields with "". */
-export const OMIT_OPTIONAL_RULE = "omit an optional field you have no valid value for; never emit an empty string";
+export const OMIT_OPTIONAL_RULE =
+  "omit an optional field you have no valid value for; never emit an empty string";
 
 const AJV_OPTIONS: Options = { allErrors: true, strict: false, verbose: true, logger: false };
 /** Schemas compiled from drafts' contexts are kept by content; the bound keeps a stream of one-off schemas from growing the heap. */
@@ -76,7 +76,11 @@ function fragmentSegment(segment: string | number): string {
 
 function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
   const ajv =
-    dialect === "draft-07" ? new Ajv(options) : dialect === "2019-09" ? new Ajv2019(options) : new Ajv2020(options);
+    dialect === "draft-07"
+      ? new Ajv(options)
+      : dialect === "2019-09"
+        ? new Ajv2019(options)
+        : new Ajv2020(options);
   addFormats(ajv);
   return ajv;
 }
@@ -94,17 +98,17 @@ export function dialectOf(schema: SchemaObject): JsonSchemaDialect | undefined {
 
 // One meta-schema validator per dialect, built on first use: checking a schema against its
 // meta-schema is the only step that needs the (large) compiled meta-schema, so it is shared.
-const metaValidators = new Map<JsonSchemaDialect, { ajv: AnyAjv; validate: ValidateFunction }>();
-function metaValidator(dialect: JsonSchemaDialect): { ajv: AnyAjv; validate: ValidateFunction } {
-  let meta = metaValidators.get(dialect);
-  if (!meta) {
-    const ajv = newAjv(dialect, { allErrors: true, strict: false, logger: false });
-    const validate = ajv.getSchema(META_SCHEMAS[dialect]);
+const metaValidators = new Map<JsonSchemaDialect, ValidateFunction>();
+function metaValidator(dialect: JsonSchemaDialect): ValidateFunction {
+  let validate = metaValidators.get(dialect);
+  if (!validate) {
+    validate = newAjv(dialect, { allErrors: true, strict: false, logger: false }).getSchema(
+      META_SCHEMAS[dialect],
+    );
     if (!validate) throw new Error(`meta-schema of JSON Schema ${dialect} is not available`);
-    meta = { ajv, validate };
-    metaValidators.set(dialect, meta);
+    metaValidators.set(dialect, validate);
   }
-  return meta;
+  return validate;
 }
 
 /** A problem with the schema itself, reported as a violation rather than thrown. */
@@ -214,7 +218,8 @@ export class CompiledJsonSchema {
    * the objects and arrays on the path to a removal are copied.
    */
   repair(content: unknown, options: RepairOptions = {}): RepairResult<unknown> {
-    if (typeof content !== "object" || content === null || this.#validate(content)) return { content, repairs: [] };
+    if (typeof content !== "object" || content === null || this.#validate(content))
+      return { content, repairs: [] };
     const errors = this.#validate.errors ?? [];
     const before = errors.length;
     const walk: RepairWalk = { repairs: [], dirty: dirtyPointers(errors) };
@@ -275,7 +280,9 @@ export class CompiledJsonSchema {
       case "additionalProperties":
       case "unevaluatedProperties": {
         const extra = String(params.additionalProperty ?? params.unevaluatedProperty);
-        const allowed = isRecord(error.parentSchema?.properties) ? Object.keys(error.parentSchema.properties) : [];
+        const allowed = isRecord(error.parentSchema?.properties)
+          ? Object.keys(error.parentSchema.properties)
+          : [];
         const list = allowed.length > 0 ? `; allowed here: ${clip(allowed.join(", "), 200)}` : "";
         return finding(
           `property "${extra}" is not allowed by the schema${where}`,
@@ -287,7 +294,11 @@ export class CompiledJsonSchema {
         const label = error.instancePath || "the content";
         const message = `${label} ${describeValueError(error)}`;
         if (!VALUE_KEYWORDS.has(error.keyword)) {
-          return finding(message, error.instancePath, `Change ${label} so that it ${error.message ?? "conforms"}.`);
+          return finding(
+            message,
+            error.instancePath,
+            `Change ${label} so that it ${error.message ?? "conforms"}.`,
+          );
         }
         const hint = valueHint(error);
         const status = this.#fieldStatus(content, error.instancePath);
@@ -346,7 +357,8 @@ export class CompiledJsonSchema {
     const plan = this.#plan(views);
     if (!plan.described) {
       const keys = new Set<string>();
-      for (const { node } of views) if (isRecord(node.properties)) for (const key of Object.keys(node.properties)) keys.add(key);
+      for (const { node } of views)
+        if (isRecord(node.properties)) for (const key of Object.keys(node.properties)) keys.add(key);
       plan.described = [...keys];
     }
     return plan.described;
@@ -433,7 +445,8 @@ export class CompiledJsonSchema {
     // unevaluatedProperties also counts what anyOf/oneOf/if/dependentSchemas evaluated; the walk does
     // not follow those, so it only rules a key out when no such keyword is around.
     const forbidden =
-      forbiddenByAdditional || (unevaluatedFalse && !described && !evaluated && !views.some(hasDynamicApplicator));
+      forbiddenByAdditional ||
+      (unevaluatedFalse && !described && !evaluated && !views.some(hasDynamicApplicator));
     const expanded: View[] = [];
     const seen = new Set<object>();
     for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
@@ -553,7 +566,13 @@ export class CompiledJsonSchema {
       let out: unknown[] | undefined;
       value.forEach((item, index) => {
         if (typeof item !== "object" || item === null) return; // array elements are never removed
-        const fixed = this.#repairValue(item, this.#itemViews(views, index), child(at, index), walk, depth + 1);
+        const fixed = this.#repairValue(
+          item,
+          this.#itemViews(views, index),
+          child(at, index),
+          walk,
+          depth + 1,
+        );
         if (fixed !== item) {
           out ??= value.slice();
           out[index] = fixed;
@@ -570,7 +589,13 @@ export class CompiledJsonSchema {
       out ??= { ...value };
       delete out[key];
       remaining -= 1;
-      walk.repairs.push({ ruleId: JSON_RULE_IDS.repair, action: "remove", path: place.pointer, before, message });
+      walk.repairs.push({
+        ruleId: JSON_RULE_IDS.repair,
+        action: "remove",
+        path: place.pointer,
+        before,
+        message,
+      });
     };
     for (const key of keys) {
       const cv = this.#childViews(views, key);
@@ -582,7 +607,12 @@ export class CompiledJsonSchema {
       if (cv.forbidden) {
         if (removable) {
           const parent = at.pointer ? ` in ${at.pointer}` : "";
-          remove(key, place, before, `removed ${place.pointer}: the schema allows no property "${key}"${parent}`);
+          remove(
+            key,
+            place,
+            before,
+            `removed ${place.pointer}: the schema allows no property "${key}"${parent}`,
+          );
         }
         continue;
       }
@@ -611,7 +641,8 @@ export class CompiledJsonSchema {
       const decisive = scalar
         ? errors[0]
         : errors.find((e) => e.instancePath === "" && CONTAINER_REMOVABLE.has(e.keyword));
-      if (decisive) return `${clip(JSON.stringify(value) ?? String(value), 60)} ${describeValueError(decisive)}`;
+      if (decisive)
+        return `${clip(JSON.stringify(value) ?? String(value), 60)} ${describeValueError(decisive)}`;
     }
     return undefined;
   }
@@ -655,15 +686,15 @@ export class CompiledJsonSchema {
         else units += 1 + openUnits(object[key], depth + 1);
       }
     }
-    if (Array.isArray(present)) {
+    if (Array.isArray(present) && present.length > 0) {
       present.forEach((item, index) => {
         const itemViews = this.#itemViews(views, index);
         const inner =
           itemViews.length > 0 ? this.#below(item, itemViews, false, depth + 1) : openUnits(item, depth + 1);
         units += Math.max(1, inner);
       });
-    } else if (present === undefined) {
-      // An absent array still counts its items' fields once.
+    } else if (present === undefined || Array.isArray(present)) {
+      // An absent or empty array still counts its items' fields once.
       units += this.#below(undefined, this.#itemViews(views, 0), true, depth + 1, absentTrail);
     }
     return units;
@@ -732,7 +763,8 @@ function shapeAllowed(views: readonly View[], value: unknown): boolean {
 function openUnits(value: unknown, depth: number): number {
   if (depth > MAX_DEPTH || typeof value !== "object" || value === null) return 0;
   let units = 0;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) units += 1 + openUnits(child, depth + 1);
+  for (const child of Array.isArray(value) ? value : Object.values(value))
+    units += 1 + openUnits(child, depth + 1);
   return units;
 }
 
@@ -873,13 +905,19 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
   if (schema === undefined || schema === null) {
     return {
       ok: false,
-      problem: { ruleId: JSON_RULE_IDS.missing, message: "no JSON Schema to check against (context.schema is missing)" },
+      problem: {
+        ruleId: JSON_RULE_IDS.missing,
+        message: "no JSON Schema to check against (context.schema is missing)",
+      },
     };
   }
   if (!isRecord(schema)) {
     return {
       ok: false,
-      problem: { ruleId: JSON_RULE_IDS.invalid, message: `the JSON Schema must be an object, got ${jsonTypeOf(schema)}` },
+      problem: {
+        ruleId: JSON_RULE_IDS.invalid,
+        message: `the JSON Schema must be an object, got ${jsonTypeOf(schema)}`,
+      },
     };
   }
   const known = byIdentity.get(schema);
@@ -909,8 +947,14 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
     );
   }
   const meta = metaValidator(dialect);
-  if (!meta.validate(schema)) {
-    return invalid(meta.ajv.errorsText(meta.validate.errors?.slice(0, 5), { dataVar: "schema" }));
+  if (!meta(schema)) {
+    // The meta-schema reports each bad place several ways (enum, type, anyOf): the first says it best.
+    const firstPerPlace = new Map<string, string>();
+    for (const e of meta.errors ?? []) {
+      if (!firstPerPlace.has(e.instancePath))
+        firstPerPlace.set(e.instancePath, `schema${e.instancePath} ${e.message}`);
+    }
+    return invalid([...firstPerPlace.values()].slice(0, 5).join("; "));
   }
   try {
     return { ok: true, schema: new CompiledJsonSchema(schema, dialect) };
@@ -937,13 +981,20 @@ const schemaProblemSuggestion =
 
 const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   id: JSON_RULE_IDS.schema,
-  description: "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 when $schema says so).",
+  description:
+    "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 when $schema says so).",
   severity: "error",
   source: "schema",
   check({ draft, content }) {
     const lookup = draftSchema(draft);
     if (!lookup.ok) {
-      return [{ ruleId: lookup.problem.ruleId, message: lookup.problem.message, suggestion: schemaProblemSuggestion }];
+      return [
+        {
+          ruleId: lookup.problem.ruleId,
+          message: lookup.problem.message,
+          suggestion: schemaProblemSuggestion,
+        },
+      ];
     }
     return lookup.schema.findings(content);
   },

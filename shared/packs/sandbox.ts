@@ -14,14 +14,19 @@
  *   past the limit;
  * - WASM frames run on the host's native stack (about 1 MB in Node), which deep recursion can exhaust
  *   before QuickJS's stack limit trips (~400 native bytes per JS frame, far more for a deeply nested
- *   JSON.stringify or parse). That aborts the WASM call mid-flight, so the engine is discarded and
- *   reloaded by the next `ready()`; the default stack limit is kept low enough that plain recursion
- *   trips QuickJS's limit first.
+ *   JSON.stringify or parse). That aborts the WASM call mid-flight, and so does an assertion QuickJS
+ *   trips when freeing some runtimes (a long self-resolving promise chain): the engine's state is then
+ *   unknown, so it is dropped and a spare engine takes over. The default stack limit is kept low
+ *   enough that plain recursion trips QuickJS's own limit first.
+ *
+ * The deadline and the heap watch are polled by QuickJS every few thousand bytecode branches, so one
+ * long native call (a huge `fill`, a sort of millions) can overrun them; the engine's hard memory cap
+ * and the Lambda timeout bound that.
  */
 import {
+  type JSPromiseState,
   newQuickJSWASMModuleFromVariant,
   newVariant,
-  type JSPromiseState,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
@@ -449,32 +454,42 @@ function hostErrorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** A host exception out of the WASM: the V8 stack ran out, or the module trapped. */
+/** The host exception a call into the WASM throws when it runs out of V8's native stack. */
 function isStackExhaustion(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
+function usable(engine: Engine | undefined): engine is Engine {
+  return engine !== undefined && engine.broken === undefined && !engine.bloated;
+}
+
 /**
- * Runs JavaScript sources and their tests in QuickJS. Load it once with `ready()`; `runSuite`
- * is synchronous. One instance holds one engine; after a crash the engine is reloaded by the
- * next `ready()`.
+ * Runs JavaScript sources and their tests in QuickJS. Load it once with `ready()`; `runSuite` is
+ * synchronous. It keeps a spare engine: when a test takes the engine down (the host stack ran out,
+ * or QuickJS aborted while freeing a runtime), the spare takes over at once and the remaining tests
+ * still run; the next `ready()` loads a new spare.
  */
 export class QuickJSSandbox {
   #engine: Engine | undefined;
+  #spare: Engine | undefined;
   #loading: Promise<void> | undefined;
 
-  /** Loads the engine, or replaces one that crashed or grew large. Cheap when nothing needs doing. */
+  /** Loads the engines, or replaces one that crashed or grew large. Cheap when nothing needs doing. */
   async ready(): Promise<void> {
-    const engine = this.#engine;
-    if (engine && engine.broken === undefined && !engine.bloated) return;
-    this.#loading ??= loadEngine()
-      .then((loaded) => {
-        this.#engine = loaded;
-      })
-      .finally(() => {
-        this.#loading = undefined;
-      });
+    if (usable(this.#engine) && this.#spare) return;
+    this.#loading ??= this.#refill().finally(() => {
+      this.#loading = undefined;
+    });
     await this.#loading;
+  }
+
+  async #refill(): Promise<void> {
+    if (!usable(this.#engine)) {
+      const next = this.#spare ?? (await loadEngine());
+      this.#spare = this.#spare === next ? undefined : this.#spare;
+      this.#engine = next;
+    }
+    this.#spare ??= await loadEngine();
   }
 
   /** Whether `runSuite` can run now. */
@@ -482,32 +497,48 @@ export class QuickJSSandbox {
     return this.#engine !== undefined && this.#engine.broken === undefined;
   }
 
+  /** The engine to use after `engine` broke: the spare when there is one. */
+  #recover(engine: Engine): Engine | undefined {
+    if (engine.broken === undefined) return engine;
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (spare) this.#engine = spare;
+    return spare;
+  }
+
   /**
    * Compiles `source`, then runs each test in a fresh context after the source. Never throws for
    * anything the code does; throws only when `ready()` was not awaited.
    */
   runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
-    const engine = this.#engine;
+    let engine = this.#engine;
     if (!engine || engine.broken !== undefined) {
       throw new Error("the QuickJS sandbox is not loaded: await ready() before running tests");
     }
     const syntax = this.#compile(engine, source, limits);
+    engine = this.#recover(engine);
     if (syntax) return syntax;
     const outcomes: TestOutcome[] = [];
     let sourceFailure: TestFailure | undefined;
-    let crashedIn: string | undefined;
+    let crashedIn = "";
     tests.forEach((test, index) => {
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
         outcomes.push({ name: test.name, passed: false, durationMs: 0, failure: sourceFailure });
-      } else if (crashedIn !== undefined) {
-        const message = `not run: the sandbox crashed in test "${crashedIn}" and is reloaded before the next validation`;
+      } else if (!engine) {
+        const message = `was not run: the sandbox crashed twice (last in test "${crashedIn}") and is reloaded before the next validation`;
         const error = { name: "NotRun", message, stack: "", isError: true };
-        outcomes.push({ name: test.name, passed: false, durationMs: 0, failure: { reason: "not_run", phase: "test", error } });
+        outcomes.push({
+          name: test.name,
+          passed: false,
+          durationMs: 0,
+          failure: { reason: "not_run", phase: "test", error },
+        });
       } else {
         const outcome = this.#runTest(engine, source, test, index, limits);
         if (outcome.failure?.phase === "source") sourceFailure = outcome.failure;
         if (engine.broken !== undefined) crashedIn = test.name;
+        engine = this.#recover(engine);
         outcomes.push(outcome);
       }
     });
@@ -549,11 +580,18 @@ export class QuickJSSandbox {
     );
   }
 
-  #runTest(engine: Engine, source: string, test: SandboxTest, index: number, limits: SandboxLimits): TestOutcome {
+  #runTest(
+    engine: Engine,
+    source: string,
+    test: SandboxTest,
+    index: number,
+    limits: SandboxLimits,
+  ): TestOutcome {
     const started = performance.now();
     const finish = (step: Step): TestOutcome => {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      if (engine.memory.buffer.byteLength > ENGINE_BASE_BYTES + limits.memoryLimitBytes) engine.bloated = true;
+      if (engine.memory.buffer.byteLength > ENGINE_BASE_BYTES + limits.memoryLimitBytes)
+        engine.bloated = true;
       return step.ok
         ? { name: test.name, passed: true, durationMs }
         : { name: test.name, passed: false, durationMs, failure: step.failure };
@@ -596,14 +634,13 @@ export class QuickJSSandbox {
     engine: Engine,
     limits: SandboxLimits,
     body: (session: Session) => T,
-    onCrash: (error: unknown, guard: Guard | undefined) => T,
+    onCrash: (error: unknown) => T,
   ): T {
-    let guard: Guard | undefined;
     let rt: QuickJSRuntime | undefined;
     let ctx: QuickJSContext | undefined;
     let describe: QuickJSHandle | undefined;
     try {
-      guard = new Guard(engine.memory, limits);
+      const guard = new Guard(engine.memory, limits);
       rt = engine.module.newRuntime();
       rt.setMemoryLimit(limits.memoryLimitBytes);
       rt.setMaxStackSize(limits.maxStackBytes);
@@ -618,7 +655,7 @@ export class QuickJSSandbox {
       return body({ rt, ctx, describe, guard });
     } catch (error) {
       engine.broken = hostErrorText(error);
-      return onCrash(error, guard);
+      return onCrash(error);
     } finally {
       if (engine.broken === undefined) {
         try {
@@ -691,7 +728,12 @@ function classified(guard: Guard, phase: TestFailure["phase"], described: Descri
 }
 
 /** Reads a thrown value through the prelude's `describe`, consuming the handle. */
-function readThrown(ctx: QuickJSContext, describe: QuickJSHandle, guard: Guard, thrown: QuickJSHandle): Described {
+function readThrown(
+  ctx: QuickJSContext,
+  describe: QuickJSHandle,
+  guard: Guard,
+  thrown: QuickJSHandle,
+): Described {
   guard.startReading();
   const call = ctx.callFunction(describe, ctx.undefined, thrown);
   thrown.dispose();

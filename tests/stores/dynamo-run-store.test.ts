@@ -105,7 +105,9 @@ describe(`DynamoRunStore on ${engine}: the table design`, () => {
   it("keeps the byStatus partition in step when updateRun is given a status", async () => {
     await store.createRun(makeRun("r1"));
     await store.updateRun("r1", { status: "failed" });
-    await expect(store.listRuns({ status: "failed" }).then((rs) => rs.map((r) => r.runId))).resolves.toEqual(["r1"]);
+    await expect(store.listRuns({ status: "failed" }).then((rs) => rs.map((r) => r.runId))).resolves.toEqual([
+      "r1",
+    ]);
     await expect(store.listRuns({ status: "draft" })).resolves.toEqual([]);
   });
 

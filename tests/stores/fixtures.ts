@@ -31,7 +31,11 @@ export function makeRun(runId: string, overrides: Partial<RunRecord> = {}): RunR
 }
 
 /** An attempt with the awkward values a real one carries: nulls, empty strings, nested patches. */
-export function makeAttempt(runId: string, attempt: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+export function makeAttempt(
+  runId: string,
+  attempt: number,
+  overrides: Partial<AttemptRecord> = {},
+): AttemptRecord {
   return {
     runId,
     attempt,
@@ -45,12 +49,20 @@ export function makeAttempt(runId: string, attempt: number, overrides: Partial<A
         suggestion: "mark one option correct",
         source: "rule",
       },
-      { ruleId: "judge.clarity", severity: "warning", message: "stem is long", source: "judge", confidence: 0.55 },
+      {
+        ruleId: "judge.clarity",
+        severity: "warning",
+        message: "stem is long",
+        source: "judge",
+        confidence: 0.55,
+      },
     ],
     outputViolations: [],
     resolvedCount: 1,
     remainingCount: 0,
-    repairs: [{ ruleId: "trim", action: "trim", path: "/stem", message: "trimmed", before: " x ", after: "x" }],
+    repairs: [
+      { ruleId: "trim", action: "trim", path: "/stem", message: "trimmed", before: " x ", after: "x" },
+    ],
     diff: [
       { op: "replace", path: "/options/1/correct", value: true },
       { op: "add", path: "/explanation", value: "" },

@@ -19,7 +19,11 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
 
     describe("createRun / getRun", () => {
       it("stores a run and reads back exactly what was written", async () => {
-        const run = makeRun("r1", { parentRunId: "r0", overrides: ["skipJudge"], model: "claude-sonnet-4-5" });
+        const run = makeRun("r1", {
+          parentRunId: "r0",
+          overrides: ["skipJudge"],
+          model: "claude-sonnet-4-5",
+        });
         await expect(store.createRun(run)).resolves.toBe(true);
         await expect(store.getRun("r1")).resolves.toEqual(run);
       });
@@ -142,7 +146,9 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
 
     describe("putAttempt / listAttempts", () => {
       it("lists a run's attempts in attempt order, whatever order they were written in", async () => {
-        const attempts = [3, 1, 2].map((n) => makeAttempt("r1", n, { phase: n === 3 ? "logic" : "execution" }));
+        const attempts = [3, 1, 2].map((n) =>
+          makeAttempt("r1", n, { phase: n === 3 ? "logic" : "execution" }),
+        );
         for (const attempt of attempts) await expect(store.putAttempt(attempt)).resolves.toBe(true);
         const listed = await store.listAttempts("r1");
         expect(listed.map((a) => a.attempt)).toEqual([1, 2, 3]);
@@ -182,7 +188,13 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
         await expect(store.addUsage("r1", 1, usage, 0.0123)).resolves.toBe(true);
         await expect(store.addUsage("r1", 2, usage, 0.0000003)).resolves.toBe(true);
         const run = await store.getRun("r1");
-        expect(run?.tokens).toEqual({ input: 2000, output: 400, cacheRead: 1600, cacheWrite: 200, total: 4200 });
+        expect(run?.tokens).toEqual({
+          input: 2000,
+          output: 400,
+          cacheRead: 1600,
+          cacheWrite: 200,
+          total: 4200,
+        });
         expect(run?.costUsd).toBeCloseTo(0.0123003, 10);
       });
 
@@ -229,9 +241,9 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
         const queue = await store.listRuns({ status: "needs_manual_review" });
         expect(queue.map((r) => r.runId)).toEqual(["r3", "r2", "r1", "r0"]);
         expect(queue.every((r) => r.status === "needs_manual_review")).toBe(true);
-        await expect(store.listRuns({ status: "validated" }).then((rs) => rs.map((r) => r.runId))).resolves.toEqual([
-          "r4",
-        ]);
+        await expect(
+          store.listRuns({ status: "validated" }).then((rs) => rs.map((r) => r.runId)),
+        ).resolves.toEqual(["r4"]);
         await expect(store.listRuns({ status: "failed" })).resolves.toEqual([]);
       });
 
@@ -259,7 +271,13 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
     describe("setReview", () => {
       it("stores the reviewer's decision on the run", async () => {
         await store.createRun(makeRun("r1", { status: "needs_manual_review" }));
-        const review = { decision: "edit" as const, reviewer: "ana", note: "fixed stem", at: at(30), newRunId: "r2" };
+        const review = {
+          decision: "edit" as const,
+          reviewer: "ana",
+          note: "fixed stem",
+          at: at(30),
+          newRunId: "r2",
+        };
         await store.setReview("r1", review);
         await expect(store.getRun("r1")).resolves.toMatchObject({ review, status: "needs_manual_review" });
       });

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+import { App, Aspects } from "aws-cdk-lib";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { loadConfig } from "./config.js";
+import { RedraftStack, stackName } from "./stack.js";
+
+/**
+ * `npx cdk synth|deploy -c env=dev|staging|prod` (default dev). `-c alarmEmail=ops@example.com`
+ * overrides the environment's alarm address. cdk-nag's AwsSolutions checks run on every synth.
+ */
+const app = new App();
+const envName = String(app.node.tryGetContext("env") ?? "dev");
+const alarmEmail = app.node.tryGetContext("alarmEmail") as string | undefined;
+const config = loadConfig(envName, { alarmEmail });
+
+new RedraftStack(app, stackName(config.envName), {
+  config,
+  description: `redraft (${config.envName}): serverless self-correction of LLM drafts`,
+  ...((config.account || config.region) && { env: { account: config.account, region: config.region } }),
+});
+Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

@@ -1,0 +1,237 @@
+import { fileURLToPath } from "node:url";
+import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+import type { EnvConfig } from "../config.js";
+import { DRAFTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+
+/** The repository root: entries, lockfile and node_modules are resolved from here. */
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const entry = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
+
+/** ESM bundles have no `require`; some dependencies still call it (Powertools, the Anthropic SDK). */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __redraftCreateRequire } from 'node:module'; const require = __redraftCreateRequire(import.meta.url);";
+
+/**
+ * The JavaScript sandbox of the `code` pack loads its WebAssembly module from beside the bundle
+ * (`new URL("emscripten-module.wasm", import.meta.url)`), which esbuild does not copy.
+ */
+const QUICKJS_WASM = "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+
+export interface FunctionsProps {
+  readonly config: EnvConfig;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  /** Present when the model provider is `anthropic`: the API key's secret. */
+  readonly anthropicSecret?: ISecret | undefined;
+}
+
+/**
+ * The three Lambda handlers the state machine chains, each with its own log group and a role that
+ * can do what its step does and nothing else.
+ */
+export class Functions extends Construct {
+  readonly validate: NodejsFunction;
+  readonly correct: NodejsFunction;
+  readonly revalidate: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: FunctionsProps) {
+    super(scope, id);
+    const { config, table, bucket, anthropicSecret } = props;
+    const { provider, id: modelId } = config.model;
+    if (provider === "anthropic" && !anthropicSecret) {
+      throw new Error("the anthropic provider needs the API key's secret");
+    }
+
+    const common = {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      DEPLOYMENT_CONFIG: JSON.stringify(config.deployment),
+      DEDUPE_WINDOW_MS: String(config.dedupeWindowMinutes * 60_000),
+      POWERTOOLS_SERVICE_NAME: "redraft",
+      POWERTOOLS_METRICS_NAMESPACE: "Redraft",
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+      NODE_OPTIONS: "--enable-source-maps",
+    };
+    const model = {
+      MODEL_PROVIDER: provider,
+      MODEL_ID: modelId,
+      ...(anthropicSecret && { ANTHROPIC_SECRET_ARN: anthropicSecret.secretArn }),
+    };
+
+    const make = (name: string, description: string, timeout: Duration, environment: Record<string, string>) =>
+      this.nodeFunction(name, description, timeout, environment, config);
+
+    // Validate decides `modelAvailable` from whether a model client can be built, so it carries the
+    // model settings (and, for anthropic, reads the key at cold start) although it never calls the model.
+    this.validate = make("validate", "Load, reject or register, repair and check a draft (attempt 0)", Duration.seconds(60), {
+      ...common,
+      ...model,
+    });
+    this.correct = make("correct", "One model call on the best draft so far", Duration.minutes(5), {
+      ...common,
+      ...model,
+    });
+    // Re-validation never calls the model: without a provider it builds no client and needs no key.
+    this.revalidate = make("revalidate", "Repair and fully re-validate a corrected draft", Duration.seconds(60), {
+      ...common,
+      MODEL_PROVIDER: "none",
+    });
+
+    this.grantValidate(table, bucket);
+    this.grantCorrect(bucket);
+    this.grantRevalidate(table, bucket);
+    if (anthropicSecret) {
+      anthropicSecret.grantRead(this.validate);
+      anthropicSecret.grantRead(this.correct);
+    } else {
+      this.correct.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
+    }
+  }
+
+  private nodeFunction(
+    name: string,
+    description: string,
+    timeout: Duration,
+    environment: Record<string, string>,
+    config: EnvConfig,
+  ): NodejsFunction {
+    const logGroup = new LogGroup(this, `${name}Logs`, {
+      retention: config.logRetention as RetentionDays,
+      removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
+    const fn = new NodejsFunction(this, name, {
+      description: `redraft ${config.envName}: ${description}`,
+      entry: entry(name),
+      handler: "handler",
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 1024,
+      timeout,
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: ApplicationLogLevel[config.logLevel],
+      systemLogLevelV2: SystemLogLevel.INFO,
+      environment,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: "node22",
+        mainFields: ["module", "main"],
+        banner: ESM_REQUIRE_BANNER,
+        sourceMap: true,
+        minify: true,
+        externalModules: ["@aws-sdk/*"],
+        forceDockerBundling: false,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `if [ -f "${inputDir}/${QUICKJS_WASM}" ]; then cp "${inputDir}/${QUICKJS_WASM}" "${outputDir}/"; fi`,
+          ],
+        },
+      },
+    });
+    NagSuppressions.addResourceSuppressions(
+      fn,
+      [
+        {
+          id: "AwsSolutions-L1",
+          reason: "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
+        },
+        {
+          id: "AwsSolutions-IAM4",
+          reason: "AWSLambdaBasicExecutionRole only allows writing this function's own logs.",
+          appliesTo: ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
+        },
+        {
+          id: "AwsSolutions-IAM5",
+          reason:
+            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; " +
+            "blob access is limited to the prefixes this step reads and writes (runs are keyed by run id).",
+          appliesTo: [
+            "Resource::*",
+            { regex: "/^Resource::<StorageDrafts[A-Za-z0-9]+\\.Arn>\\/(drafts|runs)\\/\\*$/g" },
+          ],
+        },
+      ],
+      true,
+    );
+    return fn;
+  }
+
+  /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
+  private grantValidate(table: ITable, bucket: IBucket): void {
+    this.validate.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]));
+    this.validate.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject"],
+        resources: [bucket.arnForObjects(`${DRAFTS_PREFIX}*`), bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    );
+    this.validate.addToRolePolicy(
+      new PolicyStatement({ actions: ["s3:PutObject"], resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)] }),
+    );
+    // Without ListBucket, S3 answers a missing key with 403 instead of 404, and a reference to a
+    // draft that is not there would fail the run instead of rejecting the input.
+    this.validate.addToRolePolicy(new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }));
+  }
+
+  /** Correct reads the best draft and report, writes the model's answer and the candidate. */
+  private grantCorrect(bucket: IBucket): void {
+    this.correct.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    );
+  }
+
+  /** Revalidate writes the attempt record, adds its tokens, and updates the run's progress. */
+  private grantRevalidate(table: ITable, bucket: IBucket): void {
+    this.revalidate.addToRolePolicy(
+      tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
+    );
+    this.revalidate.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    );
+  }
+}
+
+/** Item-level actions on the table itself (not its indexes: the steps never query). */
+function tableItems(table: ITable, actions: string[]): PolicyStatement {
+  return new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [table.tableArn] });
+}
+
+/** Bedrock inference-profile prefixes (`us.`, `eu.`, `apac.`, `global.`…) in front of a model id. */
+const PROFILE_PREFIX = /^(?:[a-z]{2,6})\.(?=anthropic\.)/;
+
+/**
+ * `bedrock:InvokeModel` on exactly the configured model: the inference profile in this account and
+ * region when the id is a profile, and the foundation model in whichever region the profile routes to.
+ */
+export function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
+  const foundationModel = modelId.replace(PROFILE_PREFIX, "");
+  const resources = [
+    `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModel}`,
+    // Global profiles route to the foundation model without a region in its ARN.
+    `arn:${stack.partition}:bedrock:::foundation-model/${foundationModel}`,
+  ];
+  if (foundationModel !== modelId) {
+    resources.unshift(`arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelId}`);
+  }
+  return new PolicyStatement({ actions: ["bedrock:InvokeModel"], resources });
+}

@@ -1,0 +1,422 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IEventBus } from "aws-cdk-lib/aws-events";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Fail,
+  JitterType,
+  JsonPath,
+  LogLevel,
+  Pass,
+  type RetryProps,
+  Result,
+  StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+} from "aws-cdk-lib/aws-stepfunctions";
+import {
+  CallAwsService,
+  DynamoAttributeValue,
+  DynamoUpdateItem,
+  EventBridgePutEvents,
+  LambdaInvoke,
+} from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+import {
+  type OutcomeField,
+  RUN_SORT_KEY,
+  runKey,
+  StoreErrorNames,
+  statusUpdate,
+  timeSortKey,
+} from "../../functions/lib/table.js";
+import { TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { blobKeys } from "../../shared/loop/keys.js";
+import type { LoopDecision } from "../../shared/loop/state.js";
+import type { RunStatus, StopReason } from "../../shared/store/types.js";
+import { RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents, StateNames } from "../state-names.js";
+
+export interface CorrectionWorkflowProps {
+  readonly validate: IFunction;
+  readonly correct: IFunction;
+  readonly revalidate: IFunction;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  /** Where `Draft Validated` / `Draft Needs Review` are published. */
+  readonly bus: IEventBus;
+  /** `redraft-<env>`; also names the log group. */
+  readonly stateMachineName: string;
+  /**
+   * A run still going after this is stopped (ExecutionsTimedOut): the loop is bounded by its
+   * counters, this bounds it in time.
+   * @default Duration.hours(1)
+   */
+  readonly timeout?: Duration;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** Errors Lambda itself raises around an invocation; worth retrying, unlike the function's own. */
+export const LAMBDA_SERVICE_ERRORS = [
+  "Lambda.ClientExecutionTimeoutException",
+  "Lambda.ServiceException",
+  "Lambda.AWSLambdaException",
+  "Lambda.SdkClientException",
+  "Lambda.TooManyRequestsException",
+];
+
+/** Transient model errors: backoff with full jitter, so parallel runs do not retry in lockstep. */
+export const MODEL_RETRY: RetryProps = {
+  errors: [...TRANSIENT_MODEL_ERRORS],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 4,
+  maxDelay: Duration.seconds(60),
+  jitterStrategy: JitterType.FULL,
+};
+
+const SERVICE_RETRY: RetryProps = {
+  errors: [...LAMBDA_SERVICE_ERRORS, StoreErrorNames.Unavailable],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 5,
+  maxDelay: Duration.seconds(30),
+  jitterStrategy: JitterType.FULL,
+};
+
+/** The error Step Functions reports when a DynamoDB condition fails in a direct integration. */
+export const CONDITIONAL_CHECK_FAILED = "DynamoDB.ConditionalCheckFailedException";
+
+/** `{}` placeholders for `States.Format`, built from the table helpers so the formats cannot drift. */
+const runPk = runKey("{}").pk;
+const statusSortFormat = timeSortKey("{}", "{}");
+const resultKeyFormat = blobKeys.result("{}", "{}");
+
+/**
+ * The correction workflow: Validate → HasErrors? → (CorrectExecution → CountExecutionAttempt →
+ * Revalidate → NextStep?)* → publish, record and announce the outcome. The loop's stop rules are
+ * Choice branches a person can follow in the console; the Lambdas compute verdicts, never routes.
+ */
+export class CorrectionWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: CorrectionWorkflowProps) {
+    super(scope, id);
+    const { table, bucket, bus } = props;
+
+    // ── Failure path ─────────────────────────────────────────────────────────────────────────
+    const correctionFailed = new Fail(this, StateNames.CorrectionFailed, {
+      comment: "A system or model failure the retries did not cure; the run record says why.",
+      errorPath: "$.error.Error",
+      causePath: "$.error.Cause",
+    });
+    // The run id is the execution name, so a failure is recorded even before Validate returned a state.
+    const recordFailure = this.statusUpdateTask(StateNames.RecordFailure, "failed", table, {
+      runId: JsonPath.executionName,
+      fields: {
+        reason: DynamoAttributeValue.fromString("system_error" satisfies StopReason),
+        message: DynamoAttributeValue.fromString(
+          JsonPath.format("{}: {}", JsonPath.stringAt("$.error.Error"), JsonPath.stringAt("$.error.Cause")),
+        ),
+      },
+    });
+    recordFailure.addCatch(correctionFailed, { errors: ["States.ALL"], resultPath: "$.recordFailureError" });
+    recordFailure.next(correctionFailed);
+    const toFailure = { errors: ["States.ALL"], resultPath: "$.error" };
+
+    // ── Lambda steps ─────────────────────────────────────────────────────────────────────────
+    const validate = this.lambdaStep(StateNames.Validate, props.validate, {
+      runId: JsonPath.executionName,
+      input: JsonPath.entirePayload,
+    });
+    validate.addRetry(SERVICE_RETRY);
+    validate.addCatch(recordFailure, toFailure);
+
+    const correctExecution = this.lambdaStep(StateNames.CorrectExecution, props.correct);
+    correctExecution.addRetry(MODEL_RETRY);
+    correctExecution.addRetry(SERVICE_RETRY);
+    correctExecution.addCatch(recordFailure, toFailure);
+
+    const countExecutionAttempt = new Pass(this, StateNames.CountExecutionAttempt, {
+      comment: "One more execution-phase correction made; the Choice states compare it with the limit.",
+      parameters: {
+        execution: JsonPath.mathAdd(JsonPath.numberAt("$.counters.execution"), 1),
+        logic: JsonPath.numberAt("$.counters.logic"),
+      },
+      resultPath: "$.counters",
+    });
+
+    const revalidate = this.lambdaStep(StateNames.Revalidate, props.revalidate);
+    revalidate.addRetry(SERVICE_RETRY);
+    revalidate.addCatch(recordFailure, toFailure);
+
+    // ── Outcome paths ────────────────────────────────────────────────────────────────────────
+    const resultKey = JsonPath.format(resultKeyFormat, JsonPath.stringAt("$.draftId"), JsonPath.stringAt("$.runId"));
+    const publishCorrected = this.publishTask(StateNames.PublishCorrectedDraft, bucket, resultKey);
+    const publishBest = this.publishTask(StateNames.PublishBestDraft, bucket, resultKey);
+    const outcomeFields = {
+      finalRef: DynamoAttributeValue.fromString(JsonPath.stringAt("$.best.draftRef")),
+      resultRef: DynamoAttributeValue.fromString(resultKey),
+    };
+    const markValidated = this.statusUpdateTask(StateNames.MarkValidated, "validated", table, {
+      runId: JsonPath.stringAt("$.runId"),
+      fields: outcomeFields,
+    });
+    const markNeedsReview = this.statusUpdateTask(StateNames.MarkNeedsReview, "needs_manual_review", table, {
+      runId: JsonPath.stringAt("$.runId"),
+      fields: { reason: DynamoAttributeValue.fromString(JsonPath.stringAt("$.reason")), ...outcomeFields },
+    });
+    const announceValidated = this.announceTask(StateNames.AnnounceValidated, bus, OutcomeEvents.Validated, {
+      status: "validated" satisfies RunStatus,
+      reason: null,
+      resultRef: resultKey,
+    });
+    const announceNeedsReview = this.announceTask(StateNames.AnnounceNeedsReview, bus, OutcomeEvents.NeedsReview, {
+      status: "needs_manual_review" satisfies RunStatus,
+      reason: JsonPath.stringAt("$.reason"),
+      resultRef: resultKey,
+    });
+
+    // A retried Mark* finds the status already in place (the condition fails): that is success.
+    // Catchers are tried in order, so this one comes before the catch-all.
+    markValidated.addCatch(announceValidated, { errors: [CONDITIONAL_CHECK_FAILED], resultPath: JsonPath.DISCARD });
+    markNeedsReview.addCatch(announceNeedsReview, { errors: [CONDITIONAL_CHECK_FAILED], resultPath: JsonPath.DISCARD });
+    for (const task of [publishCorrected, publishBest, markValidated, markNeedsReview]) {
+      task.addCatch(recordFailure, toFailure);
+    }
+    // The outcome is already recorded when an announcement fails: fail the execution (and alarm)
+    // without RecordFailure turning a validated run into a failed one.
+    for (const task of [announceValidated, announceNeedsReview]) {
+      task.addCatch(correctionFailed, toFailure);
+    }
+
+    const validatedPath = publishCorrected
+      .next(markValidated)
+      .next(announceValidated)
+      .next(new Succeed(this, StateNames.DraftValidated, { comment: "No error-severity violation left." }));
+    const reviewPath = publishBest
+      .next(markNeedsReview)
+      .next(announceNeedsReview)
+      .next(new Succeed(this, StateNames.DraftNeedsReview, { comment: "The best draft waits for a person; $.reason says why." }));
+
+    const stopFor = (name: string, reason: StopReason, comment: string) =>
+      new Pass(this, name, { comment, result: Result.fromString(reason), resultPath: "$.reason" }).next(reviewPath);
+    const maxAttemptsReached = stopFor(
+      StateNames.MaxAttemptsReached,
+      "max_attempts",
+      "Every correction the limits allow was made.",
+    );
+
+    // ── Routing ──────────────────────────────────────────────────────────────────────────────
+    // Errors left are compared with the limit here, visibly: the Lambdas report, the Choices decide.
+    // The logic phase (Judge → HasCriticalFindings? → CorrectLogic → CountLogicAttempt) will sit
+    // between `$.verdict.errors == 0` and the validated path, in both Choices, once it exists.
+    const noErrors = Condition.numberEquals("$.verdict.errors", 0);
+    const attemptsUsedUp = Condition.numberGreaterThanEqualsJsonPath("$.counters.execution", "$.limits.maxAttempts");
+
+    const hasErrors = new Choice(this, StateNames.HasErrors, {
+      comment: "Severity filter: only error-severity violations go on to correction; warnings pass.",
+    })
+      .when(Condition.stringEquals("$.decision", "rejected" satisfies LoopDecision), new Succeed(this, StateNames.InputRejected, {
+        comment: "Bad input: Validate recorded the run as rejected with its reason. Nothing to retry.",
+      }))
+      .when(Condition.stringEquals("$.decision", "duplicate" satisfies LoopDecision), new Succeed(this, StateNames.DuplicateIgnored, {
+        comment: "A repeated delivery of content another run already handles.",
+      }))
+      .when(noErrors, validatedPath)
+      .when(
+        Condition.booleanEquals("$.modelAvailable", false),
+        stopFor(StateNames.NoModelConfigured, "no_model", "Errors to correct but no model configured."),
+      )
+      .when(attemptsUsedUp, maxAttemptsReached)
+      .otherwise(correctExecution);
+
+    const nextStep = new Choice(this, StateNames.NextStep, {
+      comment: "Stop rules in order: validated, circuit breaker, stuck, budget, attempts used up; else correct again.",
+    })
+      .when(noErrors, validatedPath)
+      .when(
+        Condition.booleanEquals("$.verdict.breakerTripped", true),
+        stopFor(StateNames.CircuitBreakerTripped, "circuit_breaker", "The same rule failed in every attempt."),
+      )
+      .when(
+        Condition.booleanEquals("$.verdict.stuck", true),
+        stopFor(StateNames.StuckNoImprovement, "stuck", "Consecutive attempts did not beat the best so far."),
+      )
+      .when(
+        Condition.booleanEquals("$.verdict.budgetExhausted", true),
+        stopFor(StateNames.BudgetExhausted, "budget_exhausted", "The run's token or cost budget is spent."),
+      )
+      .when(attemptsUsedUp, maxAttemptsReached)
+      .otherwise(correctExecution);
+
+    correctExecution.next(countExecutionAttempt).next(revalidate).next(nextStep);
+    const definition = validate.next(hasErrors);
+
+    // ── State machine ────────────────────────────────────────────────────────────────────────
+    this.logGroup = new LogGroup(this, "Logs", {
+      // The vendedlogs prefix keeps CloudWatch Logs' resource policy from growing with every machine.
+      logGroupName: `/aws/vendedlogs/states/${props.stateMachineName}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    this.stateMachine = new StateMachine(this, "StateMachine", {
+      stateMachineName: props.stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      comment: "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
+      definitionBody: DefinitionBody.fromChainable(definition),
+      timeout: props.timeout ?? Duration.hours(1),
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
+    });
+
+    NagSuppressions.addResourceSuppressions(
+      this.stateMachine,
+      [
+        {
+          id: "AwsSolutions-IAM5",
+          reason:
+            "Log delivery and X-Ray actions support no resource-level permissions; Lambda invoke of a " +
+            "function's versions (`:*`) is how Step Functions invokes it; blobs are limited to runs/ (read) " +
+            "and results/ (write), keyed by run and draft id.",
+          appliesTo: [
+            "Resource::*",
+            { regex: "/^Resource::<Functions[A-Za-z0-9]+\\.Arn>:\\*$/g" },
+            { regex: "/^Resource::<StorageDrafts[A-Za-z0-9]+\\.Arn>\\/(runs|results)\\/\\*$/g" },
+          ],
+        },
+      ],
+      true,
+    );
+  }
+
+  /** A Lambda step whose output is the returned LoopState itself (`$.Payload`). */
+  private lambdaStep(name: string, fn: IFunction, payload?: Record<string, unknown>): LambdaInvoke {
+    return new LambdaInvoke(this, name, {
+      lambdaFunction: fn,
+      ...(payload && { payload: TaskInput.fromObject(payload) }),
+      outputPath: "$.Payload",
+      // Retried explicitly (SERVICE_RETRY), with jitter and the store's transient error.
+      retryOnServiceExceptions: false,
+    });
+  }
+
+  /** s3:CopyObject of the best draft (under runs/) to `results/<draftId>/<runId>.json`; never the original. */
+  private publishTask(name: string, bucket: IBucket, resultKey: string): CallAwsService {
+    const task = new CallAwsService(this, name, {
+      comment: "Publish the best draft under results/; the upload under drafts/ is never overwritten.",
+      service: "s3",
+      action: "copyObject",
+      parameters: {
+        Bucket: bucket.bucketName,
+        CopySource: JsonPath.format(`${bucket.bucketName}/{}`, JsonPath.stringAt("$.best.draftRef")),
+        Key: resultKey,
+      },
+      iamAction: "s3:PutObject",
+      iamResources: [bucket.arnForObjects(`${RESULTS_PREFIX}*`)],
+      additionalIamStatements: [
+        new PolicyStatement({ actions: ["s3:GetObject"], resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)] }),
+      ],
+      resultPath: JsonPath.DISCARD,
+    });
+    task.addRetry(directRetry());
+    return task;
+  }
+
+  /**
+   * The UpdateItem `statusUpdate(status, fields)` from table.ts describes, with its values taken
+   * from the state: the run id, the state's entry time as the change's time, and each field.
+   */
+  private statusUpdateTask(
+    name: string,
+    status: RunStatus,
+    table: ITable,
+    values: { runId: string; fields: Partial<Record<OutcomeField, DynamoAttributeValue>> },
+  ): DynamoUpdateItem {
+    const update = statusUpdate(status, Object.keys(values.fields) as OutcomeField[]);
+    const n = update.valueNames;
+    const at = JsonPath.stateEnteredTime;
+    const attributeValues: Record<string, DynamoAttributeValue> = {
+      [n.statusSort]: DynamoAttributeValue.fromString(JsonPath.format(statusSortFormat, at, values.runId)),
+      [n.at]: DynamoAttributeValue.fromString(at),
+      [n.transition]: DynamoAttributeValue.fromList([
+        DynamoAttributeValue.fromMap({
+          status: DynamoAttributeValue.fromString(status),
+          at: DynamoAttributeValue.fromString(at),
+        }),
+      ]),
+    };
+    for (const [placeholder, value] of Object.entries(update.fixedValues)) {
+      attributeValues[placeholder] = DynamoAttributeValue.fromString(value);
+    }
+    for (const [field, placeholder] of Object.entries(n.fields) as [OutcomeField, string][]) {
+      const value = values.fields[field];
+      if (value) attributeValues[placeholder] = value;
+    }
+    const task = new DynamoUpdateItem(this, name, {
+      table,
+      key: {
+        pk: DynamoAttributeValue.fromString(JsonPath.format(runPk, values.runId)),
+        sk: DynamoAttributeValue.fromString(RUN_SORT_KEY),
+      },
+      updateExpression: update.UpdateExpression,
+      conditionExpression: update.ConditionExpression,
+      expressionAttributeNames: update.ExpressionAttributeNames,
+      expressionAttributeValues: attributeValues,
+      resultPath: JsonPath.DISCARD,
+    });
+    // Never retry a failed condition: the status it wanted is already in place.
+    task.addRetry({ errors: [CONDITIONAL_CHECK_FAILED], maxAttempts: 0 });
+    task.addRetry(directRetry());
+    return task;
+  }
+
+  /** events:PutEvents of one outcome event on the project's bus. */
+  private announceTask(
+    name: string,
+    bus: IEventBus,
+    detailType: string,
+    fields: Record<string, unknown>,
+  ): EventBridgePutEvents {
+    const task = new EventBridgePutEvents(this, name, {
+      entries: [
+        {
+          eventBus: bus,
+          source: OUTCOME_EVENT_SOURCE,
+          detailType,
+          detail: TaskInput.fromObject({
+            runId: JsonPath.stringAt("$.runId"),
+            draftId: JsonPath.stringAt("$.draftId"),
+            kind: JsonPath.stringAt("$.kind"),
+            ...fields,
+          }),
+        },
+      ],
+      resultPath: JsonPath.DISCARD,
+    });
+    task.addRetry(directRetry());
+    return task;
+  }
+}
+
+/** Throttling or a service hiccup in a direct integration: a few jittered retries. */
+function directRetry(): RetryProps {
+  return {
+    errors: ["States.TaskFailed"],
+    interval: Duration.seconds(1),
+    backoffRate: 2,
+    maxAttempts: 3,
+    maxDelay: Duration.seconds(20),
+    jitterStrategy: JitterType.FULL,
+  };
+}

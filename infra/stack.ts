@@ -1,0 +1,139 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from "aws-cdk-lib";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { NagSuppressions } from "cdk-nag";
+import type { Construct } from "constructs";
+import type { EnvConfig } from "./config.js";
+import { ProjectBus } from "./constructs/bus.js";
+import { Functions } from "./constructs/functions.js";
+import { Observability } from "./constructs/observability.js";
+import { Storage } from "./constructs/storage.js";
+import { Triggers } from "./constructs/triggers.js";
+import { CorrectionWorkflow } from "./constructs/workflow.js";
+
+export interface RedraftStackProps extends StackProps {
+  readonly config: EnvConfig;
+}
+
+/** `Redraft-<env>`: the stack name of an environment. */
+export const stackName = (envName: string): string => `Redraft-${envName}`;
+
+/**
+ * One environment of redraft: storage, the project's bus, the three handlers, the correction
+ * workflow, its triggers, and observability, wired together and nothing more.
+ */
+export class RedraftStack extends Stack {
+  readonly storage: Storage;
+  readonly projectBus: ProjectBus;
+  readonly functions: Functions;
+  readonly workflow: CorrectionWorkflow;
+  readonly triggers: Triggers;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: RedraftStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const name = `redraft-${config.envName}`;
+    const removalPolicy = config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    Tags.of(this).add("project", "redraft");
+    Tags.of(this).add("environment", config.envName);
+
+    this.storage = new Storage(this, "Storage", { removalPolicy: config.removalPolicy });
+    this.projectBus = new ProjectBus(this, "Events", { eventBusName: name });
+
+    const anthropicSecret =
+      config.model.provider === "anthropic"
+        ? new Secret(this, "AnthropicApiKey", {
+            secretName: `${name}/anthropic-api-key`,
+            description: `Anthropic API key of redraft ${config.envName}: put the key here after the first deploy`,
+            removalPolicy,
+          })
+        : undefined;
+    if (anthropicSecret) {
+      NagSuppressions.addResourceSuppressions(anthropicSecret, [
+        {
+          id: "AwsSolutions-SMG4",
+          reason: "A third-party API key: it is rotated in the Anthropic console and put here by hand, not by a Lambda.",
+        },
+      ]);
+    }
+
+    this.functions = new Functions(this, "Functions", {
+      config,
+      table: this.storage.table,
+      bucket: this.storage.bucket,
+      anthropicSecret,
+    });
+
+    this.workflow = new CorrectionWorkflow(this, "Workflow", {
+      validate: this.functions.validate,
+      correct: this.functions.correct,
+      revalidate: this.functions.revalidate,
+      table: this.storage.table,
+      bucket: this.storage.bucket,
+      bus: this.projectBus.bus,
+      stateMachineName: name,
+      timeout: Duration.minutes(config.executionTimeoutMinutes),
+      logRetention: config.logRetention,
+      removalPolicy,
+    });
+
+    this.triggers = new Triggers(this, "Triggers", {
+      stateMachine: this.workflow.stateMachine,
+      bucket: this.storage.bucket,
+      bus: this.projectBus.bus,
+    });
+
+    this.observability = new Observability(this, "Observability", {
+      envName: config.envName,
+      stateMachine: this.workflow.stateMachine,
+      stateMachineLogs: this.workflow.logGroup,
+      functions: {
+        validate: this.functions.validate,
+        correct: this.functions.correct,
+        revalidate: this.functions.revalidate,
+      },
+      deadLetterQueue: this.triggers.deadLetterQueue,
+      alarmEmail: config.alarmEmail,
+      ...config.alarms,
+    });
+
+    this.suppressCdkInternals();
+
+    new CfnOutput(this, "BucketName", { value: this.storage.bucket.bucketName, description: "Upload drafts under drafts/" });
+    new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
+    new CfnOutput(this, "EventBusName", { value: this.projectBus.bus.eventBusName });
+    new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
+    if (anthropicSecret) {
+      new CfnOutput(this, "AnthropicSecretArn", {
+        value: anthropicSecret.secretArn,
+        description: "aws secretsmanager put-secret-value --secret-id <this> --secret-string <key>",
+      });
+    }
+  }
+
+  /** Singleton Lambdas CDK adds for bucket notifications and auto-delete: not ours to change. */
+  private suppressCdkInternals(): void {
+    const internals = this.node
+      .findAll()
+      .filter((c) => /^(BucketNotificationsHandler|Custom::S3AutoDeleteObjects)/.test(c.node.id));
+    for (const construct of internals) {
+      NagSuppressions.addResourceSuppressions(
+        construct,
+        [
+          {
+            id: "AwsSolutions-IAM4",
+            reason: "CDK's own custom-resource handler (bucket notifications / auto-delete) uses the basic execution role.",
+            appliesTo: ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
+          },
+          {
+            id: "AwsSolutions-IAM5",
+            reason: "CDK's bucket-notifications handler must be able to configure notifications on the bucket.",
+            appliesTo: ["Resource::*"],
+          },
+          { id: "AwsSolutions-L1", reason: "The runtime of CDK's own custom-resource handler is chosen by CDK." },
+        ],
+        true,
+      );
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { StateNames } from "../../infra/state-names.js";
+import { blobKeys } from "../../shared/loop/keys.js";
+import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT, PARTIALLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
+import { answer } from "../loop/harness.js";
+import { openRuntime, path, synthesizedAsl } from "./harness.js";
+
+const ID = DRAFT_WITH_ERRORS.id;
+const body = (d: unknown) => JSON.stringify(d);
+let open: Awaited<ReturnType<typeof openRuntime>> | undefined;
+
+beforeAll(async () => {
+  await synthesizedAsl();
+}, 120_000);
+
+afterEach(async () => {
+  await open?.close();
+  open = undefined;
+});
+
+async function start(responses: unknown[] | undefined) {
+  open = await openRuntime(responses);
+  return open;
+}
+
+describe("the synthesized state machine, executed locally", () => {
+  it("validates a warnings-only draft with no correction", async () => {
+    const rt = await start([]);
+    const { execution, result } = await rt.runUpload(body({ ...FULLY_CORRECTED_DRAFT, id: "w1", metadata: {} }));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(path(execution.history)).not.toContain(StateNames.CorrectExecution);
+    expect(result.status).toBe("validated");
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run?.status).toBe("validated");
+    expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "validated"]);
+    expect(await rt.runtime.runs.listAttempts(execution.runId)).toEqual([]);
+    expect(await rt.runtime.blobs.get(blobKeys.result("w1", execution.runId))).toContain('"id":"w1"');
+  });
+
+  it("corrects on attempt 1", async () => {
+    const rt = await start([answer(ID, FULLY_CORRECTED_DRAFT.content, { input_tokens: 1200, output_tokens: 800 })]);
+    const { execution, result } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(path(execution.history)).toEqual([
+      StateNames.Validate,
+      StateNames.HasErrors,
+      StateNames.CorrectExecution,
+      StateNames.CountExecutionAttempt,
+      StateNames.Revalidate,
+      StateNames.NextStep,
+      StateNames.PublishCorrectedDraft,
+      StateNames.MarkValidated,
+      StateNames.AnnounceValidated,
+      StateNames.DraftValidated,
+    ]);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "validated", attempts: 1, violationsPerAttempt: [3, 0] });
+    expect(run?.tokens).toMatchObject({ input: 1200, output: 800, total: 2000 });
+    expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "correcting", "validated"]);
+    const attempts = await rt.runtime.runs.listAttempts(execution.runId);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ attempt: 1, resolvedCount: 3, remainingCount: 0 });
+    expect(result.finalDraft?.content).toEqual(FULLY_CORRECTED_DRAFT.content);
+  });
+
+  it("corrects on attempt 2 and reads [3, 1, 0]", async () => {
+    const rt = await start([answer(ID, PARTIALLY_CORRECTED_DRAFT.content), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "validated", attempts: 2, violationsPerAttempt: [3, 1, 0] });
+    expect((await rt.runtime.runs.listAttempts(execution.runId)).map((a) => a.attempt)).toEqual([1, 2]);
+    expect(path(execution.history).filter((s) => s === StateNames.CountExecutionAttempt)).toHaveLength(2);
+  });
+
+  it("routes to review with max_attempts through the visible MaxAttemptsReached branch", async () => {
+    const full = FULLY_CORRECTED_DRAFT.content as { options: { key: string; text: string }[] };
+    const first = {
+      ...full,
+      stem: "Which of the following is NOT appropriate?",
+      options: [{ key: "A", text: "Always administer aspirin and prepare for PCI" }, ...full.options.slice(1)],
+    };
+    const second = { ...full, options: [full.options[0], full.options[0], ...full.options.slice(2)] };
+    const rt = await start([answer(ID, first), answer(ID, second)]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(path(execution.history)).toContain(StateNames.MaxAttemptsReached);
+    expect(execution.terminalState).toBe(StateNames.DraftNeedsReview);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "needs_manual_review", reason: "max_attempts", attempts: 2 });
+    expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "correcting", "needs_manual_review"]);
+  });
+
+  it("trips the circuit breaker through the CircuitBreakerTripped branch, naming the rule", async () => {
+    const rt = await start([answer(ID, PARTIALLY_CORRECTED_DRAFT.content), answer(ID, PARTIALLY_CORRECTED_DRAFT.content)]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(path(execution.history)).toContain(StateNames.CircuitBreakerTripped);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "needs_manual_review", reason: "circuit_breaker", circuitBreakerRules: ["nbme_answer_homogeneity"] });
+  });
+
+  it("stops a stuck loop through the StuckNoImprovement branch", async () => {
+    const worse = { ...(DRAFT_WITH_ERRORS.content as object), correct_answer: "Z" };
+    const worseStill = { ...(DRAFT_WITH_ERRORS.content as object), options: [{ key: "A", text: "All of the above" }] };
+    const rt = await start([answer(ID, worse), answer(ID, worseStill)]);
+    const { execution } = await rt.runUpload(body({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }));
+    expect(path(execution.history)).toContain(StateNames.StuckNoImprovement);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "needs_manual_review", reason: "stuck", attempts: 2 });
+  });
+
+  it("counts an unparseable answer as a failed attempt whose tokens still count", async () => {
+    const rt = await start([
+      { draftId: ID, purpose: "correct", raw: "I fixed it!", usage: { input_tokens: 500, output_tokens: 5 } },
+      answer(ID, FULLY_CORRECTED_DRAFT.content, { input_tokens: 1000, output_tokens: 500 }),
+    ]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    const attempts = await rt.runtime.runs.listAttempts(execution.runId);
+    expect(attempts[0]?.failure).toMatch(/not JSON/);
+    expect((await rt.runtime.runs.getRun(execution.runId))?.tokens.total).toBe(505 + 1500);
+  });
+
+  it("retries a throttled model call in the state machine, then succeeds", async () => {
+    const rt = await start([
+      { draftId: ID, purpose: "correct", error: "rate_limited" },
+      { draftId: ID, purpose: "correct", error: "overloaded" },
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(execution.history.filter((h) => h.type === "StateRetried" && h.state === StateNames.CorrectExecution)).toHaveLength(2);
+    expect(await rt.runtime.runs.listAttempts(execution.runId)).toHaveLength(1);
+  });
+
+  it("ends a non-transient model failure in the failure path with the run saying why", async () => {
+    const rt = await start([{ draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" }]);
+    const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
+    expect(execution.status).toBe("FAILED");
+    expect(path(execution.history)).toContain(StateNames.RecordFailure);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run?.status).toBe("failed");
+    expect(run?.message).toMatch(/ModelRequestFailedError/);
+  });
+
+  it("starts no second correction for a duplicate delivery of the same content", async () => {
+    const rt = await start([answer(ID, FULLY_CORRECTED_DRAFT.content), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    const first = await rt.runUpload(body(DRAFT_WITH_ERRORS), "drafts/q.json");
+    const again = await rt.runtime.execute({ draftRef: { bucket: "redraft-local", key: "drafts/q.json" } });
+    expect(first.execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(again.terminalState).toBe(StateNames.DuplicateIgnored);
+    expect(path(again.history)).not.toContain(StateNames.CorrectExecution);
+    const dup = await rt.runtime.runs.getRun(again.runId);
+    expect(dup).toMatchObject({ status: "rejected", reason: "duplicate" });
+    expect(dup?.message).toContain(first.execution.runId);
+    expect(await rt.runtime.runs.listAttempts(again.runId)).toEqual([]);
+  });
+
+  it("rejects bad input cleanly, recording why, with no retry", async () => {
+    const rt = await start([]);
+    const cases = [
+      { body: "{ not json", reason: "invalid_input", match: /not valid JSON/ },
+      { body: body({ id: "x", kind: "mcq" }), reason: "invalid_input", match: /content/ },
+      { body: body({ id: "x", kind: "sonnet", content: {} }), reason: "unknown_kind", match: /sonnet/ },
+      { body: "\u0000\u0001PNG binary\u0000", reason: "invalid_input", match: /binary/ },
+    ];
+    for (const c of cases) {
+      const { execution } = await rt.runUpload(c.body);
+      expect(execution.terminalState).toBe(StateNames.InputRejected);
+      expect(execution.history.some((h) => h.type === "StateRetried")).toBe(false);
+      const run = await rt.runtime.runs.getRun(execution.runId);
+      expect(run?.status).toBe("rejected");
+      expect(run?.reason).toBe(c.reason);
+      expect(run?.message).toMatch(c.match);
+    }
+  });
+
+  it("keeps state and items small for a draft of a few MB by passing references", async () => {
+    const big = "x".repeat(3 * 1024 * 1024);
+    const draft = { ...DRAFT_WITH_ERRORS, id: "big", context: { intent: "long source", source: big } };
+    const rt = await start([answer("big", FULLY_CORRECTED_DRAFT.content)]);
+    const { execution } = await rt.runUpload(body(draft));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    const payloads = execution.history.flatMap((h) => [h.input, h.output]).filter((p) => p !== undefined);
+    expect(payloads.length).toBeGreaterThan(10);
+    const largestState = Math.max(...payloads.map((p) => Buffer.byteLength(JSON.stringify(p))));
+    expect(largestState).toBeLessThan(256 * 1024);
+    const attempt = (await rt.runtime.runs.listAttempts(execution.runId))[0];
+    expect(Buffer.byteLength(JSON.stringify(attempt))).toBeLessThan(400 * 1000);
+    expect(Buffer.byteLength(JSON.stringify(await rt.runtime.runs.getRun(execution.runId)))).toBeLessThan(400 * 1000);
+  });
+});
