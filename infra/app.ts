@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { App, Aspects } from "aws-cdk-lib";
+import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { loadConfig } from "./config.js";
 import { RedraftStack, stackName } from "./stack.js";
@@ -16,6 +16,10 @@ const config = loadConfig(envName, { alarmEmail });
 new RedraftStack(app, stackName(config.envName), {
   config,
   description: `redraft (${config.envName}): serverless self-correction of LLM drafts`,
-  ...((config.account || config.region) && { env: { account: config.account, region: config.region } }),
+  env: {
+    ...(config.account && { account: config.account }),
+    ...(config.region && { region: config.region }),
+  },
 });
-Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+// Any finding not acknowledged in code (with its reason) stops the synth.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -1,6 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from "aws-cdk-lib";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
-import { NagSuppressions } from "cdk-nag";
 import type { Construct } from "constructs";
 import type { EnvConfig } from "./config.js";
 import { ProjectBus } from "./constructs/bus.js";
@@ -9,6 +8,7 @@ import { Observability } from "./constructs/observability.js";
 import { Storage } from "./constructs/storage.js";
 import { Triggers } from "./constructs/triggers.js";
 import { CorrectionWorkflow } from "./constructs/workflow.js";
+import { acknowledge, BASIC_EXECUTION_ROLE_FINDING } from "./nag.js";
 
 export interface RedraftStackProps extends StackProps {
   readonly config: EnvConfig;
@@ -49,12 +49,10 @@ export class RedraftStack extends Stack {
           })
         : undefined;
     if (anthropicSecret) {
-      NagSuppressions.addResourceSuppressions(anthropicSecret, [
-        {
-          id: "AwsSolutions-SMG4",
-          reason: "A third-party API key: it is rotated in the Anthropic console and put here by hand, not by a Lambda.",
-        },
-      ]);
+      acknowledge(anthropicSecret, {
+        id: "AwsSolutions-SMG4",
+        reason: "A third-party API key: it is rotated in the Anthropic console and put here by hand, not by a Lambda.",
+      });
     }
 
     this.functions = new Functions(this, "Functions", {
@@ -117,22 +115,17 @@ export class RedraftStack extends Stack {
       .findAll()
       .filter((c) => /^(BucketNotificationsHandler|Custom::S3AutoDeleteObjects)/.test(c.node.id));
     for (const construct of internals) {
-      NagSuppressions.addResourceSuppressions(
+      acknowledge(
         construct,
-        [
-          {
-            id: "AwsSolutions-IAM4",
-            reason: "CDK's own custom-resource handler (bucket notifications / auto-delete) uses the basic execution role.",
-            appliesTo: ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
-          },
-          {
-            id: "AwsSolutions-IAM5",
-            reason: "CDK's bucket-notifications handler must be able to configure notifications on the bucket.",
-            appliesTo: ["Resource::*"],
-          },
-          { id: "AwsSolutions-L1", reason: "The runtime of CDK's own custom-resource handler is chosen by CDK." },
-        ],
-        true,
+        {
+          id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
+          reason: "CDK's own custom-resource handler (bucket notifications / auto-delete) uses the basic execution role.",
+        },
+        {
+          id: "AwsSolutions-IAM5[Resource::*]",
+          reason: "CDK's bucket-notifications handler must be able to configure notifications on the bucket.",
+        },
+        { id: "AwsSolutions-L1", reason: "The runtime of CDK's own custom-resource handler is chosen by CDK." },
       );
     }
   }

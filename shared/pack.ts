@@ -101,6 +101,11 @@ export interface Pack<C = unknown, S extends Record<string, unknown> = Record<st
   readonly instructions?: string;
   /** JSON Schema of `content`, handed to the model as the shape of the corrected content. */
   contentJsonSchema?(draft: Draft): Record<string, unknown> | undefined;
+  /**
+   * JSON pointers into `content` that a correction may not change (the code pack's tests): an
+   * answer that changes one is a failed attempt, like one that touches `metadata`.
+   */
+  readonly protectedContent?: readonly string[];
   /** One-time async set-up (compiling a sandbox); validation itself is synchronous. */
   ready?(): Promise<void>;
 }

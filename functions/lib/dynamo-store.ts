@@ -50,7 +50,10 @@ import {
 } from "./table.js";
 
 export interface DynamoRunStoreOptions {
-  /** A plain client is wrapped in a document client (undefined values removed). */
+  /**
+   * A plain client is wrapped in a document client that drops undefined values. A document client
+   * is used as given, so build it with `marshallOptions: { removeUndefinedValues: true }`.
+   */
   client: DynamoDBClient | DynamoDBDocumentClient;
   tableName: string;
   /** Days to keep runs and attempts (written as `ttl`). @default undefined: kept until deleted */

@@ -1,16 +1,16 @@
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
-import type { IBucket } from "aws-cdk-lib/aws-s3";
-import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
-import { NagSuppressions } from "cdk-nag";
+import { LogGroup } from "aws-cdk-lib/aws-logs";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
 /** The repository root: entries, lockfile and node_modules are resolved from here. */
 const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -28,10 +28,10 @@ const QUICKJS_WASM = "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emsc
 
 export interface FunctionsProps {
   readonly config: EnvConfig;
-  readonly table: ITable;
-  readonly bucket: IBucket;
+  readonly table: Table;
+  readonly bucket: Bucket;
   /** Present when the model provider is `anthropic`: the API key's secret. */
-  readonly anthropicSecret?: ISecret | undefined;
+  readonly anthropicSecret?: Secret | undefined;
 }
 
 /**
@@ -89,6 +89,16 @@ export class Functions extends Construct {
     this.grantValidate(table, bucket);
     this.grantCorrect(bucket);
     this.grantRevalidate(table, bucket);
+    const objects = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
+    const perRun = "Objects are keyed by run id under this prefix; the step reads and writes only its own run's.";
+    acknowledge(
+      this.validate,
+      { id: objects(DRAFTS_PREFIX), reason: "Validate reads the upload that started the run, whatever its name." },
+      { id: objects(RUNS_PREFIX), reason: perRun },
+    );
+    acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
+    acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
+
     if (anthropicSecret) {
       anthropicSecret.grantRead(this.validate);
       anthropicSecret.grantRead(this.correct);
@@ -105,7 +115,7 @@ export class Functions extends Construct {
     config: EnvConfig,
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, {
-      retention: config.logRetention as RetentionDays,
+      retention: config.logRetention,
       removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });
     const fn = new NodejsFunction(this, name, {
@@ -142,36 +152,26 @@ export class Functions extends Construct {
         },
       },
     });
-    NagSuppressions.addResourceSuppressions(
+    acknowledge(
       fn,
-      [
-        {
-          id: "AwsSolutions-L1",
-          reason: "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
-        },
-        {
-          id: "AwsSolutions-IAM4",
-          reason: "AWSLambdaBasicExecutionRole only allows writing this function's own logs.",
-          appliesTo: ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
-        },
-        {
-          id: "AwsSolutions-IAM5",
-          reason:
-            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; " +
-            "blob access is limited to the prefixes this step reads and writes (runs are keyed by run id).",
-          appliesTo: [
-            "Resource::*",
-            { regex: "/^Resource::<StorageDrafts[A-Za-z0-9]+\\.Arn>\\/(drafts|runs)\\/\\*$/g" },
-          ],
-        },
-      ],
-      true,
+      {
+        id: "AwsSolutions-L1",
+        reason: "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
+      },
+      {
+        id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
+        reason: "AWSLambdaBasicExecutionRole only allows writing this function's own log streams.",
+      },
+      {
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason: "X-Ray PutTraceSegments / PutTelemetryRecords support no resource-level permissions.",
+      },
     );
     return fn;
   }
 
   /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
-  private grantValidate(table: ITable, bucket: IBucket): void {
+  private grantValidate(table: Table, bucket: Bucket): void {
     this.validate.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]));
     this.validate.addToRolePolicy(
       new PolicyStatement({
@@ -188,7 +188,7 @@ export class Functions extends Construct {
   }
 
   /** Correct reads the best draft and report, writes the model's answer and the candidate. */
-  private grantCorrect(bucket: IBucket): void {
+  private grantCorrect(bucket: Bucket): void {
     this.correct.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject", "s3:PutObject"],
@@ -198,7 +198,7 @@ export class Functions extends Construct {
   }
 
   /** Revalidate writes the attempt record, adds its tokens, and updates the run's progress. */
-  private grantRevalidate(table: ITable, bucket: IBucket): void {
+  private grantRevalidate(table: Table, bucket: Bucket): void {
     this.revalidate.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
@@ -212,7 +212,7 @@ export class Functions extends Construct {
 }
 
 /** Item-level actions on the table itself (not its indexes: the steps never query). */
-function tableItems(table: ITable, actions: string[]): PolicyStatement {
+function tableItems(table: Table, actions: string[]): PolicyStatement {
   return new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [table.tableArn] });
 }
 

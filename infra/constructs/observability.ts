@@ -15,11 +15,11 @@ import {
 } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
-import { FilterPattern, type ILogGroup, MetricFilter } from "aws-cdk-lib/aws-logs";
+import { FilterPattern, type LogGroup, MetricFilter } from "aws-cdk-lib/aws-logs";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
-import type { IQueue } from "aws-cdk-lib/aws-sqs";
-import type { IStateMachine } from "aws-cdk-lib/aws-stepfunctions";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { acknowledge } from "../nag.js";
 import { StateNames } from "../state-names.js";
@@ -47,12 +47,12 @@ const EMF_DIMENSIONS = "{Redraft,kind,service}";
 
 export interface ObservabilityProps {
   readonly envName: string;
-  readonly stateMachine: IStateMachine;
+  readonly stateMachine: StateMachine;
   /** The state machine's execution log (level ALL). */
-  readonly stateMachineLogs: ILogGroup;
+  readonly stateMachineLogs: LogGroup;
   readonly functions: Record<"validate" | "correct" | "revalidate", LambdaFunction>;
   /** The trigger rules' dead-letter queue. */
-  readonly deadLetterQueue: IQueue;
+  readonly deadLetterQueue: Queue;
   readonly alarmEmail: string;
   /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour is above this share… */
   readonly reviewRateThreshold: number;

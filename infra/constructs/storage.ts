@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { acknowledge } from "../nag.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
@@ -54,7 +54,9 @@ export class Storage extends Construct {
       versioned: true,
       // Uploads under drafts/ start runs through the default bus (see Triggers).
       eventBridgeEnabled: true,
-      serverAccessLogsBucket: this.accessLogsBucket,
+      // aws-cdk-lib declares Bucket.isWebsite as `boolean | undefined` but IBucket.isWebsite as optional,
+      // which exactOptionalPropertyTypes refuses; the object is the same.
+      serverAccessLogsBucket: this.accessLogsBucket as IBucket,
       serverAccessLogsPrefix: "drafts-bucket/",
       lifecycleRules: [
         {

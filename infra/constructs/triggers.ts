@@ -1,20 +1,20 @@
 import { Duration } from "aws-cdk-lib";
-import { EventField, type IEventBus, Match, Rule, RuleTargetInput } from "aws-cdk-lib/aws-events";
+import { type EventBus, EventField, Match, Rule, RuleTargetInput } from "aws-cdk-lib/aws-events";
 import { SfnStateMachine } from "aws-cdk-lib/aws-events-targets";
-import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
-import type { IStateMachine } from "aws-cdk-lib/aws-stepfunctions";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { DRAFTS_PREFIX } from "../layout.js";
 import { acknowledge } from "../nag.js";
 import { SubmissionEvent } from "../state-names.js";
 
 export interface TriggersProps {
-  readonly stateMachine: IStateMachine;
+  readonly stateMachine: StateMachine;
   /** The drafts bucket (EventBridge notifications enabled). */
-  readonly bucket: IBucket;
+  readonly bucket: Bucket;
   /** The project's bus, where clients put `Draft Submitted`. */
-  readonly bus: IEventBus;
+  readonly bus: EventBus;
   /**
    * How long EventBridge keeps retrying to start an execution before the event goes to the DLQ.
    * @default Duration.hours(2)

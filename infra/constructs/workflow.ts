@@ -1,10 +1,10 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import type { ITable } from "aws-cdk-lib/aws-dynamodb";
-import type { IEventBus } from "aws-cdk-lib/aws-events";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus } from "aws-cdk-lib/aws-events";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
-import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import {
   Choice,
   Condition,
@@ -28,7 +28,6 @@ import {
   EventBridgePutEvents,
   LambdaInvoke,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
-import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import {
   type OutcomeField,
@@ -43,16 +42,17 @@ import { blobKeys } from "../../shared/loop/keys.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
 import type { RunStatus, StopReason } from "../../shared/store/types.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import { acknowledge, referenceFinding } from "../nag.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents, StateNames } from "../state-names.js";
 
 export interface CorrectionWorkflowProps {
-  readonly validate: IFunction;
-  readonly correct: IFunction;
-  readonly revalidate: IFunction;
-  readonly table: ITable;
-  readonly bucket: IBucket;
+  readonly validate: LambdaFunction;
+  readonly correct: LambdaFunction;
+  readonly revalidate: LambdaFunction;
+  readonly table: Table;
+  readonly bucket: Bucket;
   /** Where `Draft Validated` / `Draft Needs Review` are published. */
-  readonly bus: IEventBus;
+  readonly bus: EventBus;
   /** `redraft-<env>`; also names the log group. */
   readonly stateMachineName: string;
   /**
@@ -280,28 +280,29 @@ export class CorrectionWorkflow extends Construct {
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
     });
 
-    NagSuppressions.addResourceSuppressions(
+    acknowledge(
       this.stateMachine,
-      [
-        {
-          id: "AwsSolutions-IAM5",
-          reason:
-            "Log delivery and X-Ray actions support no resource-level permissions; Lambda invoke of a " +
-            "function's versions (`:*`) is how Step Functions invokes it; blobs are limited to runs/ (read) " +
-            "and results/ (write), keyed by run and draft id.",
-          appliesTo: [
-            "Resource::*",
-            { regex: "/^Resource::<Functions[A-Za-z0-9]+\\.Arn>:\\*$/g" },
-            { regex: "/^Resource::<StorageDrafts[A-Za-z0-9]+\\.Arn>\\/(runs|results)\\/\\*$/g" },
-          ],
-        },
-      ],
-      true,
+      {
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason: "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
+      },
+      ...[props.validate, props.correct, props.revalidate].map((fn) => ({
+        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
+        reason: "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
+      })),
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
+        reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",
+      },
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RESULTS_PREFIX}*`)}]`,
+        reason: "Published drafts go to results/<draftId>/<runId>.json, named at run time.",
+      },
     );
   }
 
   /** A Lambda step whose output is the returned LoopState itself (`$.Payload`). */
-  private lambdaStep(name: string, fn: IFunction, payload?: Record<string, unknown>): LambdaInvoke {
+  private lambdaStep(name: string, fn: LambdaFunction, payload?: Record<string, unknown>): LambdaInvoke {
     return new LambdaInvoke(this, name, {
       lambdaFunction: fn,
       ...(payload && { payload: TaskInput.fromObject(payload) }),
@@ -312,7 +313,7 @@ export class CorrectionWorkflow extends Construct {
   }
 
   /** s3:CopyObject of the best draft (under runs/) to `results/<draftId>/<runId>.json`; never the original. */
-  private publishTask(name: string, bucket: IBucket, resultKey: string): CallAwsService {
+  private publishTask(name: string, bucket: Bucket, resultKey: string): CallAwsService {
     const task = new CallAwsService(this, name, {
       comment: "Publish the best draft under results/; the upload under drafts/ is never overwritten.",
       service: "s3",
@@ -340,7 +341,7 @@ export class CorrectionWorkflow extends Construct {
   private statusUpdateTask(
     name: string,
     status: RunStatus,
-    table: ITable,
+    table: Table,
     values: { runId: string; fields: Partial<Record<OutcomeField, DynamoAttributeValue>> },
   ): DynamoUpdateItem {
     const update = statusUpdate(status, Object.keys(values.fields) as OutcomeField[]);
@@ -384,7 +385,7 @@ export class CorrectionWorkflow extends Construct {
   /** events:PutEvents of one outcome event on the project's bus. */
   private announceTask(
     name: string,
-    bus: IEventBus,
+    bus: EventBus,
     detailType: string,
     fields: Record<string, unknown>,
   ): EventBridgePutEvents {

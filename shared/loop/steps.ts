@@ -3,6 +3,7 @@ import type { Draft, ValidationReport, Violation } from "../draft.js";
 import { inspectWithPack } from "../engine.js";
 import { DraftTooLargeError, InvalidDraftError, ModelNotConfiguredError, SelfCorrectionError, UnknownKindError } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
+import { fromPointer } from "../pointer.js";
 import { costUsd } from "../model/pricing.js";
 import { type ModelClient, totalTokens } from "../model/types.js";
 import type { PackRegistry } from "../registry.js";
@@ -270,7 +271,10 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     latencyMs: response.latencyMs,
     at: now(deps),
   };
-  if (parsed.ok) {
+  const touched = parsed.ok ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content) : undefined;
+  if (parsed.ok && touched) {
+    pending.failure = `the answer changed ${touched}, which a correction may not change`;
+  } else if (parsed.ok) {
     // Only content comes from the model: id, kind, metadata, context and options are the best draft's.
     const candidate: Draft = { ...best, content: parsed.answer.content };
     const candidateRef = blobKeys.attemptCandidate(state.runId, attempt);
@@ -280,6 +284,19 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     pending.failure = parsed.failure;
   }
   return { ...state, pending };
+}
+
+/** The first protected pointer whose value differs between the two contents, if any. */
+function protectedChange(pointers: readonly string[] | undefined, before: unknown, after: unknown): string | undefined {
+  for (const pointer of pointers ?? []) {
+    const at = (value: unknown) =>
+      fromPointer(pointer).reduce<unknown>(
+        (node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined),
+        value,
+      );
+    if (canonicalJson(at(before)) !== canonicalJson(at(after))) return pointer;
+  }
+  return undefined;
 }
 
 /** Mirror of the CountAttempt Pass state (`States.MathAdd`), for the in-process loop. */

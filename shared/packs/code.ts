@@ -322,6 +322,7 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
     return run.outcomes.filter((o) => o.passed).length / total;
   },
   loop: { maxAttempts: 3 },
+  protectedContent: ["/tests", "/language"],
   instructions: INSTRUCTIONS,
   contentJsonSchema() {
     return CONTENT_JSON_SCHEMA;

@@ -391,7 +391,11 @@ export class CompiledJsonSchema {
       const parts: string[] = [];
       for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
         const part = unescapeSegment(safeDecode(raw));
-        node = Array.isArray(node) ? node[Number(part)] : isRecord(node) ? node[part] : undefined;
+        node = Array.isArray(node)
+          ? node[Number(part)]
+          : isRecord(node) && hasOwn(node, part)
+            ? node[part]
+            : undefined;
         parts.push(fragmentSegment(part));
       }
       if (isRecord(node)) resolved = { node, ptr: parts.map((p) => `/${p}`).join("") };

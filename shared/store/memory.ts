@@ -90,7 +90,8 @@ export class MemoryRunStore implements RunStore {
   async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
     return [...this.#runs.values()]
       .filter((r) => (!query.status || r.status === query.status) && (!query.draftId || r.draftId === query.draftId))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+      // The review queue orders by when a run entered its status; other listings by creation.
+      .sort((a, b) => (query.status ? b.updatedAt.localeCompare(a.updatedAt) : b.createdAt.localeCompare(a.createdAt)))
       .slice(0, query.limit ?? Number.POSITIVE_INFINITY)
       .map(clone);
   }

@@ -68,16 +68,14 @@ describe("DynamoRunStore error paths (mocked SDK)", () => {
       .on(GetCommand)
       .rejects(new ResourceNotFoundException({ message: "Requested resource not found", ...metadata }));
     await expect(store.getRun("r1")).rejects.toBeInstanceOf(StoreRequestFailedError);
-    ddb
-      .on(QueryCommand)
-      .rejects(
-        new DynamoDBServiceException({
-          name: "AccessDeniedException",
-          $fault: "client",
-          message: "no",
-          ...metadata,
-        }),
-      );
+    ddb.on(QueryCommand).rejects(
+      new DynamoDBServiceException({
+        name: "AccessDeniedException",
+        $fault: "client",
+        message: "no",
+        ...metadata,
+      }),
+    );
     await expect(store.listRuns()).rejects.toMatchObject({ name: "StoreRequestFailedError" });
   });
 
