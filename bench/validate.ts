@@ -12,9 +12,13 @@
  *   json validateDraft(text)     every draft carries its own parsed copy of the schema (compiled-schema cache by content)
  *   json inspectWithPack         the engine alone: repair + Ajv + findings + score units
  *
- * The corpora are seeded (mulberry32), so every run validates the same drafts. Node runs this on one
- * thread; the machine is shared, so read medians, not single rounds.
+ * The corpora are seeded (mulberry32), so every run validates the same drafts. Each case runs in a
+ * child process of its own (one thread each, one after the other), so that the JIT and GC state one
+ * case leaves behind cannot slow the next (`--same-process` turns that off). The machine is shared,
+ * so read medians, not single rounds.
  */
+import { fork } from "node:child_process";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { Draft } from "../shared/draft.js";
 import { type Inspection, inspectWithPack } from "../shared/engine.js";
@@ -45,6 +49,9 @@ const ROUNDS = Number(arg("rounds", "7"));
 const ROUND_SECONDS = Number(arg("seconds", "1"));
 const WARMUP_SECONDS = Number(arg("warmup", "1"));
 const ONLY = arg("only", "");
+/** Set in the child process that runs one case. */
+const CASE = arg("case", "");
+const SAME_PROCESS = process.argv.includes("--same-process");
 const SEED = Number(arg("seed", "20260219"));
 const TARGETS = { mcq: 20_000, json: 5_000 } as const;
 
@@ -129,7 +136,12 @@ async function measure(c: Case): Promise<number[]> {
 
 // ---- main ------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
+interface Setup {
+  cases: Case[];
+  header: string[];
+}
+
+function setup(): Setup {
   const registry = new PackRegistry();
   const mcqPack = registry.get("mcq");
   const jsonPack = registry.get("json");
@@ -149,40 +161,106 @@ async function main(): Promise<void> {
     const bytes = drafts.reduce((s, d) => s + JSON.stringify(d.content).length, 0) / drafts.length;
     return `${drafts.length} drafts, ${withErrors} with errors, ${repaired} repaired, mean content ${fmtInt(bytes)} B`;
   };
-  const units = (jsonPack.pack.scoreUnits?.({ draft: json[0] as Draft, content: (json[0] as Draft).content, settings: jsonPack.settings }) ?? 0);
-
-  console.log("redraft bench:validate");
-  console.log(machine());
-  console.log(`${ROUNDS} rounds of >= ${ROUND_SECONDS} s per case after ${WARMUP_SECONDS} s warm-up, one thread, seed ${SEED}`);
-  console.log(`mcq corpus:  ${describe(mcq, mcqPack)}`);
-  console.log(`json corpus: ${describe(json, jsonPack)}`);
-  console.log(
-    `json schema: ${countSchemaProperties(schema)} property definitions, ${fmtInt(JSON.stringify(schema).length)} B; a typical record checks ${units} units`,
-  );
-  console.log("");
+  const first = json[0] as Draft;
+  const units = jsonPack.pack.scoreUnits?.({ draft: first, content: first.content, settings: jsonPack.settings }) ?? 0;
+  const header = CASE
+    ? []
+    : [
+        "redraft bench:validate",
+        `${machine()}, load average ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}`,
+        `${ROUNDS} rounds of >= ${ROUND_SECONDS} s per case after ${WARMUP_SECONDS} s warm-up, one thread, ${SAME_PROCESS ? "all cases in one process" : "one process per case"}, seed ${SEED}`,
+        `mcq corpus:  ${describe(mcq, mcqPack)}`,
+        `json corpus: ${describe(json, jsonPack)}`,
+        `json schema: ${countSchemaProperties(schema)} property definitions, ${fmtInt(JSON.stringify(schema).length)} B; a typical record checks ${units} units; drafts as text ${fmtInt(jsonText.reduce((s, t) => s + t.length, 0) / jsonText.length)} B`,
+      ];
 
   const cases: Case[] = [
-    { name: "mcq  validateDraft(object)", kind: "mcq", size: mcq.length, async: true, run: (i) => validateDraft(mcq[i], { registry }) },
-    { name: "mcq  validateDraft(text)", kind: "mcq", size: mcq.length, async: true, run: (i) => validateDraft(mcqText[i], { registry }) },
-    { name: "mcq  inspectWithPack", kind: "mcq", size: mcq.length, async: false, run: (i) => inspectWithPack(mcqPack, mcqParsed[i] as Draft) },
-    { name: "json validateDraft(object)", kind: "json", size: json.length, async: true, run: (i) => validateDraft(json[i], { registry }) },
-    { name: "json validateDraft(text)", kind: "json", size: json.length, async: true, run: (i) => validateDraft(jsonText[i], { registry }) },
-    { name: "json inspectWithPack", kind: "json", size: json.length, async: false, run: (i) => inspectWithPack(jsonPack, jsonParsed[i] as Draft) },
-  ].filter((c) => !ONLY || c.name.includes(ONLY)) as Case[];
+    {
+      name: "mcq  validateDraft(object)",
+      kind: "mcq",
+      size: mcq.length,
+      async: true,
+      run: (i) => validateDraft(mcq[i], { registry }),
+    },
+    {
+      name: "mcq  validateDraft(text)",
+      kind: "mcq",
+      size: mcq.length,
+      async: true,
+      run: (i) => validateDraft(mcqText[i], { registry }),
+    },
+    {
+      name: "mcq  inspectWithPack",
+      kind: "mcq",
+      size: mcq.length,
+      async: false,
+      run: (i) => inspectWithPack(mcqPack, mcqParsed[i] as Draft),
+    },
+    {
+      name: "json validateDraft(object)",
+      kind: "json",
+      size: json.length,
+      async: true,
+      run: (i) => validateDraft(json[i], { registry }),
+    },
+    {
+      name: "json validateDraft(text)",
+      kind: "json",
+      size: json.length,
+      async: true,
+      run: (i) => validateDraft(jsonText[i], { registry }),
+    },
+    {
+      name: "json inspectWithPack",
+      kind: "json",
+      size: json.length,
+      async: false,
+      run: (i) => inspectWithPack(jsonPack, jsonParsed[i] as Draft),
+    },
+  ];
+  return { cases: cases.filter((c) => (CASE ? c.name === CASE : !ONLY || c.name.includes(ONLY))), header };
+}
 
+/** Runs one case in a fresh child process and returns its rates. */
+function inChild(name: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const args = process.argv.slice(2).filter((a, i, all) => a !== "--only" && all[i - 1] !== "--only");
+    const child = fork(process.argv[1] as string, [...args, "--case", name], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    let rates: number[] | undefined;
+    child.on("message", (m) => {
+      rates = (m as { rates: number[] }).rates;
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => (rates ? resolve(rates) : reject(new Error(`case "${name}" exited with ${code}`))));
+  });
+}
+
+async function main(): Promise<void> {
+  const { cases, header } = setup();
+  if (CASE) {
+    const c = cases[0];
+    if (!c) throw new Error(`no case named "${CASE}"`);
+    process.send?.({ rates: await measure(c) });
+    return;
+  }
+  console.log(header.join("\n"));
+  console.log("");
   const rows: string[][] = [];
   for (const c of cases) {
-    const rates = await measure(c);
+    const rates = SAME_PROCESS ? await measure(c) : await inChild(c.name);
     const med = median(rates);
     const target = TARGETS[c.kind];
-    const verdict = med >= target ? "met" : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
+    const verdict =
+      med >= target ? "met" : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
     rows.push([
       c.name,
       fmtInt(med),
       fmtInt(Math.min(...rates)),
       fmtInt(Math.max(...rates)),
       `${(1e6 / med).toFixed(1)} µs`,
-      `${fmtInt(target)}: ${verdict}`,
+      `${fmtInt(target)}/s ${verdict}`,
     ]);
     process.stderr.write(`  ${c.name}: ${fmtInt(med)}/s\n`);
   }

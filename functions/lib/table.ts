@@ -136,6 +136,8 @@ const OUTCOME_FIELD_SET: Record<OutcomeField, true> = {
   violationsPerAttempt: true,
   attempts: true,
   logicAttempts: true,
+  overrides: true,
+  judgeRef: true,
 };
 export const OUTCOME_FIELDS = Object.keys(OUTCOME_FIELD_SET) as OutcomeField[];
 

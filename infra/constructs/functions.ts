@@ -104,6 +104,10 @@ export class Functions extends Construct {
       anthropicSecret.grantRead(this.correct);
     } else {
       this.correct.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
+      acknowledge(this.correct, {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModelId(modelId)}]`,
+        reason: "A cross-region inference profile may serve the request from any region's copy of this one model.",
+      });
     }
   }
 
@@ -219,12 +223,17 @@ function tableItems(table: Table, actions: string[]): PolicyStatement {
 /** Bedrock inference-profile prefixes (`us.`, `eu.`, `apac.`, `global.`…) in front of a model id. */
 const PROFILE_PREFIX = /^(?:[a-z]{2,6})\.(?=anthropic\.)/;
 
+/** The foundation model an inference-profile id (`global.anthropic.…`) routes to; a model id as it is. */
+export function foundationModelId(modelId: string): string {
+  return modelId.replace(PROFILE_PREFIX, "");
+}
+
 /**
  * `bedrock:InvokeModel` on exactly the configured model: the inference profile in this account and
  * region when the id is a profile, and the foundation model in whichever region the profile routes to.
  */
 export function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
-  const foundationModel = modelId.replace(PROFILE_PREFIX, "");
+  const foundationModel = foundationModelId(modelId);
   const resources = [
     `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModel}`,
     // Global profiles route to the foundation model without a region in its ARN.

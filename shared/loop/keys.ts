@@ -9,5 +9,6 @@ export const blobKeys = {
   attemptCandidate: (runId: string, n: number) => `runs/${runId}/attempts/${n}/candidate.json`,
   attemptAnswer: (runId: string, n: number) => `runs/${runId}/attempts/${n}/answer.json`,
   attemptDiff: (runId: string, n: number) => `runs/${runId}/attempts/${n}/diff.json`,
+  judgeReport: (runId: string, round: number) => `runs/${runId}/judge/${round}.json`,
   result: (draftId: string, runId: string) => `results/${draftId}/${runId}.json`,
 };

@@ -4,7 +4,16 @@ import { isTransientModelError, ModelError } from "../errors.js";
 import type { AttemptRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
 import { blobKeys } from "./keys.js";
 import type { LoopState } from "./state.js";
-import { countAttempt, correctStep, type LoopDeps, loadJson, revalidateStep, validateStep } from "./steps.js";
+import {
+  countAttempt,
+  correctStep,
+  type JudgeReport,
+  judgeStep,
+  type LoopDeps,
+  loadJson,
+  revalidateStep,
+  validateStep,
+} from "./steps.js";
 
 /** Where published outcome events go: EventBridge in the cloud, a log file locally. */
 export interface EventSink {
@@ -44,13 +53,22 @@ export function route(state: LoopState): LoopState {
     const { reason: _old, ...rest } = state;
     return reason ? { ...rest, decision, reason } : { ...rest, decision };
   };
-  if (state.verdict.errors === 0) return stop("validated");
+  if (state.verdict.errors === 0) return state.judge.enabled && state.modelAvailable ? stop("judge") : stop("validated");
   if (!state.modelAvailable) return stop("needs_manual_review", "no_model");
   if (state.verdict.breakerTripped) return stop("needs_manual_review", "circuit_breaker");
   if (state.verdict.stuck) return stop("needs_manual_review", "stuck");
   if (state.verdict.budgetExhausted) return stop("needs_manual_review", "budget_exhausted");
   if (state.counters.execution >= state.limits.maxAttempts) return stop("needs_manual_review", "max_attempts");
   return stop("correct");
+}
+
+/** The in-process mirror of the HasCriticalFindings? Choice after the Judge state. */
+export function routeAfterJudge(state: LoopState): LoopState {
+  const { reason: _old, ...rest } = state;
+  if (state.judge.failed) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
+  if (state.judge.blocking === 0) return { ...rest, decision: "validated" };
+  if (state.counters.logic >= state.limits.maxLogicAttempts) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
+  return { ...rest, decision: "correct_logic" };
 }
 
 /**
@@ -90,6 +108,9 @@ export async function buildRunResult(runId: string, deps: Pick<LoopDeps, "runs" 
         loadJson<Draft>(deps.blobs, run.finalRef ?? blobKeys.attemptDraft(runId, 0)),
       ])
     : [undefined, undefined, null];
+  // The judge's findings are part of the final picture: blocking ones as errors, the rest as warnings.
+  const judged = run.judgeRef ? await loadJson<JudgeReport>(deps.blobs, run.judgeRef) : undefined;
+  const judgeViolations = judged ? [...judged.blocking, ...judged.kept] : [];
   const result: RunResult = {
     draftId: run.draftId,
     runId,
@@ -98,7 +119,7 @@ export async function buildRunResult(runId: string, deps: Pick<LoopDeps, "runs" 
     attempts: run.attempts,
     logicAttempts: run.logicAttempts,
     initialViolations: initial?.violations ?? [],
-    finalViolations: final?.violations ?? [],
+    finalViolations: [...(final?.violations ?? []), ...judgeViolations],
     violationsPerAttempt: run.violationsPerAttempt,
     circuitBreakerRules: run.circuitBreakerRules,
     tokens: run.tokens,
@@ -144,9 +165,14 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
   const input = { runId, draft, ...(deps.parentRunId && { parentRunId: deps.parentRunId }), ...(deps.submissionId && { submissionId: deps.submissionId }) };
   let state = route(await validateStep(input, deps));
   try {
-    while (state.decision === "correct") {
+    const retried = <T>(fn: () => Promise<T>) => withRetries(fn, deps.transientRetries ?? 3, deps.retryBaseMs ?? 1000);
+    while (state.decision === "correct" || state.decision === "judge" || state.decision === "correct_logic") {
       const current = state;
-      state = await withRetries(() => correctStep(current, deps), deps.transientRetries ?? 3, deps.retryBaseMs ?? 1000);
+      if (current.decision === "judge") {
+        state = routeAfterJudge(await retried(() => judgeStep(current, deps)));
+        continue;
+      }
+      state = await retried(() => correctStep(current, deps));
       state = countAttempt(state);
       state = route(await revalidateStep(state, deps));
     }

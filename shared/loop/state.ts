@@ -6,7 +6,15 @@ import { PhaseSchema, StopReasonSchema, TokenTotalsSchema } from "../store/types
  * What the Choice states route on. Besides `validated`, these are the loop's own verdicts; the
  * attempt counters are compared against the limits by the Choice itself, visibly, not here.
  */
-export const LoopDecisionSchema = z.enum(["correct", "validated", "needs_manual_review", "rejected", "duplicate"]);
+export const LoopDecisionSchema = z.enum([
+  "correct",
+  "judge",
+  "correct_logic",
+  "validated",
+  "needs_manual_review",
+  "rejected",
+  "duplicate",
+]);
 export type LoopDecision = z.infer<typeof LoopDecisionSchema>;
 
 export const LoopLimitsSchema = z.object({
@@ -39,6 +47,20 @@ export const VerdictSchema = z.object({
   stuck: z.boolean(),
   budgetExhausted: z.boolean(),
 });
+
+/** The logic phase (seeds 000/002): whether the judge runs, how it went the last time. */
+export const JudgeStateSchema = z.object({
+  enabled: z.boolean(),
+  /** Judge calls made so far. */
+  rounds: z.number().int().nonnegative(),
+  /** Findings of the last round that block: error severity, confidence ≥ threshold, not accepted. */
+  blocking: z.number().int().nonnegative(),
+  /** The last round's answer was unusable. */
+  failed: z.boolean(),
+  /** Blob key of the last round's whole evidence (prompt, findings, personas). */
+  reportRef: z.string().optional(),
+});
+export type JudgeState = z.infer<typeof JudgeStateSchema>;
 
 /** A model answer waiting for re-validation (between CorrectExecution and Revalidate). */
 export const PendingSchema = z.object({
@@ -87,6 +109,7 @@ export const LoopStateSchema = z.object({
   hints: z.array(z.string()),
   tokens: TokenTotalsSchema,
   costUsd: z.number().nonnegative(),
+  judge: JudgeStateSchema,
   pending: PendingSchema.optional(),
   duplicateOf: z.string().optional(),
 });

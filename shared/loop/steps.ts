@@ -1,5 +1,6 @@
 import fastJsonPatch from "fast-json-patch";
 import type { Draft, ValidationReport, Violation } from "../draft.js";
+import type { Persona } from "../pack.js";
 import { inspectWithPack } from "../engine.js";
 import { DraftTooLargeError, InvalidDraftError, ModelNotConfiguredError, SelfCorrectionError, UnknownKindError } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
@@ -11,6 +12,7 @@ import type { AttemptRecord, BlobStore, RunRecord, RunStore, StopReason } from "
 import { DEFAULT_MAX_DRAFT_BYTES, packFor, parseDraft } from "../validate.js";
 import { blobKeys } from "./keys.js";
 import { resolveLimits } from "./limits.js";
+import { buildJudgePrompt, classifyFindings, judgeEnabled, parseJudgeAnswer, personasFor } from "./judge.js";
 import { buildCorrectionPrompt } from "./prompt.js";
 import { parseCorrectionAnswer } from "./response.js";
 import { attemptsMade, type LoopState, type Pending } from "./state.js";
@@ -100,6 +102,7 @@ function terminalState(
     hints: [],
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
     costUsd: 0,
+    judge: { enabled: false, rounds: 0, blocking: 0, failed: false },
   };
 }
 
@@ -193,6 +196,8 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   await deps.blobs.put(reportRef, JSON.stringify(report));
   const limits = resolveLimits(resolved, draft, deps.registry.config);
   const modelAvailable = deps.model !== undefined;
+  const judgeOn = judgeEnabled(resolved, draft);
+  if (draft.options?.skipJudge) await deps.runs.updateRun(runId, { overrides: ["skipJudge"] });
   if (report.counts.error > 0 && modelAvailable && limits.maxAttempts > 0) {
     await deps.runs.setStatus(runId, "correcting", at);
   }
@@ -217,6 +222,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     hints: [],
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
     costUsd: 0,
+    judge: { enabled: judgeOn, rounds: 0, blocking: 0, failed: false },
   };
 }
 
@@ -241,13 +247,17 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     loadJson<ValidationReport>(deps.blobs, state.best.reportRef),
   ]);
   const resolved = await packFor(best, deps.registry);
+  const logic = state.phase === "logic";
+  const judged = logic && state.judge.reportRef ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef) : undefined;
   const prompt = buildCorrectionPrompt({
     resolved,
     draft: best,
-    violations: errorsOf(report),
-    attempt: state.counters.execution + 1,
-    maxAttempts: state.limits.maxAttempts,
+    violations: judged ? judged.blocking : errorsOf(report),
+    attempt: logic ? state.counters.logic + 1 : state.counters.execution + 1,
+    maxAttempts: logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts,
     hints: state.hints,
+    phase: state.phase,
+    personas: judged?.personas ?? [],
   });
   const response = await model.complete({
     runId: state.runId,
@@ -262,7 +272,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
   const parsed = parseCorrectionAnswer(response);
   const pending: Pending = {
     attempt,
-    phase: "execution",
+    phase: state.phase,
     analysis: parsed.ok ? parsed.answer.analysis : parsed.analysis,
     fixDescription: parsed.ok ? parsed.answer.fixDescription : "",
     usage: response.usage,
@@ -333,10 +343,16 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     await deps.blobs.put(reportRef, JSON.stringify(report));
   }
   const errors = report.counts.error;
+  const logic = pending.phase === "logic";
+  // A logic fix answers the judge, not the rules: it is kept unless it breaks a mechanical check.
   const beats =
-    draftRef !== undefined && (errors < state.best.errors || (errors === state.best.errors && report.score > state.best.score));
+    draftRef !== undefined &&
+    (logic
+      ? errors <= state.best.errors
+      : errors < state.best.errors || (errors === state.best.errors && report.score > state.best.score));
 
-  const inputErrors = errorsOf(bestReport);
+  const judged = logic && state.judge.reportRef ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef) : undefined;
+  const inputErrors = judged ? judged.blocking : errorsOf(bestReport);
   const outputKeys = new Set(errorsOf(report).map(violationKey));
   const resolvedCount = inputErrors.filter((v) => !outputKeys.has(violationKey(v))).length;
   let diff = draftRef ? (fastJsonPatch.compare(bestDraft, draft) as unknown as Record<string, unknown>[]) : [];
@@ -373,16 +389,17 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   if (diffRef) record.diffRef = diffRef;
   if (draftRef) record.draftRef = draftRef;
   if (pending.failure) record.failure = pending.failure;
+  if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
   // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
   await deps.runs.putAttempt(record);
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
 
   const ruleFailures = { ...state.ruleFailures };
-  for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
+  if (!logic) for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
   const best =
     beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
   const bestReportNow = beats ? report : bestReport;
-  const sinceBest = beats ? 0 : state.sinceBest + 1;
+  const sinceBest = beats ? 0 : logic ? state.sinceBest : state.sinceBest + 1;
   const hints = [...state.hints, ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt)];
 
   const tokens = {
@@ -420,6 +437,8 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   return {
     ...rest,
     decision: "correct",
+    // After a logic correction the execution checks ran again; the judge runs again next.
+    phase: "execution",
     best,
     ruleFailures,
     sinceBest,
@@ -462,4 +481,90 @@ function attemptHints(
     );
   }
   return notes;
+}
+
+/** Usage of judge round k is counted under this key + k: attempts are 1..9999, so the keys never meet. */
+export const JUDGE_USAGE_KEY_BASE = 100_000;
+
+/** The whole evidence of one judge round, stored in the blob store (never truncated). */
+export interface JudgeReport {
+  round: number;
+  at: string;
+  model: string;
+  threshold: number;
+  personas: Persona[];
+  rubric: string[];
+  prompt: { system: string[]; user: string };
+  findings: unknown[];
+  blocking: Violation[];
+  kept: Violation[];
+  accepted: string[];
+  failure?: string;
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  costUsd: number;
+}
+
+/**
+ * Step 4 (λ judge): the logic phase. Asks the model, through a tool, whether the best draft does
+ * what was asked, follows the rubric and personas, and is sound; gates findings by severity,
+ * confidence and the draft's `acceptFindings`; stores the evidence whole.
+ */
+export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  const model = deps.model;
+  if (!model) throw new ModelNotConfiguredError("the judge needs a model");
+  const round = state.judge.rounds + 1;
+  const best = await loadJson<Draft>(deps.blobs, state.best.draftRef);
+  const resolved = await packFor(best, deps.registry);
+  const prompt = buildJudgePrompt(resolved, best);
+  const response = await model.complete({
+    runId: state.runId,
+    draftId: state.draftId,
+    purpose: "judge",
+    system: prompt.system,
+    user: prompt.user,
+    tool: prompt.tool,
+    maxTokens: deps.maxOutputTokens ?? 8192,
+  });
+  const verdict = parseJudgeAnswer(response);
+  const accept = best.options?.acceptFindings ?? [];
+  const classified = verdict.ok ? classifyFindings(verdict.findings, resolved.judge.threshold, accept) : { blocking: [], kept: [], accepted: [] };
+  const cost = costUsd(response.model, response.usage);
+  const report: JudgeReport = {
+    round,
+    at: now(deps),
+    model: response.model,
+    threshold: resolved.judge.threshold,
+    personas: personasFor(resolved, best),
+    rubric: resolved.judge.rubric,
+    prompt: { system: prompt.system.map((b) => b.text), user: prompt.user },
+    findings: verdict.ok ? verdict.findings : [],
+    ...classified,
+    usage: response.usage,
+    costUsd: cost,
+  };
+  if (!verdict.ok) report.failure = verdict.failure;
+  const reportRef = blobKeys.judgeReport(state.runId, round);
+  await deps.blobs.put(reportRef, JSON.stringify(report));
+  const usage = { ...response.usage, total: totalTokens(response.usage) };
+  await deps.runs.addUsage(state.runId, JUDGE_USAGE_KEY_BASE + round, usage, cost);
+  const overrides = [
+    ...(best.options?.skipJudge ? ["skipJudge"] : []),
+    ...[...new Set(classified.accepted)].map((id) => `acceptFindings:${id}`),
+  ];
+  await deps.runs.updateRun(state.runId, { judgeRef: reportRef, ...(overrides.length && { overrides }) });
+  const blocking = classified.blocking.length;
+  return {
+    ...state,
+    phase: blocking > 0 ? "logic" : state.phase,
+    tokens: {
+      input: state.tokens.input + usage.input,
+      output: state.tokens.output + usage.output,
+      cacheRead: state.tokens.cacheRead + usage.cacheRead,
+      cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
+      total: state.tokens.total + usage.total,
+    },
+    costUsd: state.costUsd + cost,
+    judge: { enabled: true, rounds: round, blocking, failed: !verdict.ok, reportRef },
+    hints: blocking > 0 ? [...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`] : state.hints,
+  };
 }

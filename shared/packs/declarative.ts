@@ -348,27 +348,23 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
   if (!parsed.success) return fail(describeIssues(parsed.error));
   const definition = parsed.data;
 
-  let compiled: CompiledJsonSchema | undefined;
-  if (definition.schema) {
-    const lookup = compileJsonSchema(definition.schema);
-    if (!lookup.ok) return fail(`schema: ${lookup.problem.message}`);
-    compiled = lookup.schema;
-  }
-  const schema = compiled;
+  const lookup = definition.schema ? compileJsonSchema(definition.schema) : undefined;
+  if (lookup && !lookup.ok) return fail(`schema: ${lookup.problem.message}`);
+  const schema: CompiledJsonSchema | undefined = lookup?.schema;
 
   const seen = new Set<string>(schema ? [JSON_RULE_IDS.schema] : []);
   const rules: Rule[] = [];
   const requiredPaths: string[][] = [];
-  (definition.rules ?? []).forEach((def, i) => {
+  (definition.rules ?? []).forEach((rule, i) => {
     const field = `rules[${i}]`;
-    if (seen.has(def.id)) fail(`${field}.id "${def.id}" is used twice (or clashes with the schema rule)`);
-    seen.add(def.id);
-    if (def.type === "required") requiredPaths.push(fromPointer(def.path));
-    const check = compileCheck(def, field, fail);
+    if (seen.has(rule.id)) fail(`${field}.id "${rule.id}" is used twice (or clashes with the schema rule)`);
+    seen.add(rule.id);
+    if (rule.type === "required") requiredPaths.push(fromPointer(rule.path));
+    const check = compileCheck(rule, field, fail);
     rules.push({
-      id: def.id,
-      description: def.description ?? `${def.type} check of ${def.path || "the content"}`,
-      severity: def.severity ?? "error",
+      id: rule.id,
+      description: rule.description ?? `${rule.type} check of ${rule.path || "the content"}`,
+      severity: rule.severity ?? "error",
       check: ({ content }) => check(content),
     });
   });

@@ -66,8 +66,10 @@ export const RunRecordSchema = z.object({
   /** Set when a run was started from a reviewer's edit of an earlier run. */
   parentRunId: z.string().optional(),
   review: ReviewSchema.optional(),
-  /** Judge overrides the draft asked for (`acceptFindings`, `skipJudge`). */
+  /** Judge overrides the draft used (`skipJudge`, `acceptFindings:<ruleId>`). */
   overrides: z.array(z.string()).optional(),
+  /** Blob key of the last judge round's evidence. */
+  judgeRef: z.string().optional(),
   transitions: z.array(TransitionSchema),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -130,6 +132,8 @@ export interface RunOutcome {
   violationsPerAttempt?: number[];
   attempts?: number;
   logicAttempts?: number;
+  overrides?: string[];
+  judgeRef?: string;
 }
 
 /**
