@@ -1,0 +1,556 @@
+/**
+ * Policy benchmark (not a test): the same drafts, the same imperfect corrector, the same attempt budget,
+ * corrected by a NAIVE retry loop and by redraft's loop (`correctDraft`).
+ *
+ *   npm run bench:policy
+ *   npm run bench:policy -- --drafts 500 --seed 7 --p 0.6 --q 0.3 --r 0.25 --no-sweep
+ *
+ * CORPUS (seeded mulberry32, reproducible): `--drafts` drafts (default 500), alternating
+ *   - mcq: a clean seed-004-like question with 1–4 distinct injected faults, each breaking one
+ *     error-severity rule of the mcq pack (negation, absolute terms, rationale, homogeneity, answer
+ *     key, duplicate options, option count, all/none of the above, stem asks no question);
+ *   - json: a clean study record checked against a ~200-property JSON Schema with required fields
+ *     and pattern-constrained OPTIONAL fields (orcid, issn, pmid, ROR, ISO 8601 durations — seed 001),
+ *     with either only faults that deterministic repair can remove (35 %: empty optional pattern fields,
+ *     an optional enum out of range, a forbidden extra property) or 1–3 faults only a correction fixes
+ *     (required field missing / wrong pattern / wrong enum / wrong type / bad date / out of range),
+ *     in 70 % of those cases with empty optional pattern fields as well.
+ *   Each draft keeps its clean version as the "reference": what a correct answer contains (the facts
+ *   of the source a real model would read).
+ *
+ * THE SIMULATED IMPERFECT CORRECTOR (`SimulatedCorrector`, a ModelClient)
+ *   - It reads the request exactly as a real model would: the draft from the prompt's
+ *     <draft_content> block (JSON, as `buildCorrectionPrompt` embeds it), the flagged violations from
+ *     the "Violations to fix" list (`- [ruleId] at /path: …`) and the attempt number from
+ *     "This is correction attempt k of N". Parsing the prompt (rather than keeping a side map of the
+ *     draft each policy "would" send) is the robust choice: it answers exactly what each loop sent,
+ *     including redraft's repaired best-so-far draft after a rollback; a prompt it cannot parse
+ *     aborts the benchmark instead of skewing it. The only side knowledge is the reference per draftId.
+ *   - For each flagged violation it applies a correct fix (the reference value at the violation's
+ *     path, or removing the value when the reference has none there) with probability p.
+ *   - With probability q per answer it commits seed 001's failure: every absent optional pattern
+ *     field of a json record is filled with "" with probability 1/2.
+ *   - With probability r per answer it breaks one thing that was not flagged (injects a fresh fault of a
+ *     kind not among the flagged rules; mcq faults exclude the option-count fault).
+ *   - With probability m per answer it answers with text instead of the tool (an unusable answer).
+ *   - Every draw is keyed by (seed, draftId, attempt number, purpose[, violation]), so both policies
+ *     meet the same behaviour in the same situation: the same violation flagged at the same attempt is
+ *     fixed (or not) for both.
+ *   - Usage: input tokens = ceil(chars of system blocks + user prompt + tool schema / 4), output
+ *     tokens = ceil(chars of the JSON answer / 4); no prompt caching is credited to either policy.
+ *
+ * THE TWO POLICIES (same prompt builder, same corrector, same budget of `--attempts` model calls, 3 by default)
+ *   - naive: what common retry libraries do. Validate (rules + schema, no deterministic repair); while
+ *     errors remain and attempts are left, send the LAST answer with its errors (same prompt builder,
+ *     no hints), keep the new answer whatever its quality; an unusable answer keeps the last usable
+ *     draft. No rollback, no early exit. The prompt does not grow with retries (kinder to naive than
+ *     libraries that append the conversation).
+ *   - redraft: `correctDraft` with in-memory stores, maxAttempts from a DeploymentConfig, default
+ *     stuck (2 attempts without beating the best) and circuit-breaker (threshold = maxAttempts) rules.
+ *
+ * SCORING: both final drafts are judged by the same yardstick — the rules and the schema run on the
+ * delivered content WITHOUT repair (redraft delivers its repaired best draft; naive its last answer).
+ * "validated" = no error-severity violation left; score = the pack's proportional score.
+ */
+import type { Draft, ValidationReport, Violation } from "../shared/draft.js";
+import { inspectWithPack, type ResolvedPack } from "../shared/engine.js";
+import { buildCorrectionPrompt } from "../shared/loop/prompt.js";
+import { parseCorrectionAnswer } from "../shared/loop/response.js";
+import { correctDraft, type RunResult } from "../shared/loop/run.js";
+import type { LoopDeps } from "../shared/loop/steps.js";
+import { costUsd } from "../shared/model/pricing.js";
+import { type ModelClient, type ModelRequest, type ModelResponse, totalTokens } from "../shared/model/types.js";
+import { PackRegistry } from "../shared/registry.js";
+import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
+import {
+  cleanRecord,
+  deepClone,
+  fillEmptyOptionals,
+  getAt,
+  JSON_MODEL_FAULT_IDS,
+  JSON_MODEL_FAULTS,
+  JSON_REPAIRABLE_FAULT_IDS,
+  JSON_REPAIRABLE_FAULTS,
+  type JsonObject,
+  jsonDraft,
+  setAt,
+  studySchema,
+} from "./lib/json-corpus.js";
+import {
+  cleanQuestion,
+  injectMcqFaults,
+  MCQ_FAULT_IDS,
+  MCQ_FAULTS,
+  mcqDraft,
+  type Question,
+} from "./lib/mcq-corpus.js";
+import { keyedRng, keyedUniform, Rng } from "./lib/rng.js";
+import { machine, table } from "./lib/stats.js";
+
+// ---- options ---------------------------------------------------------------------------------------
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+const SEED = Number(arg("seed", "20260219"));
+const DRAFTS = Number(arg("drafts", "500"));
+const MAX_ATTEMPTS = Number(arg("attempts", "3"));
+const SWEEP = !process.argv.includes("--no-sweep");
+const MODEL_ID = "claude-sonnet-5-5";
+
+interface Behaviour {
+  /** Probability of fixing each flagged violation. */
+  p: number;
+  /** Probability per answer of filling absent optional pattern fields with "" (seed 001). */
+  q: number;
+  /** Probability per answer of breaking one unflagged thing. */
+  r: number;
+  /** Probability per answer of an unusable (non-tool, non-JSON) answer. */
+  m: number;
+}
+const MAIN: Behaviour = {
+  p: Number(arg("p", "0.6")),
+  q: Number(arg("q", "0.3")),
+  r: Number(arg("r", "0.25")),
+  m: Number(arg("m", "0.03")),
+};
+
+// ---- corpus ----------------------------------------------------------------------------------------
+
+interface Case {
+  draft: Draft;
+  reference: Question | JsonObject;
+  faults: string[];
+}
+
+function buildCorpus(seed: number, n: number): Case[] {
+  const rng = new Rng(seed);
+  const schema = studySchema();
+  const cases: Case[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      const reference = cleanQuestion(rng);
+      const faults = rng.sample(MCQ_FAULT_IDS, rng.int(1, 4));
+      const content = injectMcqFaults(reference, faults, rng);
+      cases.push({ draft: mcqDraft(`mcq-${i}`, content), reference, faults });
+    } else {
+      const reference = cleanRecord(rng, i, "typical");
+      const content = deepClone(reference);
+      const faults: string[] = [];
+      const repairableOnly = rng.chance(0.35);
+      if (repairableOnly) {
+        for (const f of rng.sample(JSON_REPAIRABLE_FAULT_IDS, rng.int(1, 2))) {
+          JSON_REPAIRABLE_FAULTS[f]?.(content, rng);
+          faults.push(f);
+        }
+      } else {
+        for (const f of rng.sample(JSON_MODEL_FAULT_IDS, rng.int(1, 3))) {
+          JSON_MODEL_FAULTS[f]?.(content, rng);
+          faults.push(f);
+        }
+        if (rng.chance(0.7)) {
+          JSON_REPAIRABLE_FAULTS.empty_optional?.(content, rng);
+          faults.push("empty_optional");
+        }
+      }
+      cases.push({ draft: jsonDraft(`json-${i}`, content, schema), reference, faults });
+    }
+  }
+  return cases;
+}
+
+// ---- the simulated corrector -----------------------------------------------------------------------
+
+interface Flagged {
+  ruleId: string;
+  path: string;
+}
+
+/** What a model reads in the prompt: the attempt number, the draft content and the flagged violations. */
+export function readPrompt(user: string): { attempt: number; content: unknown; flagged: Flagged[] } {
+  const attempt = /This is correction attempt (\d+) of \d+\./.exec(user);
+  const draft = /<draft_content>\n([\s\S]*?)\n<\/draft_content>/.exec(user);
+  const list = /Violations to fix \(\d+\):\n([\s\S]*?)(?:\n\n|$)/.exec(user);
+  if (!attempt?.[1] || !draft?.[1] || !list?.[1]) throw new Error("the simulated corrector could not read the prompt");
+  const flagged: Flagged[] = [];
+  for (const line of list[1].split("\n")) {
+    const m = /^- \[([^\]]+)\](?: at (\/\S*))?: /.exec(line);
+    if (m?.[1]) flagged.push({ ruleId: m[1], path: m[2] ?? "" });
+  }
+  return { attempt: Number(attempt[1]), content: JSON.parse(draft[1]), flagged };
+}
+
+const segmentsOf = (pointer: string): string[] =>
+  pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+
+function fixMcq(q: Question, v: Flagged, ref: Question): void {
+  const [field, index, sub] = segmentsOf(v.path);
+  const sameShape = Array.isArray(q.options) && q.options.length === ref.options.length;
+  if (field === "options" && (index === undefined || !sameShape)) {
+    // A whole-options problem (count, homogeneity, form): the options are rewritten.
+    q.options = deepClone(ref.options);
+    q.correct_answer = ref.correct_answer;
+  } else if (field === "options" && index !== undefined && (sub === "text" || sub === "key")) {
+    const option = q.options[Number(index)];
+    const fixed = ref.options[Number(index)];
+    if (option && fixed) option[sub] = fixed[sub];
+  } else if (field === "stem" || field === "rationale" || field === "correct_answer" || field === "vignette") {
+    q[field] = ref[field];
+  }
+}
+
+function fixJson(record: JsonObject, v: Flagged, ref: JsonObject): void {
+  const path = segmentsOf(v.path);
+  if (path.length === 0) return;
+  if (v.ruleId === "schema:additionalProperties" || v.ruleId === "schema:unevaluatedProperties") {
+    setAt(record, path, undefined);
+    return;
+  }
+  const value = getAt(ref, path);
+  setAt(record, path, value === undefined ? undefined : deepClone(value));
+}
+
+/** Breaks one thing the prompt did not flag. */
+function breakMcq(q: Question, flagged: readonly Flagged[], rng: Rng): Question {
+  const flaggedRules = new Set(flagged.map((f) => f.ruleId));
+  const kinds = MCQ_FAULT_IDS.filter((id) => id !== "mcq_option_count" && !flaggedRules.has(id));
+  if (kinds.length === 0 || !Array.isArray(q.options)) return q;
+  return MCQ_FAULTS[rng.pick(kinds)]?.(q, rng) ?? q;
+}
+
+function breakJson(record: JsonObject, rng: Rng): void {
+  JSON_MODEL_FAULTS[rng.pick(JSON_MODEL_FAULT_IDS)]?.(record, rng);
+}
+
+const tokens = (chars: number) => Math.ceil(chars / 4);
+
+export class SimulatedCorrector implements ModelClient {
+  readonly provider = "simulated";
+  readonly model = MODEL_ID;
+  calls = 0;
+
+  constructor(
+    private readonly references: ReadonlyMap<string, Question | JsonObject>,
+    private readonly behaviour: Behaviour,
+    private readonly seed: number,
+  ) {}
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    this.calls += 1;
+    const { p, q, r, m } = this.behaviour;
+    const { attempt, content, flagged } = readPrompt(request.user);
+    const reference = this.references.get(request.draftId);
+    if (!reference) throw new Error(`no reference for ${request.draftId}`);
+    const key = [this.seed, request.draftId, attempt] as const;
+    const inputChars =
+      request.system.reduce((s, b) => s + b.text.length, 0) +
+      request.user.length +
+      JSON.stringify(request.tool.inputSchema).length;
+    const usage = (outputChars: number) => ({
+      input: tokens(inputChars),
+      output: tokens(outputChars),
+      cacheRead: 0,
+      cacheWrite: 0,
+    });
+
+    if (keyedUniform(...key, "unusable") < m) {
+      const raw = "I have corrected the draft as requested; the main problems were in the flagged fields.";
+      return { raw, usage: usage(raw.length), model: MODEL_ID, latencyMs: 0, stopReason: "end_turn" };
+    }
+
+    const isMcq = request.draftId.startsWith("mcq-");
+    let next = deepClone(content) as Question | JsonObject;
+    const seen = new Set<string>();
+    let fixed = 0;
+    for (const v of flagged) {
+      const id = `${v.ruleId} ${v.path}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (keyedUniform(...key, "fix", id) >= p) continue;
+      fixed += 1;
+      if (isMcq) fixMcq(next as Question, v, reference as Question);
+      else fixJson(next as JsonObject, v, reference as JsonObject);
+    }
+    if (keyedUniform(...key, "break") < r) {
+      const rng = new Rng(keyedRng(...key, "break-which")() * 2 ** 32);
+      if (isMcq) next = breakMcq(next as Question, flagged, rng);
+      else breakJson(next as JsonObject, rng);
+    }
+    if (!isMcq && keyedUniform(...key, "empty") < q) {
+      fillEmptyOptionals(next as JsonObject, new Rng(keyedRng(...key, "empty-which")() * 2 ** 32), 0.5);
+    }
+    const output = {
+      content: next,
+      analysis: `Attempt ${attempt}: ${flagged.length} violations flagged.`,
+      fixDescription: `Fixed ${fixed} of them.`,
+    };
+    return {
+      output,
+      usage: usage(JSON.stringify(output).length),
+      model: MODEL_ID,
+      latencyMs: 0,
+      stopReason: "tool_use",
+    };
+  }
+}
+
+// ---- the two policies ------------------------------------------------------------------------------
+
+interface Outcome {
+  kind: string;
+  validated: boolean;
+  score: number;
+  attempts: number;
+  tokens: number;
+  costUsd: number;
+  reason: string;
+}
+
+/** The pack without any deterministic repair: what a loop without repair validates with. */
+function withoutRepair(resolved: ResolvedPack): ResolvedPack {
+  const { repair: _repair, ...pack } = resolved.pack;
+  const rules = resolved.rules.map(({ rule, severity }) => {
+    const { repair: _r, ...bare } = rule;
+    return { rule: bare, severity };
+  });
+  return { ...resolved, pack, rules };
+}
+
+const errorsOf = (report: ValidationReport): Violation[] => report.violations.filter((v) => v.severity === "error");
+
+class Yardstick {
+  readonly registry: PackRegistry;
+  readonly #bare = new Map<string, ResolvedPack>();
+  constructor(registry: PackRegistry) {
+    this.registry = registry;
+    for (const kind of registry.kinds()) this.#bare.set(kind, withoutRepair(registry.get(kind)));
+  }
+  /** Rules and schema on the content as it is, with no repair. */
+  check(draft: Draft): ValidationReport {
+    const bare = this.#bare.get(draft.kind);
+    if (!bare) throw new Error(`unknown kind ${draft.kind}`);
+    return inspectWithPack(bare, draft).report;
+  }
+}
+
+async function naive(c: Case, model: ModelClient, yardstick: Yardstick): Promise<Outcome> {
+  const resolved = yardstick.registry.get(c.draft.kind);
+  let current = c.draft;
+  let report = yardstick.check(current);
+  let attempts = 0;
+  let used = 0;
+  let cost = 0;
+  while (report.counts.error > 0 && attempts < MAX_ATTEMPTS) {
+    attempts += 1;
+    const prompt = buildCorrectionPrompt({
+      resolved,
+      draft: current,
+      violations: errorsOf(report),
+      attempt: attempts,
+      maxAttempts: MAX_ATTEMPTS,
+      hints: [],
+    });
+    const response = await model.complete({
+      runId: `naive-${c.draft.id}`,
+      draftId: c.draft.id,
+      purpose: "correct",
+      system: prompt.system,
+      user: prompt.user,
+      tool: prompt.tool,
+      maxTokens: 8192,
+    });
+    used += totalTokens(response.usage);
+    cost += costUsd(response.model, response.usage);
+    const parsed = parseCorrectionAnswer(response);
+    if (!parsed.ok) continue;
+    current = { ...current, content: parsed.answer.content as Draft["content"] };
+    report = yardstick.check(current);
+  }
+  return {
+    kind: c.draft.kind,
+    validated: report.counts.error === 0,
+    score: report.score,
+    attempts,
+    tokens: used,
+    costUsd: cost,
+    reason: report.counts.error === 0 ? "validated" : "max_attempts",
+  };
+}
+
+async function redraft(c: Case, model: ModelClient, registry: PackRegistry, yardstick: Yardstick): Promise<Outcome> {
+  let t = Date.parse("2026-02-19T14:00:00Z");
+  const deps: LoopDeps = {
+    registry,
+    runs: new MemoryRunStore(),
+    blobs: new MemoryBlobStore(),
+    model,
+    clock: () => new Date((t += 1000)),
+    dedupeWindowMs: 0,
+  };
+  const result: RunResult = await correctDraft(c.draft, {
+    ...deps,
+    runId: `redraft-${c.draft.id}`,
+    transientRetries: 0,
+    retryBaseMs: 0,
+  });
+  if (!result.finalDraft) throw new Error(`run of ${c.draft.id} ended ${result.status}: ${result.message ?? ""}`);
+  const report = yardstick.check(result.finalDraft);
+  const validated = report.counts.error === 0;
+  if (validated !== (result.status === "validated")) {
+    throw new Error(`${c.draft.id}: status ${result.status} but the yardstick counts ${report.counts.error} errors`);
+  }
+  return {
+    kind: c.draft.kind,
+    validated,
+    score: report.score,
+    attempts: result.attempts,
+    tokens: result.tokens.total,
+    costUsd: result.costUsd,
+    reason: result.reason ?? "validated",
+  };
+}
+
+// ---- report ----------------------------------------------------------------------------------------
+
+interface Summary {
+  n: number;
+  validated: number;
+  score: number;
+  attempts: number;
+  tokens: number;
+  costUsd: number;
+}
+
+function summarize(outcomes: readonly Outcome[]): Summary {
+  const n = outcomes.length || 1;
+  const sum = (f: (o: Outcome) => number) => outcomes.reduce((s, o) => s + f(o), 0);
+  return {
+    n: outcomes.length,
+    validated: sum((o) => (o.validated ? 1 : 0)) / n,
+    score: sum((o) => o.score) / n,
+    attempts: sum((o) => o.attempts) / n,
+    tokens: sum((o) => o.tokens) / n,
+    costUsd: sum((o) => o.costUsd) / n,
+  };
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const row = (name: string, s: Summary) => [
+  name,
+  String(s.n),
+  pct(s.validated),
+  s.score.toFixed(4),
+  s.attempts.toFixed(2),
+  Math.round(s.tokens).toLocaleString("en-US"),
+  `$${s.costUsd.toFixed(4)}`,
+];
+const ratioRow = (a: Summary, b: Summary) => [
+  "  redraft / naive",
+  "",
+  `x${(a.validated / b.validated).toFixed(2)}`,
+  `x${(a.score / b.score).toFixed(4)}`,
+  `x${(a.attempts / b.attempts).toFixed(2)}`,
+  `x${(a.tokens / b.tokens).toFixed(2)}`,
+  `x${(a.costUsd / b.costUsd).toFixed(2)}`,
+];
+
+async function runBoth(cases: readonly Case[], behaviour: Behaviour) {
+  const references = new Map(cases.map((c) => [c.draft.id, c.reference]));
+  const registry = new PackRegistry({ loop: { maxAttempts: MAX_ATTEMPTS } });
+  const yardstick = new Yardstick(registry);
+  const naiveOut: Outcome[] = [];
+  const redraftOut: Outcome[] = [];
+  for (const c of cases) {
+    // A corrector per policy, identical in seed and behaviour: its draws depend only on what it is asked.
+    naiveOut.push(await naive(c, new SimulatedCorrector(references, behaviour, SEED), yardstick));
+    redraftOut.push(await redraft(c, new SimulatedCorrector(references, behaviour, SEED), registry, yardstick));
+  }
+  return { naiveOut, redraftOut };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const cases = buildCorpus(SEED, DRAFTS);
+  const initial = new Yardstick(new PackRegistry());
+  const initialErrors = cases.map((c) => initial.check(c.draft).counts.error);
+  if (initialErrors.some((e) => e === 0)) throw new Error("a corpus draft has no error: the injectors are broken");
+  const mcqCases = cases.filter((c) => c.draft.kind === "mcq");
+  const jsonCases = cases.filter((c) => c.draft.kind === "json");
+  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / (xs.length || 1);
+
+  console.log("redraft bench:policy");
+  console.log(machine());
+  console.log(
+    `corpus: ${cases.length} drafts (seed ${SEED}): ${mcqCases.length} mcq with ${mean(mcqCases.map((c) => c.faults.length)).toFixed(2)} injected faults on average, ` +
+      `${jsonCases.length} json (${jsonCases.filter((c) => c.faults.every((f) => JSON_REPAIRABLE_FAULT_IDS.includes(f))).length} with repairable faults only); ` +
+      `${mean(initialErrors).toFixed(2)} error violations per draft before any repair`,
+  );
+  console.log(
+    `corrector: fixes each flagged violation with p=${MAIN.p}; seed-001 empty strings q=${MAIN.q}; breaks one good thing r=${MAIN.r}; unusable answer m=${MAIN.m}; model ${MODEL_ID} prices`,
+  );
+  console.log(`budget: ${MAX_ATTEMPTS} model calls per draft for both policies\n`);
+
+  const { naiveOut, redraftOut } = await runBoth(cases, MAIN);
+  const header = ["policy", "drafts", "validated", "mean score", "attempts", "tokens/draft", "USD/draft"];
+  const rows: string[][] = [];
+  for (const [label, filter] of [
+    ["all", (_: Outcome) => true],
+    ["mcq", (o: Outcome) => o.kind === "mcq"],
+    ["json", (o: Outcome) => o.kind === "json"],
+  ] as const) {
+    const a = summarize(redraftOut.filter(filter));
+    const b = summarize(naiveOut.filter(filter));
+    rows.push(row(`${label}: naive`, b), row(`${label}: redraft`, a), ratioRow(a, b));
+  }
+  console.log(table(header, rows));
+
+  const reasons = new Map<string, number>();
+  for (const o of redraftOut) reasons.set(o.reason, (reasons.get(o.reason) ?? 0) + 1);
+  const noCall = redraftOut.filter((o) => o.attempts === 0).length;
+  const naiveWorse = redraftOut.filter((o, i) => (naiveOut[i] as Outcome).score > o.score).length;
+  const redraftOnly = redraftOut.filter((o, i) => o.validated && !(naiveOut[i] as Outcome).validated).length;
+  const naiveOnly = redraftOut.filter((o, i) => !o.validated && (naiveOut[i] as Outcome).validated).length;
+  console.log(
+    `\nredraft outcomes: ${[...reasons.entries()].map(([k, v]) => `${k} ${v}`).join(", ")}; ${noCall} validated by repair alone (no model call)`,
+  );
+  console.log(
+    `per draft: validated only by redraft ${redraftOnly}, only by naive ${naiveOnly}; naive ended with a higher score on ${naiveWorse} drafts`,
+  );
+
+  if (SWEEP) {
+    const grid: Behaviour[] = [
+      { p: 0.6, q: 0, r: 0, m: 0 },
+      { p: 0.6, q: 0.3, r: 0, m: 0 },
+      { p: 0.6, q: 0, r: 0.25, m: 0 },
+      { p: 0.4, q: 0.3, r: 0.25, m: 0.03 },
+      { p: 0.8, q: 0.3, r: 0.25, m: 0.03 },
+      { p: 0.6, q: 0.3, r: 0.5, m: 0.03 },
+    ];
+    const sweepCases = cases.slice(0, Math.min(cases.length, 300));
+    const sweepRows: string[][] = [];
+    for (const b of grid) {
+      const { naiveOut: n, redraftOut: r } = await runBoth(sweepCases, b);
+      const sn = summarize(n);
+      const sr = summarize(r);
+      sweepRows.push([
+        `p=${b.p} q=${b.q} r=${b.r} m=${b.m}`,
+        `${pct(sn.validated)} / ${pct(sr.validated)}`,
+        `${sn.score.toFixed(4)} / ${sr.score.toFixed(4)}`,
+        `${sn.attempts.toFixed(2)} / ${sr.attempts.toFixed(2)}`,
+        `${Math.round(sn.tokens).toLocaleString("en-US")} / ${Math.round(sr.tokens).toLocaleString("en-US")}`,
+        `x${(sr.tokens / sn.tokens).toFixed(2)}`,
+      ]);
+    }
+    console.log(`\nsensitivity (first ${sweepCases.length} drafts; each cell naive / redraft):`);
+    console.log(table(["corrector", "validated", "mean score", "attempts", "tokens/draft", "token ratio"], sweepRows));
+  }
+  console.log(`\ntook ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+await main();
