@@ -65,6 +65,7 @@ import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
 import {
   cleanRecord,
   deepClone,
+  fidelity,
   fillEmptyOptionals,
   getAt,
   JSON_MODEL_FAULT_IDS,
@@ -306,6 +307,8 @@ interface Outcome {
   kind: string;
   validated: boolean;
   score: number;
+  /** Share of the reference's values present unchanged in the delivered content. */
+  fidelity: number;
   attempts: number;
   tokens: number;
   costUsd: number;
@@ -376,6 +379,7 @@ async function naive(c: Case, model: ModelClient, yardstick: Yardstick): Promise
     kind: c.draft.kind,
     validated: report.counts.error === 0,
     score: report.score,
+    fidelity: fidelity(current.content, c.reference),
     attempts,
     tokens: used,
     costUsd: cost,
@@ -409,6 +413,7 @@ async function redraft(c: Case, model: ModelClient, registry: PackRegistry, yard
     kind: c.draft.kind,
     validated,
     score: report.score,
+    fidelity: fidelity(result.finalDraft.content, c.reference),
     attempts: result.attempts,
     tokens: result.tokens.total,
     costUsd: result.costUsd,
@@ -422,6 +427,7 @@ interface Summary {
   n: number;
   validated: number;
   score: number;
+  fidelity: number;
   attempts: number;
   tokens: number;
   costUsd: number;
@@ -434,6 +440,7 @@ function summarize(outcomes: readonly Outcome[]): Summary {
     n: outcomes.length,
     validated: sum((o) => (o.validated ? 1 : 0)) / n,
     score: sum((o) => o.score) / n,
+    fidelity: sum((o) => o.fidelity) / n,
     attempts: sum((o) => o.attempts) / n,
     tokens: sum((o) => o.tokens) / n,
     costUsd: sum((o) => o.costUsd) / n,
@@ -446,6 +453,7 @@ const row = (name: string, s: Summary) => [
   String(s.n),
   pct(s.validated),
   s.score.toFixed(4),
+  pct(s.fidelity),
   s.attempts.toFixed(2),
   Math.round(s.tokens).toLocaleString("en-US"),
   `$${s.costUsd.toFixed(4)}`,
@@ -455,6 +463,7 @@ const ratioRow = (a: Summary, b: Summary) => [
   "",
   `x${(a.validated / b.validated).toFixed(2)}`,
   `x${(a.score / b.score).toFixed(4)}`,
+  `x${(a.fidelity / b.fidelity).toFixed(3)}`,
   `x${(a.attempts / b.attempts).toFixed(2)}`,
   `x${(a.tokens / b.tokens).toFixed(2)}`,
   `x${(a.costUsd / b.costUsd).toFixed(2)}`,
@@ -497,7 +506,7 @@ async function main(): Promise<void> {
   console.log(`budget: ${MAX_ATTEMPTS} model calls per draft for both policies\n`);
 
   const { naiveOut, redraftOut } = await runBoth(cases, MAIN);
-  const header = ["policy", "drafts", "validated", "mean score", "attempts", "tokens/draft", "USD/draft"];
+  const header = ["policy", "drafts", "validated", "mean score", "fidelity", "attempts", "tokens/draft", "USD/draft"];
   const rows: string[][] = [];
   for (const [label, filter] of [
     ["all", (_: Outcome) => true],

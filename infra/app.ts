@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
-import { loadConfig } from "./config.js";
+import { type EnvConfig, loadConfig } from "./config.js";
 import { RedraftStack, stackName } from "./stack.js";
 
 /**
@@ -11,7 +11,14 @@ import { RedraftStack, stackName } from "./stack.js";
 const app = new App();
 const envName = String(app.node.tryGetContext("env") ?? "dev");
 const alarmEmail = app.node.tryGetContext("alarmEmail") as string | undefined;
-const config = loadConfig(envName, { alarmEmail });
+
+let config: EnvConfig;
+try {
+  config = loadConfig(envName, { alarmEmail });
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
 
 new RedraftStack(app, stackName(config.envName), {
   config,

@@ -594,6 +594,21 @@ export function setAt(root: Json, path: readonly (string | number)[], value: Jso
 
 export const deepClone = <T>(value: T): T => structuredClone(value);
 
+/** Every scalar of a value with its path (array elements included). */
+export function leaves(value: Json | undefined, path: Segments = [], out: [Segments, Json][] = []): [Segments, Json][] {
+  if (Array.isArray(value)) value.forEach((v, i) => leaves(v, [...path, i], out));
+  else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) leaves(v, [...path, k], out);
+  else if (value !== undefined) out.push([path, value]);
+  return out;
+}
+
+/** Share of the reference's scalars found unchanged at the same place in `value`: how much of the truth survived. */
+export function fidelity(value: unknown, reference: unknown): number {
+  const truth = leaves(reference as Json);
+  if (truth.length === 0) return 1;
+  return truth.filter(([path, v]) => getAt(value as Json, path) === v).length / truth.length;
+}
+
 // ---- faults -----------------------------------------------------------------------------------------
 
 /** Optional, pattern-constrained places of a record (seed 001's orcid, issn, pmid, ISO 8601 durations…). */
@@ -638,7 +653,10 @@ const pickIndex = (record: JsonObject, key: string, rng: Rng) => {
   return Array.isArray(list) && list.length > 0 ? rng.int(0, list.length - 1) : 0;
 };
 
-/** Faults only a correction can fix: required fields missing or invalid. Keys name the schema keyword reported. */
+/**
+ * Faults a model makes in fields that hold facts: required fields missing or invalid (only a correction
+ * fixes them) and a wrong value in an optional field the source does give (repair removes it).
+ */
 export const JSON_MODEL_FAULTS: Record<string, Fault> = {
   required_missing: (r, rng) => {
     const where = rng.pick<Segments>([
@@ -671,6 +689,12 @@ export const JSON_MODEL_FAULTS: Record<string, Fault> = {
   range_error: (r, rng) => {
     if (rng.chance(0.5)) setAt(r, ["extraction", "confidence"], 1.4);
     else setAt(r, ["authors", pickIndex(r, "authors", rng), "position"], 0);
+  },
+  /** A wrong value in an OPTIONAL field that the source does give: repair removes it (losing the fact), a correction restores it. */
+  optional_value_error: (r, rng) => {
+    const i = pickIndex(r, "outcomes", rng);
+    if (rng.chance(0.5)) setAt(r, ["outcomes", i, "ci_level"], 95);
+    else setAt(r, ["outcomes", i, "p_value"], rng.pick([1.7, -0.01, 12]));
   },
 };
 export const JSON_MODEL_FAULT_IDS = Object.keys(JSON_MODEL_FAULTS);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
-import { buildJudgePrompt, classifyFindings, JUDGE_SYSTEM_PROMPT } from "../../shared/loop/judge.js";
+import { buildJudgePrompt, classifyFindings, JUDGE_SYSTEM_PROMPT, type JudgeFinding } from "../../shared/loop/judge.js";
 import { correctDraft } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
@@ -19,7 +19,7 @@ const judge = (findings: unknown[], usage = { input_tokens: 700, output_tokens: 
   output: { findings },
   usage,
 });
-const finding = (over: Record<string, unknown> = {}) => ({
+const finding = (over: Partial<JudgeFinding> = {}): JudgeFinding => ({
   ruleId: "intent_mismatch",
   severity: "error",
   confidence: 0.9,
