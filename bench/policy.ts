@@ -59,7 +59,13 @@ import { parseCorrectionAnswer } from "../shared/loop/response.js";
 import { correctDraft, type RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import { costUsd } from "../shared/model/pricing.js";
-import { type ModelClient, type ModelRequest, type ModelResponse, totalTokens } from "../shared/model/types.js";
+import {
+  type ModelClient,
+  type ModelRequest,
+  type ModelResponse,
+  totalTokens,
+} from "../shared/model/types.js";
+import type { DeploymentConfig } from "../shared/pack.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
 import {
@@ -173,7 +179,8 @@ export function readPrompt(user: string): { attempt: number; content: unknown; f
   const attempt = /This is correction attempt (\d+) of \d+\./.exec(user);
   const draft = /<draft_content>\n([\s\S]*?)\n<\/draft_content>/.exec(user);
   const list = /Violations to fix \(\d+\):\n([\s\S]*?)(?:\n\n|$)/.exec(user);
-  if (!attempt?.[1] || !draft?.[1] || !list?.[1]) throw new Error("the simulated corrector could not read the prompt");
+  if (!attempt?.[1] || !draft?.[1] || !list?.[1])
+    throw new Error("the simulated corrector could not read the prompt");
   const flagged: Flagged[] = [];
   for (const line of list[1].split("\n")) {
     const m = /^- \[([^\]]+)\](?: at (\/\S*))?: /.exec(line);
@@ -201,7 +208,12 @@ function fixMcq(q: Question, v: Flagged, ref: Question): void {
     const option = q.options[Number(index)];
     const fixed = ref.options[Number(index)];
     if (option && fixed) option[sub] = fixed[sub];
-  } else if (field === "stem" || field === "rationale" || field === "correct_answer" || field === "vignette") {
+  } else if (
+    field === "stem" ||
+    field === "rationale" ||
+    field === "correct_answer" ||
+    field === "vignette"
+  ) {
     q[field] = ref[field];
   }
 }
@@ -325,7 +337,8 @@ function withoutRepair(resolved: ResolvedPack): ResolvedPack {
   return { ...resolved, pack, rules };
 }
 
-const errorsOf = (report: ValidationReport): Violation[] => report.violations.filter((v) => v.severity === "error");
+const errorsOf = (report: ValidationReport): Violation[] =>
+  report.violations.filter((v) => v.severity === "error");
 
 class Yardstick {
   readonly registry: PackRegistry;
@@ -387,14 +400,23 @@ async function naive(c: Case, model: ModelClient, yardstick: Yardstick): Promise
   };
 }
 
-async function redraft(c: Case, model: ModelClient, registry: PackRegistry, yardstick: Yardstick): Promise<Outcome> {
+async function redraft(
+  c: Case,
+  model: ModelClient,
+  registry: PackRegistry,
+  yardstick: Yardstick,
+): Promise<Outcome> {
   let t = Date.parse("2026-02-19T14:00:00Z");
+  const tick = () => {
+    t += 1000;
+    return new Date(t);
+  };
   const deps: LoopDeps = {
     registry,
     runs: new MemoryRunStore(),
     blobs: new MemoryBlobStore(),
     model,
-    clock: () => new Date((t += 1000)),
+    clock: tick,
     dedupeWindowMs: 0,
   };
   const result: RunResult = await correctDraft(c.draft, {
@@ -403,11 +425,14 @@ async function redraft(c: Case, model: ModelClient, registry: PackRegistry, yard
     transientRetries: 0,
     retryBaseMs: 0,
   });
-  if (!result.finalDraft) throw new Error(`run of ${c.draft.id} ended ${result.status}: ${result.message ?? ""}`);
+  if (!result.finalDraft)
+    throw new Error(`run of ${c.draft.id} ended ${result.status}: ${result.message ?? ""}`);
   const report = yardstick.check(result.finalDraft);
   const validated = report.counts.error === 0;
   if (validated !== (result.status === "validated")) {
-    throw new Error(`${c.draft.id}: status ${result.status} but the yardstick counts ${report.counts.error} errors`);
+    throw new Error(
+      `${c.draft.id}: status ${result.status} but the yardstick counts ${report.counts.error} errors`,
+    );
   }
   return {
     kind: c.draft.kind,
@@ -469,26 +494,49 @@ const ratioRow = (a: Summary, b: Summary) => [
   `x${(a.costUsd / b.costUsd).toFixed(2)}`,
 ];
 
-async function runBoth(cases: readonly Case[], behaviour: Behaviour) {
+/** Runs the cases through one policy, each with a fresh corrector of the same seed and behaviour. */
+async function runPolicy(
+  policy: "naive" | "redraft",
+  cases: readonly Case[],
+  behaviour: Behaviour,
+  config: DeploymentConfig = { loop: { maxAttempts: MAX_ATTEMPTS } },
+  seed = SEED,
+): Promise<Outcome[]> {
   const references = new Map(cases.map((c) => [c.draft.id, c.reference]));
-  const registry = new PackRegistry({ loop: { maxAttempts: MAX_ATTEMPTS } });
-  const yardstick = new Yardstick(registry);
-  const naiveOut: Outcome[] = [];
-  const redraftOut: Outcome[] = [];
+  const registry = new PackRegistry(config);
+  const yardstick = new Yardstick(new PackRegistry());
+  const out: Outcome[] = [];
   for (const c of cases) {
-    // A corrector per policy, identical in seed and behaviour: its draws depend only on what it is asked.
-    naiveOut.push(await naive(c, new SimulatedCorrector(references, behaviour, SEED), yardstick));
-    redraftOut.push(await redraft(c, new SimulatedCorrector(references, behaviour, SEED), registry, yardstick));
+    // Its draws depend only on what it is asked: the same seed gives both policies the same corrector.
+    const model = new SimulatedCorrector(references, behaviour, seed);
+    out.push(
+      policy === "naive" ? await naive(c, model, yardstick) : await redraft(c, model, registry, yardstick),
+    );
   }
-  return { naiveOut, redraftOut };
+  return out;
 }
+
+const pair = (naiveOut: Outcome[], redraftOut: Outcome[]) => {
+  const sn = summarize(naiveOut);
+  const sr = summarize(redraftOut);
+  return [
+    `${pct(sn.validated)} / ${pct(sr.validated)}`,
+    `${sn.score.toFixed(4)} / ${sr.score.toFixed(4)}`,
+    `${pct(sn.fidelity)} / ${pct(sr.fidelity)}`,
+    `${sn.attempts.toFixed(2)} / ${sr.attempts.toFixed(2)}`,
+    `${Math.round(sn.tokens).toLocaleString("en-US")} / ${Math.round(sr.tokens).toLocaleString("en-US")}`,
+    `x${(sr.tokens / sn.tokens).toFixed(2)}`,
+  ];
+};
+const PAIR_HEADER = ["validated", "mean score", "fidelity", "attempts", "tokens/draft", "token ratio"];
 
 async function main(): Promise<void> {
   const started = performance.now();
   const cases = buildCorpus(SEED, DRAFTS);
-  const initial = new Yardstick(new PackRegistry());
-  const initialErrors = cases.map((c) => initial.check(c.draft).counts.error);
-  if (initialErrors.some((e) => e === 0)) throw new Error("a corpus draft has no error: the injectors are broken");
+  const yardstick = new Yardstick(new PackRegistry());
+  const initialErrors = cases.map((c) => yardstick.check(c.draft).counts.error);
+  if (initialErrors.some((e) => e === 0))
+    throw new Error("a corpus draft has no error: the injectors are broken");
   const mcqCases = cases.filter((c) => c.draft.kind === "mcq");
   const jsonCases = cases.filter((c) => c.draft.kind === "json");
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / (xs.length || 1);
@@ -501,12 +549,24 @@ async function main(): Promise<void> {
       `${mean(initialErrors).toFixed(2)} error violations per draft before any repair`,
   );
   console.log(
-    `corrector: fixes each flagged violation with p=${MAIN.p}; seed-001 empty strings q=${MAIN.q}; breaks one good thing r=${MAIN.r}; unusable answer m=${MAIN.m}; model ${MODEL_ID} prices`,
+    `corrector: fixes each flagged violation with p=${MAIN.p}; seed-001 empty strings q=${MAIN.q}; breaks one good thing r=${MAIN.r}; unusable answer m=${MAIN.m}; priced as ${MODEL_ID}`,
   );
-  console.log(`budget: ${MAX_ATTEMPTS} model calls per draft for both policies\n`);
+  console.log(
+    `budget: ${MAX_ATTEMPTS} model calls per draft for both policies; fidelity = share of the reference's values kept unchanged\n`,
+  );
 
-  const { naiveOut, redraftOut } = await runBoth(cases, MAIN);
-  const header = ["policy", "drafts", "validated", "mean score", "fidelity", "attempts", "tokens/draft", "USD/draft"];
+  const naiveOut = await runPolicy("naive", cases, MAIN);
+  const redraftOut = await runPolicy("redraft", cases, MAIN);
+  const header = [
+    "policy",
+    "drafts",
+    "validated",
+    "mean score",
+    "fidelity",
+    "attempts",
+    "tokens/draft",
+    "USD/draft",
+  ];
   const rows: string[][] = [];
   for (const [label, filter] of [
     ["all", (_: Outcome) => true],
@@ -519,18 +579,43 @@ async function main(): Promise<void> {
   }
   console.log(table(header, rows));
 
-  const reasons = new Map<string, number>();
-  for (const o of redraftOut) reasons.set(o.reason, (reasons.get(o.reason) ?? 0) + 1);
+  const count = (items: readonly Outcome[]) => {
+    const m = new Map<string, number>();
+    for (const o of items) m.set(`${o.kind} ${o.reason}`, (m.get(`${o.kind} ${o.reason}`) ?? 0) + 1);
+    return [...m.entries()]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ");
+  };
+  const naiveAt = (i: number) => naiveOut[i] as Outcome;
   const noCall = redraftOut.filter((o) => o.attempts === 0).length;
-  const naiveWorse = redraftOut.filter((o, i) => (naiveOut[i] as Outcome).score > o.score).length;
-  const redraftOnly = redraftOut.filter((o, i) => o.validated && !(naiveOut[i] as Outcome).validated).length;
-  const naiveOnly = redraftOut.filter((o, i) => !o.validated && (naiveOut[i] as Outcome).validated).length;
+  const redraftOnly = redraftOut.filter((o, i) => o.validated && !naiveAt(i).validated);
+  const naiveOnly = redraftOut.filter((o, i) => !o.validated && naiveAt(i).validated);
+  const naiveHigher = redraftOut.filter((o, i) => naiveAt(i).score > o.score).length;
+  console.log(`\nredraft outcomes: ${count(redraftOut)}`);
+  console.log(`validated by deterministic repair alone (no model call): ${noCall}`);
   console.log(
-    `\nredraft outcomes: ${[...reasons.entries()].map(([k, v]) => `${k} ${v}`).join(", ")}; ${noCall} validated by repair alone (no model call)`,
+    `validated only by redraft: ${redraftOnly.length} (${count(redraftOnly)}); only by naive: ${naiveOnly.length} (redraft stopped with ${count(naiveOnly)})`,
   );
-  console.log(
-    `per draft: validated only by redraft ${redraftOnly}, only by naive ${naiveOnly}; naive ended with a higher score on ${naiveWorse} drafts`,
-  );
+  console.log(`naive ended with a higher score than redraft on ${naiveHigher} drafts`);
+
+  // Ablations: which part of the policy buys what (same corpus, same corrector).
+  const ablations: [string, DeploymentConfig][] = [
+    [
+      "redraft, stuck exit off (stuckAfter = attempts)",
+      { loop: { maxAttempts: MAX_ATTEMPTS, stuckAfter: MAX_ATTEMPTS } },
+    ],
+    [
+      "redraft, json repair off",
+      { loop: { maxAttempts: MAX_ATTEMPTS }, packs: { json: { settings: { repair: false } } } },
+    ],
+  ];
+  const ablationRows: string[][] = [["redraft (defaults)", ...pair(naiveOut, redraftOut)]];
+  for (const [label, config] of ablations) {
+    ablationRows.push([label, ...pair(naiveOut, await runPolicy("redraft", cases, MAIN, config))]);
+  }
+  console.log(`\nablations (all ${cases.length} drafts; each cell naive / variant):`);
+  console.log(table(["variant", ...PAIR_HEADER], ablationRows));
 
   if (SWEEP) {
     const grid: Behaviour[] = [
@@ -540,24 +625,27 @@ async function main(): Promise<void> {
       { p: 0.4, q: 0.3, r: 0.25, m: 0.03 },
       { p: 0.8, q: 0.3, r: 0.25, m: 0.03 },
       { p: 0.6, q: 0.3, r: 0.5, m: 0.03 },
+      { p: 0.9, q: 0, r: 0.1, m: 0 },
     ];
-    const sweepCases = cases.slice(0, Math.min(cases.length, 300));
     const sweepRows: string[][] = [];
     for (const b of grid) {
-      const { naiveOut: n, redraftOut: r } = await runBoth(sweepCases, b);
-      const sn = summarize(n);
-      const sr = summarize(r);
-      sweepRows.push([
-        `p=${b.p} q=${b.q} r=${b.r} m=${b.m}`,
-        `${pct(sn.validated)} / ${pct(sr.validated)}`,
-        `${sn.score.toFixed(4)} / ${sr.score.toFixed(4)}`,
-        `${sn.attempts.toFixed(2)} / ${sr.attempts.toFixed(2)}`,
-        `${Math.round(sn.tokens).toLocaleString("en-US")} / ${Math.round(sr.tokens).toLocaleString("en-US")}`,
-        `x${(sr.tokens / sn.tokens).toFixed(2)}`,
-      ]);
+      const n = await runPolicy("naive", cases, b);
+      const r = await runPolicy("redraft", cases, b);
+      sweepRows.push([`p=${b.p} q=${b.q} r=${b.r} m=${b.m}`, ...pair(n, r)]);
     }
-    console.log(`\nsensitivity (first ${sweepCases.length} drafts; each cell naive / redraft):`);
-    console.log(table(["corrector", "validated", "mean score", "attempts", "tokens/draft", "token ratio"], sweepRows));
+    console.log(`\nsensitivity to the corrector (all ${cases.length} drafts; each cell naive / redraft):`);
+    console.log(table(["corrector", ...PAIR_HEADER], sweepRows));
+
+    const seedRows: string[][] = [];
+    for (let k = 1; k <= 4; k++) {
+      const seed = SEED + k;
+      const other = buildCorpus(seed, DRAFTS);
+      const n = await runPolicy("naive", other, MAIN, undefined, seed);
+      const r = await runPolicy("redraft", other, MAIN, undefined, seed);
+      seedRows.push([`seed ${seed}`, ...pair(n, r)]);
+    }
+    console.log(`\nother corpora and corrector seeds (main corrector settings; naive / redraft):`);
+    console.log(table(["seed", ...PAIR_HEADER], seedRows));
   }
   console.log(`\ntook ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -32,6 +32,7 @@ import {
   JSON_MODEL_FAULT_IDS,
   JSON_MODEL_FAULTS,
   JSON_REPAIRABLE_FAULTS,
+  type JsonObject,
   jsonDraft,
   studySchema,
 } from "./lib/json-corpus.js";
@@ -77,17 +78,17 @@ function mcqCorpus(n = 1000): Draft[] {
 }
 
 /** 300 records: a third clean, a third with empty optional pattern fields only (repair fixes them), a third with 1–3 model faults as well. */
-function jsonCorpus(schema: Record<string, unknown>, n = 300): Draft[] {
+function jsonCorpus(schema: JsonObject, n = 300): Draft[] {
   const drafts: Draft[] = [];
   for (let i = 0; i < n; i++) {
     const record = cleanRecord(rng, i, "typical");
     const kind = i % 3;
     if (kind >= 1) fillEmptyOptionals(record, rng, 0.3);
-    if (kind >= 1 && rng.chance(0.3)) (JSON_REPAIRABLE_FAULTS.bad_optional_enum as (r: typeof record, g: Rng) => void)(record, rng);
+    if (kind >= 1 && rng.chance(0.3)) JSON_REPAIRABLE_FAULTS.bad_optional_enum?.(record, rng);
     if (kind === 2) {
       for (const f of rng.sample(JSON_MODEL_FAULT_IDS, rng.int(1, 3))) JSON_MODEL_FAULTS[f]?.(record, rng);
     }
-    drafts.push(jsonDraft(`json-${i}`, record, schema as never));
+    drafts.push(jsonDraft(`json-${i}`, record, schema));
   }
   return drafts;
 }
@@ -162,7 +163,8 @@ function setup(): Setup {
     return `${drafts.length} drafts, ${withErrors} with errors, ${repaired} repaired, mean content ${fmtInt(bytes)} B`;
   };
   const first = json[0] as Draft;
-  const units = jsonPack.pack.scoreUnits?.({ draft: first, content: first.content, settings: jsonPack.settings }) ?? 0;
+  const units =
+    jsonPack.pack.scoreUnits?.({ draft: first, content: first.content, settings: jsonPack.settings }) ?? 0;
   const header = CASE
     ? []
     : [
@@ -227,13 +229,17 @@ function setup(): Setup {
 function inChild(name: string): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const args = process.argv.slice(2).filter((a, i, all) => a !== "--only" && all[i - 1] !== "--only");
-    const child = fork(process.argv[1] as string, [...args, "--case", name], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = fork(process.argv[1] as string, [...args, "--case", name], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     let rates: number[] | undefined;
     child.on("message", (m) => {
       rates = (m as { rates: number[] }).rates;
     });
     child.on("error", reject);
-    child.on("exit", (code) => (rates ? resolve(rates) : reject(new Error(`case "${name}" exited with ${code}`))));
+    child.on("exit", (code) =>
+      rates ? resolve(rates) : reject(new Error(`case "${name}" exited with ${code}`)),
+    );
   });
 }
 
@@ -253,7 +259,9 @@ async function main(): Promise<void> {
     const med = median(rates);
     const target = TARGETS[c.kind];
     const verdict =
-      med >= target ? "met" : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
+      med >= target
+        ? "met"
+        : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
     rows.push([
       c.name,
       fmtInt(med),

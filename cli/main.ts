@@ -61,7 +61,7 @@ async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; q
   // Validate the whole configuration (overrides naming real rules) before any draft runs.
   new PackRegistry(deployment, [...builtinPacks, ...packs]);
   const dataDir = resolve(opts.dataDir);
-  const asl = await loadAsl({ cacheDir: join(dataDir, "cache") });
+  const asl = await loadAsl();
   const runtime = await LocalRuntime.open({
     dataDir,
     asl,
@@ -218,7 +218,7 @@ function program(): Command {
     .option("--mermaid", "a Mermaid flowchart instead of the ASL JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft asl --mermaid")
     .action(async (cmd: { mermaid?: boolean }) => {
-      const asl = await loadAsl({ cacheDir: join(resolve(cli.opts<GlobalOptions>().dataDir), "cache") });
+      const asl = await loadAsl();
       process.stdout.write(`${cmd.mermaid ? aslToMermaid(asl) : JSON.stringify(asl, null, 2)}\n`);
     });
 

@@ -82,7 +82,9 @@ export function aslFromTemplate(template: TemplateJson, options: AslOptions = {}
   const raw = props.DefinitionString ?? props.Definition;
   const resolved = resolveValue(raw, resources, options);
   const substituted = substitute(resolved, props.DefinitionSubstitutions, resources, options);
-  const definition = (typeof substituted === "string" ? JSON.parse(substituted) : substituted) as AslDefinition;
+  const definition = (
+    typeof substituted === "string" ? JSON.parse(substituted) : substituted
+  ) as AslDefinition;
   if (typeof definition?.StartAt !== "string" || typeof definition.States !== "object") {
     throw new Error(`the definition of ${id} is not an ASL state machine`);
   }
@@ -121,7 +123,9 @@ export function fakeRefValue(ref: ResourceRef, resources: Resources, options: As
     }
     case "AWS::Events::EventBus": {
       const name = literal("Name") ?? ref.logicalId;
-      return ref.attribute === undefined || ref.attribute === "Name" ? name : arn("events", `event-bus/${name}`);
+      return ref.attribute === undefined || ref.attribute === "Name"
+        ? name
+        : arn("events", `event-bus/${name}`);
     }
     case "AWS::SQS::Queue": {
       const name = literal("QueueName") ?? ref.logicalId;
@@ -156,12 +160,20 @@ function pseudo(name: string, options: AslOptions): string | undefined {
   }
 }
 
-function refValue(logicalId: string, attribute: string | undefined, resources: Resources, options: AslOptions) {
+function refValue(
+  logicalId: string,
+  attribute: string | undefined,
+  resources: Resources,
+  options: AslOptions,
+) {
   const known = pseudo(logicalId, options);
   if (known !== undefined && attribute === undefined) return known;
   const resource = resources[logicalId];
   if (!resource) throw new Error(`the definition refers to ${logicalId}, which is not in the template`);
-  const ref: ResourceRef = attribute === undefined ? { logicalId, type: resource.Type } : { logicalId, type: resource.Type, attribute };
+  const ref: ResourceRef =
+    attribute === undefined
+      ? { logicalId, type: resource.Type }
+      : { logicalId, type: resource.Type, attribute };
   return fakeRefValue(ref, resources, options);
 }
 

@@ -12,7 +12,10 @@ export const EnvConfigSchema = z
   .object({
     envName: EnvNameSchema,
     /** Pin the stack to an account/region; env-agnostic (the CLI's credentials decide) when absent. */
-    account: z.string().regex(/^\d{12}$/).optional(),
+    account: z
+      .string()
+      .regex(/^\d{12}$/)
+      .optional(),
     region: z.string().min(1).optional(),
     model: z
       .object({
@@ -36,7 +39,11 @@ export const EnvConfigSchema = z
     /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps them. */
     removalPolicy: z.enum(["destroy", "retain"]),
     /** A run that takes longer is stopped by Step Functions (and alarmed on). */
-    executionTimeoutMinutes: z.number().int().positive().max(24 * 60),
+    executionTimeoutMinutes: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60),
     alarms: z
       .object({
         /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour goes above this share. */

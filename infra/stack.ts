@@ -51,7 +51,8 @@ export class RedraftStack extends Stack {
     if (anthropicSecret) {
       acknowledge(anthropicSecret, {
         id: "AwsSolutions-SMG4",
-        reason: "A third-party API key: it is rotated in the Anthropic console and put here by hand, not by a Lambda.",
+        reason:
+          "A third-party API key: it is rotated in the Anthropic console and put here by hand, not by a Lambda.",
       });
     }
 
@@ -97,7 +98,10 @@ export class RedraftStack extends Stack {
 
     this.suppressCdkInternals();
 
-    new CfnOutput(this, "BucketName", { value: this.storage.bucket.bucketName, description: "Upload drafts under drafts/" });
+    new CfnOutput(this, "BucketName", {
+      value: this.storage.bucket.bucketName,
+      description: "Upload drafts under drafts/",
+    });
     new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.projectBus.bus.eventBusName });
     new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
@@ -119,13 +123,17 @@ export class RedraftStack extends Stack {
         construct,
         {
           id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
-          reason: "CDK's own custom-resource handler (bucket notifications / auto-delete) uses the basic execution role.",
+          reason:
+            "CDK's own custom-resource handler (bucket notifications / auto-delete) uses the basic execution role.",
         },
         {
           id: "AwsSolutions-IAM5[Resource::*]",
           reason: "CDK's bucket-notifications handler must be able to configure notifications on the bucket.",
         },
-        { id: "AwsSolutions-L1", reason: "The runtime of CDK's own custom-resource handler is chosen by CDK." },
+        {
+          id: "AwsSolutions-L1",
+          reason: "The runtime of CDK's own custom-resource handler is chosen by CDK.",
+        },
       );
     }
   }

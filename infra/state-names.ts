@@ -46,13 +46,21 @@ export const StateNames = {
 export type StateName = (typeof StateNames)[keyof typeof StateNames];
 
 /** Task states bound to a Lambda function (the local runtime binds them to the handlers). */
-export const LAMBDA_STATES = [StateNames.Validate, StateNames.CorrectExecution, StateNames.Revalidate] as const;
+export const LAMBDA_STATES = [
+  StateNames.Validate,
+  StateNames.CorrectExecution,
+  StateNames.Revalidate,
+] as const;
 
 /** Task states that copy the best draft under `results/` (a blob copy locally). */
 export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.PublishBestDraft] as const;
 
 /** Task states doing a DynamoDB UpdateItem on the run record (the same update against dynalite locally). */
-export const RECORD_STATES = [StateNames.MarkValidated, StateNames.MarkNeedsReview, StateNames.RecordFailure] as const;
+export const RECORD_STATES = [
+  StateNames.MarkValidated,
+  StateNames.MarkNeedsReview,
+  StateNames.RecordFailure,
+] as const;
 
 /** Task states publishing an outcome event on the project's bus (an event log locally). */
 export const ANNOUNCE_STATES = [StateNames.AnnounceValidated, StateNames.AnnounceNeedsReview] as const;

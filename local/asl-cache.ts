@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { type AslDefinition, aslFromTemplate, type TemplateJson } from "../infra/asl.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** Shared by every data folder: the synthesized ASL depends on the code, not on the data. */
+export const DEFAULT_CACHE_DIR = join(ROOT, ".cache", "asl");
 /** What the synthesized state machine depends on: the infrastructure, the handlers, and the error names. */
 const SOURCES = ["infra", "functions", "shared/errors.ts", "package-lock.json"];
 
@@ -56,15 +58,16 @@ export async function synthesizeTemplate(envName = "dev"): Promise<TemplateJson>
  * The state machine's ASL, taken from the synthesized template. Synthesis takes seconds, so the
  * result is cached under `cacheDir` and redone only when `infra/` or `functions/` change.
  */
-export async function loadAsl(options: { cacheDir: string }): Promise<AslDefinition> {
-  const file = join(options.cacheDir, `asl-${await sourceHash()}.json`);
+export async function loadAsl(options: { cacheDir?: string } = {}): Promise<AslDefinition> {
+  const cacheDir = options.cacheDir ?? DEFAULT_CACHE_DIR;
+  const file = join(cacheDir, `asl-${await sourceHash()}.json`);
   try {
     return JSON.parse(await readFile(file, "utf8")) as AslDefinition;
   } catch {
     // not cached yet, or unreadable: synthesize
   }
   const asl = aslFromTemplate(await synthesizeTemplate());
-  await mkdir(options.cacheDir, { recursive: true });
+  await mkdir(cacheDir, { recursive: true });
   await writeFile(file, JSON.stringify(asl));
   return asl;
 }

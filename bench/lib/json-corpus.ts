@@ -67,7 +67,9 @@ export function studySchema(): JsonObject {
     $id: "https://example.org/schemas/study-extraction.json",
     title: "Clinical study extraction",
     $defs: {
-      isoDuration: str({ pattern: "^P(?!$)(\\d+Y)?(\\d+M)?(\\d+W)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+S)?)?$" }),
+      isoDuration: str({
+        pattern: "^P(?!$)(\\d+Y)?(\\d+M)?(\\d+W)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+S)?)?$",
+      }),
       country: str({ pattern: "^[A-Z]{2}$" }),
       orcid: str({ pattern: "^\\d{4}-\\d{4}-\\d{4}-\\d{3}[\\dX]$" }),
       issn: str({ pattern: "^\\d{4}-\\d{3}[\\dX]$" }),
@@ -113,7 +115,14 @@ export function studySchema(): JsonObject {
               email: str({ format: "email" }),
               corresponding: bool,
               contribution: arr(
-                enumOf("conceptualization", "methodology", "investigation", "analysis", "writing", "supervision"),
+                enumOf(
+                  "conceptualization",
+                  "methodology",
+                  "investigation",
+                  "analysis",
+                  "writing",
+                  "supervision",
+                ),
               ),
               degrees: arr(str()),
               twitter: str({ pattern: "^@[A-Za-z0-9_]{1,15}$" }),
@@ -355,7 +364,18 @@ export function countSchemaProperties(node: unknown): number {
 // ---- clean records ---------------------------------------------------------------------------------
 
 const GIVEN = ["Ana", "Bo", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana", "Ines", "Jun", "Kofi", "Lea"];
-const FAMILY = ["Alvarez", "Berg", "Chowdhury", "Dubois", "Eriksen", "Fischer", "Garcia", "Huang", "Ito", "Jensen"];
+const FAMILY = [
+  "Alvarez",
+  "Berg",
+  "Chowdhury",
+  "Dubois",
+  "Eriksen",
+  "Fischer",
+  "Garcia",
+  "Huang",
+  "Ito",
+  "Jensen",
+];
 const INSTITUTIONS = [
   ["Karolinska Institutet", "Stockholm", "SE"],
   ["University of Toronto", "Toronto", "CA"],
@@ -436,7 +456,8 @@ export function cleanRecord(rng: Rng, index: number, size: "small" | "typical" =
     arms.push({ label, n, description: `${label} once daily`, intervention });
     if (big) {
       const b: JsonObject = { arm_label: label, n };
-      for (const m of BASELINE_MEASURES) b[m] = m.endsWith("_pct") ? round(rng.next() * 60) : round(20 + rng.next() * 100);
+      for (const m of BASELINE_MEASURES)
+        b[m] = m.endsWith("_pct") ? round(rng.next() * 60) : round(20 + rng.next() * 100);
       baseline.push(b);
     }
   }
@@ -549,12 +570,15 @@ export function cleanRecord(rng: Rng, index: number, size: "small" | "typical" =
       count: rng.int(0, 90),
       percent: round(rng.next() * 20),
     }));
-    record.funding = [{ funder: "National Institute of Health Research", grant_id: `NIHR-${digits(rng, 6)}`, country: "GB" }];
+    record.funding = [
+      { funder: "National Institute of Health Research", grant_id: `NIHR-${digits(rng, 6)}`, country: "GB" },
+    ];
   }
   if (rng.chance(0.5)) record.pmid = digits(rng, 8);
   if (rng.chance(0.3)) (record.journal as JsonObject).issn = `${digits(rng, 4)}-${digits(rng, 3)}X`;
   if (rng.chance(0.3)) (record.study as JsonObject).registration = `NCT${digits(rng, 8)}`;
   if (rng.chance(0.3)) (record.study as JsonObject).duration = duration(rng);
+  if (rng.chance(0.5)) ((record.study as JsonObject).population as JsonObject).icd10 = icd10;
   return record;
 }
 
@@ -566,7 +590,8 @@ export function getAt(root: Json | undefined, path: readonly (string | number)[]
   let node: Json | undefined = root;
   for (const seg of path) {
     if (Array.isArray(node)) node = node[Number(seg)];
-    else if (node && typeof node === "object") node = Object.hasOwn(node, String(seg)) ? node[String(seg)] : undefined;
+    else if (node && typeof node === "object")
+      node = Object.hasOwn(node, String(seg)) ? node[String(seg)] : undefined;
     else return undefined;
   }
   return node;
@@ -595,10 +620,18 @@ export function setAt(root: Json, path: readonly (string | number)[], value: Jso
 export const deepClone = <T>(value: T): T => structuredClone(value);
 
 /** Every scalar of a value with its path (array elements included). */
-export function leaves(value: Json | undefined, path: Segments = [], out: [Segments, Json][] = []): [Segments, Json][] {
-  if (Array.isArray(value)) value.forEach((v, i) => leaves(v, [...path, i], out));
-  else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) leaves(v, [...path, k], out);
-  else if (value !== undefined) out.push([path, value]);
+export function leaves(
+  value: Json | undefined,
+  path: Segments = [],
+  out: [Segments, Json][] = [],
+): [Segments, Json][] {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) leaves(value[i], [...path, i], out);
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) leaves(v, [...path, k], out);
+  } else if (value !== undefined) {
+    out.push([path, value]);
+  }
   return out;
 }
 
@@ -615,11 +648,17 @@ export function fidelity(value: unknown, reference: unknown): number {
 export function optionalPatternSlots(record: JsonObject): Segments[] {
   const slots: Segments[] = [["pmid"], ["pmcid"], ["journal", "issn"], ["journal", "eissn"]];
   slots.push(["registry_record", "id"], ["data_availability", "embargo"], ["data_availability", "accession"]);
-  slots.push(["study", "registration"], ["study", "duration"], ["study", "follow_up"], ["study", "population", "icd10"]);
+  slots.push(
+    ["study", "registration"],
+    ["study", "duration"],
+    ["study", "follow_up"],
+    ["study", "population", "icd10"],
+  );
   const authors = Array.isArray(record.authors) ? record.authors : [];
   authors.forEach((a, i) => {
     slots.push(["authors", i, "orcid"]);
-    const affs = a && typeof a === "object" && !Array.isArray(a) && Array.isArray(a.affiliations) ? a.affiliations : [];
+    const affs =
+      a && typeof a === "object" && !Array.isArray(a) && Array.isArray(a.affiliations) ? a.affiliations : [];
     affs.forEach((_, j) => {
       slots.push(["authors", i, "affiliations", j, "ror"]);
     });
@@ -678,7 +717,8 @@ export const JSON_MODEL_FAULTS: Record<string, Fault> = {
     else setAt(r, ["outcomes", pickIndex(r, "outcomes", rng), "measure"], rng.pick(["hazard ratio", "Odds"]));
   },
   type_error: (r, rng) => {
-    if (rng.chance(0.5)) setAt(r, ["study", "sample_size"], String(getAt(r, ["study", "sample_size"]) ?? "240"));
+    if (rng.chance(0.5))
+      setAt(r, ["study", "sample_size"], String(getAt(r, ["study", "sample_size"]) ?? "240"));
     else setAt(r, ["journal", "volume"], `Vol. ${String(getAt(r, ["journal", "volume"]) ?? 1)}`);
   },
   format_error: (r, rng) => {

@@ -202,7 +202,10 @@ export const MCQ_FAULTS: Record<string, (q: Question, rng: Rng) => Question> = {
     o.text = rng.chance(0.5) ? `Always ${lowerFirst(o.text)}` : `${o.text}, never delayed`;
     return out;
   },
-  ext_rationale_completeness: (q, rng) => ({ ...q, rationale: rng.pick(["", "See guidelines.", "Obvious."]) }),
+  ext_rationale_completeness: (q, rng) => ({
+    ...q,
+    rationale: rng.pick(["", "See guidelines.", "Obvious."]),
+  }),
   nbme_answer_homogeneity: (q, rng) => {
     const i = distractor(q, rng);
     if (i < 0) return q;
@@ -236,7 +239,11 @@ export const MCQ_FAULTS: Record<string, (q: Question, rng: Rng) => Question> = {
   },
   mcq_stem_asks_question: (q, rng) => ({
     ...q,
-    stem: rng.pick(["The most appropriate treatment for this patient.", "Next step in management:", "Diagnosis"]),
+    stem: rng.pick([
+      "The most appropriate treatment for this patient.",
+      "Next step in management:",
+      "Diagnosis",
+    ]),
   }),
 };
 export const MCQ_FAULT_IDS = Object.keys(MCQ_FAULTS);
@@ -260,7 +267,11 @@ export function injectMcqFaults(q: Question, faults: readonly string[], rng: Rng
   return out;
 }
 
-export function mcqDraft(id: string, content: Question, metadata: Record<string, unknown> = FULL_METADATA): Draft {
+export function mcqDraft(
+  id: string,
+  content: Question,
+  metadata: Record<string, unknown> = FULL_METADATA,
+): Draft {
   return {
     id,
     kind: "mcq",

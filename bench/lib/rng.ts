@@ -51,7 +51,8 @@ export class Rng {
   sample<T>(items: readonly T[], k: number): T[] {
     const pool = [...items];
     const out: T[] = [];
-    while (out.length < k && pool.length > 0) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T);
+    while (out.length < k && pool.length > 0)
+      out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T);
     return out;
   }
   shuffle<T>(items: readonly T[]): T[] {

@@ -2,7 +2,14 @@ import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from "aws-cdk-lib/aws-lambda";
+import {
+  ApplicationLogLevel,
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+} from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
@@ -67,33 +74,51 @@ export class Functions extends Construct {
       ...(anthropicSecret && { ANTHROPIC_SECRET_ARN: anthropicSecret.secretArn }),
     };
 
-    const make = (name: string, description: string, timeout: Duration, environment: Record<string, string>) =>
-      this.nodeFunction(name, description, timeout, environment, config);
+    const make = (
+      name: string,
+      description: string,
+      timeout: Duration,
+      environment: Record<string, string>,
+    ) => this.nodeFunction(name, description, timeout, environment, config);
 
     // Validate decides `modelAvailable` from whether a model client can be built, so it carries the
     // model settings (and, for anthropic, reads the key at cold start) although it never calls the model.
-    this.validate = make("validate", "Load, reject or register, repair and check a draft (attempt 0)", Duration.seconds(60), {
-      ...common,
-      ...model,
-    });
+    this.validate = make(
+      "validate",
+      "Load, reject or register, repair and check a draft (attempt 0)",
+      Duration.seconds(60),
+      {
+        ...common,
+        ...model,
+      },
+    );
     this.correct = make("correct", "One model call on the best draft so far", Duration.minutes(5), {
       ...common,
       ...model,
     });
     // Re-validation never calls the model: without a provider it builds no client and needs no key.
-    this.revalidate = make("revalidate", "Repair and fully re-validate a corrected draft", Duration.seconds(60), {
-      ...common,
-      MODEL_PROVIDER: "none",
-    });
+    this.revalidate = make(
+      "revalidate",
+      "Repair and fully re-validate a corrected draft",
+      Duration.seconds(60),
+      {
+        ...common,
+        MODEL_PROVIDER: "none",
+      },
+    );
 
     this.grantValidate(table, bucket);
     this.grantCorrect(bucket);
     this.grantRevalidate(table, bucket);
     const objects = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
-    const perRun = "Objects are keyed by run id under this prefix; the step reads and writes only its own run's.";
+    const perRun =
+      "A run's objects are named by its run id at run time: this prefix is the narrowest scope IAM can state.";
     acknowledge(
       this.validate,
-      { id: objects(DRAFTS_PREFIX), reason: "Validate reads the upload that started the run, whatever its name." },
+      {
+        id: objects(DRAFTS_PREFIX),
+        reason: "Validate reads the upload that started the run, whatever its name.",
+      },
       { id: objects(RUNS_PREFIX), reason: perRun },
     );
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
@@ -106,7 +131,8 @@ export class Functions extends Construct {
       this.correct.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
       acknowledge(this.correct, {
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModelId(modelId)}]`,
-        reason: "A cross-region inference profile may serve the request from any region's copy of this one model.",
+        reason:
+          "A cross-region inference profile may serve the request from any region's copy of this one model.",
       });
     }
   }
@@ -160,7 +186,8 @@ export class Functions extends Construct {
       fn,
       {
         id: "AwsSolutions-L1",
-        reason: "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
+        reason:
+          "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
       },
       {
         id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
@@ -176,7 +203,9 @@ export class Functions extends Construct {
 
   /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
   private grantValidate(table: Table, bucket: Bucket): void {
-    this.validate.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]));
+    this.validate.addToRolePolicy(
+      tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
+    );
     this.validate.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject"],
@@ -184,11 +213,16 @@ export class Functions extends Construct {
       }),
     );
     this.validate.addToRolePolicy(
-      new PolicyStatement({ actions: ["s3:PutObject"], resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)] }),
+      new PolicyStatement({
+        actions: ["s3:PutObject"],
+        resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
     );
     // Without ListBucket, S3 answers a missing key with 403 instead of 404, and a reference to a
     // draft that is not there would fail the run instead of rejecting the input.
-    this.validate.addToRolePolicy(new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }));
+    this.validate.addToRolePolicy(
+      new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }),
+    );
   }
 
   /** Correct reads the best draft and report, writes the model's answer and the candidate. */
@@ -240,7 +274,9 @@ export function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatem
     `arn:${stack.partition}:bedrock:::foundation-model/${foundationModel}`,
   ];
   if (foundationModel !== modelId) {
-    resources.unshift(`arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelId}`);
+    resources.unshift(
+      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelId}`,
+    );
   }
   return new PolicyStatement({ actions: ["bedrock:InvokeModel"], resources });
 }

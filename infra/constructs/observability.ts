@@ -32,10 +32,22 @@ export const METRIC_NAMESPACE = "Redraft";
  * so they need no Lambda at the end of the workflow and carry no dimension an alarm would have to name.
  */
 export const OutcomeMetrics = {
-  Validated: { metricName: "RunsValidated", eventType: "SucceedStateEntered", state: StateNames.DraftValidated },
-  NeedsReview: { metricName: "RunsNeedingReview", eventType: "SucceedStateEntered", state: StateNames.DraftNeedsReview },
+  Validated: {
+    metricName: "RunsValidated",
+    eventType: "SucceedStateEntered",
+    state: StateNames.DraftValidated,
+  },
+  NeedsReview: {
+    metricName: "RunsNeedingReview",
+    eventType: "SucceedStateEntered",
+    state: StateNames.DraftNeedsReview,
+  },
   Rejected: { metricName: "RunsRejected", eventType: "SucceedStateEntered", state: StateNames.InputRejected },
-  Duplicate: { metricName: "RunsDuplicate", eventType: "SucceedStateEntered", state: StateNames.DuplicateIgnored },
+  Duplicate: {
+    metricName: "RunsDuplicate",
+    eventType: "SucceedStateEntered",
+    state: StateNames.DuplicateIgnored,
+  },
   Failed: { metricName: "RunsFailed", eventType: "FailStateEntered", state: StateNames.CorrectionFailed },
 } as const;
 
@@ -103,7 +115,12 @@ export class Observability extends Construct {
         metricValue: "1",
         defaultValue: 0,
       });
-      return new Metric({ namespace: METRIC_NAMESPACE, metricName: def.metricName, statistic: "Sum", period: hourly });
+      return new Metric({
+        namespace: METRIC_NAMESPACE,
+        metricName: def.metricName,
+        statistic: "Sum",
+        period: hourly,
+      });
     };
     this.outcomeMetrics = {
       Validated: outcome("Validated"),
@@ -125,7 +142,12 @@ export class Observability extends Construct {
       new MathExpression({
         expression: "FILL(micro, 0) / 1000000",
         usingMetrics: {
-          micro: new Metric({ namespace: METRIC_NAMESPACE, metricName: TOTAL_COST_METRIC, statistic: "Sum", period }),
+          micro: new Metric({
+            namespace: METRIC_NAMESPACE,
+            metricName: TOTAL_COST_METRIC,
+            statistic: "Sum",
+            period,
+          }),
         },
         label: "Model cost (USD)",
         period,
@@ -179,7 +201,10 @@ export class Observability extends Construct {
     );
     alarm(
       "TriggerDeadLetters",
-      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: "Maximum" }),
+      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: fiveMinutes,
+        statistic: "Maximum",
+      }),
       1,
       "submitted or uploaded drafts could not start a run (see the trigger DLQ)",
     );
@@ -285,7 +310,11 @@ export class Observability extends Construct {
       }),
       new GraphWidget({
         title: "Drafts received / rejected by Validate",
-        left: [search("DraftsReceived", "received"), search("DraftsRejected", "rejected"), search("DuplicateDeliveries", "duplicates")],
+        left: [
+          search("DraftsReceived", "received"),
+          search("DraftsRejected", "rejected"),
+          search("DuplicateDeliveries", "duplicates"),
+        ],
         width,
       }),
     );
@@ -300,7 +329,9 @@ export class Observability extends Construct {
       }),
       new GraphWidget({
         title: "Lambda duration (p90)",
-        left: fns.map((fn) => fn.metricDuration({ period: fiveMinutes, statistic: "p90", label: fn.node.id })),
+        left: fns.map((fn) =>
+          fn.metricDuration({ period: fiveMinutes, statistic: "p90", label: fn.node.id }),
+        ),
         width,
       }),
       new GraphWidget({

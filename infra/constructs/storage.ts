@@ -1,9 +1,15 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
-import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  type IBucket,
+  ObjectOwnership,
+} from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { acknowledge } from "../nag.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
+import { acknowledge } from "../nag.js";
 
 export interface StorageProps {
   /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps both. */

@@ -89,7 +89,10 @@ export class Triggers extends Construct {
       eventPattern: { source: [SubmissionEvent.source], detailType: [SubmissionEvent.detailType] },
     });
     this.submissionRule.addTarget(
-      new SfnStateMachine(stateMachine, { ...targetOptions, input: RuleTargetInput.fromEventPath("$.detail") }),
+      new SfnStateMachine(stateMachine, {
+        ...targetOptions,
+        input: RuleTargetInput.fromEventPath("$.detail"),
+      }),
     );
   }
 }

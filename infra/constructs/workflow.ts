@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, type RemovalPolicy } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import type { EventBus } from "aws-cdk-lib/aws-events";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
@@ -14,12 +14,13 @@ import {
   JsonPath,
   LogLevel,
   Pass,
-  type RetryProps,
   Result,
+  type RetryProps,
   StateMachine,
   StateMachineType,
   Succeed,
   TaskInput,
+  Timeout,
 } from "aws-cdk-lib/aws-stepfunctions";
 import {
   CallAwsService,
@@ -161,7 +162,11 @@ export class CorrectionWorkflow extends Construct {
     revalidate.addCatch(recordFailure, toFailure);
 
     // ── Outcome paths ────────────────────────────────────────────────────────────────────────
-    const resultKey = JsonPath.format(resultKeyFormat, JsonPath.stringAt("$.draftId"), JsonPath.stringAt("$.runId"));
+    const resultKey = JsonPath.format(
+      resultKeyFormat,
+      JsonPath.stringAt("$.draftId"),
+      JsonPath.stringAt("$.runId"),
+    );
     const publishCorrected = this.publishTask(StateNames.PublishCorrectedDraft, bucket, resultKey);
     const publishBest = this.publishTask(StateNames.PublishBestDraft, bucket, resultKey);
     const outcomeFields = {
@@ -178,19 +183,29 @@ export class CorrectionWorkflow extends Construct {
     });
     const announceValidated = this.announceTask(StateNames.AnnounceValidated, bus, OutcomeEvents.Validated, {
       status: "validated" satisfies RunStatus,
-      reason: null,
       resultRef: resultKey,
     });
-    const announceNeedsReview = this.announceTask(StateNames.AnnounceNeedsReview, bus, OutcomeEvents.NeedsReview, {
-      status: "needs_manual_review" satisfies RunStatus,
-      reason: JsonPath.stringAt("$.reason"),
-      resultRef: resultKey,
-    });
+    const announceNeedsReview = this.announceTask(
+      StateNames.AnnounceNeedsReview,
+      bus,
+      OutcomeEvents.NeedsReview,
+      {
+        status: "needs_manual_review" satisfies RunStatus,
+        reason: JsonPath.stringAt("$.reason"),
+        resultRef: resultKey,
+      },
+    );
 
     // A retried Mark* finds the status already in place (the condition fails): that is success.
     // Catchers are tried in order, so this one comes before the catch-all.
-    markValidated.addCatch(announceValidated, { errors: [CONDITIONAL_CHECK_FAILED], resultPath: JsonPath.DISCARD });
-    markNeedsReview.addCatch(announceNeedsReview, { errors: [CONDITIONAL_CHECK_FAILED], resultPath: JsonPath.DISCARD });
+    markValidated.addCatch(announceValidated, {
+      errors: [CONDITIONAL_CHECK_FAILED],
+      resultPath: JsonPath.DISCARD,
+    });
+    markNeedsReview.addCatch(announceNeedsReview, {
+      errors: [CONDITIONAL_CHECK_FAILED],
+      resultPath: JsonPath.DISCARD,
+    });
     for (const task of [publishCorrected, publishBest, markValidated, markNeedsReview]) {
       task.addCatch(recordFailure, toFailure);
     }
@@ -207,10 +222,16 @@ export class CorrectionWorkflow extends Construct {
     const reviewPath = publishBest
       .next(markNeedsReview)
       .next(announceNeedsReview)
-      .next(new Succeed(this, StateNames.DraftNeedsReview, { comment: "The best draft waits for a person; $.reason says why." }));
+      .next(
+        new Succeed(this, StateNames.DraftNeedsReview, {
+          comment: "The best draft waits for a person; $.reason says why.",
+        }),
+      );
 
     const stopFor = (name: string, reason: StopReason, comment: string) =>
-      new Pass(this, name, { comment, result: Result.fromString(reason), resultPath: "$.reason" }).next(reviewPath);
+      new Pass(this, name, { comment, result: Result.fromString(reason), resultPath: "$.reason" }).next(
+        reviewPath,
+      );
     const maxAttemptsReached = stopFor(
       StateNames.MaxAttemptsReached,
       "max_attempts",
@@ -222,17 +243,26 @@ export class CorrectionWorkflow extends Construct {
     // The logic phase (Judge → HasCriticalFindings? → CorrectLogic → CountLogicAttempt) will sit
     // between `$.verdict.errors == 0` and the validated path, in both Choices, once it exists.
     const noErrors = Condition.numberEquals("$.verdict.errors", 0);
-    const attemptsUsedUp = Condition.numberGreaterThanEqualsJsonPath("$.counters.execution", "$.limits.maxAttempts");
+    const attemptsUsedUp = Condition.numberGreaterThanEqualsJsonPath(
+      "$.counters.execution",
+      "$.limits.maxAttempts",
+    );
 
     const hasErrors = new Choice(this, StateNames.HasErrors, {
       comment: "Severity filter: only error-severity violations go on to correction; warnings pass.",
     })
-      .when(Condition.stringEquals("$.decision", "rejected" satisfies LoopDecision), new Succeed(this, StateNames.InputRejected, {
-        comment: "Bad input: Validate recorded the run as rejected with its reason. Nothing to retry.",
-      }))
-      .when(Condition.stringEquals("$.decision", "duplicate" satisfies LoopDecision), new Succeed(this, StateNames.DuplicateIgnored, {
-        comment: "A repeated delivery of content another run already handles.",
-      }))
+      .when(
+        Condition.stringEquals("$.decision", "rejected" satisfies LoopDecision),
+        new Succeed(this, StateNames.InputRejected, {
+          comment: "Bad input: Validate recorded the run as rejected with its reason. Nothing to retry.",
+        }),
+      )
+      .when(
+        Condition.stringEquals("$.decision", "duplicate" satisfies LoopDecision),
+        new Succeed(this, StateNames.DuplicateIgnored, {
+          comment: "A repeated delivery of content another run already handles.",
+        }),
+      )
       .when(noErrors, validatedPath)
       .when(
         Condition.booleanEquals("$.modelAvailable", false),
@@ -242,12 +272,17 @@ export class CorrectionWorkflow extends Construct {
       .otherwise(correctExecution);
 
     const nextStep = new Choice(this, StateNames.NextStep, {
-      comment: "Stop rules in order: validated, circuit breaker, stuck, budget, attempts used up; else correct again.",
+      comment:
+        "Stop rules in order: validated, circuit breaker, stuck, budget, attempts used up; else correct again.",
     })
       .when(noErrors, validatedPath)
       .when(
         Condition.booleanEquals("$.verdict.breakerTripped", true),
-        stopFor(StateNames.CircuitBreakerTripped, "circuit_breaker", "The same rule failed in every attempt."),
+        stopFor(
+          StateNames.CircuitBreakerTripped,
+          "circuit_breaker",
+          "The same rule failed in every attempt.",
+        ),
       )
       .when(
         Condition.booleanEquals("$.verdict.stuck", true),
@@ -273,7 +308,8 @@ export class CorrectionWorkflow extends Construct {
     this.stateMachine = new StateMachine(this, "StateMachine", {
       stateMachineName: props.stateMachineName,
       stateMachineType: StateMachineType.STANDARD,
-      comment: "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
+      comment:
+        "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
       definitionBody: DefinitionBody.fromChainable(definition),
       timeout: props.timeout ?? Duration.hours(1),
       tracingEnabled: true,
@@ -284,11 +320,13 @@ export class CorrectionWorkflow extends Construct {
       this.stateMachine,
       {
         id: "AwsSolutions-IAM5[Resource::*]",
-        reason: "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
+        reason:
+          "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
       ...[props.validate, props.correct, props.revalidate].map((fn) => ({
         id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason: "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
+        reason:
+          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
       })),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
@@ -306,6 +344,9 @@ export class CorrectionWorkflow extends Construct {
     return new LambdaInvoke(this, name, {
       lambdaFunction: fn,
       ...(payload && { payload: TaskInput.fromObject(payload) }),
+      // Lambda's own timeout ends the call first in the cloud; an explicit bound keeps runtimes
+      // that default Task states to 60 s (aws-local-stepfunctions) from cutting a model call short.
+      taskTimeout: Timeout.duration((fn.timeout ?? Duration.minutes(5)).plus(Duration.seconds(30))),
       outputPath: "$.Payload",
       // Retried explicitly (SERVICE_RETRY), with jitter and the store's transient error.
       retryOnServiceExceptions: false,
@@ -326,7 +367,10 @@ export class CorrectionWorkflow extends Construct {
       iamAction: "s3:PutObject",
       iamResources: [bucket.arnForObjects(`${RESULTS_PREFIX}*`)],
       additionalIamStatements: [
-        new PolicyStatement({ actions: ["s3:GetObject"], resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)] }),
+        new PolicyStatement({
+          actions: ["s3:GetObject"],
+          resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+        }),
       ],
       resultPath: JsonPath.DISCARD,
     });

@@ -12,7 +12,7 @@ let aslPromise: Promise<AslDefinition> | undefined;
 
 /** The ASL synthesized from infra/, once per test process (cached on disk across runs). */
 export function synthesizedAsl(): Promise<AslDefinition> {
-  aslPromise ??= loadAsl({ cacheDir: join(process.cwd(), ".cache", "asl") });
+  aslPromise ??= loadAsl();
   return aslPromise;
 }
 

@@ -1,0 +1,242 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { synthesizedAsl } from "../workflow/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const CASSETTE = join(ROOT, "examples", "example.cassette.json");
+let work: string;
+
+interface Spawned {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real command line in a child process, as a person would. */
+function redraft(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ANTHROPIC_API_KEY: "", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const lines = (out: string) =>
+  out
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "redraft-cli-"));
+  // Warm the synthesis cache the command line uses, so each spawned command starts fast.
+  await synthesizedAsl();
+}, 180_000);
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe("redraft run on the examples", () => {
+  let results: Record<string, unknown>[];
+  const dataDir = () => join(work, "examples-data");
+
+  beforeAll(async () => {
+    const out = await redraft(["run", "examples/", "--json", "--llm", `replay:${CASSETTE}`, "--data-dir", dataDir()]);
+    expect(out.code).toBe(0);
+    results = lines(out.stdout);
+  }, 180_000);
+
+  it("prints exactly one JSON run result per draft per line, and nothing else on stdout", () => {
+    expect(results).toHaveLength(8);
+    for (const r of results) {
+      expect(Object.keys(r)).toEqual(
+        expect.arrayContaining([
+          "draftId",
+          "runId",
+          "status",
+          "reason",
+          "attempts",
+          "initialViolations",
+          "finalViolations",
+          "violationsPerAttempt",
+          "circuitBreakerRules",
+          "tokens",
+          "costUsd",
+          "finalDraft",
+        ]),
+      );
+    }
+  });
+
+  it("shows every outcome: validated at once, corrected, repaired, circuit breaker, stuck, two loops", () => {
+    const byId = Object.fromEntries(results.map((r) => [r.draftId, r]));
+    expect(byId["mcq-clean"]).toMatchObject({ status: "validated", attempts: 0 });
+    expect(byId["mcq-seed004"]).toMatchObject({ status: "validated", attempts: 2, violationsPerAttempt: [3, 1, 0] });
+    expect(byId["paper-repaired"]).toMatchObject({ status: "validated", attempts: 0 });
+    expect(byId["paper-corrected"]).toMatchObject({ status: "validated", attempts: 1 });
+    expect(byId["mcq-breaker"]).toMatchObject({ status: "needs_manual_review", reason: "circuit_breaker", circuitBreakerRules: ["mcq_no_all_none_of_above"] });
+    expect(byId["paper-stuck"]).toMatchObject({ status: "needs_manual_review", reason: "stuck" });
+    expect(byId["code-add"]).toMatchObject({ status: "validated", attempts: 2 });
+    expect(byId["mcq-judged"]).toMatchObject({ status: "validated", attempts: 1, logicAttempts: 1 });
+  });
+
+  it("keeps runs across a restart: a new process lists them and shows a timeline with the execution path", async () => {
+    const listed = await redraft(["runs", "--json", "--data-dir", dataDir()]);
+    expect(listed.code).toBe(0);
+    expect(lines(listed.stdout).map((r) => r.runId).sort()).toEqual(results.map((r) => r.runId).sort());
+    const queue = await redraft(["runs", "--status", "needs_manual_review", "--json", "--data-dir", dataDir()]);
+    expect(lines(queue.stdout).map((r) => r.draftId).sort()).toEqual(["mcq-breaker", "paper-stuck"]);
+    const seed = results.find((r) => r.draftId === "mcq-seed004");
+    const shown = await redraft(["show", String(seed?.runId), "--data-dir", dataDir()]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("Errors per attempt: 3 → 1 → 0");
+    expect(shown.stdout).toContain("Attempt 2 (execution)");
+    expect(shown.stdout).toContain("analysis: Option lengths varied too much");
+    expect(shown.stdout).toMatch(/replace \/content\/stem/);
+    expect(shown.stdout).toMatch(/→ CorrectExecution \(Task\)/);
+    expect(shown.stdout).toMatch(/→ DraftValidated \(Succeed\)/);
+  });
+
+  it("records a reviewer's decisions: approve, and edit as a new linked run", async () => {
+    const breaker = results.find((r) => r.draftId === "mcq-breaker");
+    const stuck = results.find((r) => r.draftId === "paper-stuck");
+    const approved = await redraft(["review", String(breaker?.runId), "approve", "--note", "fine for a quiz", "--data-dir", dataDir()]);
+    expect(approved.code).toBe(0);
+    const edited = join(work, "edited.json");
+    const fixed = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "json-stuck.json"), "utf8"));
+    fixed.content = { title: "A real title", year: 2021, authors: [{ name: "D. Ng" }] };
+    await writeFile(edited, JSON.stringify(fixed));
+    const edit = await redraft(["review", String(stuck?.runId), "edit", edited, "--llm", "none", "--data-dir", dataDir()]);
+    expect(edit.code).toBe(0);
+    const all = lines((await redraft(["runs", "--json", "--data-dir", dataDir()])).stdout);
+    expect(all.find((r) => r.runId === breaker?.runId)).toMatchObject({ status: "validated", reason: "approved" });
+    const child = all.find((r) => r.parentRunId === stuck?.runId);
+    expect(child).toMatchObject({ status: "validated", draftId: "paper-stuck" });
+    expect(all.find((r) => r.runId === stuck?.runId)).toMatchObject({ status: "rejected", reason: "superseded_by_edit" });
+  });
+});
+
+describe("bad input and usage", () => {
+  it("rejects bad files with a line naming the file and the problem, and runs the others", async () => {
+    const dir = join(work, "bad");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "a-broken.json"), "{ this is not json");
+    await writeFile(join(dir, "b-not-a-draft.json"), JSON.stringify({ id: "nd", kind: "mcq" }));
+    await writeFile(join(dir, "c-good.json"), await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
+    await writeFile(join(dir, "d-batch.jsonl"), `${JSON.stringify({ id: "j1", kind: "nope", content: {} })}\n{oops\n`);
+    const out = await redraft(["run", dir, "--json", "--llm", "none", "--data-dir", join(work, "bad-data")]);
+    expect(out.code).toBe(0);
+    const results = lines(out.stdout);
+    expect(results).toHaveLength(5);
+    const rejected = results.filter((r) => r.status === "rejected");
+    expect(rejected).toHaveLength(4);
+    expect(rejected.map((r) => r.message).join("\n")).toMatch(/a-broken\.json: draft is not valid JSON/);
+    expect(rejected.map((r) => r.message).join("\n")).toMatch(/b-not-a-draft\.json: invalid draft: content/);
+    expect(rejected.map((r) => r.message).join("\n")).toMatch(/d-batch\.jsonl:2: draft is not valid JSON/);
+    expect(rejected.find((r) => String(r.message).includes("d-batch.jsonl:1"))).toMatchObject({ reason: "unknown_kind" });
+    expect(results.find((r) => r.draftId === "mcq-clean")).toMatchObject({ status: "validated" });
+  });
+
+  it("exits non-zero on a usage error", async () => {
+    expect((await redraft(["run", join(work, "does-not-exist")])).code).toBe(2);
+    expect((await redraft(["run", "examples/", "--max-attempts", "many"])).code).not.toBe(0);
+    expect((await redraft(["frobnicate"])).code).not.toBe(0);
+    expect((await redraft(["run", "examples/", "--llm", "gpt"])).code).toBe(2);
+  });
+
+  it("has --help with an example on every command", async () => {
+    for (const cmd of [[], ["run"], ["runs"], ["show"], ["review"], ["asl"], ["watch"]]) {
+      const out = await redraft([...cmd, "--help"]);
+      expect(out.code).toBe(0);
+      expect(out.stdout).toMatch(/Example/);
+    }
+  });
+});
+
+describe("redraft asl", () => {
+  it("prints the synthesized definition and a Mermaid flowchart identical to the README's", async () => {
+    const asl = await redraft(["asl", "--data-dir", join(work, "asl-data")]);
+    expect(JSON.parse(asl.stdout).StartAt).toBe("Validate");
+    const mermaid = await redraft(["asl", "--mermaid", "--data-dir", join(work, "asl-data")]);
+    const readme = await readFile(join(ROOT, "README.md"), "utf8");
+    const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(readme)?.[1];
+    expect(block, "README.md has no generated Mermaid block: run `npm run readme:asl`").toBeDefined();
+    expect(mermaid.stdout.trim()).toBe(block?.trim());
+  });
+});
+
+describe("concurrency", () => {
+  it("runs 500 drafts with replayed answers, each accounted for exactly once in dynalite", async () => {
+    const seed = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "mcq-seed004.json"), "utf8"));
+    const cassette = JSON.parse(await readFile(CASSETTE, "utf8"));
+    const seedAnswers = cassette.responses.filter((r: { draftId: string }) => r.draftId === "mcq-seed004");
+    const drafts: string[] = [];
+    const responses: unknown[] = [];
+    for (let i = 0; i < 500; i++) {
+      const id = `bulk-${i}`;
+      drafts.push(JSON.stringify({ ...seed, id }));
+      for (const a of seedAnswers) responses.push({ ...a, draftId: id });
+    }
+    const dir = join(work, "bulk");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "bulk.jsonl"), drafts.join("\n"));
+    const cassetteFile = join(work, "bulk.cassette.json");
+    await writeFile(cassetteFile, JSON.stringify({ version: 1, responses }));
+    const dataDir = join(work, "bulk-data");
+    const out = await redraft(["run", dir, "--json", "--concurrency", "8", "--llm", `replay:${cassetteFile}`, "--data-dir", dataDir]);
+    expect(out.code).toBe(0);
+    const results = lines(out.stdout);
+    expect(results).toHaveLength(500);
+    expect(new Set(results.map((r) => r.draftId)).size).toBe(500);
+    expect(results.every((r) => r.status === "validated" && r.attempts === 2)).toBe(true);
+    const runs = lines((await redraft(["runs", "--json", "--limit", "1000", "--data-dir", dataDir])).stdout);
+    expect(runs).toHaveLength(500);
+    expect(new Set(runs.map((r) => r.draftId)).size).toBe(500);
+    expect(runs.every((r) => (r.tokens as { total: number }).total === 3600 + 1800)).toBe(true);
+  }, 600_000);
+});
+
+describe("redraft watch", () => {
+  it("runs a file dropped into the folder like an upload", async () => {
+    const inbox = join(work, "inbox");
+    await mkdir(inbox, { recursive: true });
+    const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), "watch", inbox, "--json", "--llm", "none", "--data-dir", join(work, "watch-data")], {
+      cwd: ROOT,
+      env: { ...process.env, ANTHROPIC_API_KEY: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    try {
+      await waitFor(() => stderr.includes("Watching"), 60_000);
+      await writeFile(join(inbox, "q.json"), await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
+      await waitFor(() => stdout.includes("\n"), 60_000);
+      expect(lines(stdout)[0]).toMatchObject({ draftId: "mcq-clean", status: "validated" });
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 120_000);
+});
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

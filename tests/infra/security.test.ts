@@ -1,0 +1,288 @@
+import { type CfnElement, Stack } from "aws-cdk-lib";
+import { Match, type Template } from "aws-cdk-lib/assertions";
+import type { CfnTable } from "aws-cdk-lib/aws-dynamodb";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { AwsSolutionsChecks } from "cdk-nag";
+import type { IConstruct } from "constructs";
+import { describe, expect, it } from "vitest";
+import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
+import { environments } from "../../infra/config.js";
+import { foundationModelId } from "../../infra/constructs/functions.js";
+import { synthesize } from "./synth.js";
+
+const dev = synthesize("dev");
+const prod = synthesize("prod");
+
+const logicalId = (construct: IConstruct) =>
+  Stack.of(construct).getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
+
+/** Every Allow statement of the inline policies attached to a role. */
+function statementsOf(template: Template, roleLogicalId: string): Statement[] {
+  const policies = template.findResources("AWS::IAM::Policy", {
+    Properties: { Roles: Match.arrayWith([{ Ref: roleLogicalId }]) },
+  });
+  return Object.values(policies).flatMap(
+    (p) =>
+      (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
+        .Statement,
+  );
+}
+const actionsOf = (statements: Statement[]) =>
+  [...new Set(statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])))].sort();
+const roleOf = (fn: IFunction) => {
+  if (!fn.role) throw new Error(`${fn.node.path} has no role`);
+  return logicalId(fn.role);
+};
+
+/** `arn:…:bucket/<prefix>*` as CloudFormation renders it. */
+const objectsArn = (bucketId: string, prefix: string) => ({
+  "Fn::Join": ["", [{ "Fn::GetAtt": [bucketId, "Arn"] }, `/${prefix}*`]],
+});
+
+const XRAY = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"];
+const SECRET_READ = ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"];
+
+describe("least-privilege IAM per function", () => {
+  const { stack, template } = dev;
+  const bucketId = logicalId(stack.storage.bucket);
+  const tableArn = { "Fn::GetAtt": [logicalId(stack.storage.table), "Arn"] };
+
+  it("validate: the run's items, uploads and runs/ to read, runs/ to write", () => {
+    const statements = statementsOf(template, roleOf(stack.functions.validate));
+    expect(actionsOf(statements)).toEqual(
+      [
+        ...XRAY,
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:PutObject",
+        ...SECRET_READ,
+      ].sort(),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+        Resource: tableArn,
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "s3:GetObject",
+        Resource: expect.arrayContaining([objectsArn(bucketId, "drafts/"), objectsArn(bucketId, "runs/")]),
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "s3:PutObject", Resource: objectsArn(bucketId, "runs/") }),
+    );
+  });
+
+  it("correct: runs/ only, plus the API key (anthropic) — no table access", () => {
+    const statements = statementsOf(template, roleOf(stack.functions.correct));
+    expect(actionsOf(statements)).toEqual([...XRAY, "s3:GetObject", "s3:PutObject", ...SECRET_READ].sort());
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: ["s3:GetObject", "s3:PutObject"],
+        Resource: objectsArn(bucketId, "runs/"),
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: SECRET_READ,
+        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+      }),
+    );
+  });
+
+  it("correct on Bedrock: InvokeModel on the configured model only, no secret", () => {
+    const statements = statementsOf(prod.template, roleOf(prod.stack.functions.correct));
+    expect(actionsOf(statements)).toEqual(
+      [...XRAY, "bedrock:InvokeModel", "s3:GetObject", "s3:PutObject"].sort(),
+    );
+    const modelId = environments.prod.model.id;
+    const invoke = statements.find((s) => s.Action === "bedrock:InvokeModel");
+    const resources = JSON.stringify(invoke?.Resource);
+    expect(resources).toContain(`:inference-profile/${modelId}`);
+    expect(resources).toContain(`::foundation-model/${foundationModelId(modelId)}`);
+    expect(resources).not.toMatch(/foundation-model\/\*|"\*"/);
+    prod.template.resourceCountIs("AWS::SecretsManager::Secret", 0);
+  });
+
+  it("revalidate: the run's items and runs/ — no secret, no model", () => {
+    const statements = statementsOf(template, roleOf(stack.functions.revalidate));
+    expect(actionsOf(statements)).toEqual(
+      [
+        ...XRAY,
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "s3:PutObject",
+      ].sort(),
+    );
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("re-validate"),
+      Environment: {
+        Variables: Match.objectLike({ MODEL_PROVIDER: "none", ANTHROPIC_SECRET_ARN: Match.absent() }),
+      },
+    });
+  });
+
+  it("state machine: invoke the three functions, UpdateItem, PutEvents, copy runs/ → results/", () => {
+    const role = stack.workflow.stateMachine.role;
+    const statements = statementsOf(template, logicalId(role));
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "lambda:InvokeFunction",
+        Resource: expect.arrayContaining(
+          [stack.functions.validate, stack.functions.correct, stack.functions.revalidate].map((fn) => ({
+            "Fn::GetAtt": [logicalId(fn), "Arn"],
+          })),
+        ),
+      }),
+    );
+    expect(statements).toContainEqual(expect.objectContaining({ Action: "dynamodb:UpdateItem" }));
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "events:PutEvents",
+        Resource: { "Fn::GetAtt": [logicalId(stack.projectBus.bus), "Arn"] },
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "s3:GetObject", Resource: objectsArn(bucketId, "runs/") }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "s3:PutObject", Resource: objectsArn(bucketId, "results/") }),
+    );
+    const actions = actionsOf(statements);
+    expect(actions.filter((a) => a.startsWith("dynamodb:"))).toEqual(["dynamodb:UpdateItem"]);
+    expect(actions.filter((a) => a.startsWith("s3:"))).toEqual(["s3:GetObject", "s3:PutObject"]);
+  });
+
+  it("grants no service-wide wildcard actions anywhere", () => {
+    const all = Object.values(template.findResources("AWS::IAM::Policy")).flatMap(
+      (p) =>
+        (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
+          .Statement,
+    );
+    expect(actionsOf(all).filter((a) => a.includes("*"))).toEqual([]);
+  });
+
+  it("runs Node.js 22 on ARM64 with X-Ray and the documented environment", () => {
+    for (const fn of [stack.functions.validate, stack.functions.correct, stack.functions.revalidate]) {
+      const props = template.toJSON().Resources[logicalId(fn)].Properties;
+      expect(props).toMatchObject({
+        Runtime: "nodejs22.x",
+        Architectures: ["arm64"],
+        MemorySize: 1024,
+        TracingConfig: { Mode: "Active" },
+        LoggingConfig: { LogFormat: "JSON" },
+      });
+      expect(Object.keys(props.Environment.Variables)).toEqual(
+        expect.arrayContaining([
+          "TABLE_NAME",
+          "BUCKET_NAME",
+          "MODEL_PROVIDER",
+          "DEPLOYMENT_CONFIG",
+          "DEDUPE_WINDOW_MS",
+          "POWERTOOLS_SERVICE_NAME",
+          "POWERTOOLS_METRICS_NAMESPACE",
+          "POWERTOOLS_LOG_LEVEL",
+        ]),
+      );
+      expect(props.Environment.Variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: "redraft",
+        POWERTOOLS_METRICS_NAMESPACE: "Redraft",
+      });
+      expect(JSON.parse(props.Environment.Variables.DEPLOYMENT_CONFIG)).toEqual(environments.dev.deployment);
+    }
+    const timeouts = [stack.functions.validate, stack.functions.correct, stack.functions.revalidate].map(
+      (fn) => template.toJSON().Resources[logicalId(fn)].Properties.Timeout,
+    );
+    expect(timeouts).toEqual([60, 300, 60]);
+  });
+});
+
+describe("storage security", () => {
+  const { stack, template } = dev;
+
+  it("keeps drafts in an encrypted, private, versioned bucket with access logs and SSL enforced", () => {
+    const bucket = template.toJSON().Resources[logicalId(stack.storage.bucket)].Properties;
+    expect(bucket).toMatchObject({
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      VersioningConfiguration: { Status: "Enabled" },
+      LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.storage.accessLogsBucket) } },
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      Bucket: { Ref: logicalId(stack.storage.bucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: "Deny",
+            Action: "s3:*",
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          }),
+        ]),
+      },
+    });
+    template.hasResourceProperties("Custom::S3BucketNotifications", {
+      BucketName: { Ref: logicalId(stack.storage.bucket) },
+      NotificationConfiguration: { EventBridgeConfiguration: {} },
+    });
+  });
+
+  it("keeps runs in one on-demand, encrypted table with PITR, TTL and the table.ts indexes", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      KeySchema: [
+        { AttributeName: PARTITION_KEY, KeyType: "HASH" },
+        { AttributeName: SORT_KEY, KeyType: "RANGE" },
+      ],
+      BillingMode: "PAY_PER_REQUEST",
+      SSESpecification: { SSEEnabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      GlobalSecondaryIndexes: Object.values(INDEXES).map((index) =>
+        Match.objectLike({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: "HASH" },
+            { AttributeName: index.sortKey, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        }),
+      ),
+    });
+  });
+});
+
+describe("cdk-nag AwsSolutions", () => {
+  it.each([
+    ["dev", dev],
+    ["prod", prod],
+  ])("%s has no unacknowledged finding", (_env, { app, stack }) => {
+    const report = new AwsSolutionsChecks(app).validateScope(stack);
+    const findings = report.violations.map(
+      (v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(", ")}`,
+    );
+    expect(findings).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it("catches a finding when one is introduced (the check is live)", () => {
+    const { app, stack } = synthesize("dev");
+    (stack.storage.table.node.defaultChild as CfnTable).pointInTimeRecoverySpecification = undefined;
+    const report = new AwsSolutionsChecks(app).validateScope(stack);
+    expect(report.violations.map((v) => v.ruleName)).toContain("AwsSolutions-DDB3");
+  });
+});

@@ -1,0 +1,339 @@
+import aslValidator from "asl-validator";
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { RUN_SORT_KEY, runKey, statusUpdate } from "../../functions/lib/table.js";
+import { CONDITIONAL_CHECK_FAILED, LAMBDA_SERVICE_ERRORS } from "../../infra/constructs/workflow.js";
+import {
+  ANNOUNCE_STATES,
+  LAMBDA_STATES,
+  OutcomeEvents,
+  PUBLISH_STATES,
+  RECORD_STATES,
+  StateNames,
+} from "../../infra/state-names.js";
+import { TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { choicesOf, getAsl, stateOf } from "./asl.js";
+import { synthesize } from "./synth.js";
+
+const { template } = synthesize("dev");
+const asl = getAsl(template);
+
+type Retrier = {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  BackoffRate?: number;
+  MaxAttempts?: number;
+  MaxDelaySeconds?: number;
+  JitterStrategy?: string;
+};
+type Catcher = { ErrorEquals: string[]; Next: string; ResultPath?: string | null };
+const retriesOf = (name: string) => (stateOf(asl, name).Retry ?? []) as Retrier[];
+const catchesOf = (name: string) => (stateOf(asl, name).Catch ?? []) as Catcher[];
+const params = (name: string) => stateOf(asl, name).Parameters as Record<string, unknown>;
+
+describe("correction workflow: shape", () => {
+  it("has every named state, and no other", () => {
+    expect(Object.keys(asl.States).sort()).toEqual(Object.values(StateNames).sort());
+    expect(asl.StartAt).toBe(StateNames.Validate);
+  });
+
+  it("is a Standard, JSONPath state machine with X-Ray, ALL-level logs and a timeout", () => {
+    expect(asl.QueryLanguage ?? "JSONPath").toBe("JSONPath");
+    expect(asl.TimeoutSeconds).toBe(3600);
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      StateMachineType: "STANDARD",
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: Match.objectLike({ Level: "ALL", IncludeExecutionData: true }),
+    });
+    template.hasResourceProperties("AWS::Logs::LogGroup", {
+      LogGroupName: Match.stringLikeRegexp("^/aws/vendedlogs/states/redraft-dev$"),
+    });
+  });
+
+  it("uses no JSONata and no Assign anywhere (the local runtime supports neither)", () => {
+    for (const state of Object.values(asl.States)) {
+      expect(state.QueryLanguage ?? "JSONPath").toBe("JSONPath");
+      expect(state).not.toHaveProperty("Assign");
+      expect(state).not.toHaveProperty("Arguments");
+    }
+  });
+
+  it("passes asl-validator", () => {
+    // asl-validator annotates the object it checks: give it a copy.
+    const result = aslValidator(structuredClone(asl), { checkPaths: true, checkArn: true });
+    expect(result.errors).toEqual([]);
+    expect(result.isValid).toBe(true);
+  });
+});
+
+describe("correction workflow: Lambda steps", () => {
+  it("invokes validate with the execution name as run id and the whole input", () => {
+    const validate = stateOf(asl, StateNames.Validate);
+    expect(validate.Resource).toMatch(/^arn:aws:states:::lambda:invoke$/);
+    expect(validate.Parameters).toMatchObject({
+      Payload: { "runId.$": "$$.Execution.Name", "input.$": "$" },
+    });
+    expect(validate.OutputPath).toBe("$.Payload");
+    expect(validate.Next).toBe(StateNames.HasErrors);
+  });
+
+  it("passes the loop state on as it is, and takes the returned state as its own", () => {
+    for (const name of [StateNames.CorrectExecution, StateNames.Revalidate]) {
+      expect(params(name)).toMatchObject({ "Payload.$": "$" });
+      expect(stateOf(asl, name).OutputPath).toBe("$.Payload");
+    }
+    expect(stateOf(asl, StateNames.CorrectExecution).Next).toBe(StateNames.CountExecutionAttempt);
+    expect(stateOf(asl, StateNames.CountExecutionAttempt).Next).toBe(StateNames.Revalidate);
+    expect(stateOf(asl, StateNames.Revalidate).Next).toBe(StateNames.NextStep);
+  });
+
+  it("counts each correction with States.MathAdd in a Pass state", () => {
+    const count = stateOf(asl, StateNames.CountExecutionAttempt);
+    expect(count.Type).toBe("Pass");
+    expect(count.Parameters).toEqual({
+      "execution.$": "States.MathAdd($.counters.execution, 1)",
+      "logic.$": "$.counters.logic",
+    });
+    expect(count.ResultPath).toBe("$.counters");
+  });
+
+  it("retries the transient model errors with backoff and full jitter, and nothing else of the model's", () => {
+    const [modelRetry] = retriesOf(StateNames.CorrectExecution);
+    expect(modelRetry).toEqual({
+      ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
+      IntervalSeconds: 2,
+      BackoffRate: 2,
+      MaxAttempts: 4,
+      MaxDelaySeconds: 60,
+      JitterStrategy: "FULL",
+    });
+    const retried = retriesOf(StateNames.CorrectExecution).flatMap((r) => r.ErrorEquals);
+    expect(retried).not.toContain("States.ALL");
+    expect(retried).not.toContain("States.TaskFailed");
+  });
+
+  it("retries only Lambda service errors (and the store's transient one) on Validate and Revalidate", () => {
+    for (const name of [StateNames.Validate, StateNames.Revalidate]) {
+      const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
+      expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
+      expect(retried.filter((e) => !e.startsWith("Lambda."))).toEqual(["StoreUnavailableError"]);
+      for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
+    }
+  });
+
+  it("sends every other Lambda failure to RecordFailure with the error under $.error", () => {
+    for (const name of LAMBDA_STATES) {
+      expect(catchesOf(name)).toEqual([
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.RecordFailure },
+      ]);
+    }
+  });
+});
+
+describe("correction workflow: routing", () => {
+  it("HasErrors? filters by severity in the order of the in-process route()", () => {
+    expect(choicesOf(asl, StateNames.HasErrors)).toEqual([
+      { Variable: "$.decision", StringEquals: "rejected", Next: StateNames.InputRejected },
+      { Variable: "$.decision", StringEquals: "duplicate", Next: StateNames.DuplicateIgnored },
+      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      { Variable: "$.modelAvailable", BooleanEquals: false, Next: StateNames.NoModelConfigured },
+      {
+        Variable: "$.counters.execution",
+        NumericGreaterThanEqualsPath: "$.limits.maxAttempts",
+        Next: StateNames.MaxAttemptsReached,
+      },
+    ]);
+    expect(stateOf(asl, StateNames.HasErrors).Default).toBe(StateNames.CorrectExecution);
+  });
+
+  it("NextStep? checks validated, breaker, stuck, budget, attempts in that order, else loops", () => {
+    expect(choicesOf(asl, StateNames.NextStep)).toEqual([
+      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      { Variable: "$.verdict.breakerTripped", BooleanEquals: true, Next: StateNames.CircuitBreakerTripped },
+      { Variable: "$.verdict.stuck", BooleanEquals: true, Next: StateNames.StuckNoImprovement },
+      { Variable: "$.verdict.budgetExhausted", BooleanEquals: true, Next: StateNames.BudgetExhausted },
+      {
+        Variable: "$.counters.execution",
+        NumericGreaterThanEqualsPath: "$.limits.maxAttempts",
+        Next: StateNames.MaxAttemptsReached,
+      },
+    ]);
+    expect(stateOf(asl, StateNames.NextStep).Default).toBe(StateNames.CorrectExecution);
+  });
+
+  it.each([
+    [StateNames.NoModelConfigured, "no_model"],
+    [StateNames.CircuitBreakerTripped, "circuit_breaker"],
+    [StateNames.StuckNoImprovement, "stuck"],
+    [StateNames.BudgetExhausted, "budget_exhausted"],
+    [StateNames.MaxAttemptsReached, "max_attempts"],
+  ])("%s records reason %s and goes to the review path", (name, reason) => {
+    expect(stateOf(asl, name)).toMatchObject({
+      Type: "Pass",
+      Result: reason,
+      ResultPath: "$.reason",
+      Next: StateNames.PublishBestDraft,
+    });
+  });
+
+  it("ends bad input and duplicates cleanly, without a retry", () => {
+    expect(stateOf(asl, StateNames.InputRejected).Type).toBe("Succeed");
+    expect(stateOf(asl, StateNames.DuplicateIgnored).Type).toBe("Succeed");
+  });
+});
+
+describe("correction workflow: outcomes through direct integrations", () => {
+  it("publishes the best draft under results/ with an S3 copy, never touching drafts/", () => {
+    for (const name of PUBLISH_STATES) {
+      const state = stateOf(asl, name);
+      expect(state.Resource).toBe("arn:aws:states:::aws-sdk:s3:copyObject");
+      expect(state.ResultPath).toBeNull();
+      expect(state.Parameters).toEqual({
+        Bucket: expect.any(String),
+        "CopySource.$": expect.stringMatching(/^States\.Format\('[a-z0-9-]+\/\{\}', \$\.best\.draftRef\)$/),
+        "Key.$": "States.Format('results/{}/{}.json', $.draftId, $.runId)",
+      });
+    }
+    expect(stateOf(asl, StateNames.PublishCorrectedDraft).Next).toBe(StateNames.MarkValidated);
+    expect(stateOf(asl, StateNames.PublishBestDraft).Next).toBe(StateNames.MarkNeedsReview);
+  });
+
+  it.each([
+    [StateNames.MarkValidated, "validated", ["finalRef", "resultRef"], "$.runId"],
+    [StateNames.MarkNeedsReview, "needs_manual_review", ["reason", "finalRef", "resultRef"], "$.runId"],
+    [StateNames.RecordFailure, "failed", ["reason", "message"], "$$.Execution.Name"],
+  ] as const)("%s is the UpdateItem statusUpdate(%s) describes", (name, status, fields, runIdPath) => {
+    const update = statusUpdate(status, fields);
+    const state = stateOf(asl, name);
+    expect(state.Resource).toBe("arn:aws:states:::dynamodb:updateItem");
+    expect(state.ResultPath).toBeNull();
+    const p = state.Parameters as Record<string, Record<string, unknown>>;
+    expect(p.Key).toEqual({
+      pk: { "S.$": `States.Format('${runKey("{}").pk}', ${runIdPath})` },
+      sk: { S: RUN_SORT_KEY },
+    });
+    expect(p.UpdateExpression).toBe(update.UpdateExpression);
+    expect(p.ConditionExpression).toBe(update.ConditionExpression);
+    expect(p.ExpressionAttributeNames).toEqual(update.ExpressionAttributeNames);
+    const values = p.ExpressionAttributeValues as Record<string, unknown>;
+    const n = update.valueNames;
+    expect(Object.keys(values).sort()).toEqual(
+      [
+        ...Object.keys(update.fixedValues),
+        n.statusSort,
+        n.at,
+        n.transition,
+        ...Object.values(n.fields),
+      ].sort(),
+    );
+    for (const [placeholder, value] of Object.entries(update.fixedValues))
+      expect(values[placeholder]).toEqual({ S: value });
+    expect(values[n.at]).toEqual({ "S.$": "$$.State.EnteredTime" });
+    expect(values[n.statusSort]).toEqual({
+      "S.$": `States.Format('{}#{}', $$.State.EnteredTime, ${runIdPath})`,
+    });
+    expect(values[n.transition]).toEqual({
+      L: [{ M: { status: { S: status }, at: { "S.$": "$$.State.EnteredTime" } } }],
+    });
+  });
+
+  it("records the run's refs and reason from the state", () => {
+    const values = (name: string) =>
+      (params(name).ExpressionAttributeValues ?? {}) as Record<string, unknown>;
+    expect(values(StateNames.MarkValidated)).toMatchObject({
+      ":finalRef": { "S.$": "$.best.draftRef" },
+      ":resultRef": { "S.$": "States.Format('results/{}/{}.json', $.draftId, $.runId)" },
+    });
+    expect(values(StateNames.MarkValidated)).not.toHaveProperty(":reason");
+    expect(values(StateNames.MarkNeedsReview)).toMatchObject({ ":reason": { "S.$": "$.reason" } });
+    expect(values(StateNames.RecordFailure)).toMatchObject({
+      ":reason": { S: "system_error" },
+      ":message": { "S.$": "States.Format('{}: {}', $.error.Error, $.error.Cause)" },
+    });
+  });
+
+  it("treats a failed status condition on Mark* as done (a retried task), never retrying it", () => {
+    for (const name of RECORD_STATES) {
+      const [first] = retriesOf(name);
+      expect(first).toEqual({ ErrorEquals: [CONDITIONAL_CHECK_FAILED], MaxAttempts: 0 });
+    }
+    expect(catchesOf(StateNames.MarkValidated)[0]).toEqual({
+      ErrorEquals: [CONDITIONAL_CHECK_FAILED],
+      ResultPath: null,
+      Next: StateNames.AnnounceValidated,
+    });
+    expect(catchesOf(StateNames.MarkNeedsReview)[0]).toEqual({
+      ErrorEquals: [CONDITIONAL_CHECK_FAILED],
+      ResultPath: null,
+      Next: StateNames.AnnounceNeedsReview,
+    });
+  });
+
+  it.each([
+    [StateNames.AnnounceValidated, OutcomeEvents.Validated, "validated", StateNames.DraftValidated],
+    [
+      StateNames.AnnounceNeedsReview,
+      OutcomeEvents.NeedsReview,
+      "needs_manual_review",
+      StateNames.DraftNeedsReview,
+    ],
+  ])("%s puts %s on the project's bus", (name, detailType, status, next) => {
+    const state = stateOf(asl, name);
+    expect(state.Resource).toBe("arn:aws:states:::events:putEvents");
+    expect(state.ResultPath).toBeNull();
+    expect(state.Next).toBe(next);
+    expect(stateOf(asl, next).Type).toBe("Succeed");
+    const [entry] = (state.Parameters as { Entries: Record<string, unknown>[] }).Entries;
+    expect(entry).toMatchObject({
+      Source: "redraft",
+      DetailType: detailType,
+      EventBusName: expect.stringMatching(/event-bus\/redraft-dev$/),
+      Detail: {
+        "runId.$": "$.runId",
+        "draftId.$": "$.draftId",
+        "kind.$": "$.kind",
+        status,
+        "resultRef.$": "States.Format('results/{}/{}.json', $.draftId, $.runId)",
+      },
+    });
+  });
+
+  it("includes the reason in Draft Needs Review", () => {
+    const [entry] = (
+      params(StateNames.AnnounceNeedsReview) as { Entries: { Detail: Record<string, unknown> }[] }
+    ).Entries;
+    expect(entry?.Detail["reason.$"]).toBe("$.reason");
+  });
+
+  it("fails an announcement without overwriting the recorded outcome", () => {
+    for (const name of ANNOUNCE_STATES) {
+      expect(catchesOf(name)).toEqual([
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.CorrectionFailed },
+      ]);
+    }
+  });
+
+  it("ends the failure path in a Fail state that carries the original error", () => {
+    expect(stateOf(asl, StateNames.RecordFailure).Next).toBe(StateNames.CorrectionFailed);
+    expect(catchesOf(StateNames.RecordFailure)).toEqual([
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.recordFailureError", Next: StateNames.CorrectionFailed },
+    ]);
+    expect(stateOf(asl, StateNames.CorrectionFailed)).toMatchObject({
+      Type: "Fail",
+      ErrorPath: "$.error.Error",
+      CausePath: "$.error.Cause",
+    });
+  });
+
+  it("retries throttling in direct integrations a few times, with jitter", () => {
+    for (const name of [...PUBLISH_STATES, ...RECORD_STATES, ...ANNOUNCE_STATES]) {
+      expect(retriesOf(name)).toContainEqual(
+        expect.objectContaining({
+          ErrorEquals: ["States.TaskFailed"],
+          MaxAttempts: 3,
+          JitterStrategy: "FULL",
+        }),
+      );
+    }
+  });
+});
