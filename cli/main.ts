@@ -1,3 +1,4 @@
+import "./quiet.js";
 import { randomUUID } from "node:crypto";
 import { readFile, watch as watchDir } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";

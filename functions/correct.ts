@@ -8,4 +8,4 @@ export function createCorrectHandler(getDeps: DepsProvider) {
   return stepHandler("correct", LoopStateSchema, correctStep, getDeps);
 }
 
-export const handler = createCorrectHandler(depsFromEnv);
+export const handler = createCorrectHandler(() => depsFromEnv({ model: true }));

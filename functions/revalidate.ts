@@ -18,4 +18,4 @@ export function createRevalidateHandler(getDeps: DepsProvider) {
   );
 }
 
-export const handler = createRevalidateHandler(depsFromEnv);
+export const handler = createRevalidateHandler(() => depsFromEnv({ model: false }));

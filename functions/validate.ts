@@ -50,4 +50,4 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
   );
 }
 
-export const handler = createValidateHandler(depsFromEnv, { bucketName: process.env.BUCKET_NAME });
+export const handler = createValidateHandler(() => depsFromEnv({ model: false }), { bucketName: process.env.BUCKET_NAME });

@@ -38,6 +38,24 @@ export const StateNames = {
   AnnounceNeedsReview: "AnnounceNeedsReview",
   DraftNeedsReview: "DraftNeedsReview",
 
+  /** Logic phase (seeds 000/002): runs only once the execution phase has no error left. */
+  JudgeEnabled: "JudgeEnabled?",
+  /** λ judge: the LLM judge on intent, rubric, personas and method. */
+  Judge: "Judge",
+  /** Confidence-gated findings: none blocking → validated; logic budget used → review; else correct. */
+  HasCriticalFindings: "HasCriticalFindings?",
+  LogicUnresolved: "LogicUnresolved",
+  /** λ correct, logic phase: one model call carrying the judge's findings and evidence. */
+  CorrectLogic: "CorrectLogic",
+  /** Pass state: `States.MathAdd` on the logic counter, apart from the execution one. */
+  CountLogicAttempt: "CountLogicAttempt",
+  /** λ revalidate after a logic fix: the execution checks again (a logic fix may break the format). */
+  RevalidateLogic: "RevalidateLogic",
+
+  /** Which failure: a model failure (after its retries) or anything else. */
+  ClassifyFailure: "ClassifyFailure?",
+  /** dynamodb:UpdateItem: status failed, reason model_error, the error as message. */
+  RecordModelFailure: "RecordModelFailure",
   /** dynamodb:UpdateItem: status failed, reason system_error, the error as message. */
   RecordFailure: "RecordFailure",
   CorrectionFailed: "CorrectionFailed",
@@ -50,6 +68,9 @@ export const LAMBDA_STATES = [
   StateNames.Validate,
   StateNames.CorrectExecution,
   StateNames.Revalidate,
+  StateNames.Judge,
+  StateNames.CorrectLogic,
+  StateNames.RevalidateLogic,
 ] as const;
 
 /** Task states that copy the best draft under `results/` (a blob copy locally). */
@@ -59,6 +80,7 @@ export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.Publ
 export const RECORD_STATES = [
   StateNames.MarkValidated,
   StateNames.MarkNeedsReview,
+  StateNames.RecordModelFailure,
   StateNames.RecordFailure,
 ] as const;
 

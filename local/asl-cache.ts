@@ -9,7 +9,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** Shared by every data folder: the synthesized ASL depends on the code, not on the data. */
 export const DEFAULT_CACHE_DIR = join(ROOT, ".cache", "asl");
 /** What the synthesized state machine depends on: the infrastructure, the handlers, and the error names. */
-const SOURCES = ["infra", "functions", "shared/errors.ts", "package-lock.json"];
+const SOURCES = ["infra", "functions", "shared/errors.ts", "cdk.json", "package-lock.json"];
 
 async function filesOf(path: string): Promise<string[]> {
   const full = join(ROOT, path);
@@ -45,7 +45,9 @@ export async function synthesizeTemplate(envName = "dev"): Promise<TemplateJson>
   ]);
   const outdir = await mkdtemp(join(tmpdir(), "redraft-synth-"));
   try {
-    const app = new App({ outdir, context: { "aws:cdk:bundling-stacks": [] } });
+    // The feature flags of cdk.json, so that this synthesizes what `cdk synth` does.
+    const { context } = JSON.parse(await readFile(join(ROOT, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
+    const app = new App({ outdir, context: { ...context, "aws:cdk:bundling-stacks": [] } });
     const config = loadConfig(envName);
     const stack = new RedraftStack(app, stackName(config.envName), { config });
     return app.synth().getStackArtifact(stack.artifactId).template as TemplateJson;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type DynamoDBClient, UpdateItemCommand, type UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
 import { createCorrectHandler } from "../functions/correct.js";
+import { createJudgeHandler } from "../functions/judge.js";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createValidateHandler } from "../functions/validate.js";
@@ -21,6 +22,8 @@ import { FsBlobStore } from "./fs-blobs.js";
 /** The bucket name the local runtime gives the state machine; blobs live in `<dataDir>/blobs`. */
 export const LOCAL_BUCKET = "redraft-local";
 export const LOCAL_TABLE = "redraft-local";
+/** Stands for `$$.State.EnteredTime` in the local context; replaced by the time of the call. */
+const ENTERED_TIME_MARKER = "1970-01-01T00:00:00.000Z#entered";
 
 /** What starts an execution: the state machine's input, as the triggers build it in the cloud. */
 export interface ExecutionInput {
@@ -137,10 +140,15 @@ export class LocalRuntime {
   /** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
   #bindTasks(asl: AslDefinition, dynamo: DynamoDBClient): Record<string, TaskHandler> {
     const getDeps = async () => this.deps;
+    const correct = createCorrectHandler(getDeps);
+    const revalidate = createRevalidateHandler(getDeps);
     const lambdas: Record<string, (event: unknown) => Promise<unknown>> = {
       [StateNames.Validate]: createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
-      [StateNames.CorrectExecution]: createCorrectHandler(getDeps),
-      [StateNames.Revalidate]: createRevalidateHandler(getDeps),
+      [StateNames.CorrectExecution]: correct,
+      [StateNames.Revalidate]: revalidate,
+      [StateNames.Judge]: createJudgeHandler(getDeps),
+      [StateNames.CorrectLogic]: correct,
+      [StateNames.RevalidateLogic]: revalidate,
     };
     const handlers: Record<string, TaskHandler> = {};
     for (const [name, state] of Object.entries(asl.States)) {
@@ -167,8 +175,13 @@ export class LocalRuntime {
 
   /** The state's own UpdateItem, against dynalite; errors named as Step Functions names them. */
   async #updateItem(dynamo: DynamoDBClient, input: UpdateItemCommandInput): Promise<unknown> {
+    // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
+    // per execution, so the runtime passes a marker there and stamps the real time here.
+    const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(ENTERED_TIME_MARKER, new Date().toISOString());
     try {
-      const out = await dynamo.send(new UpdateItemCommand({ ...input, TableName: LOCAL_TABLE }));
+      const out = await dynamo.send(
+        new UpdateItemCommand({ ...input, ExpressionAttributeValues: JSON.parse(values), TableName: LOCAL_TABLE }),
+      );
       return { Attributes: out.Attributes };
     } catch (error) {
       const e = error as Error;
@@ -206,7 +219,10 @@ export class LocalRuntime {
         taskResourceLocalHandlers: this.#handlers as never,
         ...(this.#retryOverrides && { retryIntervalOverrides: this.#retryOverrides }),
       },
-      context: { Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` } },
+      context: {
+        Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` },
+        State: { EnteredTime: ENTERED_TIME_MARKER },
+      },
     });
     const history: HistoryEvent[] = [];
     const collecting = (async () => {

@@ -43,25 +43,32 @@ async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
   }
 }
 
-let cached: Promise<LoopDeps> | undefined;
+const cached = new Map<boolean, Promise<LoopDeps>>();
 
 /**
- * The loop's dependencies in Lambda, built once per container from the environment.
- * The local runtime builds the same shape from dynalite and a folder instead.
+ * The loop's dependencies in Lambda, built once per container from the environment. Only the
+ * steps that call the model build a client (and read its key); the others only learn from
+ * MODEL_PROVIDER whether one is configured. The local runtime builds the same shape from dynalite
+ * and a folder instead.
  */
-export function depsFromEnv(): Promise<LoopDeps> {
-  cached ??= (async () => {
-    const env = readEnv();
-    const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({}));
-    const s3 = tracer.captureAWSv3Client(new S3Client({}));
-    return {
-      registry: new PackRegistry(env.DEPLOYMENT_CONFIG),
-      runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME }),
-      blobs: new S3BlobStore({ client: s3, bucket: env.BUCKET_NAME }),
-      model: await modelFromEnv(env),
-      dedupeWindowMs: env.DEDUPE_WINDOW_MS,
-      maxDraftBytes: env.MAX_DRAFT_BYTES,
-    };
-  })();
-  return cached;
+export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
+  let deps = cached.get(options.model);
+  if (!deps) {
+    deps = (async () => {
+      const env = readEnv();
+      const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({}));
+      const s3 = tracer.captureAWSv3Client(new S3Client({}));
+      return {
+        registry: new PackRegistry(env.DEPLOYMENT_CONFIG),
+        runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME }),
+        blobs: new S3BlobStore({ client: s3, bucket: env.BUCKET_NAME }),
+        model: options.model ? await modelFromEnv(env) : undefined,
+        modelAvailable: env.MODEL_PROVIDER !== "none",
+        dedupeWindowMs: env.DEDUPE_WINDOW_MS,
+        maxDraftBytes: env.MAX_DRAFT_BYTES,
+      };
+    })();
+    cached.set(options.model, deps);
+  }
+  return deps;
 }

@@ -34,7 +34,7 @@ export function stepHandler<E>(
       throw error;
     } finally {
       subsegment?.close();
-      metrics.publishStoredMetrics();
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       logger.resetKeys();
     }
   };

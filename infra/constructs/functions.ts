@@ -49,6 +49,7 @@ export class Functions extends Construct {
   readonly validate: NodejsFunction;
   readonly correct: NodejsFunction;
   readonly revalidate: NodejsFunction;
+  readonly judge: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -106,10 +107,15 @@ export class Functions extends Construct {
         MODEL_PROVIDER: "none",
       },
     );
+    this.judge = make("judge", "The LLM judge of the logic phase", Duration.minutes(5), {
+      ...common,
+      ...model,
+    });
 
     this.grantValidate(table, bucket);
     this.grantCorrect(bucket);
     this.grantRevalidate(table, bucket);
+    this.grantJudge(table, bucket);
     const objects = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
     const perRun =
       "A run's objects are named by its run id at run time: this prefix is the narrowest scope IAM can state.";
@@ -123,13 +129,17 @@ export class Functions extends Construct {
     );
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
+    acknowledge(this.judge, { id: objects(RUNS_PREFIX), reason: perRun });
 
-    if (anthropicSecret) {
-      anthropicSecret.grantRead(this.validate);
-      anthropicSecret.grantRead(this.correct);
-    } else {
-      this.correct.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
-      acknowledge(this.correct, {
+    // Only the two steps that call the model can read its key or invoke it; Validate only needs
+    // to know whether a model is configured (MODEL_PROVIDER).
+    for (const fn of [this.correct, this.judge]) {
+      if (anthropicSecret) {
+        anthropicSecret.grantRead(fn);
+        continue;
+      }
+      fn.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
+      acknowledge(fn, {
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModelId(modelId)}]`,
         reason:
           "A cross-region inference profile may serve the request from any region's copy of this one model.",
@@ -241,6 +251,17 @@ export class Functions extends Construct {
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
     this.revalidate.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    );
+  }
+
+  /** Judge reads the best draft, stores its evidence, adds its tokens and points the run at its report. */
+  private grantJudge(table: Table, bucket: Bucket): void {
+    this.judge.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:UpdateItem"]));
+    this.judge.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject", "s3:PutObject"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],

@@ -62,7 +62,7 @@ export interface ObservabilityProps {
   readonly stateMachine: StateMachine;
   /** The state machine's execution log (level ALL). */
   readonly stateMachineLogs: LogGroup;
-  readonly functions: Record<"validate" | "correct" | "revalidate", LambdaFunction>;
+  readonly functions: Record<"validate" | "correct" | "revalidate" | "judge", LambdaFunction>;
   /** The trigger rules' dead-letter queue. */
   readonly deadLetterQueue: Queue;
   readonly alarmEmail: string;

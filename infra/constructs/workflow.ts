@@ -38,7 +38,7 @@ import {
   statusUpdate,
   timeSortKey,
 } from "../../functions/lib/table.js";
-import { TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { ErrorNames, TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
 import type { RunStatus, StopReason } from "../../shared/store/types.js";
@@ -50,6 +50,7 @@ export interface CorrectionWorkflowProps {
   readonly validate: LambdaFunction;
   readonly correct: LambdaFunction;
   readonly revalidate: LambdaFunction;
+  readonly judge: LambdaFunction;
   readonly table: Table;
   readonly bucket: Bucket;
   /** Where `Draft Validated` / `Draft Needs Review` are published. */
@@ -65,6 +66,14 @@ export interface CorrectionWorkflowProps {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
+
+/** Model failures, recorded with reason `model_error` (the transient ones once their retries are spent). */
+export const MODEL_FAILURES = [
+  ...TRANSIENT_MODEL_ERRORS,
+  ErrorNames.ModelRequestFailed,
+  ErrorNames.ModelNotConfigured,
+  ErrorNames.CassetteExhausted,
+];
 
 /** Errors Lambda itself raises around an invocation; worth retrying, unlike the function's own. */
 export const LAMBDA_SERVICE_ERRORS = [
@@ -122,17 +131,29 @@ export class CorrectionWorkflow extends Construct {
       causePath: "$.error.Cause",
     });
     // The run id is the execution name, so a failure is recorded even before Validate returned a state.
-    const recordFailure = this.statusUpdateTask(StateNames.RecordFailure, "failed", table, {
-      runId: JsonPath.executionName,
-      fields: {
-        reason: DynamoAttributeValue.fromString("system_error" satisfies StopReason),
-        message: DynamoAttributeValue.fromString(
-          JsonPath.format("{}: {}", JsonPath.stringAt("$.error.Error"), JsonPath.stringAt("$.error.Cause")),
-        ),
-      },
-    });
-    recordFailure.addCatch(correctionFailed, { errors: ["States.ALL"], resultPath: "$.recordFailureError" });
-    recordFailure.next(correctionFailed);
+    const failureRecord = (name: string, reason: StopReason) => {
+      const task = this.statusUpdateTask(name, "failed", table, {
+        runId: JsonPath.executionName,
+        fields: {
+          reason: DynamoAttributeValue.fromString(reason),
+          message: DynamoAttributeValue.fromString(
+            JsonPath.format("{}: {}", JsonPath.stringAt("$.error.Error"), JsonPath.stringAt("$.error.Cause")),
+          ),
+        },
+      });
+      task.addCatch(correctionFailed, { errors: ["States.ALL"], resultPath: "$.recordFailureError" });
+      task.next(correctionFailed);
+      return task;
+    };
+    // A model failure that outlived its retries is recorded as such, like the in-process loop does.
+    const recordFailure = new Choice(this, StateNames.ClassifyFailure, {
+      comment: "A model failure (after its retries) or a system fault: the run record says which.",
+    })
+      .when(
+        Condition.or(...MODEL_FAILURES.map((name) => Condition.stringEquals("$.error.Error", name))),
+        failureRecord(StateNames.RecordModelFailure, "model_error"),
+      )
+      .otherwise(failureRecord(StateNames.RecordFailure, "system_error"));
     const toFailure = { errors: ["States.ALL"], resultPath: "$.error" };
 
     // ── Lambda steps ─────────────────────────────────────────────────────────────────────────
@@ -160,6 +181,27 @@ export class CorrectionWorkflow extends Construct {
     const revalidate = this.lambdaStep(StateNames.Revalidate, props.revalidate);
     revalidate.addRetry(SERVICE_RETRY);
     revalidate.addCatch(recordFailure, toFailure);
+
+    // Logic phase: its own states and its own counter, so the console shows which loop runs.
+    const judge = this.lambdaStep(StateNames.Judge, props.judge);
+    judge.addRetry(MODEL_RETRY);
+    judge.addRetry(SERVICE_RETRY);
+    judge.addCatch(recordFailure, toFailure);
+    const correctLogic = this.lambdaStep(StateNames.CorrectLogic, props.correct);
+    correctLogic.addRetry(MODEL_RETRY);
+    correctLogic.addRetry(SERVICE_RETRY);
+    correctLogic.addCatch(recordFailure, toFailure);
+    const countLogicAttempt = new Pass(this, StateNames.CountLogicAttempt, {
+      comment: "One more logic-phase correction made; HasCriticalFindings? compares it with its own limit.",
+      parameters: {
+        execution: JsonPath.numberAt("$.counters.execution"),
+        logic: JsonPath.mathAdd(JsonPath.numberAt("$.counters.logic"), 1),
+      },
+      resultPath: "$.counters",
+    });
+    const revalidateLogic = this.lambdaStep(StateNames.RevalidateLogic, props.revalidate);
+    revalidateLogic.addRetry(SERVICE_RETRY);
+    revalidateLogic.addCatch(recordFailure, toFailure);
 
     // ── Outcome paths ────────────────────────────────────────────────────────────────────────
     const resultKey = JsonPath.format(
@@ -240,9 +282,32 @@ export class CorrectionWorkflow extends Construct {
 
     // ── Routing ──────────────────────────────────────────────────────────────────────────────
     // Errors left are compared with the limit here, visibly: the Lambdas report, the Choices decide.
-    // The logic phase (Judge → HasCriticalFindings? → CorrectLogic → CountLogicAttempt) will sit
-    // between `$.verdict.errors == 0` and the validated path, in both Choices, once it exists.
     const noErrors = Condition.numberEquals("$.verdict.errors", 0);
+    const logicUnresolved = stopFor(
+      StateNames.LogicUnresolved,
+      "logic_unresolved",
+      "The judge's critical findings outlived the logic budget (or the judge gave no usable verdict).",
+    );
+    const hasCriticalFindings = new Choice(this, StateNames.HasCriticalFindings, {
+      comment: "Only error findings at or above the confidence threshold, not accepted by the draft, block.",
+    })
+      .when(Condition.booleanEquals("$.judge.failed", true), logicUnresolved)
+      .when(Condition.numberEquals("$.judge.blocking", 0), validatedPath)
+      .when(
+        Condition.numberGreaterThanEqualsJsonPath("$.counters.logic", "$.limits.maxLogicAttempts"),
+        logicUnresolved,
+      )
+      .otherwise(correctLogic);
+    // The judge needs a model, like any correction; without one the draft is validated as checked.
+    const judgeEnabled = new Choice(this, StateNames.JudgeEnabled, {
+      comment: "The logic phase runs when the pack, the deployment or the draft turned the judge on.",
+    })
+      .when(
+        Condition.and(Condition.booleanEquals("$.judge.enabled", true), Condition.booleanEquals("$.modelAvailable", true)),
+        judge,
+      )
+      .otherwise(validatedPath);
+    judge.next(hasCriticalFindings);
     const attemptsUsedUp = Condition.numberGreaterThanEqualsJsonPath(
       "$.counters.execution",
       "$.limits.maxAttempts",
@@ -263,7 +328,7 @@ export class CorrectionWorkflow extends Construct {
           comment: "A repeated delivery of content another run already handles.",
         }),
       )
-      .when(noErrors, validatedPath)
+      .when(noErrors, judgeEnabled)
       .when(
         Condition.booleanEquals("$.modelAvailable", false),
         stopFor(StateNames.NoModelConfigured, "no_model", "Errors to correct but no model configured."),
@@ -275,7 +340,7 @@ export class CorrectionWorkflow extends Construct {
       comment:
         "Stop rules in order: validated, circuit breaker, stuck, budget, attempts used up; else correct again.",
     })
-      .when(noErrors, validatedPath)
+      .when(noErrors, judgeEnabled)
       .when(
         Condition.booleanEquals("$.verdict.breakerTripped", true),
         stopFor(
@@ -296,6 +361,8 @@ export class CorrectionWorkflow extends Construct {
       .otherwise(correctExecution);
 
     correctExecution.next(countExecutionAttempt).next(revalidate).next(nextStep);
+    // After a logic fix the execution checks run again, then NextStep? routes as for any attempt.
+    correctLogic.next(countLogicAttempt).next(revalidateLogic).next(nextStep);
     const definition = validate.next(hasErrors);
 
     // ── State machine ────────────────────────────────────────────────────────────────────────
@@ -323,7 +390,7 @@ export class CorrectionWorkflow extends Construct {
         reason:
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
-      ...[props.validate, props.correct, props.revalidate].map((fn) => ({
+      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
         id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
         reason:
           "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",

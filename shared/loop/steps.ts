@@ -24,6 +24,11 @@ export interface LoopDeps {
   blobs: BlobStore;
   /** Absent when no model is configured: drafts with errors then go to review with reason `no_model`. */
   model?: ModelClient | undefined;
+  /**
+   * Whether a model is configured, for steps that do not call it themselves (Validate, Revalidate
+   * in Lambda). Defaults to `model !== undefined`.
+   */
+  modelAvailable?: boolean;
   clock?: () => Date;
   /** A duplicate delivery of the same content within this window starts no second run. 0 disables it. */
   dedupeWindowMs?: number;
@@ -195,7 +200,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   await deps.blobs.put(draftRef, JSON.stringify(repaired));
   await deps.blobs.put(reportRef, JSON.stringify(report));
   const limits = resolveLimits(resolved, draft, deps.registry.config);
-  const modelAvailable = deps.model !== undefined;
+  const modelAvailable = deps.modelAvailable ?? deps.model !== undefined;
   const judgeOn = judgeEnabled(resolved, draft);
   if (draft.options?.skipJudge) await deps.runs.updateRun(runId, { overrides: ["skipJudge"] });
   if (report.counts.error > 0 && modelAvailable && limits.maxAttempts > 0) {

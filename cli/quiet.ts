@@ -1,0 +1,10 @@
+/**
+ * The handlers log and emit metrics to stdout, as Lambda wants. Run locally from the command
+ * line, that stdout belongs to the user (`--json` must carry result lines only), so the Powertools
+ * logger is silenced and metrics are disabled unless the environment already says otherwise.
+ * Imported first by cli/main.ts, before any handler module builds its logger.
+ */
+process.env.POWERTOOLS_LOG_LEVEL ??= "SILENT";
+process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
+
+export {};
