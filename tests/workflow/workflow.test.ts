@@ -48,6 +48,7 @@ describe("the synthesized state machine, executed locally", () => {
       StateNames.CountExecutionAttempt,
       StateNames.Revalidate,
       StateNames.NextStep,
+      StateNames.JudgeEnabled,
       StateNames.PublishCorrectedDraft,
       StateNames.MarkValidated,
       StateNames.AnnounceValidated,
@@ -136,9 +137,10 @@ describe("the synthesized state machine, executed locally", () => {
     const rt = await start([{ draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" }]);
     const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(execution.status).toBe("FAILED");
-    expect(path(execution.history)).toContain(StateNames.RecordFailure);
+    expect(path(execution.history)).toContain(StateNames.RecordModelFailure);
     const run = await rt.runtime.runs.getRun(execution.runId);
     expect(run?.status).toBe("failed");
+    expect(run?.reason).toBe("model_error");
     expect(run?.message).toMatch(/ModelRequestFailedError/);
   });
 
@@ -188,4 +190,107 @@ describe("the synthesized state machine, executed locally", () => {
     expect(Buffer.byteLength(JSON.stringify(attempt))).toBeLessThan(400 * 1000);
     expect(Buffer.byteLength(JSON.stringify(await rt.runtime.runs.getRun(execution.runId)))).toBeLessThan(400 * 1000);
   });
+});
+
+describe("the two loops in the synthesized state machine", () => {
+  const judged = {
+    ...FULLY_CORRECTED_DRAFT,
+    id: "j1",
+    context: { intent: "First-line treatment of acute MI", personas: [{ name: "expert", constraints: ["follows current guidelines"] }] },
+    options: { judge: true },
+  };
+  const judge = (findings: unknown[]) => ({ draftId: "j1", purpose: "judge", output: { findings }, usage: { input_tokens: 600, output_tokens: 60 } });
+  const critical = { ruleId: "intent_mismatch", severity: "error", confidence: 0.92, message: "PCI availability is not stated.", suggestion: "State it.", path: "/vignette" };
+  const improved = { ...(FULLY_CORRECTED_DRAFT.content as object), vignette: "A patient with STEMI at a PCI-capable hospital." };
+
+  it("validates when the judge finds nothing", async () => {
+    const rt = await start([judge([])]);
+    const { execution, result } = await rt.runUpload(body(judged));
+    expect(path(execution.history)).toEqual(expect.arrayContaining([StateNames.JudgeEnabled, StateNames.Judge, StateNames.HasCriticalFindings]));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(result.logicAttempts).toBe(0);
+    expect((await rt.runtime.runs.getRun(execution.runId))?.tokens.total).toBe(660);
+  });
+
+  it("keeps a finding below the threshold as a warning, with no logic correction", async () => {
+    const rt = await start([judge([{ ...critical, confidence: 0.5 }])]);
+    const { execution, result } = await rt.runUpload(body(judged));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(path(execution.history)).not.toContain(StateNames.CorrectLogic);
+    expect(result.finalViolations).toContainEqual(expect.objectContaining({ ruleId: "intent_mismatch", severity: "warning", source: "judge" }));
+  });
+
+  it("fixes a critical finding with one logic correction: distinct states, its own counter, evidence stored", async () => {
+    const rt = await start([judge([critical]), answer("j1", improved, undefined, { analysis: "PCI availability missing", fixDescription: "Stated it" }), judge([])]);
+    const { execution, result } = await rt.runUpload(body(judged));
+    const states = path(execution.history);
+    expect(states).toEqual(expect.arrayContaining([StateNames.CorrectLogic, StateNames.CountLogicAttempt, StateNames.RevalidateLogic]));
+    expect(states).not.toContain(StateNames.CorrectExecution);
+    expect(states.filter((s) => s === StateNames.Judge)).toHaveLength(2);
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    const run = await rt.runtime.runs.getRun(execution.runId);
+    expect(run).toMatchObject({ status: "validated", attempts: 1, logicAttempts: 1 });
+    const [attempt] = await rt.runtime.runs.listAttempts(execution.runId);
+    expect(attempt).toMatchObject({ phase: "logic", analysis: "PCI availability missing", personas: ["expert: follows current guidelines"] });
+    expect(attempt?.inputViolations[0]).toMatchObject({ ruleId: "intent_mismatch", source: "judge" });
+    expect(attempt?.diff).toContainEqual(expect.objectContaining({ path: "/content/vignette" }));
+    const evidence = JSON.parse(await rt.runtime.blobs.get(blobKeys.judgeReport(execution.runId, 1)));
+    expect(evidence.blocking[0].message).toBe(critical.message);
+    expect(result.logicAttempts).toBe(1);
+  });
+
+  it("ends in review with logic_unresolved once the logic budget is spent", async () => {
+    const rt = await start([judge([critical]), answer("j1", improved), judge([critical])]);
+    const { execution, result } = await rt.runUpload(body(judged));
+    expect(path(execution.history)).toContain(StateNames.LogicUnresolved);
+    expect(execution.terminalState).toBe(StateNames.DraftNeedsReview);
+    expect(result).toMatchObject({ status: "needs_manual_review", reason: "logic_unresolved" });
+    expect(result.finalViolations).toContainEqual(expect.objectContaining({ ruleId: "intent_mismatch", severity: "error" }));
+  });
+
+  it("lets acceptFindings override the blocker and records that it did", async () => {
+    const rt = await start([judge([critical])]);
+    const { execution } = await rt.runUpload(body({ ...judged, options: { judge: true, acceptFindings: ["intent_mismatch"] } }));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect((await rt.runtime.runs.getRun(execution.runId))?.overrides).toEqual(["acceptFindings:intent_mismatch"]);
+  });
+
+  const tests = [
+    { name: "adds", code: "assert.equal(add(2, 3), 5)" },
+    { name: "rejects strings", code: "assert.throws(() => add('a', 1))" },
+  ];
+  const code = { id: "c1", kind: "code", content: { language: "javascript", source: "function add(a, b) { return a - b; }", tests } };
+
+  it("corrects code until its tests pass, on attempt 2", async () => {
+    const half = { ...code.content, source: "function add(a, b) { return a + b; }" };
+    const fixed = { ...code.content, source: "function add(a, b) { if (typeof a !== 'number') throw new TypeError('n'); return a + b; }" };
+    const rt = await start([answer("c1", half), answer("c1", fixed)]);
+    const { execution } = await rt.runUpload(body(code));
+    expect(execution.terminalState).toBe(StateNames.DraftValidated);
+    expect(await rt.runtime.runs.getRun(execution.runId)).toMatchObject({ attempts: 2, violationsPerAttempt: [2, 1, 0] });
+  });
+
+  it("fails the validation of code that tries to escape or never ends, and the host carries on", async () => {
+    const attempts = [
+      "const fs = require('fs'); function add(a, b) { return a + b; }",
+      "process.exit(1); function add(a, b) { return a + b; }",
+      "globalThis.constructor.constructor('return process')().exit(1); function add(a, b) { return a + b; }",
+      "while (true) {} function add(a, b) { return a + b; }",
+      "const a = []; while (true) a.push(new Array(1e6).fill(1)); function add(a, b) { return a + b; }",
+    ];
+    const rt = await start(undefined);
+    for (const source of attempts) {
+      const { execution, result } = await rt.runUpload(body({ ...code, content: { ...code.content, source } }));
+      expect(execution.terminalState).toBe(StateNames.DraftNeedsReview);
+      expect(result.initialViolations.length).toBeGreaterThan(0);
+    }
+    expect(process.exitCode ?? 0).toBe(0);
+  }, 60_000);
+
+  it("reports a timeout as a violation of the test that ran too long", async () => {
+    const slow = { ...code, content: { ...code.content, source: "function add(a, b) { while (true) {} }" } };
+    const rt = await start(undefined);
+    const { result } = await rt.runUpload(body(slow));
+    expect(result.initialViolations).toContainEqual(expect.objectContaining({ ruleId: "test:adds", message: expect.stringMatching(/timeout/) }));
+  }, 60_000);
 });
