@@ -13,8 +13,9 @@ export function stateOf(asl: AslDefinition, name: string): AslState {
   return state;
 }
 
+/** A top-level Choice rule: a comparison on `Variable`, or an `And` / `Or` / `Not` of comparisons. */
 export interface AslChoiceRule {
-  Variable: string;
+  Variable?: string;
   Next: string;
   [operator: string]: unknown;
 }

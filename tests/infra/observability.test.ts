@@ -1,14 +1,10 @@
-import { type CfnElement, Stack } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
-import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { environments } from "../../infra/config.js";
 import { METRIC_NAMESPACE, OutcomeMetrics, TOTAL_COST_METRIC } from "../../infra/constructs/observability.js";
-import { synthesize } from "./synth.js";
+import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("dev");
-const logicalId = (construct: IConstruct) =>
-  Stack.of(construct).getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);
 const topicRef = { Ref: logicalId(stack.observability.alarmTopic) };
 
 type AlarmProps = {

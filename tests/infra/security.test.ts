@@ -1,20 +1,16 @@
-import { type CfnElement, Stack } from "aws-cdk-lib";
 import { Match, type Template } from "aws-cdk-lib/assertions";
 import type { CfnTable } from "aws-cdk-lib/aws-dynamodb";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { AwsSolutionsChecks } from "cdk-nag";
-import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
 import { environments } from "../../infra/config.js";
 import { foundationModelId } from "../../infra/constructs/functions.js";
-import { synthesize } from "./synth.js";
+import { logicalId, synthesize } from "./synth.js";
 
 const dev = synthesize("dev");
 const prod = synthesize("prod");
 
-const logicalId = (construct: IConstruct) =>
-  Stack.of(construct).getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 

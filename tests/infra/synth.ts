@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
-import { App } from "aws-cdk-lib";
+import { App, type CfnElement, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
+import type { IConstruct } from "constructs";
 import { type EnvName, loadConfig } from "../../infra/config.js";
 import { RedraftStack, stackName } from "../../infra/stack.js";
 
@@ -23,3 +24,7 @@ export function synthesize(envName: EnvName): Synthesized {
   const stack = new RedraftStack(app, stackName(envName), { config: loadConfig(envName) });
   return { app, stack, template: Template.fromStack(stack) };
 }
+
+/** The logical id CloudFormation gives a construct (its default child's, for L2 constructs). */
+export const logicalId = (construct: IConstruct): string =>
+  Stack.of(construct).getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);

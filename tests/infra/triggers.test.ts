@@ -1,13 +1,9 @@
-import { type CfnElement, Stack } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
-import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { SubmissionEvent } from "../../infra/state-names.js";
-import { synthesize } from "./synth.js";
+import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("dev");
-const logicalId = (construct: IConstruct) =>
-  Stack.of(construct).getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);
 const stateMachineRef = { Ref: logicalId(stack.workflow.stateMachine) };
 const dlqArn = { "Fn::GetAtt": [logicalId(stack.triggers.deadLetterQueue), "Arn"] };
 
