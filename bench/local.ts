@@ -26,7 +26,8 @@ import { fmtInt, machine, median, table } from "./lib/stats.js";
 const PER_KIND = 40;
 const ROUNDS = 5;
 
-const read = async (name: string) => JSON.parse(await readFile(join("examples", "drafts", name), "utf8")) as Record<string, unknown>;
+const read = async (name: string) =>
+  JSON.parse(await readFile(join("examples", "drafts", name), "utf8")) as Record<string, unknown>;
 const seed = await read("mcq-seed004.json");
 const clean = await read("mcq-clean.json");
 const repaired = await read("json-repaired.json");
@@ -38,13 +39,23 @@ const seedAnswers = cassette.responses.filter((r) => r.draftId === "mcq-seed004"
 const drafts: Record<string, unknown>[] = [];
 const responses: unknown[] = [];
 for (let i = 0; i < PER_KIND; i++) {
-  drafts.push({ ...seed, id: `seed-${i}` }, { ...clean, id: `clean-${i}` }, { ...repaired, id: `repaired-${i}` });
+  drafts.push(
+    { ...seed, id: `seed-${i}` },
+    { ...clean, id: `clean-${i}` },
+    { ...repaired, id: `repaired-${i}` },
+  );
   for (const a of seedAnswers) responses.push({ ...a, draftId: `seed-${i}` });
 }
 const model = () => ReplayModelClient.fromCassette({ version: 1, responses });
 
 async function inProcess(): Promise<number> {
-  const deps = { registry: new PackRegistry(), runs: new MemoryRunStore(), blobs: new MemoryBlobStore(), model: model(), retryBaseMs: 0 };
+  const deps = {
+    registry: new PackRegistry(),
+    runs: new MemoryRunStore(),
+    blobs: new MemoryBlobStore(),
+    model: model(),
+    retryBaseMs: 0,
+  };
   const start = performance.now();
   for (const d of drafts) await correctDraft(d, deps);
   return drafts.length / ((performance.now() - start) / 1000);
@@ -76,12 +87,15 @@ async function stateMachine(): Promise<number> {
     const entered: number[] = [];
     for (const d of drafts) {
       const run = await runtime.execute({ draft: d });
-      if (String(d.id).startsWith("seed-")) entered.push(run.history.filter((h) => h.type === "StateEntered").length);
+      if (String(d.id).startsWith("seed-"))
+        entered.push(run.history.filter((h) => h.type === "StateEntered").length);
     }
     const rate = drafts.length / ((performance.now() - start) / 1000);
     // Seed drafts: 2 attempts each. A warnings-only draft would enter the fixed states only.
     const withTwo = median(entered);
-    const clean0 = (await runtime.execute({ draft: { ...clean, id: "probe" } })).history.filter((h) => h.type === "StateEntered").length;
+    const clean0 = (await runtime.execute({ draft: { ...clean, id: "probe" } })).history.filter(
+      (h) => h.type === "StateEntered",
+    ).length;
     transitions = { perAttempt: (withTwo - clean0) / 2, fixed: clean0 };
     return rate;
   } finally {
@@ -104,19 +118,38 @@ for (let i = 0; i < ROUNDS; i++) {
 }
 const ratio = median(c) / median(b);
 const total = median(a) / median(b);
-console.log(`bench:local — ${drafts.length} drafts per round (${PER_KIND} corrected in 2 attempts, ${PER_KIND} clean, ${PER_KIND} repaired), ${ROUNDS} rounds, one at a time`);
+console.log(
+  `bench:local — ${drafts.length} drafts per round (${PER_KIND} corrected in 2 attempts, ${PER_KIND} clean, ${PER_KIND} repaired), ${ROUNDS} rounds, one at a time`,
+);
 console.log(machine());
 console.log(
   table(
     ["path", "median drafts/s", "min", "max"],
     [
-      ["correctDraft in-process (memory stores)", fmtInt(median(a)), fmtInt(Math.min(...a)), fmtInt(Math.max(...a))],
-      ["correctDraft in-process (dynalite + folder)", fmtInt(median(c)), fmtInt(Math.min(...c)), fmtInt(Math.max(...c))],
-      ["local state machine (ASL + handlers + dynalite + folder)", fmtInt(median(b)), fmtInt(Math.min(...b)), fmtInt(Math.max(...b))],
+      [
+        "correctDraft in-process (memory stores)",
+        fmtInt(median(a)),
+        fmtInt(Math.min(...a)),
+        fmtInt(Math.max(...a)),
+      ],
+      [
+        "correctDraft in-process (dynalite + folder)",
+        fmtInt(median(c)),
+        fmtInt(Math.min(...c)),
+        fmtInt(Math.max(...c)),
+      ],
+      [
+        "local state machine (ASL + handlers + dynalite + folder)",
+        fmtInt(median(b)),
+        fmtInt(Math.min(...b)),
+        fmtInt(Math.max(...b)),
+      ],
     ],
   ),
 );
 const verdict = (r: number) => (r <= 1.5 ? "met" : `not met, ${((r / 1.5 - 1) * 100).toFixed(0)}% over`);
 console.log(`orchestration overhead, same stores: ${ratio.toFixed(2)}× (target ≤ 1.5×) — ${verdict(ratio)}`);
 console.log(`state machine + local stores vs in-memory core: ${total.toFixed(2)}× — ${verdict(total)}`);
-console.log(`state transitions: ${transitions.perAttempt} per correction attempt, ${transitions.fixed} for a draft validated at once`);
+console.log(
+  `state transitions: ${transitions.perAttempt} per correction attempt, ${transitions.fixed} for a draft validated at once`,
+);

@@ -1,8 +1,8 @@
 import Table from "cli-table3";
+import type { ExecutionSummary } from "../local/runtime.js";
 import type { Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
-import type { ExecutionSummary } from "../local/runtime.js";
 
 /** Violations as the `--json` contract shows them: `{ruleId, severity, message, path?, suggestion?}`. */
 function publicViolation(v: Violation) {
@@ -39,7 +39,9 @@ export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
 
 /** Per-draft lines and a summary per status, printed after a run. */
 export function resultsTable(results: readonly RunResult[]): string {
-  const perDraft = new Table({ head: ["draft", "status", "reason", "attempts", "errors per attempt", "tokens", "cost", "run"] });
+  const perDraft = new Table({
+    head: ["draft", "status", "reason", "attempts", "errors per attempt", "tokens", "cost", "run"],
+  });
   for (const r of results) {
     perDraft.push([
       r.draftId,
@@ -65,22 +67,43 @@ export function resultsTable(results: readonly RunResult[]): string {
   let total = { drafts: 0, attempts: 0, tokens: 0, cost: 0 };
   for (const [status, s] of [...byStatus].sort()) {
     summary.push([status, s.drafts, s.attempts, s.tokens, usd(s.cost)]);
-    total = { drafts: total.drafts + s.drafts, attempts: total.attempts + s.attempts, tokens: total.tokens + s.tokens, cost: total.cost + s.cost };
+    total = {
+      drafts: total.drafts + s.drafts,
+      attempts: total.attempts + s.attempts,
+      tokens: total.tokens + s.tokens,
+      cost: total.cost + s.cost,
+    };
   }
   summary.push(["total", total.drafts, total.attempts, total.tokens, usd(total.cost)]);
   return `${perDraft.toString()}\n${summary.toString()}`;
 }
 
 export function runsTable(runs: readonly RunRecord[]): string {
-  const table = new Table({ head: ["run", "draft", "kind", "status", "reason", "attempts", "tokens", "cost", "created"] });
+  const table = new Table({
+    head: ["run", "draft", "kind", "status", "reason", "attempts", "tokens", "cost", "created"],
+  });
   for (const r of runs) {
-    table.push([r.runId, r.draftId, r.kind, r.status, r.reason ?? "", r.attempts, r.tokens.total, usd(r.costUsd), r.createdAt]);
+    table.push([
+      r.runId,
+      r.draftId,
+      r.kind,
+      r.status,
+      r.reason ?? "",
+      r.attempts,
+      r.tokens.total,
+      usd(r.costUsd),
+      r.createdAt,
+    ]);
   }
   return table.toString();
 }
 
 const listViolations = (vs: readonly Violation[]) =>
-  vs.length === 0 ? "    (none)" : vs.map((v) => `    ${v.severity.padEnd(7)} ${v.ruleId}${v.path ? ` ${v.path}` : ""}: ${v.message}`).join("\n");
+  vs.length === 0
+    ? "    (none)"
+    : vs
+        .map((v) => `    ${v.severity.padEnd(7)} ${v.ruleId}${v.path ? ` ${v.path}` : ""}: ${v.message}`)
+        .join("\n");
 
 function attemptBlock(a: AttemptRecord): string {
   const lines = [
@@ -113,11 +136,15 @@ export function timeline(result: RunResult, run: RunRecord, execution: Execution
     `Errors per attempt: ${run.violationsPerAttempt.join(" → ") || "-"}`,
     `Tokens: ${run.tokens.total} (in ${run.tokens.input}, out ${run.tokens.output}, cache read ${run.tokens.cacheRead}, cache write ${run.tokens.cacheWrite}); cost ${usd(run.costUsd)}`,
   ];
-  if (run.circuitBreakerRules.length) out.push(`Circuit breaker tripped by: ${run.circuitBreakerRules.join(", ")}`);
+  if (run.circuitBreakerRules.length)
+    out.push(`Circuit breaker tripped by: ${run.circuitBreakerRules.join(", ")}`);
   if (run.resolvedRules.length) out.push(`Resolved rules: ${run.resolvedRules.join(", ")}`);
   if (run.persistentRules.length) out.push(`Persistent rules: ${run.persistentRules.join(", ")}`);
   if (run.parentRunId) out.push(`Edited from run: ${run.parentRunId}`);
-  if (run.review) out.push(`Review: ${run.review.decision} at ${run.review.at}${run.review.note ? ` — ${run.review.note}` : ""}`);
+  if (run.review)
+    out.push(
+      `Review: ${run.review.decision} at ${run.review.at}${run.review.note ? ` — ${run.review.note}` : ""}`,
+    );
   out.push("", "Attempt 0 (initial validation):", listViolations(result.initialViolations));
   for (const a of result.attemptsDetail) out.push("", attemptBlock(a));
   out.push("", "Final violations:", listViolations(result.finalViolations));
@@ -126,7 +153,8 @@ export function timeline(result: RunResult, run: RunRecord, execution: Execution
     out.push("", `Execution path (${execution.status}):`);
     for (const h of execution.history) {
       if (h.type === "StateEntered") out.push(`  ${h.at}  → ${h.state} (${h.stateType})`);
-      else if (h.type === "StateRetried") out.push(`  ${h.at}    retried ${h.state} (attempt ${h.retry?.attempt ?? "?"})`);
+      else if (h.type === "StateRetried")
+        out.push(`  ${h.at}    retried ${h.state} (attempt ${h.retry?.attempt ?? "?"})`);
       else if (h.type === "StateCaught" || h.type === "StateFailed" || h.type === "ExecutionFailed") {
         out.push(`  ${h.at}    ${h.type} ${h.state ?? ""} ${h.error ?? ""}: ${h.cause ?? ""}`);
       }

@@ -29,7 +29,9 @@ async function filesUnder(path: string): Promise<string[]> {
       .map((e) => {
         const full = join(path, e.name);
         if (e.isDirectory()) return filesUnder(full);
-        return Promise.resolve(DRAFT_FILE.test(e.name) && !NOT_DRAFTS.some((re) => re.test(e.name)) ? [full] : []);
+        return Promise.resolve(
+          DRAFT_FILE.test(e.name) && !NOT_DRAFTS.some((re) => re.test(e.name)) ? [full] : [],
+        );
       }),
   );
   return nested.flat();
@@ -53,7 +55,8 @@ export function splitFile(label: string, text: string): DraftSource[] {
   } catch {
     return [{ label, body: text }];
   }
-  if (Array.isArray(parsed)) return parsed.map((item, i) => ({ label: `${label}[${i}]`, body: JSON.stringify(item) }));
+  if (Array.isArray(parsed))
+    return parsed.map((item, i) => ({ label: `${label}[${i}]`, body: JSON.stringify(item) }));
   return [{ label, body: text }];
 }
 

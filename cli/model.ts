@@ -15,13 +15,21 @@ export interface ModelChoice {
  * `--llm`: Claude when ANTHROPIC_API_KEY is set (the default), `bedrock`, `replay:<file>`, or `none`.
  * `--record <file>` wraps a live model so its answers become a cassette.
  */
-export function chooseModel(llm: string | undefined, options: { model?: string; record?: string }, env = process.env): ModelChoice {
+export function chooseModel(
+  llm: string | undefined,
+  options: { model?: string; record?: string },
+  env = process.env,
+): ModelChoice {
   const spec = llm ?? (env.ANTHROPIC_API_KEY ? "anthropic" : "none");
   let choice: ModelChoice;
   if (spec === "anthropic") {
     const apiKey = env.ANTHROPIC_API_KEY ?? "";
     if (!apiKey) throw new UsageError("--llm anthropic needs ANTHROPIC_API_KEY in the environment");
-    const model = createModelClient({ provider: "anthropic", apiKey, ...(options.model && { model: options.model }) });
+    const model = createModelClient({
+      provider: "anthropic",
+      apiKey,
+      ...(options.model && { model: options.model }),
+    });
     choice = { model, live: true, description: `Model: Claude via the Anthropic API (${model?.model}).` };
   } else if (spec === "bedrock") {
     const model = createModelClient({
@@ -29,7 +37,11 @@ export function chooseModel(llm: string | undefined, options: { model?: string; 
       ...(options.model && { model: options.model }),
       ...(env.AWS_REGION && { region: env.AWS_REGION }),
     });
-    choice = { model, live: true, description: `Model: Claude on Amazon Bedrock (${model?.model}), with your AWS credentials.` };
+    choice = {
+      model,
+      live: true,
+      description: `Model: Claude on Amazon Bedrock (${model?.model}), with your AWS credentials.`,
+    };
   } else if (spec.startsWith("replay:")) {
     const file = spec.slice("replay:".length);
     if (!file) throw new UsageError("--llm replay:<file> needs a cassette file");
@@ -49,7 +61,8 @@ export function chooseModel(llm: string | undefined, options: { model?: string; 
     throw new UsageError(`unknown --llm "${spec}": use anthropic, bedrock, replay:<file> or none`);
   }
   if (options.record) {
-    if (!choice.model || !choice.live) throw new UsageError("--record needs a live model (--llm anthropic or bedrock)");
+    if (!choice.model || !choice.live)
+      throw new UsageError("--record needs a live model (--llm anthropic or bedrock)");
     choice = {
       ...choice,
       model: new RecordingModelClient(choice.model, options.record),

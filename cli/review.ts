@@ -31,7 +31,13 @@ export async function reviewRun(
   if (decision === "approve") {
     await runtime.runs.setReview(runId, review);
     await runtime.runs.setStatus(runId, "validated", at, { reason: "approved" });
-    await runtime.publish("Draft Validated", { runId, draftId: run.draftId, kind: run.kind, status: "validated", reason: "approved" });
+    await runtime.publish("Draft Validated", {
+      runId,
+      draftId: run.draftId,
+      kind: run.kind,
+      status: "validated",
+      reason: "approved",
+    });
     return `Run ${runId} approved: draft ${run.draftId} is validated.`;
   }
   if (decision === "reject") {
@@ -40,9 +46,12 @@ export async function reviewRun(
     return `Run ${runId} rejected: draft ${run.draftId} is closed.`;
   }
   const file = options.file ?? "";
-  const sources = splitFile(file, await readFile(file, "utf8").catch(() => {
-    throw new UsageError(`cannot read ${file}`);
-  }));
+  const sources = splitFile(
+    file,
+    await readFile(file, "utf8").catch(() => {
+      throw new UsageError(`cannot read ${file}`);
+    }),
+  );
   if (sources.length !== 1 || !sources[0]) throw new UsageError(`${file} must hold exactly one draft`);
   const result = await options.submit(sources[0], runId);
   await runtime.runs.setReview(runId, { ...review, newRunId: result.runId });

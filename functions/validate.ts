@@ -35,8 +35,11 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
           ...(ref && !foreign && { draftRef: ref.key }),
           ...(input.submissionId && { submissionId: input.submissionId }),
           ...(input.parentRunId && { parentRunId: input.parentRunId }),
-          ...(foreign && { rejectWith: `draft reference points at bucket "${ref?.bucket}", not this deployment's bucket` }),
-          ...(input.draft === undefined && !ref && { rejectWith: "the event carries neither a draft nor a draftRef" }),
+          ...(foreign && {
+            rejectWith: `draft reference points at bucket "${ref?.bucket}", not this deployment's bucket`,
+          }),
+          ...(input.draft === undefined &&
+            !ref && { rejectWith: "the event carries neither a draft nor a draftRef" }),
         },
         deps,
       );
@@ -50,4 +53,6 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
   );
 }
 
-export const handler = createValidateHandler(() => depsFromEnv({ model: false }), { bucketName: process.env.BUCKET_NAME });
+export const handler = createValidateHandler(() => depsFromEnv({ model: false }), {
+  bucketName: process.env.BUCKET_NAME,
+});

@@ -46,7 +46,9 @@ export async function synthesizeTemplate(envName = "dev"): Promise<TemplateJson>
   const outdir = await mkdtemp(join(tmpdir(), "redraft-synth-"));
   try {
     // The feature flags of cdk.json, so that this synthesizes what `cdk synth` does.
-    const { context } = JSON.parse(await readFile(join(ROOT, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
+    const { context } = JSON.parse(await readFile(join(ROOT, "cdk.json"), "utf8")) as {
+      context: Record<string, unknown>;
+    };
     const app = new App({ outdir, context: { ...context, "aws:cdk:bundling-stacks": [] } });
     const config = loadConfig(envName);
     const stack = new RedraftStack(app, stackName(config.envName), { config });

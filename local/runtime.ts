@@ -2,7 +2,11 @@ import "./polyfill.js";
 import { randomUUID } from "node:crypto";
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type DynamoDBClient, UpdateItemCommand, type UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
+import {
+  type DynamoDBClient,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from "@aws-sdk/client-dynamodb";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
 import { createCorrectHandler } from "../functions/correct.js";
 import { createJudgeHandler } from "../functions/judge.js";
@@ -13,7 +17,7 @@ import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
-import type { DeploymentConfig, Pack } from "../shared/pack.js";
+import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
 import { ensureTable, startDynalite } from "./dynalite.js";
@@ -65,7 +69,7 @@ export interface LocalRuntimeOptions {
   model?: ModelClient | undefined;
   deployment?: DeploymentConfig;
   /** Packs beyond the built-in ones (a user's declarative or TypeScript packs). */
-  extraPacks?: readonly Pack<any, any>[];
+  extraPacks?: readonly AnyPack[];
   dedupeWindowMs?: number;
   /**
    * Wait before a retry, in ms, instead of the ASL's backoff. Replayed and absent models need no
@@ -158,12 +162,17 @@ export class LocalRuntime {
       if (lambda) {
         // `lambda:invoke` hands over {FunctionName, Payload} and expects the Invoke response back.
         handlers[name] = resource.endsWith(":lambda:invoke")
-          ? async (input) => ({ StatusCode: 200, ExecutedVersion: "$LATEST", Payload: await lambda((input as { Payload: unknown }).Payload) })
+          ? async (input) => ({
+              StatusCode: 200,
+              ExecutedVersion: "$LATEST",
+              Payload: await lambda((input as { Payload: unknown }).Payload),
+            })
           : lambda;
       } else if (resource.endsWith(":dynamodb:updateItem")) {
         handlers[name] = (input) => this.#updateItem(dynamo, input as UpdateItemCommandInput);
       } else if (resource.endsWith(":s3:copyObject")) {
-        handlers[name] = (input) => this.#copyObject(input as { Bucket: string; CopySource: string; Key: string });
+        handlers[name] = (input) =>
+          this.#copyObject(input as { Bucket: string; CopySource: string; Key: string });
       } else if (resource.endsWith(":events:putEvents")) {
         handlers[name] = (input) => this.#putEvents(input as { Entries: Record<string, unknown>[] });
       } else {
@@ -177,10 +186,17 @@ export class LocalRuntime {
   async #updateItem(dynamo: DynamoDBClient, input: UpdateItemCommandInput): Promise<unknown> {
     // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
     // per execution, so the runtime passes a marker there and stamps the real time here.
-    const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(ENTERED_TIME_MARKER, new Date().toISOString());
+    const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
+      ENTERED_TIME_MARKER,
+      new Date().toISOString(),
+    );
     try {
       const out = await dynamo.send(
-        new UpdateItemCommand({ ...input, ExpressionAttributeValues: JSON.parse(values), TableName: LOCAL_TABLE }),
+        new UpdateItemCommand({
+          ...input,
+          ExpressionAttributeValues: JSON.parse(values),
+          TableName: LOCAL_TABLE,
+        }),
       );
       return { Attributes: out.Attributes };
     } catch (error) {
@@ -199,7 +215,9 @@ export class LocalRuntime {
 
   /** Publishes an outcome event outside an execution (a reviewer's decision), like the Announce states. */
   async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
-    await this.#putEvents({ Entries: [{ Source: "redraft", DetailType: detailType, Detail: detail, EventBusName: "local" }] });
+    await this.#putEvents({
+      Entries: [{ Source: "redraft", DetailType: detailType, Detail: detail, EventBusName: "local" }],
+    });
   }
 
   /** EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. */
@@ -252,7 +270,9 @@ export class LocalRuntime {
   /** The stored event history of an execution, or undefined if this data folder never ran it. */
   async history(runId: string): Promise<ExecutionSummary | undefined> {
     try {
-      return JSON.parse(await readFile(join(this.dataDir, "executions", `${runId}.json`), "utf8")) as ExecutionSummary;
+      return JSON.parse(
+        await readFile(join(this.dataDir, "executions", `${runId}.json`), "utf8"),
+      ) as ExecutionSummary;
     } catch {
       return undefined;
     }

@@ -59,7 +59,10 @@ export const DraftSchema = z
     options: DraftOptionsSchema.optional(),
   })
   .strict()
-  .refine((d) => d.content !== undefined && d.content !== null, { path: ["content"], message: "is required" });
+  .refine((d) => d.content !== undefined && d.content !== null, {
+    path: ["content"],
+    message: "is required",
+  });
 export type Draft = z.infer<typeof DraftSchema>;
 
 /** One change that deterministic repair made, recorded so that no repair is silent. */

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
+import { InvalidPackError } from "./errors.js";
 import {
   DEFAULT_JUDGE_SETTINGS,
   DEFAULT_LOOP_SETTINGS,
@@ -12,7 +13,6 @@ import {
   type Rule,
   type RuleContext,
 } from "./pack.js";
-import { InvalidPackError } from "./errors.js";
 import { toPointer } from "./pointer.js";
 
 /** A rule as a deployment configured it: enabled, with its effective severity. */
@@ -49,9 +49,11 @@ export function resolvePack<C, S extends Record<string, unknown>>(
   deployment: DeploymentConfig = {},
 ): ResolvedPack<C, S> {
   const ids = new Set(pack.rules.map((r) => r.id));
-  if (ids.size !== pack.rules.length) throw new InvalidPackError(`pack "${pack.kind}" has duplicate rule ids`);
+  if (ids.size !== pack.rules.length)
+    throw new InvalidPackError(`pack "${pack.kind}" has duplicate rule ids`);
   for (const id of [...(override.disabledRules ?? []), ...Object.keys(override.rules ?? {})]) {
-    if (!ids.has(id)) throw new InvalidPackError(`override for pack "${pack.kind}" names unknown rule "${id}"`);
+    if (!ids.has(id))
+      throw new InvalidPackError(`override for pack "${pack.kind}" names unknown rule "${id}"`);
   }
   const merged = { ...pack.settings, ...(override.settings ?? {}) };
   let settings = merged as S;

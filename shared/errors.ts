@@ -51,7 +51,10 @@ export class UnknownKindError extends SelfCorrectionError {
     readonly kind: string,
     known: readonly string[],
   ) {
-    super(`unknown kind "${kind}": no rule pack is registered for it (known: ${known.join(", ")})`, "unknown_kind");
+    super(
+      `unknown kind "${kind}": no rule pack is registered for it (known: ${known.join(", ")})`,
+      "unknown_kind",
+    );
   }
 }
 

@@ -70,7 +70,12 @@ export const LoopSettingsSchema = z.object({
 export type LoopSettings = z.infer<typeof LoopSettingsSchema>;
 
 export const DEFAULT_LOOP_SETTINGS: LoopSettings = { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1 };
-export const DEFAULT_JUDGE_SETTINGS: JudgeSettings = { enabled: false, threshold: 0.8, rubric: [], personas: [] };
+export const DEFAULT_JUDGE_SETTINGS: JudgeSettings = {
+  enabled: false,
+  threshold: 0.8,
+  rubric: [],
+  personas: [],
+};
 
 /**
  * A rule pack: the rules, settings and loop bounds for one `kind` of draft.
@@ -147,3 +152,10 @@ export const DeploymentConfigSchema = z
   })
   .strict();
 export type DeploymentConfig = z.infer<typeof DeploymentConfigSchema>;
+
+/**
+ * A pack of any kind. Packs differ in their content and settings types, and the registry holds
+ * them side by side; `unknown` would not do, because a Pack is contravariant in its content.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the one place packs of different kinds meet.
+export type AnyPack = Pack<any, any>;

@@ -1,6 +1,6 @@
 import { type ResolvedPack, resolvePack } from "./engine.js";
 import { InvalidPackError, UnknownKindError } from "./errors.js";
-import { type DeploymentConfig, DeploymentConfigSchema, type Pack } from "./pack.js";
+import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "./pack.js";
 import { builtinPacks } from "./packs/index.js";
 
 /**
@@ -8,11 +8,11 @@ import { builtinPacks } from "./packs/index.js";
  * Resolved packs are built once per kind and cached: validation is a hot path.
  */
 export class PackRegistry {
-  readonly #packs = new Map<string, Pack<unknown, Record<string, unknown>>>();
+  readonly #packs = new Map<string, AnyPack>();
   readonly #resolved = new Map<string, ResolvedPack>();
   readonly #config: DeploymentConfig;
 
-  constructor(config: DeploymentConfig = {}, packs: readonly Pack<any, any>[] = builtinPacks) {
+  constructor(config: DeploymentConfig = {}, packs: readonly AnyPack[] = builtinPacks) {
     const parsed = DeploymentConfigSchema.safeParse(config);
     if (!parsed.success) throw new InvalidPackError(`deployment config is invalid: ${parsed.error.message}`);
     this.#config = parsed.data;
@@ -24,7 +24,7 @@ export class PackRegistry {
   }
 
   /** Adds a kind, or replaces a built-in one with a user's own pack of the same kind. */
-  register(pack: Pack<any, any>): this {
+  register(pack: AnyPack): this {
     if (!/^[a-z][a-z0-9_-]*$/.test(pack.kind)) throw new InvalidPackError(`invalid pack kind "${pack.kind}"`);
     this.#packs.set(pack.kind, pack);
     this.#resolved.delete(pack.kind);

@@ -23,7 +23,9 @@ export function parseDraft(input: unknown, maxDraftBytes = DEFAULT_MAX_DRAFT_BYT
     }
   }
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    throw new InvalidDraftError(`draft must be a JSON object, got ${Array.isArray(input) ? "an array" : typeof input}`);
+    throw new InvalidDraftError(
+      `draft must be a JSON object, got ${Array.isArray(input) ? "an array" : typeof input}`,
+    );
   }
   const parsed = DraftSchema.safeParse(input);
   if (!parsed.success) throw new InvalidDraftError(`invalid draft: ${describeZodError(parsed.error)}`);
@@ -31,7 +33,10 @@ export function parseDraft(input: unknown, maxDraftBytes = DEFAULT_MAX_DRAFT_BYT
 }
 
 /** The resolved pack for a draft's kind; makes sure an async pack (the code sandbox) is ready. */
-export async function packFor(draft: Draft, registry: PackRegistry = getDefaultRegistry()): Promise<ResolvedPack> {
+export async function packFor(
+  draft: Draft,
+  registry: PackRegistry = getDefaultRegistry(),
+): Promise<ResolvedPack> {
   const resolved = registry.get(draft.kind);
   await resolved.pack.ready?.();
   return resolved;
@@ -48,6 +53,9 @@ export async function inspectDraft(input: unknown, options: ValidateOptions = {}
  * Validates one draft: deterministic repair, then every enabled rule of its kind's pack.
  * Throws InvalidDraftError / UnknownKindError / DraftTooLargeError on bad input, never a raw stack.
  */
-export async function validateDraft(input: unknown, options: ValidateOptions = {}): Promise<ValidationReport> {
+export async function validateDraft(
+  input: unknown,
+  options: ValidateOptions = {},
+): Promise<ValidationReport> {
   return (await inspectDraft(input, options)).report;
 }

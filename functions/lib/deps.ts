@@ -1,6 +1,6 @@
+import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { createModelClient } from "../../shared/model/index.js";
 import type { ModelClient } from "../../shared/model/types.js";
@@ -29,7 +29,11 @@ async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
   switch (env.MODEL_PROVIDER) {
     case "anthropic": {
       const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
-      return createModelClient({ provider: "anthropic", apiKey, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
+      return createModelClient({
+        provider: "anthropic",
+        apiKey,
+        ...(env.MODEL_ID && { model: env.MODEL_ID }),
+      });
     }
     case "bedrock":
       // IAM credentials come from the function's role: no key.

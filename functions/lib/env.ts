@@ -26,8 +26,16 @@ const EnvSchema = z
         }
         return z.NEVER;
       }),
-    DEDUPE_WINDOW_MS: z.coerce.number().int().nonnegative().default(15 * 60 * 1000),
-    MAX_DRAFT_BYTES: z.coerce.number().int().positive().default(8 * 1024 * 1024),
+    DEDUPE_WINDOW_MS: z.coerce
+      .number()
+      .int()
+      .nonnegative()
+      .default(15 * 60 * 1000),
+    MAX_DRAFT_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
   })
   .refine((e) => e.MODEL_PROVIDER !== "anthropic" || e.ANTHROPIC_SECRET_ARN, {
     path: ["ANTHROPIC_SECRET_ARN"],

@@ -27,7 +27,11 @@ export function stepHandler<E>(
       }
       const result = await run(parsed, await getDeps());
       withRunKeys(result);
-      logger.info(`${step} done`, { decision: result.decision, verdict: result.verdict, counters: result.counters });
+      logger.info(`${step} done`, {
+        decision: result.decision,
+        verdict: result.verdict,
+        counters: result.counters,
+      });
       return result;
     } catch (error) {
       logger.error(`${step} failed`, error as Error);
@@ -39,5 +43,3 @@ export function stepHandler<E>(
     }
   };
 }
-
-

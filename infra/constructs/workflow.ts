@@ -303,7 +303,10 @@ export class CorrectionWorkflow extends Construct {
       comment: "The logic phase runs when the pack, the deployment or the draft turned the judge on.",
     })
       .when(
-        Condition.and(Condition.booleanEquals("$.judge.enabled", true), Condition.booleanEquals("$.modelAvailable", true)),
+        Condition.and(
+          Condition.booleanEquals("$.judge.enabled", true),
+          Condition.booleanEquals("$.modelAvailable", true),
+        ),
         judge,
       )
       .otherwise(validatedPath);

@@ -10,7 +10,11 @@ const capped = (value: number | undefined, fallback: number, cap: number | undef
  * The limits one run gets: pack defaults < deployment < per-kind overrides < the draft's own
  * options, and never above the deployment's caps.
  */
-export function resolveLimits(resolved: ResolvedPack, draft: Draft, deployment: DeploymentConfig = {}): LoopLimits {
+export function resolveLimits(
+  resolved: ResolvedPack,
+  draft: Draft,
+  deployment: DeploymentConfig = {},
+): LoopLimits {
   const caps = { ...DEFAULT_LOOP_CAPS, ...deployment.caps };
   const loop = resolved.loop;
   const o = draft.options ?? {};

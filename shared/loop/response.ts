@@ -8,7 +8,9 @@ const CorrectionAnswerSchema = z.looseObject({
 });
 export type CorrectionAnswer = { content: unknown; analysis: string; fixDescription: string };
 
-export type ParsedAnswer = { ok: true; answer: CorrectionAnswer } | { ok: false; failure: string; analysis: string };
+export type ParsedAnswer =
+  | { ok: true; answer: CorrectionAnswer }
+  | { ok: false; failure: string; analysis: string };
 
 const PROTECTED = ["id", "kind", "metadata"] as const;
 
@@ -32,7 +34,8 @@ function fromText(raw: string): unknown {
 export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
   let candidate = response.output;
   if (candidate === undefined) {
-    if (!response.raw?.trim()) return { ok: false, failure: "the model returned an empty answer", analysis: "" };
+    if (!response.raw?.trim())
+      return { ok: false, failure: "the model returned an empty answer", analysis: "" };
     try {
       candidate = fromText(response.raw);
     } catch {
@@ -45,7 +48,9 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
   }
   const parsed = CorrectionAnswerSchema.safeParse(candidate);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(answer)"}: ${i.message}`).join("; ");
+    const issues = parsed.error.issues
+      .map((i) => `${i.path.join(".") || "(answer)"}: ${i.message}`)
+      .join("; ");
     return { ok: false, failure: `the answer breaks the output schema: ${issues}`, analysis: "" };
   }
   const answer = parsed.data;
@@ -61,5 +66,8 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
   if (isEmpty(answer.content)) {
     return { ok: false, failure: "the answer's content is empty", analysis: answer.analysis };
   }
-  return { ok: true, answer: { content: answer.content, analysis: answer.analysis, fixDescription: answer.fixDescription } };
+  return {
+    ok: true,
+    answer: { content: answer.content, analysis: answer.analysis, fixDescription: answer.fixDescription },
+  };
 }

@@ -5,8 +5,8 @@ import type { AttemptRecord, RunStatus, StopReason, TokenTotals } from "../store
 import { blobKeys } from "./keys.js";
 import type { LoopState } from "./state.js";
 import {
-  countAttempt,
   correctStep,
+  countAttempt,
   type JudgeReport,
   judgeStep,
   type LoopDeps,
@@ -17,7 +17,10 @@ import {
 
 /** Where published outcome events go: EventBridge in the cloud, a log file locally. */
 export interface EventSink {
-  publish(detailType: "Draft Validated" | "Draft Needs Review", detail: Record<string, unknown>): Promise<void>;
+  publish(
+    detailType: "Draft Validated" | "Draft Needs Review",
+    detail: Record<string, unknown>,
+  ): Promise<void>;
 }
 
 /** What `correctDraft` returns and `redraft run --json` prints, one per draft. */
@@ -53,12 +56,14 @@ export function route(state: LoopState): LoopState {
     const { reason: _old, ...rest } = state;
     return reason ? { ...rest, decision, reason } : { ...rest, decision };
   };
-  if (state.verdict.errors === 0) return state.judge.enabled && state.modelAvailable ? stop("judge") : stop("validated");
+  if (state.verdict.errors === 0)
+    return state.judge.enabled && state.modelAvailable ? stop("judge") : stop("validated");
   if (!state.modelAvailable) return stop("needs_manual_review", "no_model");
   if (state.verdict.breakerTripped) return stop("needs_manual_review", "circuit_breaker");
   if (state.verdict.stuck) return stop("needs_manual_review", "stuck");
   if (state.verdict.budgetExhausted) return stop("needs_manual_review", "budget_exhausted");
-  if (state.counters.execution >= state.limits.maxAttempts) return stop("needs_manual_review", "max_attempts");
+  if (state.counters.execution >= state.limits.maxAttempts)
+    return stop("needs_manual_review", "max_attempts");
   return stop("correct");
 }
 
@@ -67,7 +72,8 @@ export function routeAfterJudge(state: LoopState): LoopState {
   const { reason: _old, ...rest } = state;
   if (state.judge.failed) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   if (state.judge.blocking === 0) return { ...rest, decision: "validated" };
-  if (state.counters.logic >= state.limits.maxLogicAttempts) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
+  if (state.counters.logic >= state.limits.maxLogicAttempts)
+    return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   return { ...rest, decision: "correct_logic" };
 }
 
@@ -95,7 +101,10 @@ export async function finishRun(state: LoopState, deps: LoopDeps & { events?: Ev
 }
 
 /** Reads a run back from the stores as a RunResult: the same view in-process, locally and in the cloud. */
-export async function buildRunResult(runId: string, deps: Pick<LoopDeps, "runs" | "blobs">): Promise<RunResult> {
+export async function buildRunResult(
+  runId: string,
+  deps: Pick<LoopDeps, "runs" | "blobs">,
+): Promise<RunResult> {
   const run = await deps.runs.getRun(runId);
   if (!run) throw new Error(`run ${runId} not found`);
   const attemptsDetail = await deps.runs.listAttempts(runId);
@@ -162,10 +171,16 @@ async function withRetries<T>(fn: () => Promise<T>, retries: number, baseMs: num
  */
 export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult> {
   const runId = deps.runId ?? randomUUID();
-  const input = { runId, draft, ...(deps.parentRunId && { parentRunId: deps.parentRunId }), ...(deps.submissionId && { submissionId: deps.submissionId }) };
+  const input = {
+    runId,
+    draft,
+    ...(deps.parentRunId && { parentRunId: deps.parentRunId }),
+    ...(deps.submissionId && { submissionId: deps.submissionId }),
+  };
   let state = route(await validateStep(input, deps));
   try {
-    const retried = <T>(fn: () => Promise<T>) => withRetries(fn, deps.transientRetries ?? 3, deps.retryBaseMs ?? 1000);
+    const retried = <T>(fn: () => Promise<T>) =>
+      withRetries(fn, deps.transientRetries ?? 3, deps.retryBaseMs ?? 1000);
     while (state.decision === "correct" || state.decision === "judge" || state.decision === "correct_logic") {
       const current = state;
       if (current.decision === "judge") {

@@ -1,18 +1,24 @@
 import fastJsonPatch from "fast-json-patch";
 import type { Draft, ValidationReport, Violation } from "../draft.js";
-import type { Persona } from "../pack.js";
 import { inspectWithPack } from "../engine.js";
-import { DraftTooLargeError, InvalidDraftError, ModelNotConfiguredError, SelfCorrectionError, UnknownKindError } from "../errors.js";
+import {
+  DraftTooLargeError,
+  InvalidDraftError,
+  ModelNotConfiguredError,
+  SelfCorrectionError,
+  UnknownKindError,
+} from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
-import { fromPointer } from "../pointer.js";
 import { costUsd } from "../model/pricing.js";
 import { type ModelClient, totalTokens } from "../model/types.js";
+import type { Persona } from "../pack.js";
+import { fromPointer } from "../pointer.js";
 import type { PackRegistry } from "../registry.js";
 import type { AttemptRecord, BlobStore, RunRecord, RunStore, StopReason } from "../store/types.js";
 import { DEFAULT_MAX_DRAFT_BYTES, packFor, parseDraft } from "../validate.js";
+import { buildJudgePrompt, classifyFindings, judgeEnabled, parseJudgeAnswer, personasFor } from "./judge.js";
 import { blobKeys } from "./keys.js";
 import { resolveLimits } from "./limits.js";
-import { buildJudgePrompt, classifyFindings, judgeEnabled, parseJudgeAnswer, personasFor } from "./judge.js";
 import { buildCorrectionPrompt } from "./prompt.js";
 import { parseCorrectionAnswer } from "./response.js";
 import { attemptsMade, type LoopState, type Pending } from "./state.js";
@@ -55,7 +61,14 @@ export interface ValidateInput {
   rejectWith?: string;
 }
 
-const ZERO_VERDICT = { errors: 0, warnings: 0, score: 0, breakerTripped: false, stuck: false, budgetExhausted: false };
+const ZERO_VERDICT = {
+  errors: 0,
+  warnings: 0,
+  score: 0,
+  breakerTripped: false,
+  stuck: false,
+  budgetExhausted: false,
+};
 
 function emptyRun(runId: string, draftId: string, kind: string, at: string): RunRecord {
   return {
@@ -94,7 +107,14 @@ function terminalState(
     message,
     phase: "execution",
     counters: { execution: 0, logic: 0 },
-    limits: { maxAttempts: 0, breakerThreshold: 1, stuckAfter: 1, maxLogicAttempts: 0, maxTokens: 0, maxCostUsd: 0 },
+    limits: {
+      maxAttempts: 0,
+      breakerThreshold: 1,
+      stuckAfter: 1,
+      maxLogicAttempts: 0,
+      maxTokens: 0,
+      maxCostUsd: 0,
+    },
     modelAvailable: false,
     verdict: ZERO_VERDICT,
     best: { attempt: 0, draftRef: "", reportRef: "", errors: 0, score: 0 },
@@ -120,7 +140,11 @@ function guessDraftId(input: unknown, ref: string | undefined): string {
 }
 
 const rejectionReason = (error: unknown): StopReason =>
-  error instanceof DraftTooLargeError ? "too_large" : error instanceof UnknownKindError ? "unknown_kind" : "invalid_input";
+  error instanceof DraftTooLargeError
+    ? "too_large"
+    : error instanceof UnknownKindError
+      ? "unknown_kind"
+      : "invalid_input";
 
 /** Binary uploads are rejected before JSON parsing gives a confusing message. */
 function looksBinary(text: string): boolean {
@@ -132,8 +156,11 @@ export async function loadJson<T>(blobs: BlobStore, key: string): Promise<T> {
   return JSON.parse(await blobs.get(key)) as T;
 }
 
-const errorsOf = (report: ValidationReport): Violation[] => report.violations.filter((v) => v.severity === "error");
-const errorRuleIds = (report: ValidationReport): string[] => [...new Set(errorsOf(report).map((v) => v.ruleId))];
+const errorsOf = (report: ValidationReport): Violation[] =>
+  report.violations.filter((v) => v.severity === "error");
+const errorRuleIds = (report: ValidationReport): string[] => [
+  ...new Set(errorsOf(report).map((v) => v.ruleId)),
+];
 
 /**
  * Step 1 (λ validate): load the draft, reject bad input, register the run (idempotently, once per
@@ -149,7 +176,8 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     if (input.rejectWith) throw new InvalidDraftError(input.rejectWith);
     if (input.draftRef !== undefined) {
       const text = await deps.blobs.get(input.draftRef);
-      if (looksBinary(text)) throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
+      if (looksBinary(text))
+        throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;
     }
     if (typeof raw !== "string" && Buffer.byteLength(JSON.stringify(raw) ?? "") > maxBytes) {
@@ -161,11 +189,22 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     if (!(error instanceof SelfCorrectionError)) throw error;
     const parsedRaw = typeof raw === "string" ? safeParse(raw) : raw;
     const draftId = guessDraftId(parsedRaw, input.draftRef);
-    const kind = parsedRaw && typeof parsedRaw === "object" ? String((parsedRaw as { kind?: unknown }).kind ?? "unknown") : "unknown";
+    const kind =
+      parsedRaw && typeof parsedRaw === "object"
+        ? String((parsedRaw as { kind?: unknown }).kind ?? "unknown")
+        : "unknown";
     const reason = rejectionReason(error);
     // Name the upload, so a person can find the file that was refused.
-    const message = input.draftRef && !error.message.includes(input.draftRef) ? `${input.draftRef}: ${error.message}` : error.message;
-    const run = { ...emptyRun(runId, draftId, kind.slice(0, 64), at), status: "rejected" as const, reason, message };
+    const message =
+      input.draftRef && !error.message.includes(input.draftRef)
+        ? `${input.draftRef}: ${error.message}`
+        : error.message;
+    const run = {
+      ...emptyRun(runId, draftId, kind.slice(0, 64), at),
+      status: "rejected" as const,
+      reason,
+      message,
+    };
     run.transitions.push({ status: "rejected", at });
     if (input.draftRef) run.originalRef = input.draftRef;
     await deps.runs.createRun(run);
@@ -178,10 +217,18 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     const holder = await deps.runs.claimContent(contentHash, runId, at, windowMs);
     if (holder !== runId) {
       const message = `duplicate delivery of draft ${draft.id}: run ${holder} already handles this content`;
-      const run = { ...emptyRun(runId, draft.id, draft.kind, at), status: "rejected" as const, reason: "duplicate" as const, message };
+      const run = {
+        ...emptyRun(runId, draft.id, draft.kind, at),
+        status: "rejected" as const,
+        reason: "duplicate" as const,
+        message,
+      };
       run.transitions.push({ status: "rejected", at });
       await deps.runs.createRun(run);
-      return { ...terminalState(runId, draft.id, draft.kind, "duplicate", "duplicate", message), duplicateOf: holder };
+      return {
+        ...terminalState(runId, draft.id, draft.kind, "duplicate", "duplicate", message),
+        duplicateOf: holder,
+      };
     }
   }
 
@@ -216,7 +263,12 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     counters: { execution: 0, logic: 0 },
     limits,
     modelAvailable,
-    verdict: { ...ZERO_VERDICT, errors: report.counts.error, warnings: report.counts.warning, score: report.score },
+    verdict: {
+      ...ZERO_VERDICT,
+      errors: report.counts.error,
+      warnings: report.counts.warning,
+      score: report.score,
+    },
     best: { attempt: 0, draftRef, reportRef, errors: report.counts.error, score: report.score },
     originalRef,
     initialErrorRules: errorRuleIds(report),
@@ -253,7 +305,10 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
   ]);
   const resolved = await packFor(best, deps.registry);
   const logic = state.phase === "logic";
-  const judged = logic && state.judge.reportRef ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef) : undefined;
+  const judged =
+    logic && state.judge.reportRef
+      ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef)
+      : undefined;
   const prompt = buildCorrectionPrompt({
     resolved,
     draft: best,
@@ -286,7 +341,9 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     latencyMs: response.latencyMs,
     at: now(deps),
   };
-  const touched = parsed.ok ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content) : undefined;
+  const touched = parsed.ok
+    ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content)
+    : undefined;
   if (parsed.ok && touched) {
     pending.failure = `the answer changed ${touched}, which a correction may not change`;
   } else if (parsed.ok) {
@@ -302,11 +359,16 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
 }
 
 /** The first protected pointer whose value differs between the two contents, if any. */
-function protectedChange(pointers: readonly string[] | undefined, before: unknown, after: unknown): string | undefined {
+function protectedChange(
+  pointers: readonly string[] | undefined,
+  before: unknown,
+  after: unknown,
+): string | undefined {
   for (const pointer of pointers ?? []) {
     const at = (value: unknown) =>
       fromPointer(pointer).reduce<unknown>(
-        (node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined),
+        (node, key) =>
+          node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined,
         value,
       );
     if (canonicalJson(at(before)) !== canonicalJson(at(after))) return pointer;
@@ -328,7 +390,8 @@ const violationKey = (v: Violation) => `${v.ruleId}\u0000${v.path ?? ""}`;
  */
 export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
   const pending = state.pending;
-  if (!pending) throw new SelfCorrectionError("revalidate called without a pending answer", "no_pending_answer");
+  if (!pending)
+    throw new SelfCorrectionError("revalidate called without a pending answer", "no_pending_answer");
   const n = pending.attempt;
   const [bestDraft, bestReport] = await Promise.all([
     loadJson<Draft>(deps.blobs, state.best.draftRef),
@@ -356,11 +419,16 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
       ? errors <= state.best.errors
       : errors < state.best.errors || (errors === state.best.errors && report.score > state.best.score));
 
-  const judged = logic && state.judge.reportRef ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef) : undefined;
+  const judged =
+    logic && state.judge.reportRef
+      ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef)
+      : undefined;
   const inputErrors = judged ? judged.blocking : errorsOf(bestReport);
   const outputKeys = new Set(errorsOf(report).map(violationKey));
   const resolvedCount = inputErrors.filter((v) => !outputKeys.has(violationKey(v))).length;
-  let diff = draftRef ? (fastJsonPatch.compare(bestDraft, draft) as unknown as Record<string, unknown>[]) : [];
+  let diff = draftRef
+    ? (fastJsonPatch.compare(bestDraft, draft) as unknown as Record<string, unknown>[])
+    : [];
   let diffRef: string | undefined;
   const diffJson = JSON.stringify(diff);
   if (Buffer.byteLength(diffJson) > MAX_INLINE_DIFF_BYTES) {
@@ -405,7 +473,10 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
   const bestReportNow = beats ? report : bestReport;
   const sinceBest = beats ? 0 : logic ? state.sinceBest : state.sinceBest + 1;
-  const hints = [...state.hints, ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt)];
+  const hints = [
+    ...state.hints,
+    ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt),
+  ];
 
   const tokens = {
     input: state.tokens.input + usage.input,
@@ -426,7 +497,8 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
       : [];
   const { limits } = state;
   const budgetExhausted =
-    (limits.maxTokens > 0 && tokens.total >= limits.maxTokens) || (limits.maxCostUsd > 0 && cost >= limits.maxCostUsd);
+    (limits.maxTokens > 0 && tokens.total >= limits.maxTokens) ||
+    (limits.maxCostUsd > 0 && cost >= limits.maxCostUsd);
   const violationsPerAttempt = [...state.violationsPerAttempt, errors];
   const initial = new Set(state.initialErrorRules);
   await deps.runs.updateRun(state.runId, {
@@ -472,7 +544,10 @@ function attemptHints(
   beats: boolean,
   bestAttempt: number,
 ): string[] {
-  if (failure) return [`Attempt ${n} could not be used (${failure.slice(0, 160)}); answer through the tool with the full content.`];
+  if (failure)
+    return [
+      `Attempt ${n} could not be used (${failure.slice(0, 160)}); answer through the tool with the full content.`,
+    ];
   const before = new Set(input.map((v) => v.ruleId));
   const after = errorRuleIds(report);
   const persisted = after.filter((id) => before.has(id));
@@ -532,7 +607,9 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   });
   const verdict = parseJudgeAnswer(response);
   const accept = best.options?.acceptFindings ?? [];
-  const classified = verdict.ok ? classifyFindings(verdict.findings, resolved.judge.threshold, accept) : { blocking: [], kept: [], accepted: [] };
+  const classified = verdict.ok
+    ? classifyFindings(verdict.findings, resolved.judge.threshold, accept)
+    : { blocking: [], kept: [], accepted: [] };
   const cost = costUsd(response.model, response.usage);
   const report: JudgeReport = {
     round,
@@ -570,6 +647,9 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
     },
     costUsd: state.costUsd + cost,
     judge: { enabled: true, rounds: round, blocking, failed: !verdict.ok, reportRef },
-    hints: blocking > 0 ? [...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`] : state.hints,
+    hints:
+      blocking > 0
+        ? [...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`]
+        : state.hints,
   };
 }

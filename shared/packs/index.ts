@@ -1,7 +1,7 @@
-import type { Pack } from "../pack.js";
+import type { AnyPack } from "../pack.js";
 import { codePack } from "./code.js";
 import { jsonPack } from "./json.js";
 import { mcqPack } from "./mcq.js";
 
 /** The packs every deployment has. */
-export const builtinPacks: readonly Pack<any, any>[] = [mcqPack, jsonPack, codePack];
+export const builtinPacks: readonly AnyPack[] = [mcqPack, jsonPack, codePack];

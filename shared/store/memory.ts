@@ -47,7 +47,12 @@ export class MemoryRunStore implements RunStore {
     return run;
   }
 
-  async setStatus(runId: string, status: RunStatus, at: string, fields: Partial<RunOutcome> = {}): Promise<void> {
+  async setStatus(
+    runId: string,
+    status: RunStatus,
+    at: string,
+    fields: Partial<RunOutcome> = {},
+  ): Promise<void> {
     const run = this.#mustGet(runId);
     if (run.status === status) return;
     Object.assign(run, clone(fields), { status, updatedAt: at });
@@ -78,7 +83,8 @@ export class MemoryRunStore implements RunStore {
     }
     if (counted.has(attempt)) return false;
     counted.add(attempt);
-    for (const k of ["input", "output", "cacheRead", "cacheWrite", "total"] as const) run.tokens[k] += usage[k];
+    for (const k of ["input", "output", "cacheRead", "cacheWrite", "total"] as const)
+      run.tokens[k] += usage[k];
     run.costUsd += costUsd;
     return true;
   }
@@ -88,12 +94,19 @@ export class MemoryRunStore implements RunStore {
   }
 
   async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
-    return [...this.#runs.values()]
-      .filter((r) => (!query.status || r.status === query.status) && (!query.draftId || r.draftId === query.draftId))
-      // The review queue orders by when a run entered its status; other listings by creation.
-      .sort((a, b) => (query.status ? b.updatedAt.localeCompare(a.updatedAt) : b.createdAt.localeCompare(a.createdAt)))
-      .slice(0, query.limit ?? Number.POSITIVE_INFINITY)
-      .map(clone);
+    return (
+      [...this.#runs.values()]
+        .filter(
+          (r) =>
+            (!query.status || r.status === query.status) && (!query.draftId || r.draftId === query.draftId),
+        )
+        // The review queue orders by when a run entered its status; other listings by creation.
+        .sort((a, b) =>
+          query.status ? b.updatedAt.localeCompare(a.updatedAt) : b.createdAt.localeCompare(a.createdAt),
+        )
+        .slice(0, query.limit ?? Number.POSITIVE_INFINITY)
+        .map(clone)
+    );
   }
 
   async setReview(runId: string, review: Review): Promise<void> {

@@ -2,7 +2,14 @@ import { z } from "zod";
 import { RepairSchema, ViolationSchema } from "../draft.js";
 import { TokenUsageSchema } from "../model/types.js";
 
-export const RunStatusSchema = z.enum(["draft", "correcting", "validated", "needs_manual_review", "rejected", "failed"]);
+export const RunStatusSchema = z.enum([
+  "draft",
+  "correcting",
+  "validated",
+  "needs_manual_review",
+  "rejected",
+  "failed",
+]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 /** Why a run ended where it did. `validated` runs have no reason. */

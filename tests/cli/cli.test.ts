@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +16,10 @@ interface Spawned {
 }
 
 /** Runs the real command line in a child process, as a person would. */
-function redraft(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Spawned> {
+function redraft(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
       cwd: options.cwd ?? ROOT,
@@ -54,7 +57,15 @@ describe("redraft run on the examples", () => {
   const dataDir = () => join(work, "examples-data");
 
   beforeAll(async () => {
-    const out = await redraft(["run", "examples/", "--json", "--llm", `replay:${CASSETTE}`, "--data-dir", dataDir()]);
+    const out = await redraft([
+      "run",
+      "examples/",
+      "--json",
+      "--llm",
+      `replay:${CASSETTE}`,
+      "--data-dir",
+      dataDir(),
+    ]);
     expect(out.code).toBe(0);
     results = lines(out.stdout);
   }, 180_000);
@@ -84,10 +95,18 @@ describe("redraft run on the examples", () => {
   it("shows every outcome: validated at once, corrected, repaired, circuit breaker, stuck, two loops", () => {
     const byId = Object.fromEntries(results.map((r) => [r.draftId, r]));
     expect(byId["mcq-clean"]).toMatchObject({ status: "validated", attempts: 0 });
-    expect(byId["mcq-seed004"]).toMatchObject({ status: "validated", attempts: 2, violationsPerAttempt: [3, 1, 0] });
+    expect(byId["mcq-seed004"]).toMatchObject({
+      status: "validated",
+      attempts: 2,
+      violationsPerAttempt: [3, 1, 0],
+    });
     expect(byId["paper-repaired"]).toMatchObject({ status: "validated", attempts: 0 });
     expect(byId["paper-corrected"]).toMatchObject({ status: "validated", attempts: 1 });
-    expect(byId["mcq-breaker"]).toMatchObject({ status: "needs_manual_review", reason: "circuit_breaker", circuitBreakerRules: ["mcq_no_all_none_of_above"] });
+    expect(byId["mcq-breaker"]).toMatchObject({
+      status: "needs_manual_review",
+      reason: "circuit_breaker",
+      circuitBreakerRules: ["mcq_no_all_none_of_above"],
+    });
     expect(byId["paper-stuck"]).toMatchObject({ status: "needs_manual_review", reason: "stuck" });
     expect(byId["code-add"]).toMatchObject({ status: "validated", attempts: 2 });
     expect(byId["mcq-judged"]).toMatchObject({ status: "validated", attempts: 1, logicAttempts: 1 });
@@ -96,9 +115,24 @@ describe("redraft run on the examples", () => {
   it("keeps runs across a restart: a new process lists them and shows a timeline with the execution path", async () => {
     const listed = await redraft(["runs", "--json", "--data-dir", dataDir()]);
     expect(listed.code).toBe(0);
-    expect(lines(listed.stdout).map((r) => r.runId).sort()).toEqual(results.map((r) => r.runId).sort());
-    const queue = await redraft(["runs", "--status", "needs_manual_review", "--json", "--data-dir", dataDir()]);
-    expect(lines(queue.stdout).map((r) => r.draftId).sort()).toEqual(["mcq-breaker", "paper-stuck"]);
+    expect(
+      lines(listed.stdout)
+        .map((r) => r.runId)
+        .sort(),
+    ).toEqual(results.map((r) => r.runId).sort());
+    const queue = await redraft([
+      "runs",
+      "--status",
+      "needs_manual_review",
+      "--json",
+      "--data-dir",
+      dataDir(),
+    ]);
+    expect(
+      lines(queue.stdout)
+        .map((r) => r.draftId)
+        .sort(),
+    ).toEqual(["mcq-breaker", "paper-stuck"]);
     const seed = results.find((r) => r.draftId === "mcq-seed004");
     const shown = await redraft(["show", String(seed?.runId), "--data-dir", dataDir()]);
     expect(shown.code).toBe(0);
@@ -113,19 +147,42 @@ describe("redraft run on the examples", () => {
   it("records a reviewer's decisions: approve, and edit as a new linked run", async () => {
     const breaker = results.find((r) => r.draftId === "mcq-breaker");
     const stuck = results.find((r) => r.draftId === "paper-stuck");
-    const approved = await redraft(["review", String(breaker?.runId), "approve", "--note", "fine for a quiz", "--data-dir", dataDir()]);
+    const approved = await redraft([
+      "review",
+      String(breaker?.runId),
+      "approve",
+      "--note",
+      "fine for a quiz",
+      "--data-dir",
+      dataDir(),
+    ]);
     expect(approved.code).toBe(0);
     const edited = join(work, "edited.json");
     const fixed = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "json-stuck.json"), "utf8"));
     fixed.content = { title: "A real title", year: 2021, authors: [{ name: "D. Ng" }] };
     await writeFile(edited, JSON.stringify(fixed));
-    const edit = await redraft(["review", String(stuck?.runId), "edit", edited, "--llm", "none", "--data-dir", dataDir()]);
+    const edit = await redraft([
+      "review",
+      String(stuck?.runId),
+      "edit",
+      edited,
+      "--llm",
+      "none",
+      "--data-dir",
+      dataDir(),
+    ]);
     expect(edit.code).toBe(0);
     const all = lines((await redraft(["runs", "--json", "--data-dir", dataDir()])).stdout);
-    expect(all.find((r) => r.runId === breaker?.runId)).toMatchObject({ status: "validated", reason: "approved" });
+    expect(all.find((r) => r.runId === breaker?.runId)).toMatchObject({
+      status: "validated",
+      reason: "approved",
+    });
     const child = all.find((r) => r.parentRunId === stuck?.runId);
     expect(child).toMatchObject({ status: "validated", draftId: "paper-stuck" });
-    expect(all.find((r) => r.runId === stuck?.runId)).toMatchObject({ status: "rejected", reason: "superseded_by_edit" });
+    expect(all.find((r) => r.runId === stuck?.runId)).toMatchObject({
+      status: "rejected",
+      reason: "superseded_by_edit",
+    });
   });
 });
 
@@ -135,8 +192,14 @@ describe("bad input and usage", () => {
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, "a-broken.json"), "{ this is not json");
     await writeFile(join(dir, "b-not-a-draft.json"), JSON.stringify({ id: "nd", kind: "mcq" }));
-    await writeFile(join(dir, "c-good.json"), await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
-    await writeFile(join(dir, "d-batch.jsonl"), `${JSON.stringify({ id: "j1", kind: "nope", content: {} })}\n{oops\n`);
+    await writeFile(
+      join(dir, "c-good.json"),
+      await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"),
+    );
+    await writeFile(
+      join(dir, "d-batch.jsonl"),
+      `${JSON.stringify({ id: "j1", kind: "nope", content: {} })}\n{oops\n`,
+    );
     const out = await redraft(["run", dir, "--json", "--llm", "none", "--data-dir", join(work, "bad-data")]);
     expect(out.code).toBe(0);
     const results = lines(out.stdout);
@@ -146,7 +209,9 @@ describe("bad input and usage", () => {
     expect(rejected.map((r) => r.message).join("\n")).toMatch(/a-broken\.json: draft is not valid JSON/);
     expect(rejected.map((r) => r.message).join("\n")).toMatch(/b-not-a-draft\.json: invalid draft: content/);
     expect(rejected.map((r) => r.message).join("\n")).toMatch(/d-batch\.jsonl:2: draft is not valid JSON/);
-    expect(rejected.find((r) => String(r.message).includes("d-batch.jsonl:1"))).toMatchObject({ reason: "unknown_kind" });
+    expect(rejected.find((r) => String(r.message).includes("d-batch.jsonl:1"))).toMatchObject({
+      reason: "unknown_kind",
+    });
     expect(results.find((r) => r.draftId === "mcq-clean")).toMatchObject({ status: "validated" });
   });
 
@@ -172,7 +237,9 @@ describe("redraft asl", () => {
     expect(JSON.parse(asl.stdout).StartAt).toBe("Validate");
     const mermaid = await redraft(["asl", "--mermaid", "--data-dir", join(work, "asl-data")]);
     const readme = await readFile(join(ROOT, "README.md"), "utf8");
-    const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(readme)?.[1];
+    const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(
+      readme,
+    )?.[1];
     expect(block, "README.md has no generated Mermaid block: run `npm run readme:asl`").toBeDefined();
     expect(mermaid.stdout.trim()).toBe(block?.trim());
   });
@@ -196,7 +263,17 @@ describe("concurrency", () => {
     const cassetteFile = join(work, "bulk.cassette.json");
     await writeFile(cassetteFile, JSON.stringify({ version: 1, responses }));
     const dataDir = join(work, "bulk-data");
-    const out = await redraft(["run", dir, "--json", "--concurrency", "8", "--llm", `replay:${cassetteFile}`, "--data-dir", dataDir]);
+    const out = await redraft([
+      "run",
+      dir,
+      "--json",
+      "--concurrency",
+      "8",
+      "--llm",
+      `replay:${cassetteFile}`,
+      "--data-dir",
+      dataDir,
+    ]);
     expect(out.code).toBe(0);
     const results = lines(out.stdout);
     expect(results).toHaveLength(500);
@@ -213,18 +290,34 @@ describe("redraft watch", () => {
   it("runs a file dropped into the folder like an upload", async () => {
     const inbox = join(work, "inbox");
     await mkdir(inbox, { recursive: true });
-    const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), "watch", inbox, "--json", "--llm", "none", "--data-dir", join(work, "watch-data")], {
-      cwd: ROOT,
-      env: { ...process.env, ANTHROPIC_API_KEY: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, "bin", "redraft.js"),
+        "watch",
+        inbox,
+        "--json",
+        "--llm",
+        "none",
+        "--data-dir",
+        join(work, "watch-data"),
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ANTHROPIC_API_KEY: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     try {
       await waitFor(() => stderr.includes("Watching"), 60_000);
-      await writeFile(join(inbox, "q.json"), await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
+      await writeFile(
+        join(inbox, "q.json"),
+        await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"),
+      );
       await waitFor(() => stdout.includes("\n"), 60_000);
       expect(lines(stdout)[0]).toMatchObject({ draftId: "mcq-clean", status: "validated" });
     } finally {

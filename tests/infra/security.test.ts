@@ -11,7 +11,6 @@ import { logicalId, synthesize } from "./synth.js";
 const dev = synthesize("dev");
 const prod = synthesize("prod");
 
-
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 /** Every Allow statement of the inline policies attached to a role. */

@@ -1,8 +1,13 @@
 import aslValidator from "asl-validator";
 import { Match } from "aws-cdk-lib/assertions";
+import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RUN_SORT_KEY, runKey, statusUpdate } from "../../functions/lib/table.js";
-import { CONDITIONAL_CHECK_FAILED, LAMBDA_SERVICE_ERRORS } from "../../infra/constructs/workflow.js";
+import {
+  CONDITIONAL_CHECK_FAILED,
+  LAMBDA_SERVICE_ERRORS,
+  MODEL_FAILURES,
+} from "../../infra/constructs/workflow.js";
 import {
   ANNOUNCE_STATES,
   LAMBDA_STATES,
@@ -11,11 +16,22 @@ import {
   RECORD_STATES,
   StateNames,
 } from "../../infra/state-names.js";
-import { TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import {
+  BlobNotFoundError,
+  CassetteExhaustedError,
+  ErrorNames,
+  ModelError,
+  ModelNotConfiguredError,
+  ModelOverloadedError,
+  ModelRateLimitedError,
+  ModelRequestFailedError,
+  ModelTimeoutError,
+  TRANSIENT_MODEL_ERRORS,
+} from "../../shared/errors.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
-import { synthesize } from "./synth.js";
+import { logicalId, synthesize } from "./synth.js";
 
-const { template } = synthesize("dev");
+const { stack, template } = synthesize("dev");
 const asl = getAsl(template);
 
 type Retrier = {
@@ -30,6 +46,8 @@ type Catcher = { ErrorEquals: string[]; Next: string; ResultPath?: string | null
 const retriesOf = (name: string) => (stateOf(asl, name).Retry ?? []) as Retrier[];
 const catchesOf = (name: string) => (stateOf(asl, name).Catch ?? []) as Catcher[];
 const params = (name: string) => stateOf(asl, name).Parameters as Record<string, unknown>;
+/** The fake ARN getAsl gives a function: its logical id is the name. */
+const functionArn = (fn: IConstruct) => `arn:aws:lambda:us-east-1:123456789012:function:${logicalId(fn)}`;
 
 describe("correction workflow: shape", () => {
   it("has every named state, and no other", () => {
@@ -78,7 +96,7 @@ describe("correction workflow: Lambda steps", () => {
   });
 
   it("passes the loop state on as it is, and takes the returned state as its own", () => {
-    for (const name of [StateNames.CorrectExecution, StateNames.Revalidate]) {
+    for (const name of LAMBDA_STATES.filter((n) => n !== StateNames.Validate)) {
       expect(params(name)).toMatchObject({ "Payload.$": "$" });
       expect(stateOf(asl, name).OutputPath).toBe("$.Payload");
     }
@@ -87,7 +105,32 @@ describe("correction workflow: Lambda steps", () => {
     expect(stateOf(asl, StateNames.Revalidate).Next).toBe(StateNames.NextStep);
   });
 
-  it("counts each correction with States.MathAdd in a Pass state", () => {
+  it("chains the logic phase: Judge → HasCriticalFindings?, CorrectLogic → count → RevalidateLogic → NextStep?", () => {
+    expect(stateOf(asl, StateNames.Judge).Next).toBe(StateNames.HasCriticalFindings);
+    expect(stateOf(asl, StateNames.CorrectLogic).Next).toBe(StateNames.CountLogicAttempt);
+    expect(stateOf(asl, StateNames.CountLogicAttempt).Next).toBe(StateNames.RevalidateLogic);
+    // A logic fix may break the format: the execution checks and stop rules apply again.
+    expect(stateOf(asl, StateNames.RevalidateLogic).Next).toBe(StateNames.NextStep);
+  });
+
+  it("invokes each step's own function: the logic phase reuses correct and revalidate, Judge has its own", () => {
+    const { validate, correct, revalidate, judge } = stack.functions;
+    const invoked: [string, IConstruct][] = [
+      [StateNames.Validate, validate],
+      [StateNames.CorrectExecution, correct],
+      [StateNames.Revalidate, revalidate],
+      [StateNames.Judge, judge],
+      [StateNames.CorrectLogic, correct],
+      [StateNames.RevalidateLogic, revalidate],
+    ];
+    expect(invoked.map(([name]) => name).sort()).toEqual([...LAMBDA_STATES].sort());
+    for (const [name, fn] of invoked) {
+      expect(stateOf(asl, name).Resource).toBe("arn:aws:states:::lambda:invoke");
+      expect(params(name).FunctionName).toBe(functionArn(fn));
+    }
+  });
+
+  it("counts each correction with States.MathAdd in a Pass state, one counter per phase", () => {
     const count = stateOf(asl, StateNames.CountExecutionAttempt);
     expect(count.Type).toBe("Pass");
     expect(count.Parameters).toEqual({
@@ -95,10 +138,21 @@ describe("correction workflow: Lambda steps", () => {
       "logic.$": "$.counters.logic",
     });
     expect(count.ResultPath).toBe("$.counters");
+    const countLogic = stateOf(asl, StateNames.CountLogicAttempt);
+    expect(countLogic.Type).toBe("Pass");
+    expect(countLogic.Parameters).toEqual({
+      "execution.$": "$.counters.execution",
+      "logic.$": "States.MathAdd($.counters.logic, 1)",
+    });
+    expect(countLogic.ResultPath).toBe("$.counters");
   });
 
-  it("retries the transient model errors with backoff and full jitter, and nothing else of the model's", () => {
-    const [modelRetry] = retriesOf(StateNames.CorrectExecution);
+  it.each([
+    StateNames.CorrectExecution,
+    StateNames.Judge,
+    StateNames.CorrectLogic,
+  ])("%s retries the transient model errors with backoff and full jitter, and nothing else of the model's", (name) => {
+    const [modelRetry] = retriesOf(name);
     expect(modelRetry).toEqual({
       ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
       IntervalSeconds: 2,
@@ -107,13 +161,18 @@ describe("correction workflow: Lambda steps", () => {
       MaxDelaySeconds: 60,
       JitterStrategy: "FULL",
     });
-    const retried = retriesOf(StateNames.CorrectExecution).flatMap((r) => r.ErrorEquals);
+    const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
     expect(retried).not.toContain("States.ALL");
     expect(retried).not.toContain("States.TaskFailed");
+    expect(retried).not.toContain(ErrorNames.ModelRequestFailed);
+    expect(retried).not.toContain(ErrorNames.ModelNotConfigured);
+    // Lambda's own hiccups are retried too, after the model's.
+    expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
+    for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
   });
 
-  it("retries only Lambda service errors (and the store's transient one) on Validate and Revalidate", () => {
-    for (const name of [StateNames.Validate, StateNames.Revalidate]) {
+  it("retries no model error on the steps that never call the model", () => {
+    for (const name of [StateNames.Validate, StateNames.Revalidate, StateNames.RevalidateLogic]) {
       const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
       expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
       expect(retried.filter((e) => !e.startsWith("Lambda."))).toEqual(["StoreUnavailableError"]);
@@ -121,10 +180,10 @@ describe("correction workflow: Lambda steps", () => {
     }
   });
 
-  it("sends every other Lambda failure to RecordFailure with the error under $.error", () => {
+  it("sends every other Lambda failure to ClassifyFailure? with the error under $.error", () => {
     for (const name of LAMBDA_STATES) {
       expect(catchesOf(name)).toEqual([
-        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.RecordFailure },
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.ClassifyFailure },
       ]);
     }
   });
@@ -135,7 +194,7 @@ describe("correction workflow: routing", () => {
     expect(choicesOf(asl, StateNames.HasErrors)).toEqual([
       { Variable: "$.decision", StringEquals: "rejected", Next: StateNames.InputRejected },
       { Variable: "$.decision", StringEquals: "duplicate", Next: StateNames.DuplicateIgnored },
-      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.JudgeEnabled },
       { Variable: "$.modelAvailable", BooleanEquals: false, Next: StateNames.NoModelConfigured },
       {
         Variable: "$.counters.execution",
@@ -146,9 +205,9 @@ describe("correction workflow: routing", () => {
     expect(stateOf(asl, StateNames.HasErrors).Default).toBe(StateNames.CorrectExecution);
   });
 
-  it("NextStep? checks validated, breaker, stuck, budget, attempts in that order, else loops", () => {
+  it("NextStep? checks no errors left, breaker, stuck, budget, attempts in that order, else loops", () => {
     expect(choicesOf(asl, StateNames.NextStep)).toEqual([
-      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.JudgeEnabled },
       { Variable: "$.verdict.breakerTripped", BooleanEquals: true, Next: StateNames.CircuitBreakerTripped },
       { Variable: "$.verdict.stuck", BooleanEquals: true, Next: StateNames.StuckNoImprovement },
       { Variable: "$.verdict.budgetExhausted", BooleanEquals: true, Next: StateNames.BudgetExhausted },
@@ -161,12 +220,39 @@ describe("correction workflow: routing", () => {
     expect(stateOf(asl, StateNames.NextStep).Default).toBe(StateNames.CorrectExecution);
   });
 
+  it("JudgeEnabled? runs the judge only when it is on and a model is available, else validates", () => {
+    expect(choicesOf(asl, StateNames.JudgeEnabled)).toEqual([
+      {
+        And: [
+          { Variable: "$.judge.enabled", BooleanEquals: true },
+          { Variable: "$.modelAvailable", BooleanEquals: true },
+        ],
+        Next: StateNames.Judge,
+      },
+    ]);
+    expect(stateOf(asl, StateNames.JudgeEnabled).Default).toBe(StateNames.PublishCorrectedDraft);
+  });
+
+  it("HasCriticalFindings? checks failed, nothing blocking, logic budget in the order of routeAfterJudge()", () => {
+    expect(choicesOf(asl, StateNames.HasCriticalFindings)).toEqual([
+      { Variable: "$.judge.failed", BooleanEquals: true, Next: StateNames.LogicUnresolved },
+      { Variable: "$.judge.blocking", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      {
+        Variable: "$.counters.logic",
+        NumericGreaterThanEqualsPath: "$.limits.maxLogicAttempts",
+        Next: StateNames.LogicUnresolved,
+      },
+    ]);
+    expect(stateOf(asl, StateNames.HasCriticalFindings).Default).toBe(StateNames.CorrectLogic);
+  });
+
   it.each([
     [StateNames.NoModelConfigured, "no_model"],
     [StateNames.CircuitBreakerTripped, "circuit_breaker"],
     [StateNames.StuckNoImprovement, "stuck"],
     [StateNames.BudgetExhausted, "budget_exhausted"],
     [StateNames.MaxAttemptsReached, "max_attempts"],
+    [StateNames.LogicUnresolved, "logic_unresolved"],
   ])("%s records reason %s and goes to the review path", (name, reason) => {
     expect(stateOf(asl, name)).toMatchObject({
       Type: "Pass",
@@ -179,6 +265,30 @@ describe("correction workflow: routing", () => {
   it("ends bad input and duplicates cleanly, without a retry", () => {
     expect(stateOf(asl, StateNames.InputRejected).Type).toBe("Succeed");
     expect(stateOf(asl, StateNames.DuplicateIgnored).Type).toBe("Succeed");
+  });
+
+  it("ClassifyFailure? records every model failure as model_error, anything else as system_error", () => {
+    const [rule, ...others] = choicesOf(asl, StateNames.ClassifyFailure);
+    expect(others).toEqual([]);
+    expect(rule?.Next).toBe(StateNames.RecordModelFailure);
+    const matched = (rule?.Or as { Variable: string; StringEquals: string }[]).map((c) => {
+      expect(c.Variable).toBe("$.error.Error");
+      return c.StringEquals;
+    });
+    expect(matched).toEqual(MODEL_FAILURES);
+    // The in-process loop records `instanceof ModelError` as model_error: the same set of names.
+    const modelErrors: ModelError[] = [
+      new ModelRateLimitedError(),
+      new ModelOverloadedError(),
+      new ModelTimeoutError(),
+      new ModelRequestFailedError("401"),
+      new ModelNotConfiguredError(),
+      new CassetteExhaustedError("draft-1", "correct", 1),
+    ];
+    expect([...matched].sort()).toEqual(modelErrors.map((e) => e.name).sort());
+    expect(matched).not.toContain(new BlobNotFoundError("k").name);
+    expect(matched).not.toContain(ErrorNames.InvalidDraft);
+    expect(stateOf(asl, StateNames.ClassifyFailure).Default).toBe(StateNames.RecordFailure);
   });
 });
 
@@ -201,6 +311,7 @@ describe("correction workflow: outcomes through direct integrations", () => {
   it.each([
     [StateNames.MarkValidated, "validated", ["finalRef", "resultRef"], "$.runId"],
     [StateNames.MarkNeedsReview, "needs_manual_review", ["reason", "finalRef", "resultRef"], "$.runId"],
+    [StateNames.RecordModelFailure, "failed", ["reason", "message"], "$$.Execution.Name"],
     [StateNames.RecordFailure, "failed", ["reason", "message"], "$$.Execution.Name"],
   ] as const)("%s is the UpdateItem statusUpdate(%s) describes", (name, status, fields, runIdPath) => {
     const update = statusUpdate(status, fields);
@@ -246,10 +357,24 @@ describe("correction workflow: outcomes through direct integrations", () => {
     });
     expect(values(StateNames.MarkValidated)).not.toHaveProperty(":reason");
     expect(values(StateNames.MarkNeedsReview)).toMatchObject({ ":reason": { "S.$": "$.reason" } });
+    expect(values(StateNames.RecordModelFailure)).toMatchObject({
+      ":reason": { S: "model_error" },
+      ":message": { "S.$": "States.Format('{}: {}', $.error.Error, $.error.Cause)" },
+    });
     expect(values(StateNames.RecordFailure)).toMatchObject({
       ":reason": { S: "system_error" },
       ":message": { "S.$": "States.Format('{}: {}', $.error.Error, $.error.Cause)" },
     });
+  });
+
+  it("classifies a failed publish or status update like any other failure", () => {
+    for (const name of [...PUBLISH_STATES, StateNames.MarkValidated, StateNames.MarkNeedsReview]) {
+      expect(catchesOf(name).at(-1)).toEqual({
+        ErrorEquals: ["States.ALL"],
+        ResultPath: "$.error",
+        Next: StateNames.ClassifyFailure,
+      });
+    }
   });
 
   it("treats a failed status condition on Mark* as done (a retried task), never retrying it", () => {
@@ -314,10 +439,12 @@ describe("correction workflow: outcomes through direct integrations", () => {
   });
 
   it("ends the failure path in a Fail state that carries the original error", () => {
-    expect(stateOf(asl, StateNames.RecordFailure).Next).toBe(StateNames.CorrectionFailed);
-    expect(catchesOf(StateNames.RecordFailure)).toEqual([
-      { ErrorEquals: ["States.ALL"], ResultPath: "$.recordFailureError", Next: StateNames.CorrectionFailed },
-    ]);
+    for (const name of [StateNames.RecordModelFailure, StateNames.RecordFailure]) {
+      expect(stateOf(asl, name).Next).toBe(StateNames.CorrectionFailed);
+      expect(catchesOf(name)).toEqual([
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.recordFailureError", Next: StateNames.CorrectionFailed },
+      ]);
+    }
     expect(stateOf(asl, StateNames.CorrectionFailed)).toMatchObject({
       Type: "Fail",
       ErrorPath: "$.error.Error",

@@ -17,28 +17,48 @@ const draft: Draft = {
 const half = { language: "javascript", source: "function add(a, b) { return a + b; }", tests };
 const fixed = {
   language: "javascript",
-  source: "function add(a, b) {\n  if (typeof a !== 'number' || typeof b !== 'number') throw new TypeError('numbers only');\n  return a + b;\n}",
+  source:
+    "function add(a, b) {\n  if (typeof a !== 'number' || typeof b !== 'number') throw new TypeError('numbers only');\n  return a + b;\n}",
   tests,
 };
 
 describe("code drafts (seed 003)", () => {
   it("is corrected until its tests pass, keeping each attempt's analysis, fix and diff", async () => {
     const { deps } = makeDeps([
-      answer("code-1", half, undefined, { analysis: "add subtracted instead of adding.", fixDescription: "Use + instead of -." }),
-      answer("code-1", fixed, undefined, { analysis: "Strings were concatenated, not rejected.", fixDescription: "Throw a TypeError for non-numbers." }),
+      answer("code-1", half, undefined, {
+        analysis: "add subtracted instead of adding.",
+        fixDescription: "Use + instead of -.",
+      }),
+      answer("code-1", fixed, undefined, {
+        analysis: "Strings were concatenated, not rejected.",
+        fixDescription: "Throw a TypeError for non-numbers.",
+      }),
     ]);
     const result = await correctDraft(draft, deps);
     expect(result.status).toBe("validated");
     expect(result.attempts).toBe(2);
     expect(result.violationsPerAttempt).toEqual([3, 1, 0]);
-    expect(result.initialViolations.map((v) => v.ruleId).sort()).toEqual(["test:adds", "test:negatives", "test:strings are rejected"]);
-    expect(result.attemptsDetail[0]).toMatchObject({ analysis: "add subtracted instead of adding.", fixDescription: "Use + instead of -." });
+    expect(result.initialViolations.map((v) => v.ruleId).sort()).toEqual([
+      "test:adds",
+      "test:negatives",
+      "test:strings are rejected",
+    ]);
+    expect(result.attemptsDetail[0]).toMatchObject({
+      analysis: "add subtracted instead of adding.",
+      fixDescription: "Use + instead of -.",
+    });
     expect(result.attemptsDetail[0]?.score).toBeCloseTo(2 / 3);
-    expect(result.attemptsDetail[1]?.diff).toContainEqual(expect.objectContaining({ path: "/content/source" }));
+    expect(result.attemptsDetail[1]?.diff).toContainEqual(
+      expect.objectContaining({ path: "/content/source" }),
+    );
   });
 
   it("gets 3 attempts by default and escalates when the tests still fail", async () => {
-    const { deps } = makeDeps([answer("code-1", half), answer("code-1", { ...half, source: `${half.source}\n` }), answer("code-1", half)]);
+    const { deps } = makeDeps([
+      answer("code-1", half),
+      answer("code-1", { ...half, source: `${half.source}\n` }),
+      answer("code-1", half),
+    ]);
     const result = await correctDraft(draft, deps);
     expect(result.status).toBe("needs_manual_review");
     expect(result.attempts).toBe(3);
@@ -52,13 +72,20 @@ describe("code drafts (seed 003)", () => {
     const result = await correctDraft(draft, deps);
     expect(result.attemptsDetail[0]?.failure).toMatch(/changed \/tests/);
     expect(result.status).toBe("validated");
-    expect((result.finalDraft?.content as { tests: unknown }).tests).toEqual(tests);
+    expect(result.finalDraft?.content).toMatchObject({ tests });
   });
 
   it("fails the validation of code that tries to escape, without harming the host", async () => {
-    const escape = { ...draft, content: { ...(draft.content as object), source: "const fs = require('fs'); fs.writeFileSync('/tmp/pwned', 'x'); function add(a,b){return a+b}" } };
+    const escaping = {
+      ...draft,
+      content: {
+        ...(draft.content as object),
+        source:
+          "const fs = require('fs'); fs.writeFileSync('/tmp/pwned', 'x'); function add(a,b){return a+b}",
+      },
+    };
     const { deps } = makeDeps(undefined);
-    const result = await correctDraft(escape, deps);
+    const result = await correctDraft(escaping, deps);
     expect(result.status).toBe("needs_manual_review");
     expect(result.initialViolations.length).toBeGreaterThan(0);
     expect(result.initialViolations.every((v) => v.severity === "error")).toBe(true);

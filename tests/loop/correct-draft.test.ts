@@ -10,9 +10,15 @@ import {
 import { answer, makeDeps } from "./harness.js";
 
 const ID = DRAFT_WITH_ERRORS.id;
-const [T1, T2] = SEED004_ATTEMPT_TOKENS.map((t) => ({ input_tokens: t.inputTokens, output_tokens: t.outputTokens }));
+const [T1, T2] = SEED004_ATTEMPT_TOKENS.map((t) => ({
+  input_tokens: t.inputTokens,
+  output_tokens: t.outputTokens,
+}));
 const errorIds = (vs: { ruleId: string; severity: string }[]) =>
-  vs.filter((v) => v.severity === "error").map((v) => v.ruleId).sort();
+  vs
+    .filter((v) => v.severity === "error")
+    .map((v) => v.ruleId)
+    .sort();
 
 /** Partial content with a different remaining error each time, each attempt better than the last. */
 const withDuplicateOption = {
@@ -78,7 +84,10 @@ describe("correctDraft (seed 004: SelfCorrectionService.correct)", () => {
     const stillNegated = {
       ...full,
       stem: "Which of the following is NOT appropriate?",
-      options: [{ key: "A", text: "Always administer aspirin and prepare for PCI" }, ...full.options.slice(1)],
+      options: [
+        { key: "A", text: "Always administer aspirin and prepare for PCI" },
+        ...full.options.slice(1),
+      ],
     };
     const { deps } = makeDeps([answer(ID, stillNegated), answer(ID, withDuplicateOption)]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
@@ -115,7 +124,10 @@ describe("correctDraft (seed 004: SelfCorrectionService.correct)", () => {
   it("trips the circuit breaker when the same rule fails in every attempt, naming the rule", async () => {
     const { deps } = makeDeps([
       answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
-      answer(ID, { ...(PARTIALLY_CORRECTED_DRAFT.content as object), rationale: "Aspirin and PCI are the first-line treatments for acute MI." }),
+      answer(ID, {
+        ...(PARTIALLY_CORRECTED_DRAFT.content as object),
+        rationale: "Aspirin and PCI are the first-line treatments for acute MI.",
+      }),
     ]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
     expect(result.status).toBe("needs_manual_review");
@@ -132,7 +144,10 @@ describe("correctDraft (seed 004: SelfCorrectionService.correct)", () => {
   });
 
   it("records draft → correcting → needs_manual_review on failure", async () => {
-    const { deps, runs } = makeDeps([answer(ID, DRAFT_WITH_ERRORS.content), answer(ID, DRAFT_WITH_ERRORS.content)]);
+    const { deps, runs } = makeDeps([
+      answer(ID, DRAFT_WITH_ERRORS.content),
+      answer(ID, DRAFT_WITH_ERRORS.content),
+    ]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
     const run = await runs.getRun(result.runId);
     expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "correcting", "needs_manual_review"]);
@@ -146,7 +161,12 @@ describe("correctDraft (seed 004: SelfCorrectionService.correct)", () => {
 describe("correctDraft: stop rules and failures", () => {
   it("counts an answer that is not JSON as a failed attempt whose tokens still count", async () => {
     const { deps } = makeDeps([
-      { draftId: ID, purpose: "correct", raw: "Sure! Here is the corrected question.", usage: { input_tokens: 900, output_tokens: 20 } },
+      {
+        draftId: ID,
+        purpose: "correct",
+        raw: "Sure! Here is the corrected question.",
+        usage: { input_tokens: 900, output_tokens: 20 },
+      },
       answer(ID, FULLY_CORRECTED_DRAFT.content, T1),
     ]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
@@ -172,7 +192,16 @@ describe("correctDraft: stop rules and failures", () => {
 
   it("never lets a correction change metadata, id or kind", async () => {
     const { deps } = makeDeps([
-      { draftId: ID, purpose: "correct", output: { content: FULLY_CORRECTED_DRAFT.content, analysis: "a", fixDescription: "f", metadata: { course_id: "other" } } },
+      {
+        draftId: ID,
+        purpose: "correct",
+        output: {
+          content: FULLY_CORRECTED_DRAFT.content,
+          analysis: "a",
+          fixDescription: "f",
+          metadata: { course_id: "other" },
+        },
+      },
       answer(ID, { ...(FULLY_CORRECTED_DRAFT.content as object) }),
     ]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
@@ -184,7 +213,10 @@ describe("correctDraft: stop rules and failures", () => {
   });
 
   it("stops with budget_exhausted once the token budget is spent", async () => {
-    const { deps, model } = makeDeps([answer(ID, PARTIALLY_CORRECTED_DRAFT.content, T1), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    const { deps, model } = makeDeps([
+      answer(ID, PARTIALLY_CORRECTED_DRAFT.content, T1),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
     const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxTokens: 1500 } }, deps);
     expect(result.status).toBe("needs_manual_review");
     expect(result.reason).toBe("budget_exhausted");
@@ -194,9 +226,19 @@ describe("correctDraft: stop rules and failures", () => {
 
   it("stops as stuck after stuckAfter attempts that do not beat the best, and keeps the best draft", async () => {
     const worse = { ...(DRAFT_WITH_ERRORS.content as object), correct_answer: "Z" };
-    const worseStill = { ...(DRAFT_WITH_ERRORS.content as object), options: [{ key: "A", text: "All of the above" }] };
-    const { deps } = makeDeps([answer(ID, worse), answer(ID, worseStill), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
-    const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }, deps);
+    const worseStill = {
+      ...(DRAFT_WITH_ERRORS.content as object),
+      options: [{ key: "A", text: "All of the above" }],
+    };
+    const { deps } = makeDeps([
+      answer(ID, worse),
+      answer(ID, worseStill),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
+    const result = await correctDraft(
+      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } },
+      deps,
+    );
     expect(result.reason).toBe("stuck");
     expect(result.attempts).toBe(2);
     expect(result.finalDraft?.content).toEqual(DRAFT_WITH_ERRORS.content);
@@ -208,9 +250,15 @@ describe("correctDraft: stop rules and failures", () => {
     const { deps, model } = makeDeps([
       answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
       answer(ID, worse),
-      answer(ID, { ...(PARTIALLY_CORRECTED_DRAFT.content as object), stem: "Which of the following is the best first step?" }),
+      answer(ID, {
+        ...(PARTIALLY_CORRECTED_DRAFT.content as object),
+        stem: "Which of the following is the best first step?",
+      }),
     ]);
-    const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3, stuckAfter: 3 } }, deps);
+    const result = await correctDraft(
+      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3, stuckAfter: 3 } },
+      deps,
+    );
     const third = model?.requests[2]?.user ?? "";
     expect(third).toContain("PCI alone");
     expect(third).toMatch(/rolled back; start again from attempt 1/);
@@ -252,7 +300,9 @@ describe("correctDraft: stop rules and failures", () => {
   });
 
   it("ends a run as failed, saying why, on a model failure that is not transient", async () => {
-    const { deps, runs } = makeDeps([{ draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" }]);
+    const { deps, runs } = makeDeps([
+      { draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" },
+    ]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
     expect(result.status).toBe("failed");
     expect(result.reason).toBe("model_error");
@@ -277,11 +327,18 @@ describe("correctDraft: stop rules and failures", () => {
   });
 
   it("honours per-deployment maxAttempts and caps a draft's own option", async () => {
-    const answers = [answer(ID, DRAFT_WITH_ERRORS.content), answer(ID, DRAFT_WITH_ERRORS.content), answer(ID, DRAFT_WITH_ERRORS.content)];
+    const answers = [
+      answer(ID, DRAFT_WITH_ERRORS.content),
+      answer(ID, DRAFT_WITH_ERRORS.content),
+      answer(ID, DRAFT_WITH_ERRORS.content),
+    ];
     const one = makeDeps(answers, { packs: { mcq: { loop: { maxAttempts: 1 } } } });
     expect((await correctDraft(DRAFT_WITH_ERRORS, one.deps)).attempts).toBe(1);
     const capped = makeDeps(answers, { caps: { maxAttempts: 2 } });
-    const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 9, breakerThreshold: 9, stuckAfter: 9 } }, capped.deps);
+    const result = await correctDraft(
+      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 9, breakerThreshold: 9, stuckAfter: 9 } },
+      capped.deps,
+    );
     expect(result.attempts).toBe(2);
     expect(result.reason).toBe("max_attempts");
   });

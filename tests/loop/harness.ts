@@ -1,9 +1,9 @@
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
+import type { DeploymentConfig } from "../../shared/pack.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
-import type { DeploymentConfig } from "../../shared/pack.js";
 
 /** A model answer as the cassette stores it. */
 export function answer(
@@ -15,7 +15,11 @@ export function answer(
   return {
     draftId,
     purpose: "correct" as const,
-    output: { content, analysis: extra.analysis ?? "analysis", fixDescription: extra.fixDescription ?? "fix" },
+    output: {
+      content,
+      analysis: extra.analysis ?? "analysis",
+      fixDescription: extra.fixDescription ?? "fix",
+    },
     usage,
   };
 }
@@ -35,7 +39,9 @@ export class SpyModel implements ModelClient {
 /** Core deps over in-memory stores and a replay cassette; a clock that ticks one second per call. */
 export function makeDeps(responses: unknown[] | undefined, config: DeploymentConfig = {}) {
   let t = Date.parse("2026-02-19T14:00:00Z");
-  const model = responses ? new SpyModel(ReplayModelClient.fromCassette({ version: 1, responses })) : undefined;
+  const model = responses
+    ? new SpyModel(ReplayModelClient.fromCassette({ version: 1, responses }))
+    : undefined;
   const runs = new MemoryRunStore();
   const blobs = new MemoryBlobStore();
   const deps: LoopDeps & { retryBaseMs: number } = {
@@ -43,7 +49,10 @@ export function makeDeps(responses: unknown[] | undefined, config: DeploymentCon
     runs,
     blobs,
     model,
-    clock: () => new Date((t += 1000)),
+    clock: () => {
+      t += 1000;
+      return new Date(t);
+    },
     retryBaseMs: 0,
   };
   return { deps, model, runs, blobs };

@@ -20,16 +20,26 @@ const schema = {
       items: {
         type: "object",
         required: ["name"],
-        properties: { name: { type: "string", minLength: 1 }, orcid: { type: "string", pattern: "^\\d{4}-\\d{4}-\\d{4}-\\d{3}[\\dX]$" } },
+        properties: {
+          name: { type: "string", minLength: 1 },
+          orcid: { type: "string", pattern: "^\\d{4}-\\d{4}-\\d{4}-\\d{3}[\\dX]$" },
+        },
       },
     },
   },
 };
-const draft = (content: unknown, id = "paper-1"): Draft => ({ id, kind: "json", context: { intent: "Extract the record.", schema }, content });
+const draft = (content: unknown, id = "paper-1"): Draft => ({
+  id,
+  kind: "json",
+  context: { intent: "Extract the record.", schema },
+  content,
+});
 
 describe("seed 001 acceptance criteria, through the loop", () => {
   it("repair removes empty strings that violate patterns of optional fields, and records it", async () => {
-    const report = await validateDraft(draft({ title: "T", issn: "", followUp: "", authors: [{ name: "A", orcid: "" }] }));
+    const report = await validateDraft(
+      draft({ title: "T", issn: "", followUp: "", authors: [{ name: "A", orcid: "" }] }),
+    );
     expect(report.passed).toBe(true);
     expect(report.repairs.map((r) => r.path).sort()).toEqual(["/authors/0/orcid", "/followUp", "/issn"]);
     expect(report.repairs.every((r) => r.action === "remove" && r.before === "")).toBe(true);
@@ -50,16 +60,25 @@ describe("seed 001 acceptance criteria, through the loop", () => {
   });
 
   it("repairs the empty strings a correction introduces, without spending another attempt", async () => {
-    const { deps } = makeDeps([answer("paper-1", { title: "T", issn: "", authors: [{ name: "A", orcid: "" }] })]);
+    const { deps } = makeDeps([
+      answer("paper-1", { title: "T", issn: "", authors: [{ name: "A", orcid: "" }] }),
+    ]);
     const result = await correctDraft(draft({ title: "", authors: [{ name: "A" }] }), deps);
     expect(result).toMatchObject({ status: "validated", attempts: 1 });
-    expect(result.attemptsDetail[0]?.repairs.map((r) => r.path).sort()).toEqual(["/authors/0/orcid", "/issn"]);
+    expect(result.attemptsDetail[0]?.repairs.map((r) => r.path).sort()).toEqual([
+      "/authors/0/orcid",
+      "/issn",
+    ]);
     expect(result.finalDraft?.content).toEqual({ title: "T", authors: [{ name: "A" }] });
   });
 
   it("feeds previous failures back as hints, and exits after 2 consecutive rollbacks", async () => {
     const bad = { title: "", authors: [] };
-    const { deps, model } = makeDeps([answer("paper-1", bad), answer("paper-1", bad), answer("paper-1", bad)]);
+    const { deps, model } = makeDeps([
+      answer("paper-1", bad),
+      answer("paper-1", bad),
+      answer("paper-1", bad),
+    ]);
     const result = await correctDraft(
       { ...draft({ title: "", authors: [{ name: "A" }] }), options: { maxAttempts: 3, breakerThreshold: 3 } },
       deps,

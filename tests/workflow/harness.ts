@@ -20,12 +20,22 @@ export function synthesizedAsl(): Promise<AslDefinition> {
 export async function openRuntime(responses: unknown[] | undefined, deployment: DeploymentConfig = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "redraft-wf-"));
   const model = responses ? ReplayModelClient.fromCassette({ version: 1, responses }) : undefined;
-  const runtime = await LocalRuntime.open({ dataDir, asl: await synthesizedAsl(), model, deployment, retryDelayMs: 0 });
+  const runtime = await LocalRuntime.open({
+    dataDir,
+    asl: await synthesizedAsl(),
+    model,
+    deployment,
+    retryDelayMs: 0,
+  });
   return {
     runtime,
     dataDir,
     /** Uploads a draft under drafts/ like S3 would, and runs the state machine on it. */
-    async runUpload(body: string, key = `drafts/${Math.random().toString(36).slice(2)}.json`, runId?: string) {
+    async runUpload(
+      body: string,
+      key = `drafts/${Math.random().toString(36).slice(2)}.json`,
+      runId?: string,
+    ) {
       await runtime.blobs.putIfAbsent(key, body);
       const input: ExecutionInput = { draftRef: { bucket: LOCAL_BUCKET, key } };
       const execution = await runtime.execute(input, runId);

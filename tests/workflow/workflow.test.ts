@@ -26,7 +26,9 @@ async function start(responses: unknown[] | undefined) {
 describe("the synthesized state machine, executed locally", () => {
   it("validates a warnings-only draft with no correction", async () => {
     const rt = await start([]);
-    const { execution, result } = await rt.runUpload(body({ ...FULLY_CORRECTED_DRAFT, id: "w1", metadata: {} }));
+    const { execution, result } = await rt.runUpload(
+      body({ ...FULLY_CORRECTED_DRAFT, id: "w1", metadata: {} }),
+    );
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     expect(path(execution.history)).not.toContain(StateNames.CorrectExecution);
     expect(result.status).toBe("validated");
@@ -38,7 +40,9 @@ describe("the synthesized state machine, executed locally", () => {
   });
 
   it("corrects on attempt 1", async () => {
-    const rt = await start([answer(ID, FULLY_CORRECTED_DRAFT.content, { input_tokens: 1200, output_tokens: 800 })]);
+    const rt = await start([
+      answer(ID, FULLY_CORRECTED_DRAFT.content, { input_tokens: 1200, output_tokens: 800 }),
+    ]);
     const { execution, result } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     expect(path(execution.history)).toEqual([
@@ -65,7 +69,10 @@ describe("the synthesized state machine, executed locally", () => {
   });
 
   it("corrects on attempt 2 and reads [3, 1, 0]", async () => {
-    const rt = await start([answer(ID, PARTIALLY_CORRECTED_DRAFT.content), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    const rt = await start([
+      answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
     const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     const run = await rt.runtime.runs.getRun(execution.runId);
@@ -79,7 +86,10 @@ describe("the synthesized state machine, executed locally", () => {
     const first = {
       ...full,
       stem: "Which of the following is NOT appropriate?",
-      options: [{ key: "A", text: "Always administer aspirin and prepare for PCI" }, ...full.options.slice(1)],
+      options: [
+        { key: "A", text: "Always administer aspirin and prepare for PCI" },
+        ...full.options.slice(1),
+      ],
     };
     const second = { ...full, options: [full.options[0], full.options[0], ...full.options.slice(2)] };
     const rt = await start([answer(ID, first), answer(ID, second)]);
@@ -92,18 +102,30 @@ describe("the synthesized state machine, executed locally", () => {
   });
 
   it("trips the circuit breaker through the CircuitBreakerTripped branch, naming the rule", async () => {
-    const rt = await start([answer(ID, PARTIALLY_CORRECTED_DRAFT.content), answer(ID, PARTIALLY_CORRECTED_DRAFT.content)]);
+    const rt = await start([
+      answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
+      answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
+    ]);
     const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(path(execution.history)).toContain(StateNames.CircuitBreakerTripped);
     const run = await rt.runtime.runs.getRun(execution.runId);
-    expect(run).toMatchObject({ status: "needs_manual_review", reason: "circuit_breaker", circuitBreakerRules: ["nbme_answer_homogeneity"] });
+    expect(run).toMatchObject({
+      status: "needs_manual_review",
+      reason: "circuit_breaker",
+      circuitBreakerRules: ["nbme_answer_homogeneity"],
+    });
   });
 
   it("stops a stuck loop through the StuckNoImprovement branch", async () => {
     const worse = { ...(DRAFT_WITH_ERRORS.content as object), correct_answer: "Z" };
-    const worseStill = { ...(DRAFT_WITH_ERRORS.content as object), options: [{ key: "A", text: "All of the above" }] };
+    const worseStill = {
+      ...(DRAFT_WITH_ERRORS.content as object),
+      options: [{ key: "A", text: "All of the above" }],
+    };
     const rt = await start([answer(ID, worse), answer(ID, worseStill)]);
-    const { execution } = await rt.runUpload(body({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }));
+    const { execution } = await rt.runUpload(
+      body({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }),
+    );
     expect(path(execution.history)).toContain(StateNames.StuckNoImprovement);
     const run = await rt.runtime.runs.getRun(execution.runId);
     expect(run).toMatchObject({ status: "needs_manual_review", reason: "stuck", attempts: 2 });
@@ -129,12 +151,16 @@ describe("the synthesized state machine, executed locally", () => {
     ]);
     const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
-    expect(execution.history.filter((h) => h.type === "StateRetried" && h.state === StateNames.CorrectExecution)).toHaveLength(2);
+    expect(
+      execution.history.filter((h) => h.type === "StateRetried" && h.state === StateNames.CorrectExecution),
+    ).toHaveLength(2);
     expect(await rt.runtime.runs.listAttempts(execution.runId)).toHaveLength(1);
   });
 
   it("ends a non-transient model failure in the failure path with the run saying why", async () => {
-    const rt = await start([{ draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" }]);
+    const rt = await start([
+      { draftId: ID, purpose: "correct", error: "failed", message: "invalid x-api-key" },
+    ]);
     const { execution } = await rt.runUpload(body(DRAFT_WITH_ERRORS));
     expect(execution.status).toBe("FAILED");
     expect(path(execution.history)).toContain(StateNames.RecordModelFailure);
@@ -145,7 +171,10 @@ describe("the synthesized state machine, executed locally", () => {
   });
 
   it("starts no second correction for a duplicate delivery of the same content", async () => {
-    const rt = await start([answer(ID, FULLY_CORRECTED_DRAFT.content), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    const rt = await start([
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
     const first = await rt.runUpload(body(DRAFT_WITH_ERRORS), "drafts/q.json");
     const again = await rt.runtime.execute({ draftRef: { bucket: "redraft-local", key: "drafts/q.json" } });
     expect(first.execution.terminalState).toBe(StateNames.DraftValidated);
@@ -188,7 +217,9 @@ describe("the synthesized state machine, executed locally", () => {
     expect(largestState).toBeLessThan(256 * 1024);
     const attempt = (await rt.runtime.runs.listAttempts(execution.runId))[0];
     expect(Buffer.byteLength(JSON.stringify(attempt))).toBeLessThan(400 * 1000);
-    expect(Buffer.byteLength(JSON.stringify(await rt.runtime.runs.getRun(execution.runId)))).toBeLessThan(400 * 1000);
+    expect(Buffer.byteLength(JSON.stringify(await rt.runtime.runs.getRun(execution.runId)))).toBeLessThan(
+      400 * 1000,
+    );
   });
 });
 
@@ -196,17 +227,37 @@ describe("the two loops in the synthesized state machine", () => {
   const judged = {
     ...FULLY_CORRECTED_DRAFT,
     id: "j1",
-    context: { intent: "First-line treatment of acute MI", personas: [{ name: "expert", constraints: ["follows current guidelines"] }] },
+    context: {
+      intent: "First-line treatment of acute MI",
+      personas: [{ name: "expert", constraints: ["follows current guidelines"] }],
+    },
     options: { judge: true },
   };
-  const judge = (findings: unknown[]) => ({ draftId: "j1", purpose: "judge", output: { findings }, usage: { input_tokens: 600, output_tokens: 60 } });
-  const critical = { ruleId: "intent_mismatch", severity: "error", confidence: 0.92, message: "PCI availability is not stated.", suggestion: "State it.", path: "/vignette" };
-  const improved = { ...(FULLY_CORRECTED_DRAFT.content as object), vignette: "A patient with STEMI at a PCI-capable hospital." };
+  const judge = (findings: unknown[]) => ({
+    draftId: "j1",
+    purpose: "judge",
+    output: { findings },
+    usage: { input_tokens: 600, output_tokens: 60 },
+  });
+  const critical = {
+    ruleId: "intent_mismatch",
+    severity: "error",
+    confidence: 0.92,
+    message: "PCI availability is not stated.",
+    suggestion: "State it.",
+    path: "/vignette",
+  };
+  const improved = {
+    ...(FULLY_CORRECTED_DRAFT.content as object),
+    vignette: "A patient with STEMI at a PCI-capable hospital.",
+  };
 
   it("validates when the judge finds nothing", async () => {
     const rt = await start([judge([])]);
     const { execution, result } = await rt.runUpload(body(judged));
-    expect(path(execution.history)).toEqual(expect.arrayContaining([StateNames.JudgeEnabled, StateNames.Judge, StateNames.HasCriticalFindings]));
+    expect(path(execution.history)).toEqual(
+      expect.arrayContaining([StateNames.JudgeEnabled, StateNames.Judge, StateNames.HasCriticalFindings]),
+    );
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     expect(result.logicAttempts).toBe(0);
     expect((await rt.runtime.runs.getRun(execution.runId))?.tokens.total).toBe(660);
@@ -217,21 +268,40 @@ describe("the two loops in the synthesized state machine", () => {
     const { execution, result } = await rt.runUpload(body(judged));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     expect(path(execution.history)).not.toContain(StateNames.CorrectLogic);
-    expect(result.finalViolations).toContainEqual(expect.objectContaining({ ruleId: "intent_mismatch", severity: "warning", source: "judge" }));
+    expect(result.finalViolations).toContainEqual(
+      expect.objectContaining({ ruleId: "intent_mismatch", severity: "warning", source: "judge" }),
+    );
   });
 
   it("fixes a critical finding with one logic correction: distinct states, its own counter, evidence stored", async () => {
-    const rt = await start([judge([critical]), answer("j1", improved, undefined, { analysis: "PCI availability missing", fixDescription: "Stated it" }), judge([])]);
+    const rt = await start([
+      judge([critical]),
+      answer("j1", improved, undefined, {
+        analysis: "PCI availability missing",
+        fixDescription: "Stated it",
+      }),
+      judge([]),
+    ]);
     const { execution, result } = await rt.runUpload(body(judged));
     const states = path(execution.history);
-    expect(states).toEqual(expect.arrayContaining([StateNames.CorrectLogic, StateNames.CountLogicAttempt, StateNames.RevalidateLogic]));
+    expect(states).toEqual(
+      expect.arrayContaining([
+        StateNames.CorrectLogic,
+        StateNames.CountLogicAttempt,
+        StateNames.RevalidateLogic,
+      ]),
+    );
     expect(states).not.toContain(StateNames.CorrectExecution);
     expect(states.filter((s) => s === StateNames.Judge)).toHaveLength(2);
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
     const run = await rt.runtime.runs.getRun(execution.runId);
     expect(run).toMatchObject({ status: "validated", attempts: 1, logicAttempts: 1 });
     const [attempt] = await rt.runtime.runs.listAttempts(execution.runId);
-    expect(attempt).toMatchObject({ phase: "logic", analysis: "PCI availability missing", personas: ["expert: follows current guidelines"] });
+    expect(attempt).toMatchObject({
+      phase: "logic",
+      analysis: "PCI availability missing",
+      personas: ["expert: follows current guidelines"],
+    });
     expect(attempt?.inputViolations[0]).toMatchObject({ ruleId: "intent_mismatch", source: "judge" });
     expect(attempt?.diff).toContainEqual(expect.objectContaining({ path: "/content/vignette" }));
     const evidence = JSON.parse(await rt.runtime.blobs.get(blobKeys.judgeReport(execution.runId, 1)));
@@ -245,29 +315,45 @@ describe("the two loops in the synthesized state machine", () => {
     expect(path(execution.history)).toContain(StateNames.LogicUnresolved);
     expect(execution.terminalState).toBe(StateNames.DraftNeedsReview);
     expect(result).toMatchObject({ status: "needs_manual_review", reason: "logic_unresolved" });
-    expect(result.finalViolations).toContainEqual(expect.objectContaining({ ruleId: "intent_mismatch", severity: "error" }));
+    expect(result.finalViolations).toContainEqual(
+      expect.objectContaining({ ruleId: "intent_mismatch", severity: "error" }),
+    );
   });
 
   it("lets acceptFindings override the blocker and records that it did", async () => {
     const rt = await start([judge([critical])]);
-    const { execution } = await rt.runUpload(body({ ...judged, options: { judge: true, acceptFindings: ["intent_mismatch"] } }));
+    const { execution } = await rt.runUpload(
+      body({ ...judged, options: { judge: true, acceptFindings: ["intent_mismatch"] } }),
+    );
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
-    expect((await rt.runtime.runs.getRun(execution.runId))?.overrides).toEqual(["acceptFindings:intent_mismatch"]);
+    expect((await rt.runtime.runs.getRun(execution.runId))?.overrides).toEqual([
+      "acceptFindings:intent_mismatch",
+    ]);
   });
 
   const tests = [
     { name: "adds", code: "assert.equal(add(2, 3), 5)" },
     { name: "rejects strings", code: "assert.throws(() => add('a', 1))" },
   ];
-  const code = { id: "c1", kind: "code", content: { language: "javascript", source: "function add(a, b) { return a - b; }", tests } };
+  const code = {
+    id: "c1",
+    kind: "code",
+    content: { language: "javascript", source: "function add(a, b) { return a - b; }", tests },
+  };
 
   it("corrects code until its tests pass, on attempt 2", async () => {
     const half = { ...code.content, source: "function add(a, b) { return a + b; }" };
-    const fixed = { ...code.content, source: "function add(a, b) { if (typeof a !== 'number') throw new TypeError('n'); return a + b; }" };
+    const fixed = {
+      ...code.content,
+      source: "function add(a, b) { if (typeof a !== 'number') throw new TypeError('n'); return a + b; }",
+    };
     const rt = await start([answer("c1", half), answer("c1", fixed)]);
     const { execution } = await rt.runUpload(body(code));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);
-    expect(await rt.runtime.runs.getRun(execution.runId)).toMatchObject({ attempts: 2, violationsPerAttempt: [2, 1, 0] });
+    expect(await rt.runtime.runs.getRun(execution.runId)).toMatchObject({
+      attempts: 2,
+      violationsPerAttempt: [2, 1, 0],
+    });
   });
 
   it("fails the validation of code that tries to escape or never ends, and the host carries on", async () => {
@@ -280,7 +366,9 @@ describe("the two loops in the synthesized state machine", () => {
     ];
     const rt = await start(undefined);
     for (const source of attempts) {
-      const { execution, result } = await rt.runUpload(body({ ...code, content: { ...code.content, source } }));
+      const { execution, result } = await rt.runUpload(
+        body({ ...code, content: { ...code.content, source } }),
+      );
       expect(execution.terminalState).toBe(StateNames.DraftNeedsReview);
       expect(result.initialViolations.length).toBeGreaterThan(0);
     }
@@ -291,6 +379,8 @@ describe("the two loops in the synthesized state machine", () => {
     const slow = { ...code, content: { ...code.content, source: "function add(a, b) { while (true) {} }" } };
     const rt = await start(undefined);
     const { result } = await rt.runUpload(body(slow));
-    expect(result.initialViolations).toContainEqual(expect.objectContaining({ ruleId: "test:adds", message: expect.stringMatching(/timeout/) }));
+    expect(result.initialViolations).toContainEqual(
+      expect.objectContaining({ ruleId: "test:adds", message: expect.stringMatching(/timeout/) }),
+    );
   }, 60_000);
 });
