@@ -2,6 +2,7 @@ import fastJsonPatch from "fast-json-patch";
 import type { Draft, ValidationReport, Violation } from "../draft.js";
 import { inspectWithPack } from "../engine.js";
 import {
+  BlobNotFoundError,
   DraftTooLargeError,
   InvalidDraftError,
   ModelNotConfiguredError,
@@ -152,6 +153,29 @@ function looksBinary(text: string): boolean {
   return sample.includes("\u0000") || (sample.match(/\uFFFD/g)?.length ?? 0) > 8;
 }
 
+/**
+ * Reads an upload. S3 event notifications may carry the key URL-encoded ("red flower.json" as
+ * "red+flower.json"), so a key that is not there is tried once more decoded; a draft that is
+ * truly missing is bad input (rejected), not a system failure.
+ */
+async function readUpload(blobs: BlobStore, key: string): Promise<string> {
+  try {
+    return await blobs.get(key);
+  } catch (error) {
+    if (!(error instanceof BlobNotFoundError)) throw error;
+    let decoded = key;
+    try {
+      decoded = decodeURIComponent(key.replace(/\+/g, " "));
+    } catch {
+      // not URL-encoded: keep the key as it is
+    }
+    if (decoded === key) throw new InvalidDraftError(`no draft at ${key}`);
+    return blobs.get(decoded).catch(() => {
+      throw new InvalidDraftError(`no draft at ${key}`);
+    });
+  }
+}
+
 export async function loadJson<T>(blobs: BlobStore, key: string): Promise<T> {
   return JSON.parse(await blobs.get(key)) as T;
 }
@@ -175,7 +199,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   try {
     if (input.rejectWith) throw new InvalidDraftError(input.rejectWith);
     if (input.draftRef !== undefined) {
-      const text = await deps.blobs.get(input.draftRef);
+      const text = await readUpload(deps.blobs, input.draftRef);
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;

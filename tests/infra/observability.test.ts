@@ -132,10 +132,20 @@ describe("observability", () => {
     }
   });
 
+  it("graphs errors, throttles and duration of every function, the judge included", () => {
+    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
+    const body = JSON.stringify((dashboard as { Properties: { DashboardBody: unknown } }).Properties.DashboardBody);
+    const { validate, correct, revalidate, judge } = stack.functions;
+    for (const fn of [validate, correct, revalidate, judge]) {
+      expect(body).toContain(JSON.stringify({ Ref: logicalId(fn) }));
+    }
+  });
+
   it("keeps Lambda and Step Functions logs for the environment's retention", () => {
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
       (r) => (r as { Properties: { RetentionInDays: number } }).Properties.RetentionInDays,
     );
-    expect(groups).toEqual([7, 7, 7, 7]);
+    // One per function (validate, correct, revalidate, judge) and the state machine's.
+    expect(groups).toEqual([7, 7, 7, 7, 7]);
   });
 });

@@ -44,7 +44,7 @@ describe("least-privilege IAM per function", () => {
   const bucketId = logicalId(stack.storage.bucket);
   const tableArn = { "Fn::GetAtt": [logicalId(stack.storage.table), "Arn"] };
 
-  it("validate: the run's items, uploads and runs/ to read, runs/ to write", () => {
+  it("validate: the run's items, uploads and runs/ to read, runs/ to write — no secret, no model", () => {
     const statements = statementsOf(template, roleOf(stack.functions.validate));
     expect(actionsOf(statements)).toEqual(
       [
@@ -55,7 +55,6 @@ describe("least-privilege IAM per function", () => {
         "s3:GetObject",
         "s3:ListBucket",
         "s3:PutObject",
-        ...SECRET_READ,
       ].sort(),
     );
     expect(statements).toContainEqual(
@@ -106,6 +105,58 @@ describe("least-privilege IAM per function", () => {
     prod.template.resourceCountIs("AWS::SecretsManager::Secret", 0);
   });
 
+  it("judge: reads the run, adds its tokens, runs/ to read and write, plus the API key (anthropic)", () => {
+    const statements = statementsOf(template, roleOf(stack.functions.judge));
+    expect(actionsOf(statements)).toEqual(
+      [...XRAY, "dynamodb:GetItem", "dynamodb:UpdateItem", "s3:GetObject", "s3:PutObject", ...SECRET_READ].sort(),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: ["dynamodb:GetItem", "dynamodb:UpdateItem"], Resource: tableArn }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: ["s3:GetObject", "s3:PutObject"],
+        Resource: objectsArn(bucketId, "runs/"),
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: SECRET_READ,
+        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+      }),
+    );
+  });
+
+  it("judge on Bedrock: InvokeModel on the configured model only, no secret", () => {
+    const statements = statementsOf(prod.template, roleOf(prod.stack.functions.judge));
+    expect(actionsOf(statements)).toEqual(
+      [...XRAY, "bedrock:InvokeModel", "dynamodb:GetItem", "dynamodb:UpdateItem", "s3:GetObject", "s3:PutObject"].sort(),
+    );
+    const correctInvoke = statementsOf(prod.template, roleOf(prod.stack.functions.correct)).find(
+      (s) => s.Action === "bedrock:InvokeModel",
+    );
+    expect(statements.find((s) => s.Action === "bedrock:InvokeModel")).toEqual(correctInvoke);
+  });
+
+  it("only correct and judge can read the API key (anthropic) or invoke the model (bedrock)", () => {
+    const modelCallers = (env: typeof dev, action: string) =>
+      Object.values(env.template.findResources("AWS::IAM::Policy"))
+        .filter((p) =>
+          actionsOf(
+            (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
+              .Statement,
+          ).includes(action),
+        )
+        .flatMap((p) => (p as { Properties: { Roles: { Ref: string }[] } }).Properties.Roles.map((r) => r.Ref))
+        .sort();
+    const callersIn = (env: typeof dev) =>
+      [env.stack.functions.correct, env.stack.functions.judge].map(roleOf).sort();
+    expect(modelCallers(dev, "secretsmanager:GetSecretValue")).toEqual(callersIn(dev));
+    expect(modelCallers(dev, "bedrock:InvokeModel")).toEqual([]);
+    expect(modelCallers(prod, "bedrock:InvokeModel")).toEqual(callersIn(prod));
+    expect(modelCallers(prod, "secretsmanager:GetSecretValue")).toEqual([]);
+  });
+
   it("revalidate: the run's items and runs/ — no secret, no model", () => {
     const statements = statementsOf(template, roleOf(stack.functions.revalidate));
     expect(actionsOf(statements)).toEqual(
@@ -126,19 +177,20 @@ describe("least-privilege IAM per function", () => {
     });
   });
 
-  it("state machine: invoke the three functions, UpdateItem, PutEvents, copy runs/ → results/", () => {
+  it("state machine: invoke the four functions, UpdateItem, PutEvents, copy runs/ → results/", () => {
     const role = stack.workflow.stateMachine.role;
     const statements = statementsOf(template, logicalId(role));
+    const { validate, correct, revalidate, judge } = stack.functions;
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: "lambda:InvokeFunction",
         Resource: expect.arrayContaining(
-          [stack.functions.validate, stack.functions.correct, stack.functions.revalidate].map((fn) => ({
-            "Fn::GetAtt": [logicalId(fn), "Arn"],
-          })),
+          [validate, correct, revalidate, judge].map((fn) => ({ "Fn::GetAtt": [logicalId(fn), "Arn"] })),
         ),
       }),
     );
+    const model = actionsOf(statements).filter((a) => a.startsWith("secretsmanager:") || a.startsWith("bedrock:"));
+    expect(model).toEqual([]);
     expect(statements).toContainEqual(expect.objectContaining({ Action: "dynamodb:UpdateItem" }));
     expect(statements).toContainEqual(
       expect.objectContaining({
@@ -167,7 +219,8 @@ describe("least-privilege IAM per function", () => {
   });
 
   it("runs Node.js 22 on ARM64 with X-Ray and the documented environment", () => {
-    for (const fn of [stack.functions.validate, stack.functions.correct, stack.functions.revalidate]) {
+    const { validate, correct, revalidate, judge } = stack.functions;
+    for (const fn of [validate, correct, revalidate, judge]) {
       const props = template.toJSON().Resources[logicalId(fn)].Properties;
       expect(props).toMatchObject({
         Runtime: "nodejs22.x",
@@ -194,10 +247,26 @@ describe("least-privilege IAM per function", () => {
       });
       expect(JSON.parse(props.Environment.Variables.DEPLOYMENT_CONFIG)).toEqual(environments.dev.deployment);
     }
-    const timeouts = [stack.functions.validate, stack.functions.correct, stack.functions.revalidate].map(
+    const timeouts = [validate, correct, revalidate, judge].map(
       (fn) => template.toJSON().Resources[logicalId(fn)].Properties.Timeout,
     );
-    expect(timeouts).toEqual([60, 300, 60]);
+    expect(timeouts).toEqual([60, 300, 60, 300]);
+  });
+
+  it("gives the model steps the model settings, and validate the provider alone to know one is configured", () => {
+    const variables = (fn: IFunction) =>
+      template.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables as Record<string, unknown>;
+    const { validate, correct, judge } = stack.functions;
+    const model = {
+      MODEL_PROVIDER: environments.dev.model.provider,
+      MODEL_ID: environments.dev.model.id,
+      ANTHROPIC_SECRET_ARN: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+    };
+    expect(variables(correct)).toMatchObject(model);
+    expect(variables(judge)).toMatchObject(model);
+    expect(variables(judge)).toEqual(variables(correct));
+    // modelAvailable comes from MODEL_PROVIDER; the key's ARN is there for the environment schema only.
+    expect(variables(validate)).toMatchObject({ MODEL_PROVIDER: environments.dev.model.provider });
   });
 });
 
