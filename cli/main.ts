@@ -10,13 +10,13 @@ import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
-import { loadPackFile } from "../shared/packs/declarative.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { jsonLine, resultsTable, runsTable, timeline } from "./format.js";
 import { collectDrafts, type DraftSource, splitFile, UsageError } from "./inputs.js";
 import { chooseModel } from "./model.js";
+import { loadPacks } from "./packs.js";
 
 interface GlobalOptions {
   dataDir: string;
@@ -69,7 +69,7 @@ async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; q
   if (!extra.quiet) say(choice.description);
   const deployment = await deploymentConfig(opts, extra.maxAttempts);
   const packs: AnyPack[] = [];
-  for (const file of opts.pack ?? []) packs.push(await loadPackFile(file));
+  for (const file of opts.pack ?? []) packs.push(...(await loadPacks(file)));
   // Validate the whole configuration (overrides naming real rules) before any draft runs.
   new PackRegistry(deployment, [...builtinPacks, ...packs]);
   const dataDir = resolve(opts.dataDir);
@@ -169,7 +169,10 @@ function program(): Command {
     .option("--model <id>", "model id for anthropic or bedrock")
     .option("--record <file>", "record the live model's answers into a cassette file")
     .option("--config <file>", "deployment config JSON: loop limits, caps, per-kind rule overrides")
-    .option("--pack <file...>", "extra declarative pack files (JSON) to register")
+    .option(
+      "--pack <file...>",
+      "extra packs to register: declarative files (JSON) or TypeScript/JavaScript modules",
+    )
     .showHelpAfterError()
     .addHelpText(
       "after",

@@ -134,7 +134,9 @@ describe("observability", () => {
 
   it("graphs errors, throttles and duration of every function, the judge included", () => {
     const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
-    const body = JSON.stringify((dashboard as { Properties: { DashboardBody: unknown } }).Properties.DashboardBody);
+    const body = JSON.stringify(
+      (dashboard as { Properties: { DashboardBody: unknown } }).Properties.DashboardBody,
+    );
     const { validate, correct, revalidate, judge } = stack.functions;
     for (const fn of [validate, correct, revalidate, judge]) {
       expect(body).toContain(JSON.stringify({ Ref: logicalId(fn) }));

@@ -108,7 +108,14 @@ describe("least-privilege IAM per function", () => {
   it("judge: reads the run, adds its tokens, runs/ to read and write, plus the API key (anthropic)", () => {
     const statements = statementsOf(template, roleOf(stack.functions.judge));
     expect(actionsOf(statements)).toEqual(
-      [...XRAY, "dynamodb:GetItem", "dynamodb:UpdateItem", "s3:GetObject", "s3:PutObject", ...SECRET_READ].sort(),
+      [
+        ...XRAY,
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "s3:PutObject",
+        ...SECRET_READ,
+      ].sort(),
     );
     expect(statements).toContainEqual(
       expect.objectContaining({ Action: ["dynamodb:GetItem", "dynamodb:UpdateItem"], Resource: tableArn }),
@@ -130,7 +137,14 @@ describe("least-privilege IAM per function", () => {
   it("judge on Bedrock: InvokeModel on the configured model only, no secret", () => {
     const statements = statementsOf(prod.template, roleOf(prod.stack.functions.judge));
     expect(actionsOf(statements)).toEqual(
-      [...XRAY, "bedrock:InvokeModel", "dynamodb:GetItem", "dynamodb:UpdateItem", "s3:GetObject", "s3:PutObject"].sort(),
+      [
+        ...XRAY,
+        "bedrock:InvokeModel",
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "s3:PutObject",
+      ].sort(),
     );
     const correctInvoke = statementsOf(prod.template, roleOf(prod.stack.functions.correct)).find(
       (s) => s.Action === "bedrock:InvokeModel",
@@ -147,7 +161,9 @@ describe("least-privilege IAM per function", () => {
               .Statement,
           ).includes(action),
         )
-        .flatMap((p) => (p as { Properties: { Roles: { Ref: string }[] } }).Properties.Roles.map((r) => r.Ref))
+        .flatMap((p) =>
+          (p as { Properties: { Roles: { Ref: string }[] } }).Properties.Roles.map((r) => r.Ref),
+        )
         .sort();
     const callersIn = (env: typeof dev) =>
       [env.stack.functions.correct, env.stack.functions.judge].map(roleOf).sort();
@@ -189,7 +205,9 @@ describe("least-privilege IAM per function", () => {
         ),
       }),
     );
-    const model = actionsOf(statements).filter((a) => a.startsWith("secretsmanager:") || a.startsWith("bedrock:"));
+    const model = actionsOf(statements).filter(
+      (a) => a.startsWith("secretsmanager:") || a.startsWith("bedrock:"),
+    );
     expect(model).toEqual([]);
     expect(statements).toContainEqual(expect.objectContaining({ Action: "dynamodb:UpdateItem" }));
     expect(statements).toContainEqual(

@@ -1,11 +1,17 @@
 /**
  * Runs the synthesized ASL itself in aws-local-stepfunctions, with stub tasks standing in for the
- * Lambdas and direct integrations: the Choice conditions, the counter, Retry and Catch behave as the
- * route()/correctDraft() mirror in shared/loop/run.ts says they should. (The real handlers against
+ * Lambdas and direct integrations: the Choice conditions, the counters, Retry and Catch behave as the
+ * route()/routeAfterJudge()/correctDraft() mirror in shared/loop/run.ts says they should. (The real handlers against
  * local stores are the local runtime's tests.)
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { StateNames } from "../../infra/state-names.js";
+import {
+  ANNOUNCE_STATES,
+  type LAMBDA_STATES,
+  PUBLISH_STATES,
+  RECORD_STATES,
+  StateNames,
+} from "../../infra/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
 import type { LoopState } from "../../shared/loop/state.js";
 import { getAsl } from "./asl.js";
@@ -79,10 +85,20 @@ class NamedError extends Error {
   }
 }
 
+type Step = (state: LoopState, call: number) => LoopState;
+
+/**
+ * Stand-ins for the Lambdas; `call` counts the calls of that state (retries included), from 1.
+ * CorrectLogic and RevalidateLogic invoke the same functions as CorrectExecution and Revalidate, so
+ * they default to the same stubs.
+ */
 interface Stubs {
   validate: () => LoopState;
-  correct?: (state: LoopState, call: number) => LoopState;
-  revalidate?: (state: LoopState, call: number) => LoopState;
+  correct?: Step;
+  revalidate?: Step;
+  judge?: Step;
+  correctLogic?: Step;
+  revalidateLogic?: Step;
 }
 
 /** Runs the ASL once; every task call is recorded with its effective input. */
@@ -99,22 +115,24 @@ async function run(stubs: Stubs) {
     calls.push({ state, input });
     return {};
   };
+  const same: Step = (s) => s;
+  const lambdas: Record<(typeof LAMBDA_STATES)[number], Step> = {
+    [StateNames.Validate]: () => stubs.validate(),
+    [StateNames.CorrectExecution]: stubs.correct ?? same,
+    [StateNames.Revalidate]: stubs.revalidate ?? same,
+    [StateNames.Judge]: stubs.judge ?? same,
+    [StateNames.CorrectLogic]: stubs.correctLogic ?? stubs.correct ?? same,
+    [StateNames.RevalidateLogic]: stubs.revalidateLogic ?? stubs.revalidate ?? same,
+  };
   const taskResourceLocalHandlers = {
-    [StateNames.Validate]: lambda(StateNames.Validate, () => stubs.validate()),
-    [StateNames.CorrectExecution]: lambda(StateNames.CorrectExecution, stubs.correct ?? ((s) => s)),
-    [StateNames.Revalidate]: lambda(StateNames.Revalidate, stubs.revalidate ?? ((s) => s)),
+    ...Object.fromEntries(Object.entries(lambdas).map(([name, fn]) => [name, lambda(name, fn)])),
     ...Object.fromEntries(
-      [
-        StateNames.PublishCorrectedDraft,
-        StateNames.PublishBestDraft,
-        StateNames.MarkValidated,
-        StateNames.MarkNeedsReview,
-        StateNames.RecordFailure,
-        StateNames.AnnounceValidated,
-        StateNames.AnnounceNeedsReview,
-      ].map((name) => [name, record(name)]),
+      [...PUBLISH_STATES, ...RECORD_STATES, ...ANNOUNCE_STATES].map((name) => [name, record(name)]),
     ),
   };
+  // A Task state without a stand-in would call AWS.
+  const tasks = Object.entries(asl.States).filter(([, state]) => state.Type === "Task");
+  expect(Object.keys(taskResourceLocalHandlers).sort()).toEqual(tasks.map(([name]) => name).sort());
   const machine = new StateMachine(asl as never);
   const now = new Date().toISOString();
   const execution = machine.run({ draft: { id: "draft-1" } }, {
@@ -142,17 +160,38 @@ const stillErrors = (s: LoopState): LoopState => ({ ...s, verdict: { ...s.verdic
 const fixed = (s: LoopState): LoopState => ({ ...s, verdict: { ...s.verdict, errors: 0 } });
 const updateValues = (input: Record<string, unknown>) =>
   input.ExpressionAttributeValues as Record<string, unknown>;
+const inputOf = (calls: { state: string; input: Record<string, unknown> }[], state: string) =>
+  calls.find((c) => c.state === state)?.input ?? {};
 
-describe("the synthesized workflow, executed", () => {
+/** A clean draft with the judge turned on; the logic budget allows `maxLogicAttempts` fixes. */
+const judged = (maxLogicAttempts = 1): LoopState =>
+  loopState(
+    {
+      judge: { enabled: true, rounds: 0, blocking: 0, failed: false },
+      limits: { ...loopState().limits, maxLogicAttempts },
+    },
+    0,
+  );
+/** What the judge Lambda returns after one more round with `blocking` findings that block. */
+const judgeRound =
+  (blocking: number, failed = false): Step =>
+  (s) => ({
+    ...s,
+    phase: blocking > 0 ? "logic" : s.phase,
+    judge: { enabled: true, rounds: s.judge.rounds + 1, blocking, failed, reportRef: "judge.json" },
+  });
+const VALIDATED_PATH = [
+  StateNames.PublishCorrectedDraft,
+  StateNames.MarkValidated,
+  StateNames.AnnounceValidated,
+];
+const REVIEW_PATH = [StateNames.PublishBestDraft, StateNames.MarkNeedsReview, StateNames.AnnounceNeedsReview];
+
+describe("the synthesized workflow, executed: the execution phase", () => {
   it("publishes, records and announces a draft that is clean at once, without a correction", async () => {
     const { states, calls, error } = await run({ validate: () => loopState({}, 0) });
     expect(error).toBeUndefined();
-    expect(states).toEqual([
-      StateNames.Validate,
-      StateNames.PublishCorrectedDraft,
-      StateNames.MarkValidated,
-      StateNames.AnnounceValidated,
-    ]);
+    expect(states).toEqual([StateNames.Validate, ...VALIDATED_PATH]);
     expect(calls[0]?.input).toMatchObject({
       Payload: { runId: RUN_ID, input: { draft: { id: "draft-1" } } },
     });
@@ -209,7 +248,115 @@ describe("the synthesized workflow, executed", () => {
     expect(count(StateNames.CorrectExecution)).toBe(0);
     expect(output.reason).toBe("max_attempts");
   });
+});
 
+describe("the synthesized workflow, executed: the logic phase", () => {
+  it("runs no judge when it is off, or when no model is configured", async () => {
+    for (const state of [loopState({}, 0), { ...judged(), modelAvailable: false }]) {
+      const { states, error } = await run({ validate: () => state, judge: judgeRound(1) });
+      expect(error).toBeUndefined();
+      expect(states).toEqual([StateNames.Validate, ...VALIDATED_PATH]);
+    }
+  });
+
+  it("validates a clean draft the judge passes", async () => {
+    const { states, output, error, calls } = await run({ validate: () => judged(), judge: judgeRound(0) });
+    expect(error).toBeUndefined();
+    expect(states).toEqual([StateNames.Validate, StateNames.Judge, ...VALIDATED_PATH]);
+    expect(inputOf(calls, StateNames.Judge)).toMatchObject({
+      Payload: { runId: RUN_ID, judge: { rounds: 0 } },
+    });
+    expect(output.reason).toBeUndefined();
+    expect(output.judge).toMatchObject({ rounds: 1, blocking: 0 });
+  });
+
+  it("validates when the judge's findings are below the threshold, even with no logic budget left", async () => {
+    // Reached from NextStep? after an execution fix; blocking 0 is checked before the logic budget.
+    const { states, output } = await run({
+      validate: () => ({ ...judged(0), verdict: { ...judged().verdict, errors: 1 } }),
+      revalidate: fixed,
+      judge: judgeRound(0),
+    });
+    expect(states).toEqual([
+      StateNames.Validate,
+      StateNames.CorrectExecution,
+      StateNames.Revalidate,
+      StateNames.Judge,
+      ...VALIDATED_PATH,
+    ]);
+    expect(output.counters).toEqual({ execution: 1, logic: 0 });
+  });
+
+  it("makes one logic correction, counted apart, then validates when the judge passes", async () => {
+    const { states, output, calls } = await run({
+      validate: () => judged(),
+      judge: (s, call) => judgeRound(call === 1 ? 2 : 0)(s, call),
+    });
+    expect(states).toEqual([
+      StateNames.Validate,
+      StateNames.Judge,
+      StateNames.CorrectLogic,
+      StateNames.RevalidateLogic,
+      StateNames.Judge,
+      ...VALIDATED_PATH,
+    ]);
+    // CountLogicAttempt runs between the fix and its re-validation.
+    expect(inputOf(calls, StateNames.CorrectLogic)).toMatchObject({ Payload: { counters: { logic: 0 } } });
+    expect(inputOf(calls, StateNames.RevalidateLogic)).toMatchObject({
+      Payload: { counters: { execution: 0, logic: 1 } },
+    });
+    expect(output.counters).toEqual({ execution: 0, logic: 1 });
+    expect(output.reason).toBeUndefined();
+  });
+
+  it("goes to review with logic_unresolved when the critical findings outlive the logic budget", async () => {
+    const { states, count, output, calls } = await run({ validate: () => judged(1), judge: judgeRound(1) });
+    expect(count(StateNames.Judge)).toBe(2);
+    expect(count(StateNames.CorrectLogic)).toBe(1);
+    expect(output.counters).toEqual({ execution: 0, logic: 1 });
+    expect(output.reason).toBe("logic_unresolved");
+    expect(states.slice(-3)).toEqual(REVIEW_PATH);
+    expect(updateValues(inputOf(calls, StateNames.MarkNeedsReview))).toMatchObject({
+      ":reason": { S: "logic_unresolved" },
+    });
+  });
+
+  it("re-runs the execution loop when a logic fix breaks the format, then judges again", async () => {
+    const { states, output } = await run({
+      validate: () => ({ ...judged(1), limits: { ...judged(1).limits, maxAttempts: 1 } }),
+      judge: (s, call) => judgeRound(call === 1 ? 1 : 0)(s, call),
+      revalidateLogic: stillErrors,
+      revalidate: fixed,
+    });
+    expect(states).toEqual([
+      StateNames.Validate,
+      StateNames.Judge,
+      StateNames.CorrectLogic,
+      StateNames.RevalidateLogic,
+      StateNames.CorrectExecution,
+      StateNames.Revalidate,
+      StateNames.Judge,
+      ...VALIDATED_PATH,
+    ]);
+    expect(output.counters).toEqual({ execution: 1, logic: 1 });
+  });
+
+  it("goes to review with logic_unresolved when the judge gave no usable verdict", async () => {
+    const { states, count, output, calls } = await run({
+      validate: () => judged(),
+      judge: judgeRound(0, true),
+    });
+    // failed is checked before blocking: an unusable answer is not a pass.
+    expect(count(StateNames.CorrectLogic)).toBe(0);
+    expect(output.reason).toBe("logic_unresolved");
+    expect(states).toEqual([StateNames.Validate, StateNames.Judge, ...REVIEW_PATH]);
+    expect(updateValues(inputOf(calls, StateNames.MarkNeedsReview))).toMatchObject({
+      ":reason": { S: "logic_unresolved" },
+    });
+  });
+});
+
+describe("the synthesized workflow, executed: retries and failures", () => {
   it("retries a rate-limited model call and carries on", async () => {
     const { count, states, error } = await run({
       validate: () => loopState(),
@@ -224,21 +371,38 @@ describe("the synthesized workflow, executed", () => {
     expect(states.at(-1)).toBe(StateNames.AnnounceValidated);
   });
 
-  it("gives up on a transient error after the retries, recording the failure", async () => {
-    const { count, error } = await run({
+  it("retries a rate-limited judge the same way", async () => {
+    const { count, states, error } = await run({
+      validate: () => judged(),
+      judge: (s, call) => {
+        if (call < 3) throw new NamedError(ErrorNames.ModelRateLimited);
+        return judgeRound(0)(s, call);
+      },
+    });
+    expect(error).toBeUndefined();
+    expect(count(StateNames.Judge)).toBe(3);
+    expect(states.at(-1)).toBe(StateNames.AnnounceValidated);
+  });
+
+  it("gives up on a transient error after the retries, recording a model failure", async () => {
+    const { count, calls, error } = await run({
       validate: () => loopState(),
       correct: () => {
         throw new NamedError(ErrorNames.ModelOverloaded, "overloaded");
       },
     });
     expect(count(StateNames.CorrectExecution)).toBe(5);
-    expect(count(StateNames.RecordFailure)).toBe(1);
+    expect(count(StateNames.RecordModelFailure)).toBe(1);
+    expect(count(StateNames.RecordFailure)).toBe(0);
+    expect(updateValues(inputOf(calls, StateNames.RecordModelFailure))).toMatchObject({
+      ":reason": { S: "model_error" },
+    });
     // CorrectionFailed re-raises the original error: its name and cause.
     expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.ModelOverloaded);
     expect(error?.message).toContain("overloaded");
   });
 
-  it("does not retry a terminal model error; the run record says why", async () => {
+  it("does not retry a terminal model error; the run record says it is the model's", async () => {
     const { count, calls, error } = await run({
       validate: () => loopState(),
       correct: () => {
@@ -246,24 +410,58 @@ describe("the synthesized workflow, executed", () => {
       },
     });
     expect(count(StateNames.CorrectExecution)).toBe(1);
-    const record = calls.find((c) => c.state === StateNames.RecordFailure)?.input ?? {};
+    expect(count(StateNames.RecordFailure)).toBe(0);
+    const record = inputOf(calls, StateNames.RecordModelFailure);
     expect(record).toMatchObject({ Key: { pk: { S: `RUN#${RUN_ID}` } } });
     expect(updateValues(record)).toMatchObject({
       ":status": { S: "failed" },
-      ":reason": { S: "system_error" },
+      ":reason": { S: "model_error" },
       ":message": { S: `${ErrorNames.ModelRequestFailed}: 401 invalid x-api-key` },
     });
     expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.ModelRequestFailed);
   });
 
-  it("records a Validate crash against the execution's run id", async () => {
+  it("records a judge without a model as a model failure", async () => {
+    const { count, calls, error } = await run({
+      validate: () => judged(),
+      judge: () => {
+        throw new NamedError(ErrorNames.ModelNotConfigured, "the judge needs a model");
+      },
+    });
+    expect(count(StateNames.Judge)).toBe(1);
+    expect(updateValues(inputOf(calls, StateNames.RecordModelFailure))).toMatchObject({
+      ":reason": { S: "model_error" },
+    });
+    expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.ModelNotConfigured);
+  });
+
+  it("records a system failure in the logic phase as system_error, not as the model's", async () => {
+    const { count, calls, error } = await run({
+      validate: () => judged(),
+      judge: judgeRound(1),
+      revalidateLogic: () => {
+        throw new NamedError(ErrorNames.BlobNotFound, "blob runs/run-1/attempts/1/draft.json not found");
+      },
+    });
+    expect(count(StateNames.RevalidateLogic)).toBe(1);
+    expect(count(StateNames.RecordModelFailure)).toBe(0);
+    expect(updateValues(inputOf(calls, StateNames.RecordFailure))).toMatchObject({
+      ":status": { S: "failed" },
+      ":reason": { S: "system_error" },
+      ":message": { S: `${ErrorNames.BlobNotFound}: blob runs/run-1/attempts/1/draft.json not found` },
+    });
+    expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.BlobNotFound);
+  });
+
+  it("records a Validate crash against the execution's run id, as a system failure", async () => {
     const { calls, error } = await run({
       validate: () => {
         throw new NamedError("StoreRequestFailedError", "table missing");
       },
     });
-    const record = calls.find((c) => c.state === StateNames.RecordFailure)?.input ?? {};
+    const record = inputOf(calls, StateNames.RecordFailure);
     expect(record).toMatchObject({ Key: { pk: { S: `RUN#${RUN_ID}` } } });
+    expect(updateValues(record)).toMatchObject({ ":reason": { S: "system_error" } });
     expect((error?.cause as Error | undefined)?.name).toBe("StoreRequestFailedError");
   });
 });

@@ -20,7 +20,7 @@ import {
   BlobNotFoundError,
   CassetteExhaustedError,
   ErrorNames,
-  ModelError,
+  type ModelError,
   ModelNotConfiguredError,
   ModelOverloadedError,
   ModelRateLimitedError,
@@ -147,29 +147,28 @@ describe("correction workflow: Lambda steps", () => {
     expect(countLogic.ResultPath).toBe("$.counters");
   });
 
-  it.each([
-    StateNames.CorrectExecution,
-    StateNames.Judge,
-    StateNames.CorrectLogic,
-  ])("%s retries the transient model errors with backoff and full jitter, and nothing else of the model's", (name) => {
-    const [modelRetry] = retriesOf(name);
-    expect(modelRetry).toEqual({
-      ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
-      IntervalSeconds: 2,
-      BackoffRate: 2,
-      MaxAttempts: 4,
-      MaxDelaySeconds: 60,
-      JitterStrategy: "FULL",
-    });
-    const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
-    expect(retried).not.toContain("States.ALL");
-    expect(retried).not.toContain("States.TaskFailed");
-    expect(retried).not.toContain(ErrorNames.ModelRequestFailed);
-    expect(retried).not.toContain(ErrorNames.ModelNotConfigured);
-    // Lambda's own hiccups are retried too, after the model's.
-    expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
-    for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
-  });
+  it.each([StateNames.CorrectExecution, StateNames.Judge, StateNames.CorrectLogic])(
+    "%s retries the transient model errors with backoff and full jitter, and nothing else of the model's",
+    (name) => {
+      const [modelRetry] = retriesOf(name);
+      expect(modelRetry).toEqual({
+        ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
+        IntervalSeconds: 2,
+        BackoffRate: 2,
+        MaxAttempts: 4,
+        MaxDelaySeconds: 60,
+        JitterStrategy: "FULL",
+      });
+      const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
+      expect(retried).not.toContain("States.ALL");
+      expect(retried).not.toContain("States.TaskFailed");
+      expect(retried).not.toContain(ErrorNames.ModelRequestFailed);
+      expect(retried).not.toContain(ErrorNames.ModelNotConfigured);
+      // Lambda's own hiccups are retried too, after the model's.
+      expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
+      for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
+    },
+  );
 
   it("retries no model error on the steps that never call the model", () => {
     for (const name of [StateNames.Validate, StateNames.Revalidate, StateNames.RevalidateLogic]) {
@@ -268,10 +267,11 @@ describe("correction workflow: routing", () => {
   });
 
   it("ClassifyFailure? records every model failure as model_error, anything else as system_error", () => {
-    const [rule, ...others] = choicesOf(asl, StateNames.ClassifyFailure);
-    expect(others).toEqual([]);
-    expect(rule?.Next).toBe(StateNames.RecordModelFailure);
-    const matched = (rule?.Or as { Variable: string; StringEquals: string }[]).map((c) => {
+    const rules = choicesOf(asl, StateNames.ClassifyFailure);
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.Next).toBe(StateNames.RecordModelFailure);
+    const or = (rules[0]?.Or ?? []) as { Variable: string; StringEquals: string }[];
+    const matched = or.map((c) => {
       expect(c.Variable).toBe("$.error.Error");
       return c.StringEquals;
     });
@@ -442,7 +442,11 @@ describe("correction workflow: outcomes through direct integrations", () => {
     for (const name of [StateNames.RecordModelFailure, StateNames.RecordFailure]) {
       expect(stateOf(asl, name).Next).toBe(StateNames.CorrectionFailed);
       expect(catchesOf(name)).toEqual([
-        { ErrorEquals: ["States.ALL"], ResultPath: "$.recordFailureError", Next: StateNames.CorrectionFailed },
+        {
+          ErrorEquals: ["States.ALL"],
+          ResultPath: "$.recordFailureError",
+          Next: StateNames.CorrectionFailed,
+        },
       ]);
     }
     expect(stateOf(asl, StateNames.CorrectionFailed)).toMatchObject({
