@@ -2,7 +2,7 @@ import { LoopStateSchema } from "../shared/loop/state.js";
 import { judgeStep } from "../shared/loop/steps.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
-import { MetricUnit, metrics } from "./lib/observability.js";
+import { emitSpendMetrics, MetricUnit, metrics } from "./lib/observability.js";
 
 /** λ judge: the logic phase's LLM judge (Judge state). */
 export function createJudgeHandler(getDeps: DepsProvider) {
@@ -14,6 +14,7 @@ export function createJudgeHandler(getDeps: DepsProvider) {
       metrics.addDimension("kind", next.kind);
       metrics.addMetric("JudgeRounds", MetricUnit.Count, 1);
       metrics.addMetric("JudgeBlockingFindings", MetricUnit.Count, next.judge.blocking);
+      emitSpendMetrics(state, next);
       return next;
     },
     getDeps,

@@ -17,6 +17,11 @@ export function withRunKeys(state: Pick<LoopState, "runId" | "draftId" | "kind">
 export function emitAttemptMetrics(before: LoopState, after: LoopState): void {
   metrics.addDimension("kind", after.kind);
   metrics.addMetric("CorrectionAttempts", MetricUnit.Count, 1);
+  emitSpendMetrics(before, after);
+}
+
+/** Tokens and cost spent between two states (a correction, or a judge round). */
+export function emitSpendMetrics(before: LoopState, after: LoopState): void {
   metrics.addMetric("InputTokens", MetricUnit.Count, after.tokens.input - before.tokens.input);
   metrics.addMetric("OutputTokens", MetricUnit.Count, after.tokens.output - before.tokens.output);
   metrics.addMetric("CacheReadTokens", MetricUnit.Count, after.tokens.cacheRead - before.tokens.cacheRead);

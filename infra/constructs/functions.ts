@@ -42,7 +42,7 @@ export interface FunctionsProps {
 }
 
 /**
- * The three Lambda handlers the state machine chains, each with its own log group and a role that
+ * The four Lambda handlers the state machine chains, each with its own log group and a role that
  * can do what its step does and nothing else.
  */
 export class Functions extends Construct {
@@ -82,8 +82,8 @@ export class Functions extends Construct {
       environment: Record<string, string>,
     ) => this.nodeFunction(name, description, timeout, environment, config);
 
-    // Validate decides `modelAvailable` from whether a model client can be built, so it carries the
-    // model settings (and, for anthropic, reads the key at cold start) although it never calls the model.
+    // Validate learns from MODEL_PROVIDER whether a model is configured (`modelAvailable`); it
+    // carries the model settings so the environment check passes, but never reads the key.
     this.validate = make(
       "validate",
       "Load, reject or register, repair and check a draft (attempt 0)",

@@ -130,14 +130,19 @@ export class Observability extends Construct {
       Failed: outcome("Failed"),
     };
 
-    const revalidateLogs = props.functions.revalidate.logGroup;
-    new MetricFilter(this, "TotalCostFilter", {
-      logGroup: revalidateLogs,
-      filterPattern: FilterPattern.numberValue("$.CostMicroUsd", ">=", 0),
-      metricNamespace: METRIC_NAMESPACE,
-      metricName: TOTAL_COST_METRIC,
-      metricValue: "$.CostMicroUsd",
-    });
+    // Spend happens in two places: corrections (counted when revalidated) and judge rounds.
+    for (const [id, fn] of [
+      ["TotalCostFilter", props.functions.revalidate],
+      ["JudgeCostFilter", props.functions.judge],
+    ] as const) {
+      new MetricFilter(this, id, {
+        logGroup: fn.logGroup,
+        filterPattern: FilterPattern.numberValue("$.CostMicroUsd", ">=", 0),
+        metricNamespace: METRIC_NAMESPACE,
+        metricName: TOTAL_COST_METRIC,
+        metricValue: "$.CostMicroUsd",
+      });
+    }
     const costUsd = (period: Duration) =>
       new MathExpression({
         expression: "FILL(micro, 0) / 1000000",

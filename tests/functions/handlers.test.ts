@@ -49,14 +49,12 @@ describe("handlers against aws-sdk-client-mock: error paths keep names the state
   });
 
   it("reports any other DynamoDB failure as StoreRequestFailedError (not retried)", async () => {
-    ddb
-      .on(PutCommand)
-      .rejects(
-        Object.assign(new Error("no such table"), {
-          name: "ResourceNotFoundException",
-          $metadata: { httpStatusCode: 400 },
-        }),
-      );
+    ddb.on(PutCommand).rejects(
+      Object.assign(new Error("no such table"), {
+        name: "ResourceNotFoundException",
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
     const handler = createValidateHandler(async () => deps());
     await expect(handler({ runId: "r1", input: { draft: DRAFT_WITH_ERRORS } })).rejects.toMatchObject({
       name: "StoreRequestFailedError",

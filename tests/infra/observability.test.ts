@@ -99,18 +99,21 @@ describe("observability", () => {
     }
   });
 
-  it("sums model cost from revalidate's EMF lines", () => {
-    template.hasResourceProperties("AWS::Logs::MetricFilter", {
-      LogGroupName: { Ref: Match.stringLikeRegexp("revalidateLogs") },
-      MetricTransformations: [
-        Match.objectLike({
-          MetricNamespace: METRIC_NAMESPACE,
-          MetricName: TOTAL_COST_METRIC,
-          MetricValue: "$.CostMicroUsd",
-        }),
-      ],
-    });
-  });
+  it.each(["revalidateLogs", "judgeLogs"])(
+    "sums model cost from the EMF lines in %s (corrections and judge rounds)",
+    (logs) => {
+      template.hasResourceProperties("AWS::Logs::MetricFilter", {
+        LogGroupName: { Ref: Match.stringLikeRegexp(logs) },
+        MetricTransformations: [
+          Match.objectLike({
+            MetricNamespace: METRIC_NAMESPACE,
+            MetricName: TOTAL_COST_METRIC,
+            MetricValue: "$.CostMicroUsd",
+          }),
+        ],
+      });
+    },
+  );
 
   it("has a dashboard with outcomes, review rate, attempts, tokens and cost", () => {
     const dashboards = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));

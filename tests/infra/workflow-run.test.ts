@@ -101,16 +101,18 @@ interface Stubs {
   revalidateLogic?: Step;
 }
 
+const MAX_TASK_CALLS = 50;
+
 /** Runs the ASL once; every task call is recorded with its effective input. */
 async function run(stubs: Stubs) {
   const calls: { state: string; input: Record<string, unknown> }[] = [];
   const count = (state: string) => calls.filter((c) => c.state === state).length;
-  const lambda =
-    (state: string, fn: (payload: LoopState, call: number) => LoopState) =>
-    async (input: Record<string, unknown>) => {
-      calls.push({ state, input });
-      return { StatusCode: 200, Payload: fn(input.Payload as LoopState, count(state)) };
-    };
+  const lambda = (state: string, fn: Step) => async (input: Record<string, unknown>) => {
+    calls.push({ state, input });
+    // A loop the Choices fail to bound would spin forever without yielding to the test's timeout.
+    if (calls.length > MAX_TASK_CALLS) throw new Error(`more than ${MAX_TASK_CALLS} task calls`);
+    return { StatusCode: 200, Payload: fn(input.Payload as LoopState, count(state)) };
+  };
   const record = (state: string) => async (input: Record<string, unknown>) => {
     calls.push({ state, input });
     return {};
@@ -153,6 +155,7 @@ async function run(stubs: Stubs) {
   } catch (e) {
     error = e as Error;
   }
+  expect(calls.length, "the Choices let the loop run on").toBeLessThanOrEqual(MAX_TASK_CALLS + 3);
   return { output: output as LoopState, error, calls, count, states: calls.map((c) => c.state) };
 }
 
