@@ -8,11 +8,11 @@ import { readEnv } from "../../functions/lib/env.js";
 import { createRevalidateHandler } from "../../functions/revalidate.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
-import type { LoopState } from "../../shared/loop/state.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";
+import { loopState } from "../fixtures/loop-state.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer } from "../loop/harness.js";
 
@@ -86,16 +86,7 @@ describe("handlers against aws-sdk-client-mock: error paths keep names the state
       responses: [{ draftId: DRAFT_WITH_ERRORS.id, purpose: "correct", error: "rate_limited" }],
     });
     const handler = createCorrectHandler(async () => ({ ...memory, model }));
-    const state = {
-      ...minimalState(),
-      best: {
-        attempt: 0,
-        draftRef: "runs/r/attempts/0/draft.json",
-        reportRef: "runs/r/attempts/0/report.json",
-        errors: 1,
-        score: 0.5,
-      },
-    };
+    const state = loopState({ draftId: DRAFT_WITH_ERRORS.id }, 1, "r");
     await expect(handler(state)).rejects.toMatchObject({ name: "ModelRateLimitedError" });
   });
 });
@@ -167,42 +158,3 @@ describe("the Lambda environment", () => {
     ).toEqual({ loop: { maxAttempts: 3 } });
   });
 });
-
-function minimalState(): LoopState {
-  return {
-    runId: "r",
-    draftId: DRAFT_WITH_ERRORS.id,
-    kind: "mcq",
-    decision: "correct",
-    phase: "execution",
-    counters: { execution: 0, logic: 0 },
-    limits: {
-      maxAttempts: 2,
-      breakerThreshold: 2,
-      stuckAfter: 2,
-      maxLogicAttempts: 1,
-      maxTokens: 0,
-      maxCostUsd: 0,
-    },
-    modelAvailable: true,
-    verdict: {
-      errors: 1,
-      warnings: 0,
-      score: 0.5,
-      breakerTripped: false,
-      stuck: false,
-      budgetExhausted: false,
-    },
-    best: { attempt: 0, draftRef: "", reportRef: "", errors: 1, score: 0.5 },
-    originalRef: "",
-    initialErrorRules: [],
-    ruleFailures: {},
-    sinceBest: 0,
-    circuitBreakerRules: [],
-    violationsPerAttempt: [1],
-    hints: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    costUsd: 0,
-    judge: { enabled: false, rounds: 0, blocking: 0, failed: false },
-  };
-}

@@ -4,6 +4,7 @@
  * route()/routeAfterJudge()/correctDraft() mirror in shared/loop/run.ts says they should. (The real handlers against
  * local stores are the local runtime's tests.)
  */
+
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   ANNOUNCE_STATES,
@@ -14,6 +15,7 @@ import {
 } from "../../infra/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
 import type { LoopState } from "../../shared/loop/state.js";
+import { loopState } from "../fixtures/loop-state.js";
 import { getAsl } from "./asl.js";
 import { synthesize } from "./synth.js";
 
@@ -38,45 +40,6 @@ beforeAll(async () => {
 });
 
 const RUN_ID = "run-1";
-
-function loopState(overrides: Partial<LoopState> = {}, errors = 2): LoopState {
-  return {
-    runId: RUN_ID,
-    draftId: "draft-1",
-    kind: "mcq",
-    decision: "correct",
-    phase: "execution",
-    counters: { execution: 0, logic: 0 },
-    limits: {
-      maxAttempts: 2,
-      breakerThreshold: 2,
-      stuckAfter: 2,
-      maxLogicAttempts: 1,
-      maxTokens: 0,
-      maxCostUsd: 0,
-    },
-    modelAvailable: true,
-    verdict: { errors, warnings: 0, score: 0.9, breakerTripped: false, stuck: false, budgetExhausted: false },
-    best: {
-      attempt: 0,
-      draftRef: `runs/${RUN_ID}/attempts/0/draft.json`,
-      reportRef: "r",
-      errors,
-      score: 0.9,
-    },
-    originalRef: `runs/${RUN_ID}/original.json`,
-    initialErrorRules: [],
-    ruleFailures: {},
-    sinceBest: 0,
-    circuitBreakerRules: [],
-    violationsPerAttempt: [errors],
-    hints: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    costUsd: 0,
-    judge: { enabled: false, rounds: 0, blocking: 0, failed: false },
-    ...overrides,
-  };
-}
 
 class NamedError extends Error {
   constructor(name: string, message = name) {
