@@ -659,6 +659,10 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   ];
   await deps.runs.updateRun(state.runId, { judgeRef: reportRef, ...(overrides.length && { overrides }) });
   const blocking = classified.blocking.length;
+  // A logic correction is a correction too: the run shows it (idempotent when already correcting).
+  if (blocking > 0 && state.counters.logic < state.limits.maxLogicAttempts) {
+    await deps.runs.setStatus(state.runId, "correcting", report.at);
+  }
   return {
     ...state,
     phase: blocking > 0 ? "logic" : state.phase,

@@ -73,7 +73,7 @@ describe("the logic phase (seeds 000 and 002)", () => {
   });
 
   it("fixes a critical finding with one logic correction, re-running the checks and the judge", async () => {
-    const { deps, model } = makeDeps([
+    const { deps, model, runs } = makeDeps([
       judge([finding()]),
       answer(ID, improved, undefined, {
         analysis: "The vignette did not say PCI was available.",
@@ -111,6 +111,8 @@ describe("the logic phase (seeds 000 and 002)", () => {
       expect.objectContaining({ op: "replace", path: "/content/vignette" }),
     );
     expect(result.finalDraft?.content).toEqual(improved);
+    const run = await runs.getRun(result.runId);
+    expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "correcting", "validated"]);
   });
 
   it("ends in needs_manual_review with logic_unresolved when the logic budget is spent, listing the findings", async () => {
