@@ -104,7 +104,13 @@ export class DynamoRunStore implements RunStore {
     return item && toRun(item);
   }
 
-  async claimContent(contentHash: string, runId: string, now: string, windowMs: number): Promise<string> {
+  async claimContent(
+    contentHash: string,
+    runId: string,
+    now: string,
+    windowMs: number,
+    replaceHolder?: string,
+  ): Promise<string> {
     const nowMs = Date.parse(now);
     if (Number.isNaN(nowMs)) throw new RangeError(`claimContent: "${now}" is not a timestamp`);
     // Staleness is decided by claimedAtMs, never by the claim having expired: dynalite keeps it forever.
@@ -121,9 +127,9 @@ export class DynamoRunStore implements RunStore {
         new PutCommand({
           TableName: this.#table,
           Item: item,
-          ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR #claimedAtMs < :staleBefore OR #runId = :runId`,
+          ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR #claimedAtMs < :staleBefore OR #runId IN (:runId, :replace)`,
           ExpressionAttributeNames: { "#claimedAtMs": "claimedAtMs", "#runId": "runId" },
-          ExpressionAttributeValues: { ":staleBefore": nowMs - windowMs, ":runId": runId },
+          ExpressionAttributeValues: { ":staleBefore": nowMs - windowMs, ":runId": runId, ":replace": replaceHolder ?? runId },
         }),
       );
       if (claimed) return runId;

@@ -288,11 +288,17 @@ export class CorrectionWorkflow extends Construct {
       "logic_unresolved",
       "The judge's critical findings outlived the logic budget (or the judge gave no usable verdict).",
     );
+    const budgetExhausted = stopFor(
+      StateNames.BudgetExhausted,
+      "budget_exhausted",
+      "The run's token or cost budget is spent.",
+    );
     const hasCriticalFindings = new Choice(this, StateNames.HasCriticalFindings, {
       comment: "Only error findings at or above the confidence threshold, not accepted by the draft, block.",
     })
       .when(Condition.booleanEquals("$.judge.failed", true), logicUnresolved)
       .when(Condition.numberEquals("$.judge.blocking", 0), validatedPath)
+      .when(Condition.booleanEquals("$.verdict.budgetExhausted", true), budgetExhausted)
       .when(
         Condition.numberGreaterThanEqualsJsonPath("$.counters.logic", "$.limits.maxLogicAttempts"),
         logicUnresolved,
@@ -358,7 +364,7 @@ export class CorrectionWorkflow extends Construct {
       )
       .when(
         Condition.booleanEquals("$.verdict.budgetExhausted", true),
-        stopFor(StateNames.BudgetExhausted, "budget_exhausted", "The run's token or cost budget is spent."),
+        budgetExhausted,
       )
       .when(attemptsUsedUp, maxAttemptsReached)
       .otherwise(correctExecution);

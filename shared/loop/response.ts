@@ -32,6 +32,14 @@ function fromText(raw: string): unknown {
  * not parse, breaks the output schema, is empty, or touches a protected field is a failed attempt.
  */
 export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
+  // An answer cut off at the output limit is incomplete even when what came back parses.
+  if (response.stopReason === "max_tokens") {
+    return {
+      ok: false,
+      failure: "the answer was cut off at the output token limit (the draft may be too large to rewrite in one answer)",
+      analysis: "",
+    };
+  }
   let candidate = response.output;
   if (candidate === undefined) {
     if (!response.raw?.trim())

@@ -72,6 +72,7 @@ export function routeAfterJudge(state: LoopState): LoopState {
   const { reason: _old, ...rest } = state;
   if (state.judge.failed) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   if (state.judge.blocking === 0) return { ...rest, decision: "validated" };
+  if (state.verdict.budgetExhausted) return { ...rest, decision: "needs_manual_review", reason: "budget_exhausted" };
   if (state.counters.logic >= state.limits.maxLogicAttempts)
     return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   return { ...rest, decision: "correct_logic" };

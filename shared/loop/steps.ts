@@ -47,6 +47,28 @@ export interface LoopDeps {
 export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
 /** Attempt diffs above this size go to the blob store, keeping attempt records far under 400 KB. */
 const MAX_INLINE_DIFF_BYTES = 64 * 1024;
+/**
+ * Violations and repairs an attempt record lists inline; the rest stay in the attempt's report
+ * blob and the record says how many it left out. The budget keeps records well under DynamoDB's
+ * 400 KB whatever the messages hold.
+ */
+const MAX_RECORD_LIST = 100;
+const MAX_RECORD_BYTES = 300 * 1024;
+
+function fitRecord(record: AttemptRecord, input: Violation[], output: Violation[], repairs: AttemptRecord["repairs"]): void {
+  for (const cap of [MAX_RECORD_LIST, 30, 10, 0]) {
+    record.inputViolations = input.slice(0, cap);
+    record.outputViolations = output.slice(0, cap);
+    record.repairs = repairs.slice(0, cap);
+    if (Buffer.byteLength(JSON.stringify(record)) <= MAX_RECORD_BYTES) break;
+  }
+  const omitted = {
+    inputViolations: input.length - record.inputViolations.length,
+    outputViolations: output.length - record.outputViolations.length,
+    repairs: repairs.length - record.repairs.length,
+  };
+  if (omitted.inputViolations + omitted.outputViolations + omitted.repairs > 0) record.omitted = omitted;
+}
 
 const now = (deps: LoopDeps): string => (deps.clock?.() ?? new Date()).toISOString();
 
@@ -238,7 +260,11 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   const contentHash = sha256(`${canonicalJson(draft)}\n${input.submissionId ?? ""}`);
   const windowMs = deps.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS;
   if (windowMs > 0) {
-    const holder = await deps.runs.claimContent(contentHash, runId, at, windowMs);
+    let holder = await deps.runs.claimContent(contentHash, runId, at, windowMs);
+    // A run that failed holds its claim in vain: a resubmission takes it over instead of being a duplicate.
+    if (holder !== runId && (await deps.runs.getRun(holder))?.status === "failed") {
+      holder = await deps.runs.claimContent(contentHash, runId, at, windowMs, holder);
+    }
     if (holder !== runId) {
       const message = `duplicate delivery of draft ${draft.id}: run ${holder} already handles this content`;
       const run = {
@@ -449,7 +475,8 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
       : undefined;
   const inputErrors = judged ? judged.blocking : errorsOf(bestReport);
   const outputKeys = new Set(errorsOf(report).map(violationKey));
-  const resolvedCount = inputErrors.filter((v) => !outputKeys.has(violationKey(v))).length;
+  // A logic attempt's findings are resolved or not by the next judge round, not by the rules.
+  const resolvedCount = judged ? 0 : inputErrors.filter((v) => !outputKeys.has(violationKey(v))).length;
   let diff = draftRef
     ? (fastJsonPatch.compare(bestDraft, draft) as unknown as Record<string, unknown>[])
     : [];
@@ -461,6 +488,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     diff = [];
   }
   const usage = { ...pending.usage, total: totalTokens(pending.usage) };
+  const repairs = draftRef ? report.repairs : [];
   const record: AttemptRecord = {
     runId: state.runId,
     attempt: n,
@@ -469,7 +497,8 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     outputViolations: report.violations,
     resolvedCount,
     remainingCount: errors,
-    repairs: draftRef ? report.repairs : [],
+    repairs,
+    reportRef,
     diff,
     analysis: pending.analysis,
     fixDescription: pending.fixDescription,
@@ -484,6 +513,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     isBest: beats,
   };
   if (diffRef) record.diffRef = diffRef;
+  fitRecord(record, inputErrors, report.violations, repairs);
   if (draftRef) record.draftRef = draftRef;
   if (pending.failure) record.failure = pending.failure;
   if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
@@ -492,15 +522,16 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
 
   const ruleFailures = { ...state.ruleFailures };
-  if (!logic) for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
+  // Only a usable answer says anything about a rule: an unparseable one changed nothing.
+  if (!logic && draftRef) for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
   const best =
     beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
   const bestReportNow = beats ? report : bestReport;
   const sinceBest = beats ? 0 : logic ? state.sinceBest : state.sinceBest + 1;
-  const hints = [
+  const hints = keepHints([
     ...state.hints,
     ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt),
-  ];
+  ]);
 
   const tokens = {
     input: state.tokens.input + usage.input,
@@ -520,9 +551,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
           .sort()
       : [];
   const { limits } = state;
-  const budgetExhausted =
-    (limits.maxTokens > 0 && tokens.total >= limits.maxTokens) ||
-    (limits.maxCostUsd > 0 && cost >= limits.maxCostUsd);
+  const budgetExhausted = budgetSpent(limits, tokens.total, cost);
   const violationsPerAttempt = [...state.violationsPerAttempt, errors];
   const initial = new Set(state.initialErrorRules);
   await deps.runs.updateRun(state.runId, {
@@ -557,6 +586,18 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
       budgetExhausted,
     },
   };
+}
+
+/** Token or cost budget spent (0 means no budget). */
+function budgetSpent(limits: LoopState["limits"], tokens: number, costUsd: number): boolean {
+  return (limits.maxTokens > 0 && tokens >= limits.maxTokens) || (limits.maxCostUsd > 0 && costUsd >= limits.maxCostUsd);
+}
+
+/** The prompt shows the last few hints; the state keeps no more than that, each clipped. */
+const MAX_STATE_HINTS = 4;
+const MAX_HINT_CHARS = 400;
+function keepHints(hints: readonly string[]): string[] {
+  return hints.slice(-MAX_STATE_HINTS).map((h) => (h.length > MAX_HINT_CHARS ? `${h.slice(0, MAX_HINT_CHARS)}…` : h));
 }
 
 /** Short, bounded notes for the next prompt: what persisted, what regressed, whether we rolled back. */
@@ -659,6 +700,15 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   ];
   await deps.runs.updateRun(state.runId, { judgeRef: reportRef, ...(overrides.length && { overrides }) });
   const blocking = classified.blocking.length;
+  const tokens = {
+    input: state.tokens.input + usage.input,
+    output: state.tokens.output + usage.output,
+    cacheRead: state.tokens.cacheRead + usage.cacheRead,
+    cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
+    total: state.tokens.total + usage.total,
+  };
+  const spent = state.costUsd + cost;
+  if (!verdict.ok) await deps.runs.updateRun(state.runId, { message: `the judge gave no usable verdict: ${verdict.failure}` });
   // A logic correction is a correction too: the run shows it (idempotent when already correcting).
   if (blocking > 0 && state.counters.logic < state.limits.maxLogicAttempts) {
     await deps.runs.setStatus(state.runId, "correcting", report.at);
@@ -666,18 +716,14 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   return {
     ...state,
     phase: blocking > 0 ? "logic" : state.phase,
-    tokens: {
-      input: state.tokens.input + usage.input,
-      output: state.tokens.output + usage.output,
-      cacheRead: state.tokens.cacheRead + usage.cacheRead,
-      cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
-      total: state.tokens.total + usage.total,
-    },
-    costUsd: state.costUsd + cost,
+    tokens,
+    costUsd: spent,
+    // The budget binds the logic phase too: HasCriticalFindings? stops before another correction.
+    verdict: { ...state.verdict, budgetExhausted: budgetSpent(state.limits, tokens.total, spent) },
     judge: { enabled: true, rounds: round, blocking, failed: !verdict.ok, reportRef },
     hints:
       blocking > 0
-        ? [...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`]
+        ? keepHints([...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`])
         : state.hints,
   };
 }

@@ -15,6 +15,9 @@ import {
 export const CODE_RULE_IDS = {
   language: "code_language",
   noTests: "code_no_tests",
+  tooManyTests: "code_too_many_tests",
+  testName: "code_test_name",
+  duplicateTestName: "code_duplicate_test_name",
   syntax: "code_syntax_error",
   tests: "code_tests",
 } as const;
@@ -30,8 +33,26 @@ const MiB = 1024 * KiB;
 const STACK_LINES = 5;
 const STACK_CHARS = 500;
 
+/**
+ * Longest test name, in UTF-16 code units. A failing test reports as `test:<name>` and the loop's
+ * state (Step Functions: 256 KiB at most) carries those rule ids, so names, like the number of
+ * tests, are bounded.
+ */
+export const MAX_TEST_NAME_CHARS = 120;
+/** The most tests a deployment may allow per draft (`maxTests`): 500 rule ids of 125 characters stay well under the state limit. */
+export const MAX_MAX_TESTS = 500;
+/** Findings one bounds rule reports at most; the rest are summed up in the last one. */
+const MAX_BOUND_FINDINGS = 20;
+/** How much of an overlong name a message quotes. */
+const QUOTED_NAME_CHARS = 40;
+
+/**
+ * Names are checked by the `code_test_name` and `code_duplicate_test_name` rules, and the number of
+ * tests by `code_too_many_tests`, not here: a violation of a named rule with a suggestion says more
+ * than a `content_shape` one.
+ */
 export const CodeTestSchema = z.looseObject({
-  name: z.string().min(1),
+  name: z.string(),
   code: z.string(),
 });
 
@@ -48,6 +69,13 @@ export const CodeSettingsSchema = z
   .object({
     /** Wall-clock budget per test, loading the source included. */
     timeoutMs: z.number().int().min(10).max(60_000),
+    /**
+     * Wall-clock budget for the whole suite: past it the remaining tests are not run and fail. Keep it
+     * well under the timeout of the Lambdas that validate (Validate and Revalidate: 60 s).
+     */
+    suiteTimeoutMs: z.number().int().min(10).max(600_000),
+    /** The most tests a draft may have; a draft with more runs none (`code_too_many_tests`). */
+    maxTests: z.number().int().min(1).max(MAX_MAX_TESTS),
     /** Heap a test may use (approximate, see sandbox.ts). */
     memoryLimitBytes: z.number().int().min(MiB).max(MAX_MEMORY_LIMIT_BYTES),
     /** QuickJS's stack limit. Above ~384 KiB deep recursion exhausts Node's own stack first: still reported, but it costs an engine. */
@@ -57,15 +85,22 @@ export const CodeSettingsSchema = z
       .min(16 * KiB)
       .max(MAX_STACK_BYTES),
   })
-  .strict();
+  .strict()
+  .refine((settings) => settings.suiteTimeoutMs >= settings.timeoutMs, {
+    message: "suiteTimeoutMs must be at least timeoutMs",
+    path: ["suiteTimeoutMs"],
+  });
 export type CodeSettings = z.infer<typeof CodeSettingsSchema>;
 
 /**
- * @default timeoutMs 1000, memoryLimitBytes 32 MiB, maxStackBytes 256 KiB: recursion about 1,300 calls
- * deep, which QuickJS stops cleanly; at 1 MiB Node's ~1 MB native stack runs out first.
+ * @default timeoutMs 1000, suiteTimeoutMs 20 s (a third of the validating Lambda's 60 s), maxTests 200,
+ * memoryLimitBytes 32 MiB, maxStackBytes 256 KiB: recursion about 1,300 calls deep, which QuickJS
+ * stops cleanly; at 1 MiB Node's ~1 MB native stack runs out first.
  */
 export const DEFAULT_CODE_SETTINGS: CodeSettings = {
   timeoutMs: 1000,
+  suiteTimeoutMs: 20_000,
+  maxTests: 200,
   memoryLimitBytes: 32 * MiB,
   maxStackBytes: 256 * KiB,
 };
@@ -94,20 +129,56 @@ function isRunnable(content: CodeContent): boolean {
   return content.language === CODE_LANGUAGE;
 }
 
+/** Why a test's name breaks the bounds, or undefined when it is fine. */
+function nameProblem(name: string): string | undefined {
+  if (name.length === 0) return "is empty";
+  if (name.length > MAX_TEST_NAME_CHARS)
+    return `is ${name.length} characters long, more than ${MAX_TEST_NAME_CHARS}`;
+  return undefined;
+}
+
+/** For each test whose name an earlier test already has, its index and that earlier test's index. */
+function duplicateNames(tests: CodeContent["tests"]): { index: number; first: number }[] {
+  const firstIndex = new Map<string, number>();
+  const duplicates: { index: number; first: number }[] = [];
+  tests.forEach(({ name }, index) => {
+    // A name already reported by code_test_name is not reported again here.
+    if (nameProblem(name)) return;
+    const first = firstIndex.get(name);
+    if (first === undefined) firstIndex.set(name, index);
+    else duplicates.push({ index, first });
+  });
+  return duplicates;
+}
+
+/** The tests are few enough, and their names valid and unique: only then do they run. */
+function withinBounds(content: CodeContent, settings: CodeSettings): boolean {
+  return (
+    content.tests.length <= settings.maxTests &&
+    content.tests.every((t) => nameProblem(t.name) === undefined) &&
+    duplicateNames(content.tests).length === 0
+  );
+}
+
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
   return (
     a.timeoutMs === b.timeoutMs &&
+    a.suiteTimeoutMs === b.suiteTimeoutMs &&
     a.memoryLimitBytes === b.memoryLimitBytes &&
     a.maxStackBytes === b.maxStackBytes
   );
 }
 
-/** The suite's result for this content, run at most once; undefined when the language cannot run. */
+/**
+ * The suite's result for this content, run at most once; undefined when the language cannot run or
+ * the tests break the bounds (too many, a bad or duplicate name).
+ */
 function runFor({ content, settings }: Ctx): SuiteResult | undefined {
-  if (!isRunnable(content)) return undefined;
+  if (!isRunnable(content) || !withinBounds(content, settings)) return undefined;
   const fingerprint = JSON.stringify([content.source, content.tests.map((t) => [t.name, t.code])]);
   const limits: SandboxLimits = {
     timeoutMs: settings.timeoutMs,
+    suiteTimeoutMs: settings.suiteTimeoutMs,
     memoryLimitBytes: settings.memoryLimitBytes,
     maxStackBytes: settings.maxStackBytes,
   };
@@ -133,6 +204,17 @@ function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+/** A name short enough to quote in a message. */
+function quoteName(name: string): string {
+  return JSON.stringify(name.length > QUOTED_NAME_CHARS ? `${name.slice(0, QUOTED_NAME_CHARS)}…` : name);
+}
+
+/** At most MAX_BOUND_FINDINGS findings; the last one says how many more there are. */
+function capped(findings: Finding[], more: (count: number) => Finding): Finding[] {
+  if (findings.length <= MAX_BOUND_FINDINGS) return findings;
+  return [...findings.slice(0, MAX_BOUND_FINDINGS - 1), more(findings.length - MAX_BOUND_FINDINGS + 1)];
+}
+
 /** The first lines of a stack, capped at about 500 characters. */
 export function trimStack(stack: string): string {
   const kept = stack
@@ -144,6 +226,8 @@ export function trimStack(stack: string): string {
 }
 
 const KEEP_TEST = "Make this test pass without changing the test.";
+const SUITE_FIX =
+  "make the slow tests finish quickly (look for infinite loops or work that grows without bound in the code they call), or split the draft into several with fewer tests.";
 
 function failureText(
   name: string,
@@ -174,6 +258,16 @@ function failureText(
       return {
         message: `test "${name}" ${error.message}`,
         hint: "Fix the test that crashed the sandbox first.",
+      };
+    case "suite_timeout":
+      return {
+        message: `test "${name}" was interrupted${whileLoading}: the whole suite exceeded its ${settings.suiteTimeoutMs} ms limit`,
+        hint: `The suite's time ran out while this test ran: ${SUITE_FIX}`,
+      };
+    case "suite_not_run":
+      return {
+        message: `test "${name}" was not run: the whole suite exceeded its ${settings.suiteTimeoutMs} ms limit before it started`,
+        hint: `The tests before it used up the suite's time: ${SUITE_FIX}`,
       };
     case "error": {
       const thrown = error.isError
@@ -233,6 +327,70 @@ const noTestsRule: Rule<CodeContent, CodeSettings> = {
   },
 };
 
+/** How the bounds rules end their suggestions: the tests are the task's, so a correction cannot fix this. */
+const FIX_THE_DRAFT =
+  "The tests cannot be changed by a correction: fix the draft itself and submit it again.";
+
+const tooManyTestsRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.tooManyTests,
+  description: "The draft has at most maxTests tests (default 200); with more, none runs.",
+  severity: "error",
+  check({ content, settings }) {
+    const count = content.tests.length;
+    if (count <= settings.maxTests) return [];
+    return [
+      {
+        message: `the draft has ${count} tests, more than the ${settings.maxTests} a draft may have, so no test ran`,
+        path: "/tests",
+        suggestion: `Split the draft into several, each with at most ${settings.maxTests} tests (the limit keeps a validation within its time and the correction loop's state within its size). ${FIX_THE_DRAFT}`,
+      },
+    ];
+  },
+};
+
+const testNameRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.testName,
+  description: `Every test has a name of 1 to ${MAX_TEST_NAME_CHARS} characters; with a bad name, no test runs.`,
+  severity: "error",
+  check({ content }) {
+    const findings: Finding[] = [];
+    content.tests.forEach(({ name }, index) => {
+      const problem = nameProblem(name);
+      if (!problem) return;
+      findings.push({
+        message: `the name of test ${index}${name === "" ? "" : ` (${quoteName(name)})`} ${problem}, so no test ran`,
+        path: `/tests/${index}/name`,
+        suggestion: `Give every test a short name of 1 to ${MAX_TEST_NAME_CHARS} characters that says what it checks: a failing test is reported under it, as test:<name>. ${FIX_THE_DRAFT}`,
+      });
+    });
+    return capped(findings, (more) => ({
+      message: `and ${more} more tests have a name that is empty or longer than ${MAX_TEST_NAME_CHARS} characters`,
+      path: "/tests",
+      suggestion: `Give every test a name of 1 to ${MAX_TEST_NAME_CHARS} characters. ${FIX_THE_DRAFT}`,
+    }));
+  },
+};
+
+const duplicateTestNameRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.duplicateTestName,
+  description: "No two tests share a name; with a duplicate, no test runs.",
+  severity: "error",
+  check({ content }) {
+    const findings = duplicateNames(content.tests).map(
+      ({ index, first }): Finding => ({
+        message: `test ${index} has the same name as test ${first}, ${quoteName(content.tests[index]?.name ?? "")}, so no test ran`,
+        path: `/tests/${index}/name`,
+        suggestion: `Give each test a name of its own: a failing test is reported under its name, as test:<name>, so two tests with one name cannot be told apart. ${FIX_THE_DRAFT}`,
+      }),
+    );
+    return capped(findings, (more) => ({
+      message: `and ${more} more tests have the name of an earlier test`,
+      path: "/tests",
+      suggestion: `Give each test a name of its own. ${FIX_THE_DRAFT}`,
+    }));
+  },
+};
+
 const syntaxRule: Rule<CodeContent, CodeSettings> = {
   id: CODE_RULE_IDS.syntax,
   description: "The source compiles as a JavaScript script.",
@@ -281,7 +439,7 @@ Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, 
 - Fix \`source\` so that every test passes. Never edit \`tests\`: not a name, not a line of code, not their number or order.
 - Keep the names and signatures of the functions and classes the tests use, declared at the top level of \`source\`.
 - Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. Do not declare assert or AssertionError.
-- Each test has a time, memory and stack limit: no unbounded loops, and prefer loops to deep recursion.
+- Each test has a time, memory and stack limit, and the whole suite a time limit (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
 - Keep language "javascript"; change only what the violations name.`;
 
 const CONTENT_JSON_SCHEMA = {
@@ -294,7 +452,15 @@ const CONTENT_JSON_SCHEMA = {
       description: "The tests, exactly as given: never changed",
       items: {
         type: "object",
-        properties: { name: { type: "string", minLength: 1 }, code: { type: "string" } },
+        properties: {
+          name: {
+            type: "string",
+            minLength: 1,
+            maxLength: MAX_TEST_NAME_CHARS,
+            description: "Unique among the tests",
+          },
+          code: { type: "string" },
+        },
         required: ["name", "code"],
       },
     },
@@ -314,7 +480,7 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
   contentSchema: CodeContentSchema,
   settings: DEFAULT_CODE_SETTINGS,
   settingsSchema: CodeSettingsSchema,
-  rules: [languageRule, noTestsRule, syntaxRule, testsRule],
+  rules: [languageRule, noTestsRule, tooManyTestsRule, testNameRule, duplicateTestNameRule, syntaxRule, testsRule],
   score(ctx: Ctx): number {
     const run = runFor(ctx);
     const total = ctx.content.tests.length;

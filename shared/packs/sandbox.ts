@@ -5,7 +5,8 @@
  * another's verdict. The sandbox exposes no host function at all: `assert` and a no-op `console`
  * are JavaScript evaluated inside it (the prelude), so there is no `require`, `process`, `fs`,
  * network or timer to reach. Limits are per test: a deadline checked by QuickJS's interrupt handler,
- * a memory limit, and a stack limit.
+ * a memory limit, and a stack limit; an optional suite deadline bounds the whole run, so that a draft
+ * of many slow tests cannot outlast the Lambda that validates it.
  *
  * Two facts about the WASM build shape the limits (measured with quickjs-emscripten 0.32):
  * - its allocator reports no block sizes, so QuickJS's own memory limit counts ~8 bytes per
@@ -49,6 +50,11 @@ export const MAX_STACK_BYTES = 4 * MiB;
 const READ_BUDGET_MS = 100;
 /** Promise jobs run in batches so that the deadline is checked between them. */
 const JOB_BATCH = 256;
+/**
+ * A test is started only with at least this much of the suite's time left; with less, it is reported
+ * as not run (loading the assert prelude alone needs a few milliseconds).
+ */
+const MIN_TEST_SLICE_MS = 10;
 /** Caps on the text brought back from the sandbox per thrown value. */
 const MAX_MESSAGE_CHARS = 2000;
 const MAX_STACK_CHARS = 4000;
@@ -57,10 +63,17 @@ export const SOURCE_FILE = "source.js";
 const PRELUDE_FILE = "redraft-assert.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
 
-/** Limits applied to each test on its own. */
+/** Limits applied to each test on its own, and to the suite as a whole. */
 export interface SandboxLimits {
   /** Wall-clock budget for loading the source and running one test. */
   readonly timeoutMs: number;
+  /**
+   * Wall-clock budget for the whole suite, compiling included; unbounded when absent. Once it has
+   * passed, the remaining tests are not run (`suite_not_run`); a test still running when it passes
+   * is interrupted (`suite_timeout`): each test is cut at its own timeout or the suite's, whichever
+   * comes first.
+   */
+  readonly suiteTimeoutMs?: number;
   /** Heap the test may grow the engine by (approximate: the engine's heap is measured in 64 KiB pages). */
   readonly memoryLimitBytes: number;
   /** QuickJS's stack limit. */
@@ -84,9 +97,19 @@ export interface ThrownError {
 
 /**
  * Why a test failed: it threw (`error`), ran out of time, memory or stack, took the engine down
- * (`crash`), or was not run because an earlier test crashed the engine.
+ * (`crash`), or was not run because an earlier test crashed the engine (`not_run`). With a suite
+ * deadline, a test interrupted because the whole suite ran out of time fails with `suite_timeout`,
+ * and the tests after it with `suite_not_run`.
  */
-export type FailureReason = "error" | "timeout" | "memory" | "stack" | "crash" | "not_run";
+export type FailureReason =
+  | "error"
+  | "timeout"
+  | "memory"
+  | "stack"
+  | "crash"
+  | "not_run"
+  | "suite_timeout"
+  | "suite_not_run";
 
 export interface TestFailure {
   readonly reason: FailureReason;
@@ -515,6 +538,9 @@ export class QuickJSSandbox {
     if (!engine || engine.broken !== undefined) {
       throw new Error("the QuickJS sandbox is not loaded: await ready() before running tests");
     }
+    const suiteStarted = performance.now();
+    const suiteDeadline =
+      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : suiteStarted + limits.suiteTimeoutMs;
     const syntax = this.#compile(engine, source, limits);
     engine = this.#recover(engine);
     if (syntax) return syntax;
@@ -522,6 +548,7 @@ export class QuickJSSandbox {
     let sourceFailure: TestFailure | undefined;
     let crashedIn = "";
     tests.forEach((test, index) => {
+      const remainingMs = suiteDeadline - performance.now();
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
         outcomes.push({ name: test.name, passed: false, durationMs: 0, failure: sourceFailure });
@@ -534,9 +561,27 @@ export class QuickJSSandbox {
           durationMs: 0,
           failure: { reason: "not_run", phase: "test", error },
         });
+      } else if (remainingMs < MIN_TEST_SLICE_MS) {
+        const elapsedMs = Math.round(performance.now() - suiteStarted);
+        const message = `was not run: the whole suite had already run for ${elapsedMs} ms, past its ${limits.suiteTimeoutMs} ms limit`;
+        const error = { name: "NotRun", message, stack: "", isError: true };
+        outcomes.push({
+          name: test.name,
+          passed: false,
+          durationMs: 0,
+          failure: { reason: "suite_not_run", phase: "test", error },
+        });
       } else {
-        const outcome = this.#runTest(engine, source, test, index, limits);
-        if (outcome.failure?.phase === "source") sourceFailure = outcome.failure;
+        // Cut at the test's own timeout or the suite's remaining time, whichever comes first.
+        const cutBySuite = remainingMs < limits.timeoutMs;
+        const slice = cutBySuite ? { ...limits, timeoutMs: Math.floor(remainingMs) } : limits;
+        let outcome = this.#runTest(engine, source, test, index, slice);
+        if (cutBySuite && outcome.failure?.reason === "timeout") {
+          outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_timeout" } };
+        }
+        // A source cut short by the suite's deadline did not fail: the tests after it are simply not run.
+        if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_timeout")
+          sourceFailure = outcome.failure;
         if (engine.broken !== undefined) crashedIn = test.name;
         engine = this.#recover(engine);
         outcomes.push(outcome);

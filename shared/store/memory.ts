@@ -31,10 +31,16 @@ export class MemoryRunStore implements RunStore {
     return run && clone(run);
   }
 
-  async claimContent(contentHash: string, runId: string, now: string, windowMs: number): Promise<string> {
+  async claimContent(
+    contentHash: string,
+    runId: string,
+    now: string,
+    windowMs: number,
+    replaceHolder?: string,
+  ): Promise<string> {
     const held = this.#claims.get(contentHash);
     const stale = held && Date.parse(held.at) < Date.parse(now) - windowMs;
-    if (!held || stale || held.runId === runId) {
+    if (!held || stale || held.runId === runId || held.runId === replaceHolder) {
       this.#claims.set(contentHash, { runId, at: now });
       return runId;
     }

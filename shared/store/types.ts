@@ -100,6 +100,19 @@ export const AttemptRecordSchema = z.object({
   diff: z.array(z.record(z.string(), z.unknown())),
   /** Set instead of `diff` when the patch is too large for a record; the blob holds it whole. */
   diffRef: z.string().optional(),
+  /** The whole validation report of this attempt's draft, in the blob store. */
+  reportRef: z.string().optional(),
+  /**
+   * How many entries each list above left out to keep the record under DynamoDB's 400 KB; the
+   * whole lists are in `reportRef` (and the best draft's report). Absent when nothing was left out.
+   */
+  omitted: z
+    .object({
+      inputViolations: z.number().int().nonnegative(),
+      outputViolations: z.number().int().nonnegative(),
+      repairs: z.number().int().nonnegative(),
+    })
+    .optional(),
   analysis: z.string(),
   fixDescription: z.string(),
   /** Why the answer could not be used (did not parse, broke the schema, touched a protected field). */
@@ -153,9 +166,10 @@ export interface RunStore {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Claims a draft's content hash for a run. Returns the run id holding it: this one when the claim
-   * is new, stale (older than windowMs) or ours already; another when this delivery is a duplicate.
+   * is new, stale (older than windowMs), ours already, or held by `replaceHolder` (a run that
+   * failed, whose claim may be taken over); another when this delivery is a duplicate.
    */
-  claimContent(contentHash: string, runId: string, now: string, windowMs: number): Promise<string>;
+  claimContent(contentHash: string, runId: string, now: string, windowMs: number, replaceHolder?: string): Promise<string>;
   /**
    * Moves the run to a status, appending the transition with its timestamp. Idempotent: a run
    * already in that status is left as it is (a retried task appends no second transition).

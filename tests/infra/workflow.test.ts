@@ -232,10 +232,11 @@ describe("correction workflow: routing", () => {
     expect(stateOf(asl, StateNames.JudgeEnabled).Default).toBe(StateNames.PublishCorrectedDraft);
   });
 
-  it("HasCriticalFindings? checks failed, nothing blocking, logic budget in the order of routeAfterJudge()", () => {
+  it("HasCriticalFindings? checks failed, nothing blocking, token budget, logic budget in the order of routeAfterJudge()", () => {
     expect(choicesOf(asl, StateNames.HasCriticalFindings)).toEqual([
       { Variable: "$.judge.failed", BooleanEquals: true, Next: StateNames.LogicUnresolved },
       { Variable: "$.judge.blocking", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
+      { Variable: "$.verdict.budgetExhausted", BooleanEquals: true, Next: StateNames.BudgetExhausted },
       {
         Variable: "$.counters.logic",
         NumericGreaterThanEqualsPath: "$.limits.maxLogicAttempts",

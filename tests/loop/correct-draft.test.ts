@@ -343,3 +343,28 @@ describe("correctDraft: stop rules and failures", () => {
     expect(result.reason).toBe("max_attempts");
   });
 });
+
+describe("attempt records stay small", () => {
+  it("lists at most a bounded number of violations inline, says how many it left out, and points at the whole report", async () => {
+    const authors = Array.from({ length: 3000 }, (_, i) => ({ name: "", orcid: `bad-${i}` }));
+    const schema = {
+      type: "object",
+      required: ["authors"],
+      properties: {
+        authors: {
+          type: "array",
+          items: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 }, orcid: { type: "string" } } },
+        },
+      },
+    };
+    const draft: Draft = { id: "wide", kind: "json", context: { schema }, content: { authors } };
+    const { deps, blobs } = makeDeps([answer("wide", { authors }), answer("wide", { authors })]);
+    const result = await correctDraft(draft, deps);
+    const record = result.attemptsDetail[0];
+    expect(record?.outputViolations.length).toBeLessThanOrEqual(100);
+    expect(record?.omitted?.outputViolations).toBe(3000 - (record?.outputViolations.length ?? 0));
+    expect(Buffer.byteLength(JSON.stringify(record))).toBeLessThan(400 * 1000);
+    const whole = JSON.parse(await blobs.get(String(record?.reportRef)));
+    expect(whole.violations).toHaveLength(3000);
+  });
+});

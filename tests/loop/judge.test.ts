@@ -163,10 +163,18 @@ describe("the logic phase (seeds 000 and 002)", () => {
     expect(model?.requests).toHaveLength(3);
   });
 
-  it("sends a draft with an unusable judge answer to review instead of passing it", async () => {
+  it("sends a draft with an unusable judge answer to review instead of passing it, saying why", async () => {
     const { deps } = makeDeps([{ draftId: ID, purpose: "judge", raw: "Looks fine to me." }]);
     const result = await correctDraft(clean, deps);
     expect(result).toMatchObject({ status: "needs_manual_review", reason: "logic_unresolved" });
+    expect(result.message).toMatch(/the judge gave no usable verdict/);
+  });
+
+  it("stops before a logic correction once the token budget is spent", async () => {
+    const { deps, model } = makeDeps([judge([finding()], { input_tokens: 900, output_tokens: 200 }), answer(ID, improved)]);
+    const result = await correctDraft({ ...clean, options: { judge: true, maxTokens: 1000 } }, deps);
+    expect(result).toMatchObject({ status: "needs_manual_review", reason: "budget_exhausted", logicAttempts: 0 });
+    expect(model?.requests.map((r) => r.purpose)).toEqual(["judge"]);
   });
 });
 

@@ -82,6 +82,9 @@ describe("code pack through validateDraft", () => {
     expect(report.rulesApplied).toEqual([
       CODE_RULE_IDS.language,
       CODE_RULE_IDS.noTests,
+      CODE_RULE_IDS.tooManyTests,
+      CODE_RULE_IDS.testName,
+      CODE_RULE_IDS.duplicateTestName,
       CODE_RULE_IDS.syntax,
       CODE_RULE_IDS.tests,
     ]);
@@ -127,6 +130,128 @@ describe("code pack through validateDraft", () => {
     expect(v.message).toBe('test "spins" exceeded the 250 ms timeout and was interrupted');
     expect(v.path).toBe("/tests/0");
     expect(report.score).toBe(0.5);
+  });
+
+  it("stops the suite at its deadline: later tests are reported as not run", async () => {
+    const suiteRegistry = new PackRegistry(
+      { packs: { code: { settings: { timeoutMs: 1000, suiteTimeoutMs: 1500 } } } },
+      [codePack],
+    );
+    const spinners = ["one", "two", "three", "four"].map((name) => ({ name, code: "spin();" }));
+    const started = performance.now();
+    const report = await validate(code("function spin() { while (true) {} }", spinners), suiteRegistry);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(report.violations.map((v) => v.ruleId)).toEqual(spinners.map((t) => `test:${t.name}`));
+    expect(only(report, "test:one").message).toBe('test "one" exceeded the 1000 ms timeout and was interrupted');
+    // Cut at the suite's remaining ~500 ms, not at its own 1000 ms.
+    expect(only(report, "test:two").message).toBe(
+      'test "two" was interrupted: the whole suite exceeded its 1500 ms limit',
+    );
+    for (const [index, name] of [
+      [2, "three"],
+      [3, "four"],
+    ] as const) {
+      const v = only(report, `test:${name}`);
+      expect(v).toMatchObject({
+        severity: "error",
+        source: "test",
+        path: `/tests/${index}`,
+        message: `test "${name}" was not run: the whole suite exceeded its 1500 ms limit before it started`,
+      });
+      expect(v.suggestion).toMatch(/make the slow tests finish/);
+      expect(v.suggestion).toMatch(/split the draft/);
+    }
+    expect(report.score).toBe(0);
+  });
+
+  it("cuts a test at the suite's remaining time and fails the tests left unrun", () => {
+    const result = sandbox.runSuite(
+      ADD_SOURCE,
+      [
+        { name: "spins", code: "while (true) {}" },
+        { name: "spins too", code: "while (true) {}" },
+        { name: "quick", code: "assert.equal(add(1, 2), 3);" },
+      ],
+      { ...limits, timeoutMs: 200, suiteTimeoutMs: 300 },
+    );
+    expect(result.kind === "ran" && result.outcomes.map((o) => [o.passed, o.failure?.reason])).toEqual([
+      [false, "timeout"],
+      [false, "suite_timeout"],
+      [false, "suite_not_run"],
+    ]);
+  });
+
+  it("runs no test and says so when the draft has more tests than maxTests", async () => {
+    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuite");
+    const many = Array.from({ length: 201 }, (_, i) => ({ name: `t${i}`, code: "assert.ok(true);" }));
+    const report = await validate(code(ADD_SOURCE, many));
+    expect(report.violations).toHaveLength(1);
+    const v = only(report, CODE_RULE_IDS.tooManyTests);
+    expect(v).toMatchObject({ severity: "error", path: "/tests" });
+    expect(v.message).toBe("the draft has 201 tests, more than the 200 a draft may have, so no test ran");
+    expect(v.suggestion).toMatch(/at most 200 tests/);
+    expect(report.score).toBe(0);
+    expect(spy).not.toHaveBeenCalled();
+
+    const small = new PackRegistry({ packs: { code: { settings: { maxTests: 3 } } } }, [codePack]);
+    expect((await validate(code(ADD_SOURCE), small)).passed).toBe(true);
+    const four = [...ADD_TESTS, { name: "fourth", code: "assert.ok(true);" }];
+    expect(only(await validate(code(ADD_SOURCE, four), small), CODE_RULE_IDS.tooManyTests).message).toMatch(
+      /^the draft has 4 tests, more than the 3/,
+    );
+  });
+
+  it("reports a test name that is empty or longer than 120 characters, and runs no test", async () => {
+    const long = "x".repeat(121);
+    const report = await validate(
+      code(ADD_SOURCE, [ADD_TESTS[0] as CodeContent["tests"][number], { name: long, code: "assert.ok(true);" }]),
+    );
+    expect(report.violations).toHaveLength(1);
+    const v = only(report, CODE_RULE_IDS.testName);
+    expect(v).toMatchObject({ severity: "error", path: "/tests/1/name" });
+    expect(v.message).toBe(
+      `the name of test 1 ("${"x".repeat(40)}…") is 121 characters long, more than 120, so no test ran`,
+    );
+    expect(v.suggestion).toMatch(/1 to 120 characters/);
+    expect(report.score).toBe(0);
+
+    const empty = await validate(code(ADD_SOURCE, [{ name: "", code: "assert.ok(true);" }]));
+    expect(only(empty, CODE_RULE_IDS.testName)).toMatchObject({
+      path: "/tests/0/name",
+      message: "the name of test 0 is empty, so no test ran",
+    });
+    // 120 characters is still fine.
+    expect((await validate(code(ADD_SOURCE, [{ name: "y".repeat(120), code: "assert.ok(true);" }]))).passed).toBe(
+      true,
+    );
+  });
+
+  it("caps the findings of a bounds rule and sums up the rest", async () => {
+    const unnamed = Array.from({ length: 25 }, () => ({ name: "", code: "assert.ok(true);" }));
+    const report = await validate(code(ADD_SOURCE, unnamed));
+    expect(report.violations).toHaveLength(20);
+    expect(report.violations[19]).toMatchObject({
+      ruleId: CODE_RULE_IDS.testName,
+      path: "/tests",
+      message: "and 6 more tests have a name that is empty or longer than 120 characters",
+    });
+  });
+
+  it("reports duplicate test names and runs no test", async () => {
+    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuite");
+    const report = await validate(
+      code(ADD_SOURCE, [...ADD_TESTS, { name: "adds", code: "assert.equal(add(1, 1), 2);" }]),
+    );
+    expect(report.violations).toHaveLength(1);
+    const v = only(report, CODE_RULE_IDS.duplicateTestName);
+    expect(v).toMatchObject({
+      severity: "error",
+      path: "/tests/3/name",
+      message: 'test 3 has the same name as test 0, "adds", so no test ran',
+    });
+    expect(v.suggestion).toMatch(/name of its own/);
+    expect(report.score).toBe(0);
+    expect(spy).not.toHaveBeenCalled();
   });
 
   it("stops a runaway allocation at the memory limit", async () => {
@@ -295,6 +420,18 @@ describe("code pack through validateDraft", () => {
       InvalidPackError,
     );
     expect(() => new PackRegistry({ packs: { code: { settings: { memory: 1 } } } }, [codePack])).toThrow(
+      InvalidPackError,
+    );
+    expect(
+      () =>
+        new PackRegistry({ packs: { code: { settings: { timeoutMs: 2000, suiteTimeoutMs: 1500 } } } }, [
+          codePack,
+        ]),
+    ).toThrow(/suiteTimeoutMs must be at least timeoutMs/);
+    expect(() => new PackRegistry({ packs: { code: { settings: { maxTests: 0 } } } }, [codePack])).toThrow(
+      InvalidPackError,
+    );
+    expect(() => new PackRegistry({ packs: { code: { settings: { maxTests: 10_000 } } } }, [codePack])).toThrow(
       InvalidPackError,
     );
   });
