@@ -8,6 +8,7 @@ import pLimit from "p-limit";
 import { loadAsl } from "../local/asl-cache.js";
 import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
+import { sha256 } from "../shared/hash.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
@@ -93,8 +94,11 @@ async function submit(
   parentRunId?: string,
 ): Promise<RunResult> {
   const runId = randomUUID();
+  // The content's hash in the key: a changed file is a new upload (never an overwrite), and two
+  // labels that look alike once made safe cannot share a key.
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
-  const key = `drafts/${submissionId}/${safe}${safe.endsWith(".json") ? "" : ".json"}`;
+  const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
+  const key = `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
   await runtime.blobs.putIfAbsent(key, source.body);
   const input: ExecutionInput = {
     draftRef: { bucket: LOCAL_BUCKET, key },

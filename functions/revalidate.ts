@@ -10,8 +10,15 @@ export function createRevalidateHandler(getDeps: DepsProvider) {
     "revalidate",
     LoopStateSchema,
     async (state, deps) => {
-      const next = await revalidateStep(state, deps);
-      emitAttemptMetrics(state, next);
+      // Metrics only when this invocation wrote the attempt: a retried task must not count it twice.
+      let recorded = false;
+      const next = await revalidateStep(state, {
+        ...deps,
+        onAttemptRecorded: () => {
+          recorded = true;
+        },
+      });
+      if (recorded) emitAttemptMetrics(state, next);
       return next;
     },
     getDeps,

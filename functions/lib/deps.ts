@@ -72,6 +72,8 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
         maxDraftBytes: env.MAX_DRAFT_BYTES,
       };
     })();
+    // A failed start (a throttled secret read) must not poison the container for its whole life.
+    deps.catch(() => cached.delete(options.model));
     cached.set(options.model, deps);
   }
   return deps;

@@ -129,7 +129,11 @@ export class DynamoRunStore implements RunStore {
           Item: item,
           ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR #claimedAtMs < :staleBefore OR #runId IN (:runId, :replace)`,
           ExpressionAttributeNames: { "#claimedAtMs": "claimedAtMs", "#runId": "runId" },
-          ExpressionAttributeValues: { ":staleBefore": nowMs - windowMs, ":runId": runId, ":replace": replaceHolder ?? runId },
+          ExpressionAttributeValues: {
+            ":staleBefore": nowMs - windowMs,
+            ":runId": runId,
+            ":replace": replaceHolder ?? runId,
+          },
         }),
       );
       if (claimed) return runId;

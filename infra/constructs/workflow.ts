@@ -130,7 +130,9 @@ export class CorrectionWorkflow extends Construct {
       errorPath: "$.error.Error",
       causePath: "$.error.Cause",
     });
-    // The run id is the execution name, so a failure is recorded even before Validate returned a state.
+    // The run id is the execution name, so a failure is recorded even before Validate returned a state,
+    // once Validate registered the run. A failure before that finds no item (the condition fails):
+    // the execution fails, which the ExecutionsFailed alarm reports, and the logs say why.
     const failureRecord = (name: string, reason: StopReason) => {
       const task = this.statusUpdateTask(name, "failed", table, {
         runId: JsonPath.executionName,
@@ -362,10 +364,7 @@ export class CorrectionWorkflow extends Construct {
         Condition.booleanEquals("$.verdict.stuck", true),
         stopFor(StateNames.StuckNoImprovement, "stuck", "Consecutive attempts did not beat the best so far."),
       )
-      .when(
-        Condition.booleanEquals("$.verdict.budgetExhausted", true),
-        budgetExhausted,
-      )
+      .when(Condition.booleanEquals("$.verdict.budgetExhausted", true), budgetExhausted)
       .when(attemptsUsedUp, maxAttemptsReached)
       .otherwise(correctExecution);
 

@@ -36,7 +36,8 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
   if (response.stopReason === "max_tokens") {
     return {
       ok: false,
-      failure: "the answer was cut off at the output token limit (the draft may be too large to rewrite in one answer)",
+      failure:
+        "the answer was cut off at the output token limit (the draft may be too large to rewrite in one answer)",
       analysis: "",
     };
   }

@@ -11,6 +11,7 @@ import {
   judgeStep,
   type LoopDeps,
   loadJson,
+  recordFailure,
   revalidateStep,
   validateStep,
 } from "./steps.js";
@@ -72,7 +73,8 @@ export function routeAfterJudge(state: LoopState): LoopState {
   const { reason: _old, ...rest } = state;
   if (state.judge.failed) return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   if (state.judge.blocking === 0) return { ...rest, decision: "validated" };
-  if (state.verdict.budgetExhausted) return { ...rest, decision: "needs_manual_review", reason: "budget_exhausted" };
+  if (state.verdict.budgetExhausted)
+    return { ...rest, decision: "needs_manual_review", reason: "budget_exhausted" };
   if (state.counters.logic >= state.limits.maxLogicAttempts)
     return { ...rest, decision: "needs_manual_review", reason: "logic_unresolved" };
   return { ...rest, decision: "correct_logic" };
@@ -111,11 +113,13 @@ export async function buildRunResult(
   const attemptsDetail = await deps.runs.listAttempts(runId);
   const bestAttempt = attemptsDetail.filter((a) => a.isBest).at(-1)?.attempt ?? 0;
   const hasChecks = run.status !== "rejected";
+  // A run that failed before its first check has no reports: the result says so by their absence.
+  const maybe = <T>(key: string) => loadJson<T>(deps.blobs, key).catch(() => undefined);
   const [initial, final, finalDraft] = hasChecks
     ? await Promise.all([
-        loadJson<ValidationReport>(deps.blobs, blobKeys.attemptReport(runId, 0)),
-        loadJson<ValidationReport>(deps.blobs, blobKeys.attemptReport(runId, bestAttempt)),
-        loadJson<Draft>(deps.blobs, run.finalRef ?? blobKeys.attemptDraft(runId, 0)),
+        maybe<ValidationReport>(blobKeys.attemptReport(runId, 0)),
+        maybe<ValidationReport>(blobKeys.attemptReport(runId, bestAttempt)),
+        maybe<Draft>(run.finalRef ?? blobKeys.attemptDraft(runId, 0)),
       ])
     : [undefined, undefined, null];
   // The judge's findings are part of the final picture: blocking ones as errors, the rest as warnings.
@@ -134,7 +138,7 @@ export async function buildRunResult(
     circuitBreakerRules: run.circuitBreakerRules,
     tokens: run.tokens,
     costUsd: run.costUsd,
-    finalDraft,
+    finalDraft: finalDraft ?? null,
     attemptsDetail,
   };
   if (run.message) result.message = run.message;
@@ -178,12 +182,13 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     ...(deps.parentRunId && { parentRunId: deps.parentRunId }),
     ...(deps.submissionId && { submissionId: deps.submissionId }),
   };
-  let state = route(await validateStep(input, deps));
+  let state: LoopState | undefined;
   try {
+    state = route(await validateStep(input, deps));
     const retried = <T>(fn: () => Promise<T>) =>
       withRetries(fn, deps.transientRetries ?? 3, deps.retryBaseMs ?? 1000);
     while (state.decision === "correct" || state.decision === "judge" || state.decision === "correct_logic") {
-      const current = state;
+      const current: LoopState = state;
       if (current.decision === "judge") {
         state = routeAfterJudge(await retried(() => judgeStep(current, deps)));
         continue;
@@ -197,7 +202,14 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     const at = (deps.clock?.() ?? new Date()).toISOString();
     const reason: StopReason = error instanceof ModelError ? "model_error" : "system_error";
     const message = `${(error as Error).name}: ${(error as Error).message}`;
-    await deps.runs.setStatus(runId, "failed", at, { reason, message, finalRef: state.best.draftRef });
+    await recordFailure(deps, {
+      runId,
+      draft,
+      at,
+      reason,
+      message,
+      ...(state?.best.draftRef && { finalRef: state.best.draftRef }),
+    });
   }
   return buildRunResult(runId, deps);
 }

@@ -42,6 +42,8 @@ export interface LoopDeps {
   maxDraftBytes?: number;
   /** Output token cap per model call. */
   maxOutputTokens?: number;
+  /** Called once per attempt, when its record is first written (never on a retried task): for metrics. */
+  onAttemptRecorded?: (record: AttemptRecord) => void;
 }
 
 export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
@@ -55,7 +57,12 @@ const MAX_INLINE_DIFF_BYTES = 64 * 1024;
 const MAX_RECORD_LIST = 100;
 const MAX_RECORD_BYTES = 300 * 1024;
 
-function fitRecord(record: AttemptRecord, input: Violation[], output: Violation[], repairs: AttemptRecord["repairs"]): void {
+function fitRecord(
+  record: AttemptRecord,
+  input: Violation[],
+  output: Violation[],
+  repairs: AttemptRecord["repairs"],
+): void {
   for (const cap of [MAX_RECORD_LIST, 30, 10, 0]) {
     record.inputViolations = input.slice(0, cap);
     record.outputViolations = output.slice(0, cap);
@@ -518,12 +525,14 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   if (pending.failure) record.failure = pending.failure;
   if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
   // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
-  await deps.runs.putAttempt(record);
+  const recorded = await deps.runs.putAttempt(record);
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
+  if (recorded) deps.onAttemptRecorded?.(record);
 
   const ruleFailures = { ...state.ruleFailures };
   // Only a usable answer says anything about a rule: an unparseable one changed nothing.
-  if (!logic && draftRef) for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
+  if (!logic && draftRef)
+    for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
   const best =
     beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
   const bestReportNow = beats ? report : bestReport;
@@ -590,14 +599,19 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
 
 /** Token or cost budget spent (0 means no budget). */
 function budgetSpent(limits: LoopState["limits"], tokens: number, costUsd: number): boolean {
-  return (limits.maxTokens > 0 && tokens >= limits.maxTokens) || (limits.maxCostUsd > 0 && costUsd >= limits.maxCostUsd);
+  return (
+    (limits.maxTokens > 0 && tokens >= limits.maxTokens) ||
+    (limits.maxCostUsd > 0 && costUsd >= limits.maxCostUsd)
+  );
 }
 
 /** The prompt shows the last few hints; the state keeps no more than that, each clipped. */
 const MAX_STATE_HINTS = 4;
 const MAX_HINT_CHARS = 400;
 function keepHints(hints: readonly string[]): string[] {
-  return hints.slice(-MAX_STATE_HINTS).map((h) => (h.length > MAX_HINT_CHARS ? `${h.slice(0, MAX_HINT_CHARS)}…` : h));
+  return hints
+    .slice(-MAX_STATE_HINTS)
+    .map((h) => (h.length > MAX_HINT_CHARS ? `${h.slice(0, MAX_HINT_CHARS)}…` : h));
 }
 
 /** Short, bounded notes for the next prompt: what persisted, what regressed, whether we rolled back. */
@@ -626,6 +640,44 @@ function attemptHints(
     );
   }
   return notes;
+}
+
+/**
+ * Records a run as failed, saying why. A run that failed before Validate registered it is created
+ * here, so that no failure goes unrecorded (the in-process mirror of RecordFailure).
+ */
+export async function recordFailure(
+  deps: Pick<LoopDeps, "runs">,
+  failure: {
+    runId: string;
+    draft: unknown;
+    at: string;
+    reason: StopReason;
+    message: string;
+    finalRef?: string;
+  },
+): Promise<void> {
+  const { runId, at, reason, message } = failure;
+  const fields = { reason, message, ...(failure.finalRef && { finalRef: failure.finalRef }) };
+  if (await deps.runs.getRun(runId)) {
+    await deps.runs.setStatus(runId, "failed", at, fields);
+    return;
+  }
+  const raw = failure.draft as { kind?: unknown } | undefined;
+  const run = {
+    ...emptyRun(
+      runId,
+      guessDraftId(failure.draft, undefined),
+      String(raw?.kind ?? "unknown").slice(0, 64),
+      at,
+    ),
+    ...fields,
+  };
+  await deps.runs.createRun({
+    ...run,
+    status: "failed",
+    transitions: [...run.transitions, { status: "failed", at }],
+  });
 }
 
 /** Usage of judge round k is counted under this key + k: attempts are 1..9999, so the keys never meet. */
@@ -708,7 +760,10 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
     total: state.tokens.total + usage.total,
   };
   const spent = state.costUsd + cost;
-  if (!verdict.ok) await deps.runs.updateRun(state.runId, { message: `the judge gave no usable verdict: ${verdict.failure}` });
+  if (!verdict.ok)
+    await deps.runs.updateRun(state.runId, {
+      message: `the judge gave no usable verdict: ${verdict.failure}`,
+    });
   // A logic correction is a correction too: the run shows it (idempotent when already correcting).
   if (blocking > 0 && state.counters.logic < state.limits.maxLogicAttempts) {
     await deps.runs.setStatus(state.runId, "correcting", report.at);
@@ -723,7 +778,10 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
     judge: { enabled: true, rounds: round, blocking, failed: !verdict.ok, reportRef },
     hints:
       blocking > 0
-        ? keepHints([...state.hints, `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`])
+        ? keepHints([
+            ...state.hints,
+            `The reviewer found: ${classified.blocking.map((v) => v.ruleId).join(", ")}.`,
+          ])
         : state.hints,
   };
 }

@@ -480,7 +480,15 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
   contentSchema: CodeContentSchema,
   settings: DEFAULT_CODE_SETTINGS,
   settingsSchema: CodeSettingsSchema,
-  rules: [languageRule, noTestsRule, tooManyTestsRule, testNameRule, duplicateTestNameRule, syntaxRule, testsRule],
+  rules: [
+    languageRule,
+    noTestsRule,
+    tooManyTestsRule,
+    testNameRule,
+    duplicateTestNameRule,
+    syntaxRule,
+    testsRule,
+  ],
   score(ctx: Ctx): number {
     const run = runFor(ctx);
     const total = ctx.content.tests.length;

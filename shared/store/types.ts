@@ -169,7 +169,13 @@ export interface RunStore {
    * is new, stale (older than windowMs), ours already, or held by `replaceHolder` (a run that
    * failed, whose claim may be taken over); another when this delivery is a duplicate.
    */
-  claimContent(contentHash: string, runId: string, now: string, windowMs: number, replaceHolder?: string): Promise<string>;
+  claimContent(
+    contentHash: string,
+    runId: string,
+    now: string,
+    windowMs: number,
+    replaceHolder?: string,
+  ): Promise<string>;
   /**
    * Moves the run to a status, appending the transition with its timestamp. Idempotent: a run
    * already in that status is left as it is (a retried task appends no second transition).

@@ -353,7 +353,11 @@ describe("attempt records stay small", () => {
       properties: {
         authors: {
           type: "array",
-          items: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 }, orcid: { type: "string" } } },
+          items: {
+            type: "object",
+            required: ["name"],
+            properties: { name: { type: "string", minLength: 1 }, orcid: { type: "string" } },
+          },
         },
       },
     };
@@ -366,5 +370,35 @@ describe("attempt records stay small", () => {
     expect(Buffer.byteLength(JSON.stringify(record))).toBeLessThan(400 * 1000);
     const whole = JSON.parse(await blobs.get(String(record?.reportRef)));
     expect(whole.violations).toHaveLength(3000);
+  });
+});
+
+describe("failures never go unrecorded", () => {
+  it("records a run whose Validate failed before registering it, saying why", async () => {
+    const { deps, runs, blobs } = makeDeps([]);
+    const failingBlobs = {
+      put: async () => {
+        throw new Error("disk full");
+      },
+      get: (key: string) => blobs.get(key),
+      putIfAbsent: async () => {
+        throw new Error("disk full");
+      },
+    };
+    const result = await correctDraft(DRAFT_WITH_ERRORS, { ...deps, blobs: failingBlobs });
+    expect(result).toMatchObject({ status: "failed", reason: "system_error", draftId: DRAFT_WITH_ERRORS.id });
+    expect(result.message).toMatch(/disk full/);
+    expect((await runs.getRun(result.runId))?.transitions.at(-1)?.status).toBe("failed");
+  });
+
+  it("lets a resubmission of a failed run's content start afresh instead of being a duplicate", async () => {
+    const { deps } = makeDeps([
+      { draftId: DRAFT_WITH_ERRORS.id, purpose: "correct", error: "failed", message: "bad key" },
+      answer(DRAFT_WITH_ERRORS.id, FULLY_CORRECTED_DRAFT.content),
+    ]);
+    const first = await correctDraft(DRAFT_WITH_ERRORS, deps);
+    expect(first.status).toBe("failed");
+    const second = await correctDraft(DRAFT_WITH_ERRORS, deps);
+    expect(second.reason).not.toBe("duplicate");
   });
 });

@@ -171,9 +171,16 @@ describe("the logic phase (seeds 000 and 002)", () => {
   });
 
   it("stops before a logic correction once the token budget is spent", async () => {
-    const { deps, model } = makeDeps([judge([finding()], { input_tokens: 900, output_tokens: 200 }), answer(ID, improved)]);
+    const { deps, model } = makeDeps([
+      judge([finding()], { input_tokens: 900, output_tokens: 200 }),
+      answer(ID, improved),
+    ]);
     const result = await correctDraft({ ...clean, options: { judge: true, maxTokens: 1000 } }, deps);
-    expect(result).toMatchObject({ status: "needs_manual_review", reason: "budget_exhausted", logicAttempts: 0 });
+    expect(result).toMatchObject({
+      status: "needs_manual_review",
+      reason: "budget_exhausted",
+      logicAttempts: 0,
+    });
     expect(model?.requests.map((r) => r.purpose)).toEqual(["judge"]);
   });
 });

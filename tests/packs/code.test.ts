@@ -142,7 +142,9 @@ describe("code pack through validateDraft", () => {
     const report = await validate(code("function spin() { while (true) {} }", spinners), suiteRegistry);
     expect(performance.now() - started).toBeLessThan(3000);
     expect(report.violations.map((v) => v.ruleId)).toEqual(spinners.map((t) => `test:${t.name}`));
-    expect(only(report, "test:one").message).toBe('test "one" exceeded the 1000 ms timeout and was interrupted');
+    expect(only(report, "test:one").message).toBe(
+      'test "one" exceeded the 1000 ms timeout and was interrupted',
+    );
     // Cut at the suite's remaining ~500 ms, not at its own 1000 ms.
     expect(only(report, "test:two").message).toBe(
       'test "two" was interrupted: the whole suite exceeded its 1500 ms limit',
@@ -204,7 +206,10 @@ describe("code pack through validateDraft", () => {
   it("reports a test name that is empty or longer than 120 characters, and runs no test", async () => {
     const long = "x".repeat(121);
     const report = await validate(
-      code(ADD_SOURCE, [ADD_TESTS[0] as CodeContent["tests"][number], { name: long, code: "assert.ok(true);" }]),
+      code(ADD_SOURCE, [
+        ADD_TESTS[0] as CodeContent["tests"][number],
+        { name: long, code: "assert.ok(true);" },
+      ]),
     );
     expect(report.violations).toHaveLength(1);
     const v = only(report, CODE_RULE_IDS.testName);
@@ -221,9 +226,9 @@ describe("code pack through validateDraft", () => {
       message: "the name of test 0 is empty, so no test ran",
     });
     // 120 characters is still fine.
-    expect((await validate(code(ADD_SOURCE, [{ name: "y".repeat(120), code: "assert.ok(true);" }]))).passed).toBe(
-      true,
-    );
+    expect(
+      (await validate(code(ADD_SOURCE, [{ name: "y".repeat(120), code: "assert.ok(true);" }]))).passed,
+    ).toBe(true);
   });
 
   it("caps the findings of a bounds rule and sums up the rest", async () => {
@@ -431,9 +436,9 @@ describe("code pack through validateDraft", () => {
     expect(() => new PackRegistry({ packs: { code: { settings: { maxTests: 0 } } } }, [codePack])).toThrow(
       InvalidPackError,
     );
-    expect(() => new PackRegistry({ packs: { code: { settings: { maxTests: 10_000 } } } }, [codePack])).toThrow(
-      InvalidPackError,
-    );
+    expect(
+      () => new PackRegistry({ packs: { code: { settings: { maxTests: 10_000 } } } }, [codePack]),
+    ).toThrow(InvalidPackError);
   });
 
   it("throws a clear error when checked before ready()", async () => {
