@@ -10,6 +10,7 @@ import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import { isPriced } from "../shared/model/pricing.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
@@ -69,6 +70,11 @@ async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; q
   });
   if (!extra.quiet) say(choice.description);
   const deployment = await deploymentConfig(opts, extra.maxAttempts);
+  if (choice.live && choice.model && !isPriced(choice.model.model) && !extra.quiet) {
+    say(
+      `Warning: no price is known for ${choice.model.model}; costs show as $0 and a cost budget cannot trip.`,
+    );
+  }
   const packs: AnyPack[] = [];
   for (const file of opts.pack ?? []) packs.push(...(await loadPacks(file)));
   // Validate the whole configuration (overrides naming real rules) before any draft runs.

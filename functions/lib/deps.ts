@@ -2,7 +2,7 @@ import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { LoopDeps } from "../../shared/loop/steps.js";
-import { createModelClient } from "../../shared/model/index.js";
+import { createModelClient, isPriced } from "../../shared/model/index.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DynamoRunStore } from "./dynamo-store.js";
@@ -47,6 +47,24 @@ async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
   }
 }
 
+/**
+ * A cost budget needs prices: with an unpriced model every call would cost $0 and the budget would
+ * never trip, so such a deployment fails at cold start instead of silently overspending.
+ */
+function pricedFor(env: Env, model: ModelClient | undefined): ModelClient | undefined {
+  const config = env.DEPLOYMENT_CONFIG;
+  const costBudget =
+    config.caps?.maxCostUsd ??
+    config.loop?.maxCostUsd ??
+    Object.values(config.packs ?? {}).find((p) => p.loop?.maxCostUsd)?.loop?.maxCostUsd;
+  if (model && costBudget && !isPriced(model.model)) {
+    throw new Error(
+      `a cost budget is configured but model "${model.model}" has no price in shared/model/pricing.ts`,
+    );
+  }
+  return model;
+}
+
 const cached = new Map<boolean, Promise<LoopDeps>>();
 
 /**
@@ -66,7 +84,7 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
         registry: new PackRegistry(env.DEPLOYMENT_CONFIG),
         runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME }),
         blobs: new S3BlobStore({ client: s3, bucket: env.BUCKET_NAME }),
-        model: options.model ? await modelFromEnv(env) : undefined,
+        model: options.model ? pricedFor(env, await modelFromEnv(env)) : undefined,
         modelAvailable: env.MODEL_PROVIDER !== "none",
         dedupeWindowMs: env.DEDUPE_WINDOW_MS,
         maxDraftBytes: env.MAX_DRAFT_BYTES,

@@ -11,11 +11,19 @@ import {
 } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
 import { costUsd } from "../model/pricing.js";
-import { type ModelClient, totalTokens } from "../model/types.js";
+import { addUsage, type ModelClient, totalTokens } from "../model/types.js";
 import type { Persona } from "../pack.js";
 import { fromPointer } from "../pointer.js";
 import type { PackRegistry } from "../registry.js";
-import type { AttemptRecord, BlobStore, RunRecord, RunStore, StopReason } from "../store/types.js";
+import {
+  type AttemptRecord,
+  type BlobStore,
+  type RunRecord,
+  type RunStore,
+  type StopReason,
+  type TokenTotals,
+  ZERO_TOTALS,
+} from "../store/types.js";
 import { DEFAULT_MAX_DRAFT_BYTES, packFor, parseDraft } from "../validate.js";
 import { buildJudgePrompt, classifyFindings, judgeEnabled, parseJudgeAnswer, personasFor } from "./judge.js";
 import { blobKeys } from "./keys.js";
@@ -112,7 +120,7 @@ function emptyRun(runId: string, draftId: string, kind: string, at: string): Run
     resolvedRules: [],
     persistentRules: [],
     circuitBreakerRules: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    tokens: { ...ZERO_TOTALS },
     costUsd: 0,
     transitions: [{ status: "draft", at }],
     createdAt: at,
@@ -155,7 +163,7 @@ function terminalState(
     circuitBreakerRules: [],
     violationsPerAttempt: [],
     hints: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    tokens: { ...ZERO_TOTALS },
     costUsd: 0,
     judge: { enabled: false, rounds: 0, blocking: 0, failed: false },
   };
@@ -334,7 +342,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     circuitBreakerRules: [],
     violationsPerAttempt: [report.counts.error],
     hints: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    tokens: { ...ZERO_TOTALS },
     costUsd: 0,
     judge: { enabled: judgeOn, rounds: 0, blocking: 0, failed: false },
   };
@@ -542,13 +550,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt),
   ]);
 
-  const tokens = {
-    input: state.tokens.input + usage.input,
-    output: state.tokens.output + usage.output,
-    cacheRead: state.tokens.cacheRead + usage.cacheRead,
-    cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
-    total: state.tokens.total + usage.total,
-  };
+  const tokens = addTotals(state.tokens, usage);
   const cost = state.costUsd + pending.costUsd;
   const executionAttempts = state.counters.execution;
   const bestRules = new Set(errorRuleIds(bestReportNow));
@@ -595,6 +597,10 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
       budgetExhausted,
     },
   };
+}
+
+function addTotals(a: TokenTotals, b: TokenTotals): TokenTotals {
+  return { ...addUsage(a, b), total: a.total + b.total };
 }
 
 /** Token or cost budget spent (0 means no budget). */
@@ -752,13 +758,7 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   ];
   await deps.runs.updateRun(state.runId, { judgeRef: reportRef, ...(overrides.length && { overrides }) });
   const blocking = classified.blocking.length;
-  const tokens = {
-    input: state.tokens.input + usage.input,
-    output: state.tokens.output + usage.output,
-    cacheRead: state.tokens.cacheRead + usage.cacheRead,
-    cacheWrite: state.tokens.cacheWrite + usage.cacheWrite,
-    total: state.tokens.total + usage.total,
-  };
+  const tokens = addTotals(state.tokens, usage);
   const spent = state.costUsd + cost;
   if (!verdict.ok)
     await deps.runs.updateRun(state.runId, {
