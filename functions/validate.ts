@@ -9,7 +9,12 @@ export const ValidateEventSchema = z.object({
   runId: z.string().min(1),
   input: z.looseObject({
     draft: z.unknown().optional(),
-    draftRef: z.union([z.string(), z.object({ bucket: z.string().optional(), key: z.string() })]).optional(),
+    draftRef: z
+      .union([
+        z.string(),
+        z.object({ bucket: z.string().optional(), key: z.string(), versionId: z.string().optional() }),
+      ])
+      .optional(),
     submissionId: z.string().optional(),
     parentRunId: z.string().optional(),
   }),
@@ -33,6 +38,7 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
           runId,
           ...(input.draft !== undefined && { draft: input.draft }),
           ...(ref && !foreign && { draftRef: ref.key }),
+          ...(ref && !foreign && "versionId" in ref && ref.versionId && { draftVersion: ref.versionId }),
           ...(input.submissionId && { submissionId: input.submissionId }),
           ...(input.parentRunId && { parentRunId: input.parentRunId }),
           ...(foreign && {

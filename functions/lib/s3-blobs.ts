@@ -44,9 +44,11 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async get(key: string): Promise<string> {
+  async get(key: string, version?: string): Promise<string> {
     try {
-      const { Body } = await this.#s3.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      const { Body } = await this.#s3.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
+      );
       if (!Body) throw new BlobNotFoundError(key);
       return await Body.transformToString("utf-8");
     } catch (error) {

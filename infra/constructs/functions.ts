@@ -222,6 +222,13 @@ export class Functions extends Construct {
         resources: [bucket.arnForObjects(`${DRAFTS_PREFIX}*`), bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );
+    // Uploads are read by VersionId (the bucket is versioned), which needs its own action.
+    this.validate.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObjectVersion"],
+        resources: [bucket.arnForObjects(`${DRAFTS_PREFIX}*`)],
+      }),
+    );
     this.validate.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:PutObject"],

@@ -26,7 +26,7 @@ export interface TriggersProps {
 
 /**
  * What starts a run:
- * - an upload under `drafts/` (S3 → default bus → rule), input `{ draftRef: { bucket, key }, submissionId: etag }`;
+ * - an upload under `drafts/` (S3 → default bus → rule), input `{ draftRef: { bucket, key, versionId }, submissionId: etag }`;
  * - a `Draft Submitted` event on the project's bus from source `redraft.client`, whose detail is the
  *   execution input: `{ draft }` inline, or `{ draftRef: { bucket, key } }`, plus optional
  *   `submissionId` / `parentRunId`.
@@ -76,6 +76,8 @@ export class Triggers extends Construct {
           draftRef: {
             bucket: EventField.fromPath("$.detail.bucket.name"),
             key: EventField.fromPath("$.detail.object.key"),
+            // The bucket is versioned: the run reads exactly the version that was uploaded.
+            versionId: EventField.fromPath("$.detail.object.version-id"),
           },
           // The same upload delivered twice carries the same etag: Validate's dedupe treats it as one.
           submissionId: EventField.fromPath("$.detail.object.etag"),

@@ -92,6 +92,8 @@ export interface ValidateInput {
   runId: string;
   draft?: unknown;
   draftRef?: string;
+  /** The upload's version (S3 VersionId), so a later upload to the same key cannot change what this run reads. */
+  draftVersion?: string;
   /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
   submissionId?: string;
   parentRunId?: string;
@@ -195,9 +197,9 @@ function looksBinary(text: string): boolean {
  * "red+flower.json"), so a key that is not there is tried once more decoded; a draft that is
  * truly missing is bad input (rejected), not a system failure.
  */
-async function readUpload(blobs: BlobStore, key: string): Promise<string> {
+async function readUpload(blobs: BlobStore, key: string, version?: string): Promise<string> {
   try {
-    return await blobs.get(key);
+    return await blobs.get(key, version);
   } catch (error) {
     if (!(error instanceof BlobNotFoundError)) throw error;
     let decoded = key;
@@ -207,7 +209,7 @@ async function readUpload(blobs: BlobStore, key: string): Promise<string> {
       // not URL-encoded: keep the key as it is
     }
     if (decoded === key) throw new InvalidDraftError(`no draft at ${key}`);
-    return blobs.get(decoded).catch(() => {
+    return blobs.get(decoded, version).catch(() => {
       throw new InvalidDraftError(`no draft at ${key}`);
     });
   }
@@ -236,7 +238,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   try {
     if (input.rejectWith) throw new InvalidDraftError(input.rejectWith);
     if (input.draftRef !== undefined) {
-      const text = await readUpload(deps.blobs, input.draftRef);
+      const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion);
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;
@@ -297,9 +299,12 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     }
   }
 
-  const originalRef = input.draftRef ?? blobKeys.original(runId);
-  if (input.draftRef === undefined) await deps.blobs.putIfAbsent(originalRef, JSON.stringify(draft));
+  // The run keeps its own copy of what it was given: an upload's key may receive a newer version later.
+  const originalRef = blobKeys.original(runId);
+  await deps.blobs.putIfAbsent(originalRef, JSON.stringify(draft));
   const run: RunRecord = { ...emptyRun(runId, draft.id, draft.kind, at), originalRef, contentHash };
+  if (input.draftRef)
+    run.uploadRef = input.draftVersion ? `${input.draftRef}?versionId=${input.draftVersion}` : input.draftRef;
   if (deps.model) run.model = deps.model.model;
   if (input.parentRunId) run.parentRunId = input.parentRunId;
   // A retried Validate task finds its run already registered and carries on: the rest is idempotent.

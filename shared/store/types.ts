@@ -64,8 +64,10 @@ export const RunRecordSchema = z.object({
   circuitBreakerRules: z.array(z.string()),
   tokens: TokenTotalsSchema,
   costUsd: z.number().nonnegative(),
-  /** Blob keys of the submitted draft, the best draft, and the published result. */
+  /** Blob keys of the run's own copy of the submitted draft, the best draft, and the published result. */
   originalRef: z.string().optional(),
+  /** Where the draft was uploaded (`drafts/…`, with `?versionId=` when S3 gave one), for uploads. */
+  uploadRef: z.string().optional(),
   finalRef: z.string().optional(),
   resultRef: z.string().optional(),
   contentHash: z.string().optional(),
@@ -196,8 +198,11 @@ export interface RunStore {
 /** Drafts, attempts and evidence, by key. S3 in the cloud, a folder locally, a Map in tests. */
 export interface BlobStore {
   put(key: string, body: string, contentType?: string): Promise<void>;
-  /** Throws BlobNotFoundError when missing. */
-  get(key: string): Promise<string>;
+  /**
+   * Throws BlobNotFoundError when missing. `version` reads one version of a versioned object (an
+   * S3 upload's VersionId); stores without versions ignore it.
+   */
+  get(key: string, version?: string): Promise<string>;
   /** Writes only when the key is absent; false when it was there (originals are never overwritten). */
   putIfAbsent(key: string, body: string, contentType?: string): Promise<boolean>;
 }

@@ -53,9 +53,13 @@ describe("least-privilege IAM per function", () => {
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "s3:GetObject",
+        "s3:GetObjectVersion",
         "s3:ListBucket",
         "s3:PutObject",
       ].sort(),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "s3:GetObjectVersion", Resource: objectsArn(bucketId, "drafts/") }),
     );
     expect(statements).toContainEqual(
       expect.objectContaining({

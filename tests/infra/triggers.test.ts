@@ -26,10 +26,11 @@ describe("triggers", () => {
             InputPathsMap: {
               "detail-bucket-name": "$.detail.bucket.name",
               "detail-object-key": "$.detail.object.key",
+              "detail-object-version-id": "$.detail.object.version-id",
               "detail-object-etag": "$.detail.object.etag",
             },
             InputTemplate:
-              '{"draftRef":{"bucket":<detail-bucket-name>,"key":<detail-object-key>},"submissionId":<detail-object-etag>}',
+              '{"draftRef":{"bucket":<detail-bucket-name>,"key":<detail-object-key>,"versionId":<detail-object-version-id>},"submissionId":<detail-object-etag>}',
           },
           DeadLetterConfig: { Arn: dlqArn },
           RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 8 }),

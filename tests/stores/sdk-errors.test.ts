@@ -144,6 +144,16 @@ describe("S3BlobStore error paths (mocked SDK)", () => {
     });
   });
 
+  it("reads exactly the uploaded version when given one", async () => {
+    s3.on(GetObjectCommand).resolves({ Body: { transformToString: async () => "{}" } as never });
+    await blobs.get("drafts/q.json", "v-42");
+    expect(s3.commandCalls(GetObjectCommand)[0]?.args[0].input).toEqual({
+      Bucket: "drafts-bucket",
+      Key: "drafts/q.json",
+      VersionId: "v-42",
+    });
+  });
+
   it("turns NoSuchKey into BlobNotFoundError", async () => {
     s3.on(GetObjectCommand).rejects(
       new NoSuchKey({ message: "The specified key does not exist.", ...metadata }),

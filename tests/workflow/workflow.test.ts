@@ -37,6 +37,10 @@ describe("the synthesized state machine, executed locally", () => {
     expect(run?.transitions.map((t) => t.status)).toEqual(["draft", "validated"]);
     expect(await rt.runtime.runs.listAttempts(execution.runId)).toEqual([]);
     expect(await rt.runtime.blobs.get(blobKeys.result("w1", execution.runId))).toContain('"id":"w1"');
+    // The run keeps its own copy of the upload; the upload itself is untouched.
+    expect(run?.originalRef).toBe(blobKeys.original(execution.runId));
+    expect(run?.uploadRef).toMatch(/^drafts\//);
+    expect(JSON.parse(await rt.runtime.blobs.get(String(run?.originalRef))).id).toBe("w1");
   });
 
   it("corrects on attempt 1", async () => {
