@@ -186,6 +186,30 @@ describe("redraft run on the examples", () => {
   });
 });
 
+describe("limits on the command line", () => {
+  it("--max-attempts overrides the correction limit for this run", async () => {
+    const out = await redraft([
+      "run",
+      "examples/drafts/mcq-seed004.json",
+      "--json",
+      "--max-attempts",
+      "1",
+      "--llm",
+      `replay:${CASSETTE}`,
+      "--data-dir",
+      join(work, "limit-data"),
+    ]);
+    expect(out.code).toBe(0);
+    const [result] = lines(out.stdout);
+    expect(result).toMatchObject({
+      draftId: "mcq-seed004",
+      status: "needs_manual_review",
+      attempts: 1,
+      violationsPerAttempt: [3, 1],
+    });
+  });
+});
+
 describe("bad input and usage", () => {
   it("rejects bad files with a line naming the file and the problem, and runs the others", async () => {
     const dir = join(work, "bad");
