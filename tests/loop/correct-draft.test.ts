@@ -319,6 +319,16 @@ describe("correctDraft: stop rules and failures", () => {
     expect(result.finalDraft).toBeNull();
   });
 
+  it("rejects a draft over the size limit with reason too_large", async () => {
+    const { deps } = makeDeps([]);
+    const result = await correctDraft(
+      { ...DRAFT_WITH_ERRORS, context: { source: "x".repeat(5000) } },
+      { ...deps, maxDraftBytes: 4096 },
+    );
+    expect(result).toMatchObject({ status: "rejected", reason: "too_large" });
+    expect(result.message).toMatch(/over the limit of 4096 bytes/);
+  });
+
   it("rejects an unknown kind", async () => {
     const { deps } = makeDeps([]);
     const result = await correctDraft({ id: "x", kind: "poem", content: {} }, deps);
