@@ -8,6 +8,9 @@ export const ErrorNames = {
   InvalidDraft: "InvalidDraftError",
   UnknownKind: "UnknownKindError",
   DraftTooLarge: "DraftTooLargeError",
+  DraftTooDeep: "DraftTooDeepError",
+  Unreadable: "UnreadableInputError",
+  InvalidSchema: "InvalidSchemaError",
   InvalidPack: "InvalidPackError",
   ModelRateLimited: "ModelRateLimitedError",
   ModelOverloaded: "ModelOverloadedError",
@@ -62,6 +65,40 @@ export class DraftTooLargeError extends SelfCorrectionError {
   override readonly name = ErrorNames.DraftTooLarge;
   constructor(bytes: number, limit: number) {
     super(`draft is ${bytes} bytes, over the limit of ${limit} bytes`, "too_large");
+  }
+}
+
+/**
+ * JSON nested deeper than the limit. Raised by an iterative scan before anything recurses over the
+ * value, so a hostile depth cannot overflow the stack of a parser, a validator or a walk.
+ */
+export class DraftTooDeepError extends SelfCorrectionError {
+  override readonly name = ErrorNames.DraftTooDeep;
+  constructor(
+    readonly depth: number,
+    readonly limit: number,
+    where = "draft",
+  ) {
+    super(`${where} is nested more than ${limit} levels deep (limit ${limit})`, "too_deep");
+  }
+}
+
+/** An input path that does not exist, cannot be read, or loops (symlinks). Terminal: rejected. */
+export class UnreadableInputError extends SelfCorrectionError {
+  override readonly name = ErrorNames.Unreadable;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "unreadable", options);
+  }
+}
+
+/**
+ * A json draft's `context.schema` that cannot be used: not a JSON Schema of a supported draft, too
+ * large or deep, or with a remote `$ref`. The schema is untrusted input, so this rejects the run.
+ */
+export class InvalidSchemaError extends SelfCorrectionError {
+  override readonly name = ErrorNames.InvalidSchema;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "invalid_schema", options);
   }
 }
 

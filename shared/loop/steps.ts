@@ -179,12 +179,19 @@ function guessDraftId(input: unknown, ref: string | undefined): string {
   return ref ? (ref.split("/").pop() ?? ref) : "unknown";
 }
 
+const REJECTION_CODES: ReadonlySet<string> = new Set<StopReason>([
+  "too_large",
+  "too_deep",
+  "unreadable",
+  "invalid_schema",
+  "unknown_kind",
+]);
+
+/** The rejected reason is the error's own stable code where it names one, else `invalid_input`. */
 const rejectionReason = (error: unknown): StopReason =>
-  error instanceof DraftTooLargeError
-    ? "too_large"
-    : error instanceof UnknownKindError
-      ? "unknown_kind"
-      : "invalid_input";
+  error instanceof SelfCorrectionError && REJECTION_CODES.has(error.code)
+    ? (error.code as StopReason)
+    : "invalid_input";
 
 /** Binary uploads are rejected before JSON parsing gives a confusing message. */
 function looksBinary(text: string): boolean {
