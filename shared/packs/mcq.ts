@@ -32,8 +32,9 @@ export type McqOption = z.infer<typeof McqOptionSchema>;
 
 /**
  * The question as drafted. Lenient wherever a rule reports the problem with a better message
- * (a missing rationale or answer key, an empty stem, too few options); loose so that no key the
- * draft carries is ever stripped.
+ * (a missing rationale or answer key, an empty stem, too few options). Loose, because the engine
+ * checks the shape before any repair: a key the question does not define is removed afterwards by
+ * `mcq_unknown_keys`, as a recorded repair, never silently by the schema.
  */
 export const McqContentSchema = z.looseObject({
   type: z.string().optional(),
@@ -531,6 +532,67 @@ const stemAsksQuestion: McqRule = {
   },
 };
 
+/** The fields a question and each of its options may hold: the content schema's, nothing else. */
+const CONTENT_KEYS: ReadonlySet<string> = new Set(Object.keys(McqContentSchema.shape));
+const OPTION_KEYS: ReadonlySet<string> = new Set(Object.keys(McqOptionSchema.shape));
+
+interface UnknownKey {
+  path: string;
+  key: string;
+  value: unknown;
+  /** What holds the key: the question itself or one of its options. */
+  holder: "question" | "option";
+}
+
+/** Every key the question or one of its options does not define, in content order. */
+function unknownKeys(content: McqContent): UnknownKey[] {
+  const found: UnknownKey[] = [];
+  for (const [key, value] of Object.entries(content)) {
+    if (!CONTENT_KEYS.has(key)) found.push({ path: toPointer([key]), key, value, holder: "question" });
+  }
+  content.options.forEach((o, i) => {
+    for (const [key, value] of Object.entries(o)) {
+      if (!OPTION_KEYS.has(key))
+        found.push({ path: toPointer(["options", i, key]), key, value, holder: "option" });
+    }
+  });
+  return found;
+}
+
+const only = <T extends object>(value: T, allowed: ReadonlySet<string>): T =>
+  Object.keys(value).every((k) => allowed.has(k))
+    ? value
+    : (Object.fromEntries(Object.entries(value).filter(([k]) => allowed.has(k))) as T);
+
+const unknownKeysRule: McqRule = {
+  id: "mcq_unknown_keys",
+  severity: "error",
+  description:
+    "The question holds only type, vignette, stem, options, correct_answer and rationale, and each option only key and text; any other key is removed (a recorded repair), so that a correction cannot smuggle content in.",
+  check({ content }) {
+    return unknownKeys(content).map(({ path, key, holder }) => ({
+      message: `"${excerpt(key, 40)}" is not a field of ${holder === "question" ? "a question" : "an option"}`,
+      path,
+      suggestion: `Remove the field: ${holder === "question" ? "a question holds only type, vignette, stem, options, correct_answer and rationale" : "an option holds only key and text"}.`,
+    }));
+  },
+  repair({ content }: Ctx): RepairResult<McqContent> {
+    const found = unknownKeys(content);
+    if (found.length === 0) return { content, repairs: [] };
+    const repairs = found.map(
+      ({ path, key, value, holder }): Repair => ({
+        ruleId: "mcq_unknown_keys",
+        action: "remove",
+        path,
+        message: `Removed "${excerpt(key, 40)}": not a field of ${holder === "question" ? "a question" : "an option"}`,
+        before: value,
+      }),
+    );
+    const options = content.options.map((o) => only(o, OPTION_KEYS));
+    return { content: { ...only(content, CONTENT_KEYS), options }, repairs };
+  },
+};
+
 /** The string fields the whitespace rule trims, in content order. */
 const TRIMMED_FIELDS = ["vignette", "stem", "correct_answer", "rationale"] as const;
 
@@ -620,7 +682,7 @@ const INSTRUCTIONS = `The content is a single-best-answer exam question written 
 - Options use no absolute terms (always, never, all, none, only, must, completely) and no "all of the above" / "none of the above".
 - correct_answer is the key of exactly one option.
 - The rationale explains why the correct option is best and why each distractor is wrong.
-Keep every field the content already has; change only what the violations name.`;
+Add no field beyond these (any other key is removed); change only what the violations name.`;
 
 const OPTION_JSON_SCHEMA = {
   type: "object",
@@ -629,6 +691,7 @@ const OPTION_JSON_SCHEMA = {
     text: { type: "string", minLength: 1 },
   },
   required: ["key", "text"],
+  additionalProperties: false,
 };
 
 /** The pack of `kind: "mcq"` drafts: exam questions checked against NBME item-writing practice (seed 004). */
@@ -640,6 +703,7 @@ export const mcqPack: Pack<McqContent, McqSettings> = {
   settings: DEFAULT_MCQ_SETTINGS,
   settingsSchema: McqSettingsSchema,
   rules: [
+    unknownKeysRule,
     whitespace,
     negationDetection,
     absoluteTerms,
@@ -667,7 +731,7 @@ export const mcqPack: Pack<McqContent, McqSettings> = {
         rationale: { type: "string", minLength: 1 },
       },
       required: ["stem", "options", "correct_answer", "rationale"],
-      additionalProperties: true,
+      additionalProperties: false,
     };
   },
 };

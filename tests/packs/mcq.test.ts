@@ -57,6 +57,7 @@ describe("mcq pack", () => {
         "mcq_no_all_none_of_above",
         "mcq_option_count",
         "mcq_stem_asks_question",
+        "mcq_unknown_keys",
         "mcq_whitespace",
         "nbme_absolute_terms",
         "nbme_answer_homogeneity",
@@ -346,7 +347,6 @@ describe("mcq pack", () => {
     const untidy = draftWith({
       stem: "  Which of the following is the most appropriate treatment for acute MI?\n",
       options: CLEAN.options.map((o, i) => (i === 1 ? { key: " B ", text: `${o.text}  ` } : o)),
-      extra: "kept",
     });
 
     it("reports untrimmed fields as info when checked without its repair", () => {
@@ -374,7 +374,6 @@ describe("mcq pack", () => {
       expect(content.stem).toBe("Which of the following is the most appropriate treatment for acute MI?");
       expect(content.options[1]).toEqual({ key: "B", text: "Administer thrombolytics within 30 minutes" });
       expect(content.options[0]).toBe(CLEAN.options[0]);
-      expect(content.extra).toBe("kept");
       expect(report.violations).toEqual([]);
     });
 
@@ -388,9 +387,14 @@ describe("mcq pack", () => {
   });
 
   describe("content schema", () => {
-    it("keeps unknown keys and tolerates what rules report", () => {
-      const parsed = McqContentSchema.parse({ stem: "", options: [], rationale: null, explanation: "x" });
-      expect(parsed.explanation).toBe("x");
+    it("tolerates what rules report, unknown keys included: mcq_unknown_keys removes those, recorded", () => {
+      const parsed = McqContentSchema.safeParse({ stem: "", options: [], rationale: null, explanation: "x" });
+      expect(parsed.success).toBe(true);
+      const { draft, report } = inspectWithPack(resolved, draftWith({ explanation: "x" }));
+      expect(draft.content).not.toHaveProperty("explanation");
+      expect(report.repairs).toEqual([
+        expect.objectContaining({ ruleId: "mcq_unknown_keys", action: "remove", path: "/explanation" }),
+      ]);
     });
 
     it("leaves shape errors to the schema, and no rule runs on them", async () => {
