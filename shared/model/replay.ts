@@ -83,6 +83,24 @@ function intendedSchema(entry: unknown) {
   return undefined;
 }
 
+/** `usage.input: unknown key`, `purpose: invalid option: …`: each problem on one line, by field. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .flatMap((issue) => {
+      const path = issue.path
+        .map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`))
+        .join("");
+      if (issue.code === "unrecognized_keys")
+        return issue.keys.map((key) => `${path ? `${path}.` : ""}${key}: unknown key`);
+      const message =
+        issue.code === "invalid_type" && issue.message.endsWith("received undefined")
+          ? `missing (expected ${issue.expected})`
+          : issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
+      return [`${path || "(cassette)"}: ${message}`];
+    })
+    .join("; ");
+}
+
 function describeEntry(entry: unknown, index: number): string {
   const { draftId, purpose } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<
     string,
@@ -95,7 +113,24 @@ function describeEntry(entry: unknown, index: number): string {
   const schema = intendedSchema(entry);
   if (schema === undefined) return `responses[${index}]${who}: needs one of "output", "raw" or "error"`;
   const result = schema.safeParse(entry);
-  return `responses[${index}]${who}: ${result.success ? "invalid" : z.prettifyError(result.error)}`;
+  return `responses[${index}]${who}: ${result.success ? "invalid" : describeIssues(result.error)}`;
+}
+
+/**
+ * What is wrong with a cassette, on one line naming the first bad entry and its fields
+ * (`responses[3] (draft "q1", correct): purpose: invalid option: …`), or undefined when it is valid.
+ */
+export function cassetteProblem(value: unknown): string | undefined {
+  const result = CassetteSchema.safeParse(value);
+  if (result.success) return undefined;
+  const entryIssue = result.error.issues.find(
+    (issue) => issue.path[0] === "responses" && typeof issue.path[1] === "number",
+  );
+  const responses =
+    typeof value === "object" && value !== null ? (value as { responses?: unknown }).responses : [];
+  return entryIssue !== undefined && Array.isArray(responses)
+    ? describeEntry(responses[entryIssue.path[1] as number], entryIssue.path[1] as number)
+    : describeIssues(result.error);
 }
 
 /**
@@ -105,16 +140,7 @@ function describeEntry(entry: unknown, index: number): string {
 export function parseCassette(value: unknown, source = "cassette"): Cassette {
   const result = CassetteSchema.safeParse(value);
   if (result.success) return result.data;
-  const entryIssue = result.error.issues.find(
-    (issue) => issue.path[0] === "responses" && typeof issue.path[1] === "number",
-  );
-  const responses =
-    typeof value === "object" && value !== null ? (value as { responses?: unknown }).responses : [];
-  const detail =
-    entryIssue !== undefined && Array.isArray(responses)
-      ? describeEntry(responses[entryIssue.path[1] as number], entryIssue.path[1] as number)
-      : z.prettifyError(result.error);
-  throw new ModelNotConfiguredError(`invalid replay ${source}: ${detail}`);
+  throw new ModelNotConfiguredError(`invalid replay ${source}: ${cassetteProblem(value)}`);
 }
 
 /** The cassette's snake_case usage as TokenUsage; an entry without usage used no tokens. */
