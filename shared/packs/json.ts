@@ -4,12 +4,17 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 import type { Draft, Repair } from "../draft.js";
+import { InvalidSchemaError } from "../errors.js";
 import type { Finding, Pack, RepairResult, Rule } from "../pack.js";
+import { DEFAULT_SCHEMA_LIMITS, exceedsDepth, findRemoteRef } from "./json-schema-guard.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
 const addFormats = addFormatsModule.default;
 
-/** JSON-Schema dialects redraft checks with; `$schema` picks one, 2020-12 when it is absent. */
+/**
+ * JSON-Schema dialects redraft checks with; `$schema` picks one (and so the Ajv class), 2020-12 when it
+ * is absent.
+ */
 export type JsonSchemaDialect = "2020-12" | "2019-09" | "draft-07";
 
 type AnyAjv = Ajv | Ajv2019 | Ajv2020;
@@ -28,7 +33,20 @@ export const JSON_RULE_IDS = {
 export const OMIT_OPTIONAL_RULE =
   "omit an optional field you have no valid value for; never emit an empty string";
 
-const AJV_OPTIONS: Options = { allErrors: true, strict: false, verbose: true, logger: false };
+/**
+ * Ajv options for schemas that come with drafts. No `loadSchema`: a `$ref` Ajv cannot resolve from what it
+ * holds fails compilation, nothing is ever fetched.
+ */
+const AJV_OPTIONS: Options = {
+  allErrors: true,
+  verbose: true,
+  logger: false,
+  // Real schemas carry annotations and vendor keywords (`x-…`, `example`, unknown formats) and draft-07
+  // tuples without `minItems`: all of that is ignored, never an error. The meta-schema decides validity.
+  strict: false,
+  // A schema requiring `constructor` is not satisfied by Object.prototype.constructor.
+  ownProperties: true,
+};
 /** Schemas compiled from drafts' contexts are kept by content; the bound keeps a stream of one-off schemas from growing the heap. */
 const MAX_CACHED_SCHEMAS = 500;
 /** Guards the schema/instance walks against pathological nesting and `$ref` cycles. */
@@ -85,30 +103,43 @@ function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
   return ajv;
 }
 
-/** Picks the dialect from `$schema`; undefined for a dialect redraft does not check with. */
+/** `$schema` values redraft knows, with or without the empty fragment, http or https. */
+const DIALECT_URIS = new Map<string, JsonSchemaDialect>(
+  (Object.entries(META_SCHEMAS) as [JsonSchemaDialect, string][]).flatMap(([dialect, uri]) => {
+    const path = uri.replace(/^https?:/, "");
+    return ["http:", "https:"].flatMap((scheme) => [
+      [`${scheme}${path}`, dialect] as const,
+      [`${scheme}${path}#`, dialect] as const,
+    ]);
+  }),
+);
+
+/** Picks the dialect from `$schema`; undefined for a `$schema` redraft does not check with. */
 export function dialectOf(schema: SchemaObject): JsonSchemaDialect | undefined {
   const id = schema.$schema;
   if (id === undefined) return "2020-12";
-  if (typeof id !== "string") return undefined;
-  if (/draft\/2020-12\/schema#?$/.test(id)) return "2020-12";
-  if (/draft\/2019-09\/schema#?$/.test(id)) return "2019-09";
-  if (/draft-07\/schema#?$/.test(id)) return "draft-07";
-  return undefined;
+  return typeof id === "string" ? DIALECT_URIS.get(id) : undefined;
 }
 
-// One meta-schema validator per dialect, built on first use: checking a schema against its
-// meta-schema is the only step that needs the (large) compiled meta-schema, so it is shared.
-const metaValidators = new Map<JsonSchemaDialect, ValidateFunction>();
-function metaValidator(dialect: JsonSchemaDialect): ValidateFunction {
-  let validate = metaValidators.get(dialect);
-  if (!validate) {
-    validate = newAjv(dialect, { allErrors: true, strict: false, logger: false }).getSchema(
-      META_SCHEMAS[dialect],
-    );
-    if (!validate) throw new Error(`meta-schema of JSON Schema ${dialect} is not available`);
-    metaValidators.set(dialect, validate);
+interface Dialect {
+  /** The dialect's meta-schema, compiled: checking a schema against it needs it, and it is large. */
+  readonly meta: ValidateFunction;
+  /** Meta-schema URIs the dialect's Ajv holds: the only non-local `$ref`s a schema may use. */
+  readonly registered: ReadonlySet<string>;
+}
+
+// Built on first use, once per dialect, and shared by every schema of that dialect.
+const dialects = new Map<JsonSchemaDialect, Dialect>();
+function dialectSupport(dialect: JsonSchemaDialect): Dialect {
+  let support = dialects.get(dialect);
+  if (!support) {
+    const ajv = newAjv(dialect, { allErrors: true, strict: false, logger: false, ownProperties: true });
+    const meta = ajv.getSchema(META_SCHEMAS[dialect]);
+    if (!meta) throw new Error(`meta-schema of JSON Schema ${dialect} is not available`);
+    support = { meta, registered: new Set(Object.keys(ajv.schemas)) };
+    dialects.set(dialect, support);
   }
-  return validate;
+  return support;
 }
 
 /** A problem with the schema itself, reported as a violation rather than thrown. */
@@ -901,9 +932,24 @@ export function clearJsonSchemaCache(): void {
   byStableText.clear();
 }
 
+/** `true` and `false` as schemas, in the object form the walks and the model's tool definition take. */
+const TRUE_SCHEMA: SchemaObject = Object.freeze({});
+const FALSE_SCHEMA: SchemaObject = Object.freeze({ not: Object.freeze({}) });
+
+function invalidSchema(message: string): SchemaLookup {
+  return {
+    ok: false,
+    problem: { ruleId: JSON_RULE_IDS.invalid, message: `the JSON Schema is invalid: ${message}` },
+  };
+}
+
 /**
- * A JSON Schema compiled once and cached: a missing or invalid schema is a problem to report, never a throw.
- * The schema is treated as immutable once compiled.
+ * A JSON Schema checked and compiled once, then cached: a missing or unusable schema is a problem to
+ * report, never a throw. The schema is untrusted (it comes with the draft), so before anything recursive
+ * touches it, it must be within `DEFAULT_SCHEMA_LIMITS` (nesting measured iteratively, then bytes of its
+ * JSON text); then its `$schema` must name a supported dialect, its `$ref`s stay inside it (or point at a
+ * meta-schema of that dialect), it must be valid against the dialect's meta-schema, and Ajv must compile
+ * it. `true` and `false` are schemas too. The schema is treated as immutable once compiled.
  */
 export function compileJsonSchema(schema: unknown): SchemaLookup {
   if (schema === undefined || schema === null) {
@@ -915,18 +961,31 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
       },
     };
   }
-  if (!isRecord(schema)) {
+  const root = schema === true ? TRUE_SCHEMA : schema === false ? FALSE_SCHEMA : schema;
+  if (!isRecord(root)) {
     return {
       ok: false,
       problem: {
         ruleId: JSON_RULE_IDS.invalid,
-        message: `the JSON Schema must be an object, got ${jsonTypeOf(schema)}`,
+        message: `the JSON Schema must be an object or a boolean, got ${jsonTypeOf(root)}`,
       },
     };
   }
-  const known = byIdentity.get(schema);
+  const known = byIdentity.get(root);
   if (known) return known;
+  const lookup = lookupByContent(root);
+  byIdentity.set(root, lookup);
+  return lookup;
+}
+
+function lookupByContent(schema: SchemaObject): SchemaLookup {
+  const { maxDepth, maxBytes } = DEFAULT_SCHEMA_LIMITS;
+  // Serializing, the meta-schema check and Ajv all recurse over the schema: depth is bounded first.
+  if (exceedsDepth(schema, maxDepth)) return invalidSchema(`it is nested more than ${maxDepth} levels deep`);
   const text = JSON.stringify(schema);
+  const bytes = Buffer.byteLength(text);
+  // Not kept by text: an oversized text would make an oversized cache key.
+  if (bytes > maxBytes) return invalidSchema(`it is ${bytes} bytes, over the limit of ${maxBytes} bytes`);
   let lookup = byText.get(text);
   if (!lookup) {
     const stable = stableStringify(schema);
@@ -934,23 +993,24 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
     remember(byStableText, stable, lookup);
   }
   remember(byText, text, lookup);
-  byIdentity.set(schema, lookup);
   return lookup;
 }
 
 function compileUncached(schema: SchemaObject): SchemaLookup {
   compilations += 1;
-  const invalid = (message: string): SchemaLookup => ({
-    ok: false,
-    problem: { ruleId: JSON_RULE_IDS.invalid, message: `the JSON Schema is invalid: ${message}` },
-  });
   const dialect = dialectOf(schema);
   if (!dialect) {
-    return invalid(
+    return invalidSchema(
       `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09 or draft-07)`,
     );
   }
-  const meta = metaValidator(dialect);
+  const { meta, registered } = dialectSupport(dialect);
+  const remote = findRemoteRef(schema, registered);
+  if (remote !== undefined) {
+    return invalidSchema(
+      `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,
+    );
+  }
   if (!meta(schema)) {
     // The meta-schema reports each bad place several ways (enum, type, anyOf): the first says it best.
     const firstPerPlace = new Map<string, string>();
@@ -958,12 +1018,12 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
       if (!firstPerPlace.has(e.instancePath))
         firstPerPlace.set(e.instancePath, `schema${e.instancePath} ${e.message}`);
     }
-    return invalid([...firstPerPlace.values()].slice(0, 5).join("; "));
+    return invalidSchema([...firstPerPlace.values()].slice(0, 5).join("; "));
   }
   try {
     return { ok: true, schema: new CompiledJsonSchema(schema, dialect) };
   } catch (error) {
-    return invalid(error instanceof Error ? error.message : String(error));
+    return invalidSchema(error instanceof Error ? error.message : String(error));
   }
 }
 
@@ -975,32 +1035,37 @@ export const JsonSettingsSchema = z.object({
 });
 export type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
-/** The schema a json draft is checked against: `draft.context.schema`. */
-export function draftSchema(draft: Draft): SchemaLookup {
-  return compileJsonSchema(draft.context?.schema);
+/**
+ * The schema a json draft is checked against, `draft.context.schema`, compiled; undefined when the draft
+ * has none (a violation the check reports). Throws InvalidSchemaError when the draft has one that cannot
+ * be used: the run is rejected, and the schema never reaches the model.
+ */
+export function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
+  const lookup = compileJsonSchema(draft.context?.schema);
+  if (lookup.ok) return lookup.schema;
+  if (lookup.problem.ruleId === JSON_RULE_IDS.missing) return undefined;
+  throw new InvalidSchemaError(`context.schema: ${lookup.problem.message}`);
 }
-
-const schemaProblemSuggestion =
-  "Send the draft with a JSON Schema object in context.schema; the model cannot fix this by editing the content.";
 
 const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   id: JSON_RULE_IDS.schema,
   description:
-    "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 when $schema says so).",
+    "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 or 2019-09 when $schema says so).",
   severity: "error",
   source: "schema",
   check({ draft, content }) {
-    const lookup = draftSchema(draft);
-    if (!lookup.ok) {
+    const schema = draftSchema(draft);
+    if (!schema) {
       return [
         {
-          ruleId: lookup.problem.ruleId,
-          message: lookup.problem.message,
-          suggestion: schemaProblemSuggestion,
+          ruleId: JSON_RULE_IDS.missing,
+          message: "no JSON Schema to check against (context.schema is missing)",
+          suggestion:
+            "Send the draft with a JSON Schema object in context.schema; the model cannot fix this by editing the content.",
         },
       ];
     }
-    return lookup.schema.findings(content);
+    return schema.findings(content);
   },
 };
 
@@ -1011,7 +1076,11 @@ export const JSON_INSTRUCTIONS =
   "and do not invent facts the source does not state. Keep required fields and give them valid values; " +
   `${OMIT_OPTIONAL_RULE}, nor a placeholder such as "N/A" or null. Add no property the schema does not define.`;
 
-/** Structured extraction (seed 001): content checked against the JSON Schema in `context.schema`. */
+/**
+ * Structured extraction (seed 001): content checked against the JSON Schema in `context.schema`. Every
+ * hook throws InvalidSchemaError for a schema that cannot be used, `contentJsonSchema` included, so the
+ * model is only ever handed a schema that passed the checks of `compileJsonSchema`.
+ */
 export const jsonPack: Pack<unknown, JsonSettings> = {
   kind: "json",
   description: "A JSON record extracted by a model, checked against the JSON Schema in context.schema.",
@@ -1019,17 +1088,14 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
   settingsSchema: JsonSettingsSchema,
   rules: [jsonSchemaRule],
   repair({ draft, content, settings }) {
-    if (!settings.repair) return { content, repairs: [] };
-    const lookup = draftSchema(draft);
-    return lookup.ok ? lookup.schema.repair(content) : { content, repairs: [] };
+    const schema = draftSchema(draft);
+    return settings.repair && schema ? schema.repair(content) : { content, repairs: [] };
   },
   scoreUnits({ draft, content }) {
-    const lookup = draftSchema(draft);
-    return lookup.ok ? lookup.schema.units(content) : 1;
+    return draftSchema(draft)?.units(content) ?? 1;
   },
   instructions: JSON_INSTRUCTIONS,
   contentJsonSchema(draft) {
-    const schema = draft.context?.schema;
-    return isRecord(schema) ? schema : undefined;
+    return draftSchema(draft)?.schema;
   },
 };

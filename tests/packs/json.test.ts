@@ -184,29 +184,40 @@ describe("json pack: violations", () => {
     expect(bad.report.violations[1]?.message).toBe("/at is not a valid date-time");
   });
 
-  it("reports a missing or unusable schema as a violation, never a crash", () => {
-    const cases: [unknown, string, RegExp][] = [
-      [undefined, JSON_RULE_IDS.missing, /context\.schema is missing/],
-      ["{}", JSON_RULE_IDS.invalid, /must be an object, got string/],
-      [{ type: "strnig" }, JSON_RULE_IDS.invalid, /schema\/type must be equal to one of the allowed values/],
-      [{ $ref: "#/$defs/nowhere" }, JSON_RULE_IDS.invalid, /can't resolve reference/],
-      [{ type: "string", pattern: "(" }, JSON_RULE_IDS.invalid, /Invalid regular expression/],
-      [{ $schema: "http://json-schema.org/draft-04/schema#" }, JSON_RULE_IDS.invalid, /unsupported \$schema/],
-    ];
-    for (const [schema, ruleId, message] of cases) {
-      const { report } = inspect({ a: 1 }, schema);
-      expect(report.passed).toBe(false);
-      expect(report.violations).toEqual([
-        expect.objectContaining({
-          ruleId,
-          severity: "error",
-          source: "schema",
-          message: expect.stringMatching(message),
-        }),
-      ]);
-    }
+  it("reports a missing schema as a violation", () => {
+    const { report } = inspect({ a: 1 }, undefined);
+    expect(report.passed).toBe(false);
+    expect(report.violations).toEqual([
+      expect.objectContaining({
+        ruleId: JSON_RULE_IDS.missing,
+        severity: "error",
+        source: "schema",
+        message: expect.stringMatching(/context\.schema is missing/),
+      }),
+    ]);
     const noContext = inspectWithPack(withRepair, { id: "x", kind: "json", content: {} });
     expect(noContext.report.violations[0]?.ruleId).toBe(JSON_RULE_IDS.missing);
+  });
+
+  it("rejects an unusable schema with InvalidSchemaError, never a crash or a violation", () => {
+    const cases: [unknown, RegExp][] = [
+      ["{}", /must be an object or a boolean, got string/],
+      [{ type: "strnig" }, /schema\/type must be equal to one of the allowed values/],
+      [{ $ref: "#/$defs/nowhere" }, /can't resolve reference/],
+      [{ type: "string", pattern: "(" }, /Invalid regular expression/],
+      [{ $schema: "http://json-schema.org/draft-04/schema#" }, /unsupported \$schema/],
+    ];
+    for (const [schema, message] of cases) {
+      for (const repair of [true, false]) {
+        expect(() => inspect({ a: 1 }, schema, repair)).toThrow(
+          expect.objectContaining({
+            name: "InvalidSchemaError",
+            code: "invalid_schema",
+            message: expect.stringMatching(message),
+          }),
+        );
+      }
+    }
   });
 });
 
@@ -258,7 +269,7 @@ describe("json pack: dialects", () => {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       items: [{ type: "number" }],
     };
-    expect(inspect([1], tupleIn2020).report.violations[0]?.ruleId).toBe(JSON_RULE_IDS.invalid);
+    expect(() => inspect([1], tupleIn2020)).toThrow(/schema\/items must be object,boolean/);
   });
 });
 
@@ -285,7 +296,7 @@ describe("json pack: compiled-schema cache", () => {
   it("caches invalid schemas too, and keeps at most 500 schemas", () => {
     clearJsonSchemaCache();
     const start = jsonSchemaCacheStats().compilations;
-    for (let i = 0; i < 3; i++) inspect({}, { type: "nope" });
+    for (let i = 0; i < 3; i++) expect(compileJsonSchema({ type: "nope" }).ok).toBe(false);
     expect(jsonSchemaCacheStats().compilations - start).toBe(1);
     for (let i = 0; i < 520; i++)
       compileJsonSchema({ type: "object", properties: { [`p${i}`]: { type: "string" } } });
@@ -507,7 +518,8 @@ describe("json pack: prompt support", () => {
   it("hands the model the exact schema and the omit-never-empty rule", () => {
     const draft = draftOf({}, paperSchema);
     expect(jsonPack.contentJsonSchema?.(draft)).toBe(paperSchema);
-    expect(jsonPack.contentJsonSchema?.(draftOf({}, "nope"))).toBeUndefined();
+    expect(jsonPack.contentJsonSchema?.(draftOf({}, undefined))).toBeUndefined();
+    expect(() => jsonPack.contentJsonSchema?.(draftOf({}, "nope"))).toThrow(/must be an object/);
     expect(jsonPack.instructions).toContain(OMIT_OPTIONAL_RULE);
     expect(OMIT_OPTIONAL_RULE).toBe(
       "omit an optional field you have no valid value for; never emit an empty string",

@@ -1,0 +1,113 @@
+/**
+ * Checks on an untrusted JSON Schema (a json draft's `context.schema`) that must pass before anything
+ * recursive touches it: serializing, the meta-schema check, Ajv's compiler. Everything here walks the
+ * schema with an explicit stack, so a schema nested 10,000 levels deep costs a loop, not the call stack.
+ */
+
+/** Bounds on an untrusted schema. */
+export interface SchemaLimits {
+  /** Bytes of the schema's JSON text. */
+  readonly maxBytes: number;
+  /** Levels of JSON nesting (objects and arrays), the schema itself being level 1. */
+  readonly maxDepth: number;
+}
+
+/**
+ * 512 KiB is far above any extraction schema in use and keeps Ajv's compile time well under a second;
+ * 64 levels is about 30 nested object properties (each costs `properties` plus the property's own level).
+ */
+export const DEFAULT_SCHEMA_LIMITS: SchemaLimits = { maxBytes: 512 * 1024, maxDepth: 64 };
+
+/** Whether `value` nests deeper than `maxDepth` levels; stops at the first path that does. */
+export function exceedsDepth(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const [node, depth] = frame;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > maxDepth) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+// What a key's value is, seen from a schema object: data (never scanned for references), a map from
+// names to schemas, or a schema (or list of schemas). Unknown keywords count as schemas, like Ajv,
+// which collects `$id`s from them too.
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "example"]);
+const MAP_KEYWORDS = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+  "dependencies",
+]);
+const REF_KEYWORDS = ["$ref", "$dynamicRef", "$recursiveRef"] as const;
+
+/**
+ * Where relative `$id`s and `$ref`s of a schema without a root `$id` resolve. A hierarchical stand-in, so
+ * that `item.json` next to an embedded `"$id": "item.json"` resolves the way Ajv resolves it.
+ */
+const STAND_IN_BASE = "https://redraft.invalid/schema.json";
+
+function resolveUri(ref: string, base: string): string | undefined {
+  try {
+    const url = new URL(ref, base);
+    url.hash = "";
+    return url.href;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Frame {
+  readonly value: unknown;
+  readonly role: "schema" | "map";
+  readonly base: string;
+}
+
+/**
+ * The first reference that would leave the schema: anything but a `#…` fragment, an `$id` the schema
+ * itself defines, or one of `registered` (the meta-schemas the validator already holds). Undefined when
+ * every reference stays inside. A reference that cannot be resolved as a URI at all counts as leaving.
+ */
+export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>): string | undefined {
+  const ids = new Set<string>([STAND_IN_BASE]);
+  const refs: { ref: string; base: string }[] = [];
+  const stack: Frame[] = [{ value: schema, role: "schema", base: STAND_IN_BASE }];
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const { value, role } = frame;
+    let { base } = frame;
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push({ value: item, role: "schema", base });
+      continue;
+    }
+    if (role === "map") {
+      for (const child of Object.values(value)) stack.push({ value: child, role: "schema", base });
+      continue;
+    }
+    const record = value as Record<string, unknown>;
+    if (typeof record.$id === "string") {
+      const resolved = resolveUri(record.$id, base);
+      if (resolved === undefined) return record.$id;
+      ids.add(resolved);
+      base = resolved;
+    }
+    for (const keyword of REF_KEYWORDS) {
+      const ref = record[keyword];
+      if (typeof ref === "string" && !ref.startsWith("#")) refs.push({ ref, base });
+    }
+    for (const [key, child] of Object.entries(record)) {
+      if (DATA_KEYWORDS.has(key)) continue;
+      stack.push({ value: child, role: MAP_KEYWORDS.has(key) ? "map" : "schema", base });
+    }
+  }
+  for (const { ref, base } of refs) {
+    const target = resolveUri(ref, base);
+    if (target === undefined || !(ids.has(target) || registered.has(target))) return ref;
+  }
+  return undefined;
+}
