@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { createModelClient } from "../shared/model/index.js";
 import { RecordingModelClient } from "../shared/model/recorder.js";
+import { cassetteProblem, ReplayModelClient } from "../shared/model/replay.js";
 import type { ModelClient } from "../shared/model/types.js";
 import { UsageError } from "./inputs.js";
 
@@ -46,7 +48,7 @@ export function chooseModel(
     const file = spec.slice("replay:".length);
     if (!file) throw new UsageError("--llm replay:<file> needs a cassette file");
     choice = {
-      model: createModelClient({ provider: "replay", cassette: file }),
+      model: replayClient(file),
       live: false,
       description: `Model: replayed answers from the cassette ${file} (no live model is called).`,
     };
@@ -70,4 +72,25 @@ export function chooseModel(
     };
   }
   return choice;
+}
+
+/** `--llm replay:<file>`: a missing, unreadable or invalid cassette is the user's to fix, said in one line. */
+function replayClient(file: string): ReplayModelClient {
+  const flag = `--llm replay:${file}`;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${flag}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: not valid JSON: ${(error as Error).message}`);
+  }
+  const problem = cassetteProblem(value);
+  if (problem !== undefined) throw new UsageError(`${flag}: ${problem}`);
+  return ReplayModelClient.fromCassette(value);
 }

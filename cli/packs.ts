@@ -1,8 +1,12 @@
+import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { z } from "zod";
 import { InvalidPackError } from "../shared/errors.js";
-import type { AnyPack } from "../shared/pack.js";
+import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";
+import { PackRegistry } from "../shared/registry.js";
+import { UsageError } from "./inputs.js";
 
 const looksLikePack = (value: unknown): value is AnyPack =>
   typeof value === "object" &&
@@ -10,22 +14,101 @@ const looksLikePack = (value: unknown): value is AnyPack =>
   typeof (value as { kind?: unknown }).kind === "string" &&
   Array.isArray((value as { rules?: unknown }).rules);
 
-/**
- * `--pack <file>`: a declarative pack file (JSON), or a TypeScript/JavaScript module whose exports
- * include one or more packs.
- */
-export async function loadPacks(file: string): Promise<AnyPack[]> {
+async function readPacks(file: string): Promise<AnyPack[]> {
   if (!/\.(ts|mts|js|mjs)$/.test(file)) return [await loadPackFile(file)];
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new InvalidPackError(`${file}: cannot load the module: ${(error as Error).message}`, {
+    throw new InvalidPackError(`pack module ${file} cannot be loaded: ${(error as Error).message}`, {
       cause: error,
     });
   }
   const packs = Object.values(module).filter(looksLikePack);
   if (packs.length === 0)
-    throw new InvalidPackError(`${file} exports no pack (an object with a kind and rules)`);
+    throw new InvalidPackError(`pack module ${file} exports no pack (an object with a kind and rules)`);
   return packs;
+}
+
+/**
+ * `--pack <file>`: a declarative pack file (JSON), or a TypeScript/JavaScript module whose exports
+ * include one or more packs. Each pack is resolved once here, so a bad kind or a default setting its
+ * own schema refuses is a usage error naming the file, not a failure on the first draft.
+ */
+export async function loadPacks(file: string): Promise<AnyPack[]> {
+  try {
+    const packs = await readPacks(file);
+    new PackRegistry({}, packs);
+    return packs;
+  } catch (error) {
+    if (!(error instanceof InvalidPackError)) throw error;
+    const named = error.message.includes(file) ? error.message : `pack ${file}: ${error.message}`;
+    throw new UsageError(named, { cause: error });
+  }
+}
+
+/** `packs.mcq.settings.minRationaleWords: unknown key`: the first problems, each naming its key. */
+function describeIssues(issues: readonly z.core.$ZodIssue[], root = ""): string {
+  const lines = issues.flatMap((issue) => {
+    const path = [root, ...issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))]
+      .join("")
+      .replace(/^\./, "");
+    if (issue.code === "unrecognized_keys")
+      return issue.keys.map((key) => `${path ? `${path}.` : ""}${key}: unknown key`);
+    const message = issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
+    return [`${path || "(config)"}: ${message}`];
+  });
+  const shown = lines.slice(0, 3).join("; ");
+  return lines.length > 3 ? `${shown} (and ${lines.length - 3} more)` : shown;
+}
+
+/**
+ * `--config <file>`: the deployment config, read and checked against the packs it configures (kinds,
+ * rule ids, settings) so that every problem is reported as the key that holds it.
+ */
+export async function loadConfig(file: string, packs: readonly AnyPack[]): Promise<DeploymentConfig> {
+  const fail = (problem: string): never => {
+    throw new UsageError(`--config ${file}: ${problem}`);
+  };
+  let text = "";
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    fail(code === "ENOENT" ? "no such file" : (error as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    fail(`not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = DeploymentConfigSchema.safeParse(value);
+  if (!parsed.success) return fail(describeIssues(parsed.error.issues));
+  const config = parsed.data;
+
+  // A later pack of the same kind replaces an earlier one, as in the registry.
+  const byKind = new Map(packs.map((pack) => [pack.kind, pack]));
+  for (const [kind, override] of Object.entries(config.packs ?? {})) {
+    const at = `packs.${kind}`;
+    const pack = byKind.get(kind);
+    if (pack === undefined)
+      return fail(`${at}: no pack of this kind (known: ${[...byKind.keys()].sort().join(", ")})`);
+    const ruleIds = new Set(pack.rules.map((rule) => rule.id));
+    for (const [i, id] of (override.disabledRules ?? []).entries())
+      if (!ruleIds.has(id)) fail(`${at}.disabledRules[${i}]: unknown rule "${id}"`);
+    for (const id of Object.keys(override.rules ?? {}))
+      if (!ruleIds.has(id)) fail(`${at}.rules.${id}: unknown rule`);
+    if (override.settings && pack.settingsSchema) {
+      const settings = pack.settingsSchema.safeParse({ ...pack.settings, ...override.settings });
+      if (!settings.success) fail(describeIssues(settings.error.issues, `${at}.settings`));
+    }
+  }
+  try {
+    new PackRegistry(config, packs);
+  } catch (error) {
+    if (error instanceof InvalidPackError) fail(error.message);
+    throw error;
+  }
+  return config;
 }
