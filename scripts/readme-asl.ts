@@ -1,14 +1,29 @@
-/** `npm run readme:asl`: writes the Mermaid flowchart of the synthesized state machine into README.md. */
+/**
+ * `npm run readme:asl`: writes the Mermaid flowchart of the synthesized state machine between the
+ * `asl:mermaid` markers of every document that shows it (README.md and docs/DESIGN.md). The
+ * flowchart test in tests/cli/cli.test.ts fails when either copy no longer matches the ASL.
+ */
 import { readFile, writeFile } from "node:fs/promises";
 import { loadAsl } from "../local/asl-cache.js";
 import { aslToMermaid } from "../local/mermaid.js";
 
+/** The documents holding the generated flowchart, relative to the repository root. */
+const ASL_DIAGRAM_FILES = ["README.md", "docs/DESIGN.md"] as const;
+
 const START = "<!-- asl:mermaid:start -->";
 const END = "<!-- asl:mermaid:end -->";
-const readme = await readFile("README.md", "utf8");
-const from = readme.indexOf(START);
-const to = readme.indexOf(END);
-if (from < 0 || to < from) throw new Error("README.md has no asl:mermaid markers");
 const block = `${START}\n\`\`\`mermaid\n${aslToMermaid(await loadAsl())}\n\`\`\`\n`;
-await writeFile("README.md", readme.slice(0, from) + block + readme.slice(to));
-console.log("README.md: architecture flowchart updated from the synthesized ASL");
+
+for (const file of ASL_DIAGRAM_FILES) {
+  const text = await readFile(file, "utf8");
+  const from = text.indexOf(START);
+  const to = text.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`${file} has no asl:mermaid markers`);
+  const updated = text.slice(0, from) + block + text.slice(to);
+  if (updated === text) {
+    console.log(`${file}: architecture flowchart already matches the synthesized ASL`);
+    continue;
+  }
+  await writeFile(file, updated);
+  console.log(`${file}: architecture flowchart updated from the synthesized ASL`);
+}

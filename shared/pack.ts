@@ -40,7 +40,7 @@ export interface Rule<C = unknown, S = Record<string, unknown>> {
   repair?(ctx: RuleContext<C, S>): RepairResult<C>;
 }
 
-/** A persona the judge checks a draft against (seed 000: basic and expert guidance). */
+/** A persona the judge checks a draft against (seed 000 in docs/DESIGN.md §1: basic and expert guidance). */
 export const PersonaSchema = z.object({
   name: z.string().min(1),
   constraints: z.array(z.string().min(1)),
@@ -57,7 +57,7 @@ export const JudgeSettingsSchema = z.object({
 });
 export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 
-/** Bounds of the correction loop; DESIGN.md §2 gives the defaults. */
+/** Bounds of the correction loop; docs/DESIGN.md §2 gives the defaults and the stop rules. */
 export const LoopSettingsSchema = z.object({
   maxAttempts: z.number().int().min(0).max(10),
   /** Circuit breaker trips once this many attempts all failed the same rule; defaults to maxAttempts. */

@@ -12,7 +12,7 @@ export const RunStatusSchema = z.enum([
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
-/** Why a run ended where it did. `validated` runs have no reason. */
+/** Why a run ended where it did (docs/DESIGN.md §2 lists each). `validated` runs from the loop have no reason. */
 export const StopReasonSchema = z.enum([
   "max_attempts",
   "circuit_breaker",
@@ -91,7 +91,7 @@ export type RunRecord = z.infer<typeof RunRecordSchema>;
 export const PhaseSchema = z.enum(["execution", "logic"]);
 export type Phase = z.infer<typeof PhaseSchema>;
 
-/** One correction: the model call and the full re-validation after it (seed 004's CorrectionAttempt). */
+/** One correction: the model call and the full re-validation after it (seed 004's CorrectionAttempt, docs/DESIGN.md §1). */
 export const AttemptRecordSchema = z.object({
   runId: z.string(),
   attempt: z.number().int().positive(),

@@ -256,16 +256,21 @@ describe("bad input and usage", () => {
 });
 
 describe("redraft asl", () => {
-  it("prints the synthesized definition and a Mermaid flowchart identical to the README's", async () => {
+  it("prints the synthesized definition and a Mermaid flowchart identical to the README's and the design doc's", async () => {
     const asl = await redraft(["asl", "--data-dir", join(work, "asl-data")]);
     expect(JSON.parse(asl.stdout).StartAt).toBe("Validate");
     const mermaid = await redraft(["asl", "--mermaid", "--data-dir", join(work, "asl-data")]);
-    const readme = await readFile(join(ROOT, "README.md"), "utf8");
-    const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(
-      readme,
-    )?.[1];
-    expect(block, "README.md has no generated Mermaid block: run `npm run readme:asl`").toBeDefined();
-    expect(mermaid.stdout.trim()).toBe(block?.trim());
+    // The documents `npm run readme:asl` (scripts/readme-asl.ts) writes the flowchart into.
+    for (const file of ["README.md", "docs/DESIGN.md"]) {
+      const text = await readFile(join(ROOT, file), "utf8");
+      const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(
+        text,
+      )?.[1];
+      expect(block, `${file} has no generated Mermaid block: run \`npm run readme:asl\``).toBeDefined();
+      expect(block?.trim(), `${file}'s flowchart is stale: run \`npm run readme:asl\``).toBe(
+        mermaid.stdout.trim(),
+      );
+    }
   });
 });
 
