@@ -1,6 +1,6 @@
 /**
  * aws-local-stepfunctions 3 targets Node ≥ 22 and calls `Promise.withResolvers`, which Node 20
- * lacks. This module must be imported before it (DESIGN.md §6). It defines nothing when the
+ * lacks. This module must be imported before it (docs/DESIGN.md §7). It defines nothing when the
  * runtime already has the method.
  */
 declare global {
