@@ -127,7 +127,10 @@ describe("correction prompt (seed 004: CorrectionPromptBuilder)", () => {
     expect(requests).toHaveLength(3);
     const size = (i: number) =>
       (requests[i]?.user.length ?? 0) + (requests[i]?.system.map((b) => b.text).join("").length ?? 0);
-    const hintsBlock = /What earlier attempts taught:\n[\s\S]*?\n\n/.exec(requests[2]?.user ?? "")?.[0] ?? "";
+    const hintsBlock =
+      /What earlier attempts taught[^\n]*\n<earlier_attempts>[\s\S]*?<\/earlier_attempts>\n\n/.exec(
+        requests[2]?.user ?? "",
+      )?.[0] ?? "";
     expect(hintsBlock.length).toBeGreaterThan(0);
     expect(size(2) - size(0)).toBeLessThanOrEqual(hintsBlock.length);
   });
