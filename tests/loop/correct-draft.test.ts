@@ -412,3 +412,36 @@ describe("failures never go unrecorded", () => {
     expect(second.reason).not.toBe("duplicate");
   });
 });
+
+describe("a json draft's context.schema is untrusted input", () => {
+  it("rejects a schema with a remote $ref as invalid_schema, naming the ref, before any model call", async () => {
+    const draft: Draft = {
+      id: "remote-ref",
+      kind: "json",
+      context: { schema: { type: "object", properties: { a: { $ref: "https://evil.example/x.json" } } } },
+      content: { a: 1 },
+    };
+    const { deps, model, runs } = makeDeps([answer("remote-ref", { a: 2 })]);
+    const result = await correctDraft(draft, deps);
+    expect(result).toMatchObject({ status: "rejected", reason: "invalid_schema", attempts: 0 });
+    expect(result.message).toContain('"https://evil.example/x.json"');
+    expect(model?.requests).toHaveLength(0);
+    expect((await runs.getRun(result.runId))?.status).toBe("rejected");
+  });
+
+  it("corrects a draft whose draft-07 schema carries vendor keywords and tuple items, sending that schema as the tool's content", async () => {
+    const schema = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      "x-owner": "extraction",
+      type: "object",
+      required: ["point"],
+      properties: { point: { type: "array", items: [{ type: "number" }, { type: "number" }] } },
+    };
+    const draft: Draft = { id: "tuple", kind: "json", context: { schema }, content: { point: ["1", 2] } };
+    const { deps, model } = makeDeps([answer("tuple", { point: [1, 2] })]);
+    const result = await correctDraft(draft, deps);
+    expect(result).toMatchObject({ status: "validated", attempts: 1 });
+    expect(result.finalDraft?.content).toEqual({ point: [1, 2] });
+    expect(model?.requests[0]?.tool?.inputSchema).toMatchObject({ properties: { content: schema } });
+  });
+});

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
+import { correctDraft } from "../../shared/loop/run.js";
 import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
 import { DEFAULT_SCHEMA_LIMITS } from "../../shared/packs/json-schema-guard.js";
 import { inspectDraft, validateDraft } from "../../shared/validate.js";
+import { makeDeps } from "../loop/harness.js";
 
 const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 
@@ -221,5 +223,32 @@ describe("json pack: context.schema is untrusted input", () => {
     expect(compileJsonSchema(oversized).ok).toBe(false);
     await expect(validateDraft(draftOf(bad))).rejects.toThrow(/points outside/);
     expect((await validateDraft(draftOf(good, { a: "x" }))).passed).toBe(true);
+  });
+});
+
+describe("correctDraft: a json draft with an unusable schema", () => {
+  it.each(UNUSABLE)(
+    "ends rejected / invalid_schema for %s, without calling the model",
+    async (_, schema, message) => {
+      const { deps, model, runs } = makeDeps([]);
+      const result = await correctDraft(draftOf(schema, { a: 1 }), deps);
+      expect(result).toMatchObject({ status: "rejected", reason: "invalid_schema", finalDraft: null });
+      expect(result.message).toMatch(message);
+      expect(model?.requests).toHaveLength(0);
+      expect((await runs.getRun(result.runId))?.transitions.map((t) => t.status)).toEqual([
+        "draft",
+        "rejected",
+      ]);
+    },
+  );
+
+  it("ends rejected for a 10,000-level schema, not failed with a stack overflow", async () => {
+    const { deps, model } = makeDeps([]);
+    const text = `{"id":"deep","kind":"json","content":{},"context":{"schema":${'{"not":'.repeat(9_999)}{}${"}".repeat(9_999)}}}`;
+    const result = await correctDraft(text, deps);
+    expect(result.status).toBe("rejected");
+    expect(result.reason).toMatch(/^(invalid_schema|too_deep)$/);
+    expect(result.message).toMatch(/levels deep/);
+    expect(model?.requests).toHaveLength(0);
   });
 });
