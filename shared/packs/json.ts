@@ -142,7 +142,10 @@ function dialectSupport(dialect: JsonSchemaDialect): Dialect {
   return support;
 }
 
-/** A problem with the schema itself, reported as a violation rather than thrown. */
+/**
+ * A problem with the schema itself, returned rather than thrown: the json pack reports a missing schema as
+ * a violation and throws InvalidSchemaError for an invalid one; a pack definition fails to load.
+ */
 export interface SchemaProblem {
   readonly ruleId: typeof JSON_RULE_IDS.missing | typeof JSON_RULE_IDS.invalid;
   readonly message: string;
