@@ -3,22 +3,23 @@ import { randomUUID } from "node:crypto";
 import { readFile, watch as watchDir } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import cliProgress from "cli-progress";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pLimit from "p-limit";
 import { loadAsl } from "../local/asl-cache.js";
 import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
+import { ErrorNames } from "../shared/errors.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { isPriced } from "../shared/model/pricing.js";
-import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
+import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
-import { PackRegistry } from "../shared/registry.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { jsonLine, resultsTable, runsTable, timeline } from "./format.js";
 import { collectDrafts, type DraftSource, splitFile, UsageError } from "./inputs.js";
 import { chooseModel } from "./model.js";
-import { loadPacks } from "./packs.js";
+import { loadConfig, loadPacks } from "./packs.js";
+import { REVIEW_DECISIONS, type ReviewDecision, reviewRun } from "./review.js";
 
 interface GlobalOptions {
   dataDir: string;
@@ -27,24 +28,33 @@ interface GlobalOptions {
   record?: string;
   config?: string;
   pack?: string[];
+  debug?: boolean;
 }
 
-const positiveInt = (name: string) => (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a whole number ≥ 0`);
-  return n;
-};
+/** A whole-number option from `min` to `max`; anything else is commander's invalid-argument error. */
+const wholeNumber =
+  (min: number, max = Number.POSITIVE_INFINITY) =>
+  (value: string): number => {
+    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!(n >= min && n <= max))
+      throw new InvalidArgumentError(
+        `It must be a whole number ${max === Number.POSITIVE_INFINITY ? `from ${min} up` : `from ${min} to ${max}`}.`,
+      );
+    return n;
+  };
+
+/** `--pack` once per file: repeatable, and never swallowing the command or paths after it. */
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 /** Everything a person should read goes to stderr, so `--json` stdout holds only result lines. */
 const say = (text: string) => process.stderr.write(`${text}\n`);
 
-async function deploymentConfig(opts: GlobalOptions, maxAttempts?: number): Promise<DeploymentConfig> {
-  let config: DeploymentConfig = {};
-  if (opts.config) {
-    const parsed = DeploymentConfigSchema.safeParse(JSON.parse(await readFile(opts.config, "utf8")));
-    if (!parsed.success) throw new UsageError(`--config ${opts.config}: ${parsed.error.message}`);
-    config = parsed.data;
-  }
+async function deploymentConfig(
+  opts: GlobalOptions,
+  packs: readonly AnyPack[],
+  maxAttempts?: number,
+): Promise<DeploymentConfig> {
+  let config: DeploymentConfig = opts.config ? await loadConfig(opts.config, packs) : {};
   if (maxAttempts !== undefined) {
     // --max-attempts overrides the limit for this run, for every kind, caps included.
     const packs = Object.fromEntries(
@@ -63,32 +73,43 @@ async function deploymentConfig(opts: GlobalOptions, maxAttempts?: number): Prom
   return config;
 }
 
-async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; quiet?: boolean } = {}) {
+interface Session {
+  runtime: LocalRuntime;
+  /** Which model answers, and any warning about it: for a person, before drafts run. */
+  notices: string[];
+}
+
+/**
+ * Checks everything the options name (model, cassette, packs, config) before printing or opening
+ * anything, so that a usage error is the only line a person sees; then opens the runtime.
+ */
+async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<Session> {
   const choice = chooseModel(opts.llm, {
     ...(opts.model && { model: opts.model }),
     ...(opts.record && { record: opts.record }),
   });
-  if (!extra.quiet) say(choice.description);
-  const deployment = await deploymentConfig(opts, extra.maxAttempts);
-  if (choice.live && choice.model && !isPriced(choice.model.model) && !extra.quiet) {
-    say(
-      `Warning: no price is known for ${choice.model.model}; costs show as $0 and a cost budget cannot trip.`,
-    );
-  }
   const packs: AnyPack[] = [];
   for (const file of opts.pack ?? []) packs.push(...(await loadPacks(file)));
-  // Validate the whole configuration (overrides naming real rules) before any draft runs.
-  new PackRegistry(deployment, [...builtinPacks, ...packs]);
-  const dataDir = resolve(opts.dataDir);
-  const asl = await loadAsl();
+  const deployment = await deploymentConfig(opts, [...builtinPacks, ...packs], maxAttempts);
   const runtime = await LocalRuntime.open({
-    dataDir,
-    asl,
+    dataDir: resolve(opts.dataDir),
+    asl: await loadAsl(),
     model: choice.model,
     deployment,
     extraPacks: packs,
     retryDelayMs: choice.live ? undefined : 0,
   });
+  const notices = [choice.description];
+  if (choice.live && choice.model && !isPriced(choice.model.model))
+    notices.push(
+      `Warning: no price is known for ${choice.model.model}; costs show as $0 and a cost budget cannot trip.`,
+    );
+  return { runtime, notices };
+}
+
+async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; quiet?: boolean } = {}) {
+  const { runtime, notices } = await openSession(opts, extra.maxAttempts);
+  if (!extra.quiet) for (const line of notices) say(line);
   return runtime;
 }
 
@@ -180,10 +201,14 @@ function program(): Command {
     .option("--record <file>", "record the live model's answers into a cassette file")
     .option("--config <file>", "deployment config JSON: loop limits, caps, per-kind rule overrides")
     .option(
-      "--pack <file...>",
-      "extra packs to register: declarative files (JSON) or TypeScript/JavaScript modules",
+      "--pack <file>",
+      "an extra pack to register, a declarative file (JSON) or a TypeScript/JavaScript module; repeat for more",
+      collect,
     )
-    .showHelpAfterError()
+    .option("--debug", "on a system failure, print the stack too")
+    // Errors are printed by main(), one line each; commander's own output is only --help, on stdout.
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, outputError: () => {} })
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft run examples/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review",
@@ -198,13 +223,11 @@ function program(): Command {
     .option("--json", "print one JSON run result per draft per line on stdout, nothing else")
     .addOption(
       new Option("--max-attempts <n>", "override the correction limit for this run").argParser(
-        positiveInt("--max-attempts"),
+        wholeNumber(0, LoopSettingsSchema.shape.maxAttempts.maxValue ?? undefined),
       ),
     )
     .addOption(
-      new Option("--concurrency <n>", "drafts in flight at once")
-        .argParser(positiveInt("--concurrency"))
-        .default(4),
+      new Option("--concurrency <n>", "drafts in flight at once").argParser(wholeNumber(1)).default(4),
     )
     .option("--no-progress", "no progress bar")
     .addHelpText(
@@ -218,7 +241,7 @@ function program(): Command {
     .description("list runs, newest first (the review queue with --status needs_manual_review)")
     .addOption(new Option("--status <status>", "only runs in this status").choices(RunStatusSchema.options))
     .option("--draft <id>", "only runs of this draft")
-    .addOption(new Option("--limit <n>", "at most this many").argParser(positiveInt("--limit")).default(50))
+    .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
     .option("--json", "one JSON run record per line")
     .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review")
     .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
@@ -264,7 +287,7 @@ function program(): Command {
       "record a person's decision on a draft that needs review; edit resubmits the edited draft as a new run",
     )
     .argument("<runId>")
-    .argument("<decision>", "approve | reject | edit")
+    .addArgument(new Argument("<decision>").choices(REVIEW_DECISIONS))
     .argument("[file]", "the edited draft (edit only)")
     .option("--note <text>", "why")
     .option("--reviewer <name>", "who decided", process.env.USER ?? "reviewer")
@@ -275,21 +298,24 @@ function program(): Command {
     .action(
       async (
         runId: string,
-        decision: string,
+        decision: ReviewDecision,
         file: string | undefined,
         cmd: { note?: string; reviewer: string },
       ) => {
-        if (!["approve", "reject", "edit"].includes(decision))
-          throw new UsageError(`decision must be approve, reject or edit, not "${decision}"`);
         if (decision === "edit" && !file) throw new UsageError("review … edit needs the edited draft's file");
-        const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: decision !== "edit" });
+        if (decision !== "edit" && file)
+          throw new UsageError(`review … ${decision} takes no file (only edit does): ${file}`);
+        const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
-          const { reviewRun } = await import("./review.js");
-          const outcome = await reviewRun(runtime, runId, decision as "approve" | "reject" | "edit", {
+          const outcome = await reviewRun(runtime, runId, decision, {
             ...(file && { file }),
             ...(cmd.note && { note: cmd.note }),
             reviewer: cmd.reviewer,
-            submit: (source, parentRunId) => submit(runtime, source, randomUUID(), parentRunId),
+            submit: (source, parentRunId) => {
+              // Said once the edit is known to be a valid draft, so that a refused edit is one line.
+              for (const line of notices) say(line);
+              return submit(runtime, source, randomUUID(), parentRunId);
+            },
           });
           process.stdout.write(`${outcome}\n`);
         } finally {
@@ -361,22 +387,48 @@ function program(): Command {
   return cli;
 }
 
+/** A message that spans lines (zod's, a compiler's) joined into one, so an error stays one line. */
+const oneLine = (text: string) => text.trim().replace(/\s*\n\s*/g, " ");
+
+/**
+ * Says what went wrong and returns the exit code: 2 for a usage error (one line naming the problem,
+ * nothing else), 1 for a system failure (its name and message on one line; the stack with --debug).
+ */
+function reportError(error: unknown, cli: Command): number {
+  if (error instanceof CommanderError) {
+    // --help (and `redraft help`) end with these codes and exit code 0; the help is on stdout.
+    if (error.exitCode === 0) return 0;
+    if (error.code === "commander.help") {
+      const commands = cli.commands.map((c) => c.name()).join(", ");
+      say(`redraft: missing command: one of ${commands} (redraft --help describes them)`);
+    } else {
+      say(`redraft: ${oneLine(error.message.replace(/^error: /, ""))}`);
+    }
+    return 2;
+  }
+  if (error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidPack)) {
+    say(`redraft: ${oneLine(error.message)}`);
+    return 2;
+  }
+  const e = error instanceof Error ? error : new Error(String(error));
+  const debug = cli.opts<GlobalOptions>().debug === true;
+  const hint = debug ? "" : " (--debug shows the stack)";
+  say(`redraft: system failure: ${e.name}: ${oneLine(e.message)}${hint}`);
+  const frames = (e.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  if (debug && frames.length > 0) say(frames.join("\n"));
+  return 1;
+}
+
+/**
+ * Runs the command line and returns its exit code, never calling process.exit: 0 when the command
+ * did its work (whatever the drafts' outcomes), 2 on a usage error, 1 on a system failure.
+ */
 export async function main(argv: string[] = process.argv): Promise<number> {
   const cli = program();
-  cli.exitOverride();
   try {
     await cli.parseAsync(argv);
     return 0;
   } catch (error) {
-    const e = error as Error & { code?: string; exitCode?: number };
-    if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help")
-      return 0;
-    if (e.code?.startsWith("commander.")) return e.exitCode ?? 2;
-    if (e instanceof UsageError || e.name === "InvalidPackError") {
-      say(`redraft: ${e.message}`);
-      return 2;
-    }
-    say(`redraft: system failure: ${e.stack ?? e.message}`);
-    return 1;
+    return reportError(error, cli);
   }
 }

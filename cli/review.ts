@@ -1,7 +1,21 @@
 import { readFile } from "node:fs/promises";
-import type { LocalRuntime } from "../local/runtime.js";
+import type { Draft } from "../shared/draft.js";
+import { SelfCorrectionError } from "../shared/errors.js";
 import type { RunResult } from "../shared/loop/run.js";
+import type { LoopDeps } from "../shared/loop/steps.js";
+import type { RunStore } from "../shared/store/types.js";
+import { parseDraft } from "../shared/validate.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
+
+export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+
+/** What a review needs of the local runtime: its runs, its packs, and its event log. */
+export interface ReviewRuntime {
+  readonly runs: RunStore;
+  readonly deps: Pick<LoopDeps, "registry">;
+  publish(detailType: string, detail: Record<string, unknown>): Promise<void>;
+}
 
 export interface ReviewOptions {
   file?: string;
@@ -11,14 +25,51 @@ export interface ReviewOptions {
   submit: (source: DraftSource, parentRunId: string) => Promise<RunResult>;
 }
 
+/** The edited draft's run failed (a system fault), so the run under review keeps its place in the queue. */
+export class EditedRunFailedError extends Error {
+  override readonly name = "EditedRunFailedError";
+}
+
+/**
+ * Reads an edited draft and checks it as the Validate step would (one draft, a valid Draft, a kind
+ * with a pack, the draft under review), so that a bad edit is refused before anything changes.
+ */
+async function readEdit(
+  file: string,
+  runtime: ReviewRuntime,
+  review: { runId: string; draftId: string },
+): Promise<DraftSource> {
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`${file}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
+  });
+  const sources = splitFile(file, text);
+  const [source] = sources;
+  if (sources.length !== 1 || source === undefined)
+    throw new UsageError(`${file} must hold exactly one draft, not ${sources.length}`);
+  let draft: Draft;
+  try {
+    draft = parseDraft(source.body);
+    runtime.deps.registry.get(draft.kind);
+  } catch (error) {
+    if (!(error instanceof SelfCorrectionError)) throw error;
+    throw new UsageError(`${source.label}: ${error.message}`, { cause: error });
+  }
+  if (draft.id !== review.draftId)
+    throw new UsageError(
+      `${source.label} holds draft "${draft.id}", but run ${review.runId} is of draft "${review.draftId}"`,
+    );
+  return source;
+}
+
 /**
  * A person's decision on a draft waiting for review. Approve makes it validated, reject closes it,
  * edit starts a new run of the edited draft linked to this one and takes this one off the queue.
+ * An edit that is not a valid draft, or whose run is rejected or fails, leaves this run as it was.
  */
 export async function reviewRun(
-  runtime: LocalRuntime,
+  runtime: ReviewRuntime,
   runId: string,
-  decision: "approve" | "reject" | "edit",
+  decision: ReviewDecision,
   options: ReviewOptions,
 ): Promise<string> {
   const run = await runtime.runs.getRun(runId);
@@ -46,14 +97,15 @@ export async function reviewRun(
     return `Run ${runId} rejected: draft ${run.draftId} is closed.`;
   }
   const file = options.file ?? "";
-  const sources = splitFile(
-    file,
-    await readFile(file, "utf8").catch(() => {
-      throw new UsageError(`cannot read ${file}`);
-    }),
-  );
-  if (sources.length !== 1 || !sources[0]) throw new UsageError(`${file} must hold exactly one draft`);
-  const result = await options.submit(sources[0], runId);
+  const source = await readEdit(file, runtime, { runId, draftId: run.draftId });
+  const result = await options.submit(source, runId);
+  // The checks above mirror Validate's; should its verdict still differ, this run stays under review.
+  if (result.status === "rejected")
+    throw new UsageError(result.message ?? `${source.label}: rejected (${result.reason})`);
+  if (result.status === "failed")
+    throw new EditedRunFailedError(
+      `the edited draft's run ${result.runId} failed (${result.reason ?? "no reason recorded"}); run ${runId} is still under review`,
+    );
   await runtime.runs.setReview(runId, { ...review, newRunId: result.runId });
   await runtime.runs.setStatus(runId, "rejected", at, { reason: "superseded_by_edit" });
   return `Edited draft submitted as run ${result.runId} (${result.status}${result.reason ? `, ${result.reason}` : ""}); run ${runId} is superseded.`;
