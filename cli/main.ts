@@ -135,8 +135,9 @@ async function submit(
   await runtime.execute(input, runId);
   const result = await buildRunResult(runId, runtime.deps);
   if (result.status === "rejected" && result.message) {
-    // Name the file the person gave, not the upload key.
-    result.message = `${source.label}: ${result.message.replace(`${key}: `, "")}`;
+    // Name the file the person gave, never the upload key, wherever the message put it.
+    const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);
+    result.message = message.startsWith(source.label) ? message : `${source.label}: ${message}`;
   }
   return result;
 }
@@ -311,12 +312,10 @@ function program(): Command {
             ...(file && { file }),
             ...(cmd.note && { note: cmd.note }),
             reviewer: cmd.reviewer,
-            submit: (source, parentRunId) => {
-              // Said once the edit is known to be a valid draft, so that a refused edit is one line.
-              for (const line of notices) say(line);
-              return submit(runtime, source, randomUUID(), parentRunId);
-            },
+            submit: (source, parentRunId) => submit(runtime, source, randomUUID(), parentRunId),
           });
+          // Which model answered the edit, said once it was accepted: a refused edit stays one line.
+          if (decision === "edit") for (const line of notices) say(line);
           process.stdout.write(`${outcome}\n`);
         } finally {
           await runtime.close();

@@ -1,0 +1,201 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { UsageError } from "../../cli/inputs.js";
+import { main } from "../../cli/main.js";
+import { EditedRunFailedError, type ReviewRuntime, reviewRun } from "../../cli/review.js";
+import type { RunResult } from "../../shared/loop/run.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { MemoryRunStore } from "../../shared/store/memory.js";
+import type { RunRecord } from "../../shared/store/types.js";
+import { synthesizedAsl } from "../workflow/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+let work: string;
+let dataDir: string;
+/** The draft json-stuck.json holds, and the run that left it waiting for review. */
+let stuck: Record<string, unknown>;
+let stuckRun: RunRecord;
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The command line in this process, over the test's data folder, with no model. */
+async function redraft(...args: string[]): Promise<Outcome> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await main(["node", "redraft", ...args, "--llm", "none", "--data-dir", dataDir]);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+async function runs(...filter: string[]): Promise<RunRecord[]> {
+  const out = await redraft("runs", "--json", ...filter);
+  expect(out.code, out.stderr).toBe(0);
+  return out.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RunRecord);
+}
+
+const reviewQueue = async () => (await runs("--status", "needs_manual_review")).map((r) => r.runId);
+const runById = async (runId: string) => (await runs()).find((r) => r.runId === runId);
+
+async function edit(name: string, body: unknown): Promise<string> {
+  const path = join(work, name);
+  await writeFile(path, typeof body === "string" ? body : JSON.stringify(body));
+  return path;
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "redraft-review-"));
+  dataDir = join(work, "data");
+  await synthesizedAsl();
+  const draftFile = join(ROOT, "examples", "drafts", "json-stuck.json");
+  stuck = JSON.parse(await readFile(draftFile, "utf8"));
+  const out = await redraft("run", draftFile, "--json");
+  expect(out.code, out.stderr).toBe(0);
+  const result = JSON.parse(out.stdout) as RunResult;
+  expect(result.status).toBe("needs_manual_review");
+  stuckRun = (await runById(result.runId)) as RunRecord;
+}, 180_000);
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe("review edit with a file that is not a valid draft", () => {
+  it.each([
+    ["not JSON", "edit-not-json.json", () => "{ title: oops", /edit-not-json\.json: draft is not valid JSON/],
+    [
+      "not a Draft",
+      "edit-no-content.json",
+      () => ({ id: stuck.id, kind: stuck.kind }),
+      /edit-no-content\.json: invalid draft: content/,
+    ],
+    [
+      "of a kind no pack handles",
+      "edit-poem.json",
+      () => ({ ...stuck, kind: "poem" }),
+      /edit-poem\.json: unknown kind "poem"/,
+    ],
+    [
+      "of another draft",
+      "edit-other.json",
+      () => ({ ...stuck, id: "someone-else" }),
+      /edit-other\.json holds draft "someone-else", but run .+ is of draft "paper-stuck"/,
+    ],
+    [
+      "holding two drafts",
+      "edit-two.json",
+      () => [stuck, stuck],
+      /edit-two\.json must hold exactly one draft, not 2/,
+    ],
+    [
+      // Passes the checks before submission; the Validate step then rejects it (text full of U+FFFD
+      // is a binary upload), and the rejection must still name the user's file, not the upload key.
+      "that Validate itself rejects",
+      "edit-binary.json",
+      () => ({ ...stuck, content: { title: "\uFFFD".repeat(12), year: 2021, authors: [{ name: "D. Ng" }] } }),
+      /edit-binary\.json is a binary file/,
+    ],
+  ])("%s: exit 2, one line naming the file, and the run left as it was", async (_, name, body, problem) => {
+    const file = await edit(name, body());
+
+    const out = await redraft("review", stuckRun.runId, "edit", file);
+
+    expect(out.code, out.stderr).toBe(2);
+    expect(out.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+    expect(out.stderr).toMatch(problem);
+    expect(out.stderr).not.toMatch(/drafts\//);
+    expect(await runById(stuckRun.runId)).toEqual(stuckRun);
+    expect(await reviewQueue()).toContain(stuckRun.runId);
+  });
+
+  it("a missing file: exit 2, and the run left as it was", async () => {
+    const out = await redraft("review", stuckRun.runId, "edit", join(work, "nowhere.json"));
+
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/^redraft: .*nowhere\.json: no such file\n$/);
+    expect(await runById(stuckRun.runId)).toEqual(stuckRun);
+  });
+});
+
+describe("review edit with a valid draft", () => {
+  it("starts a run linked to the old one and takes the old one off the queue", async () => {
+    const file = await edit("edit-fixed.json", {
+      ...stuck,
+      content: { title: "A real title", year: 2021, authors: [{ name: "D. Ng" }] },
+    });
+
+    const out = await redraft("review", stuckRun.runId, "edit", file);
+
+    expect(out.code, out.stderr).toBe(0);
+    const all = await runs();
+    const child = all.find((r) => r.parentRunId === stuckRun.runId);
+    expect(child).toMatchObject({ draftId: "paper-stuck", status: "validated" });
+    expect(all.find((r) => r.runId === stuckRun.runId)).toMatchObject({
+      status: "rejected",
+      reason: "superseded_by_edit",
+      review: { decision: "edit", newRunId: child?.runId },
+    });
+    expect(await reviewQueue()).not.toContain(stuckRun.runId);
+    expect(out.stdout).toContain(`run ${stuckRun.runId} is superseded`);
+  });
+});
+
+describe("reviewRun when the edited draft's run does not end well", () => {
+  /** The run under review, in a store of its own, and a submit that answers with `outcome`. */
+  async function reviewWith(outcome: Partial<RunResult>) {
+    const runs = new MemoryRunStore();
+    const run: RunRecord = { ...stuckRun, runId: "under-review", status: "needs_manual_review" };
+    await runs.createRun(run);
+    const runtime: ReviewRuntime = { runs, deps: { registry: new PackRegistry() }, publish: async () => {} };
+    const file = await edit("edit-valid.json", {
+      ...stuck,
+      content: { title: "Another title", year: 2020, authors: [{ name: "A. B." }] },
+    });
+    const review = reviewRun(runtime, run.runId, "edit", {
+      file,
+      reviewer: "tester",
+      submit: async () => ({ runId: "new-run", ...outcome }) as RunResult,
+    });
+    return { review, before: run, stored: () => runs.getRun(run.runId) };
+  }
+
+  it("rejected: a usage error with the run's message, and the run under review unchanged", async () => {
+    const { review, before, stored } = await reviewWith({
+      status: "rejected",
+      reason: "invalid_schema",
+      message: "edit-valid.json: context.schema: not a usable JSON Schema",
+    });
+
+    await expect(review).rejects.toThrow(UsageError);
+    await expect(review).rejects.toThrow("edit-valid.json: context.schema: not a usable JSON Schema");
+    expect(await stored()).toEqual(before);
+  });
+
+  it("failed: a named system failure, and the run under review stays in the queue", async () => {
+    const { review, before, stored } = await reviewWith({ status: "failed", reason: "system_error" });
+
+    await expect(review).rejects.toThrow(EditedRunFailedError);
+    await expect(review).rejects.toThrow(/run new-run failed .*still under review/);
+    expect(await stored()).toEqual(before);
+  });
+});
