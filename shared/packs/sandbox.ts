@@ -2,9 +2,16 @@
  * The QuickJS sandbox the code pack runs drafts' tests in.
  *
  * Every test gets a fresh QuickJS runtime and context, disposed afterwards, so no test can change
- * another's verdict. The sandbox exposes no host function at all: `assert` and a no-op `console`
- * are JavaScript evaluated inside it (the prelude), so there is no `require`, `process`, `fs`,
- * network or timer to reach. Limits are per test: a deadline checked by QuickJS's interrupt handler,
+ * another's verdict. `assert` and a no-op `console` are JavaScript evaluated inside it before the
+ * source (the harness, sandbox-harness.ts); the only host functions are the two the harness captures
+ * and hides before any draft code runs (one records failed assertions, one tells a genuine Promise
+ * apart), so there is no `require`, `process`, `fs`, network or timer to reach.
+ *
+ * The host decides each verdict from what it observes itself: the test's completion or thrown value
+ * (`evalCode`), the state of a promise it evaluated to (`getPromiseState`, never a guest `then`), and
+ * the failed assertions the harness recorded with it. A failed assertion fails the test even when the
+ * code under test catches the AssertionError; a test that evaluates to a thenable that is no Promise
+ * fails, and so does one that ends with an `assert.rejects` still waiting. Limits are per test: a deadline checked by QuickJS's interrupt handler,
  * a memory limit, and a stack limit; an optional suite deadline bounds the whole run, so that a draft
  * of many slow tests cannot outlast the Lambda that validates it.
  *
@@ -35,6 +42,14 @@ import {
   RELEASE_SYNC,
 } from "quickjs-emscripten";
 import { z } from "zod";
+import {
+  HARNESS,
+  HARNESS_FILE,
+  HOST_SLOT,
+  MAX_MESSAGE_CHARS,
+  MAX_STACK_CHARS,
+  RECORD,
+} from "./sandbox-harness.js";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -55,12 +70,8 @@ const JOB_BATCH = 256;
  * as not run (loading the assert prelude alone needs a few milliseconds).
  */
 const MIN_TEST_SLICE_MS = 10;
-/** Caps on the text brought back from the sandbox per thrown value. */
-const MAX_MESSAGE_CHARS = 2000;
-const MAX_STACK_CHARS = 4000;
 
 export const SOURCE_FILE = "source.js";
-const PRELUDE_FILE = "redraft-assert.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
 
 /** Limits applied to each test on its own, and to the suite as a whole. */
@@ -133,251 +144,6 @@ export type SuiteResult =
       readonly column?: number;
     }
   | { readonly kind: "ran"; readonly outcomes: readonly TestOutcome[] };
-
-// ---------------------------------------------------------------------------------------------
-// The prelude: assert, AssertionError and console, written in JavaScript and evaluated inside the
-// sandbox before the source. Intrinsics are captured first so that a source which patches
-// Object.is, Array.isArray, JSON… cannot make a failing assertion pass. Its completion value is
-// `describe`, which the host calls to turn a thrown value into JSON text.
-
-const PRELUDE = String.raw`(function () {
-  "use strict";
-  var G = globalThis;
-  var is = Object.is, keys = Object.keys, getProto = Object.getPrototypeOf, hasOwn = Object.hasOwn;
-  var defineProperty = Object.defineProperty, freeze = Object.freeze, create = Object.create;
-  var isArray = Array.isArray, apply = Reflect.apply, stringify = JSON.stringify, Str = String;
-  var ObjectProto = Object.prototype, ErrorProto = Error.prototype, DateProto = Date.prototype;
-  var RegExpProto = RegExp.prototype, MapProto = Map.prototype, SetProto = Set.prototype;
-  var isProtoOf = ObjectProto.isPrototypeOf, getTime = DateProto.getTime, toISO = DateProto.toISOString;
-  var regexpToString = RegExpProto.toString, regexpTest = RegExpProto.test;
-  var symbolToString = Symbol.prototype.toString, sliceStr = Str.prototype.slice;
-  var mapForEach = MapProto.forEach, mapHas = MapProto.has, mapGet = MapProto.get;
-  var mapSize = Object.getOwnPropertyDescriptor(MapProto, "size").get;
-  var setForEach = SetProto.forEach, setHas = SetProto.has;
-  var setSize = Object.getOwnPropertyDescriptor(SetProto, "size").get;
-  var IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-  var MAX_SHOW = 200, MAX_ITEMS = 8;
-
-  function clip(text, max) {
-    return text.length > max ? apply(sliceStr, text, [0, max - 1]) + "\u2026" : text;
-  }
-  function isError(v) { return apply(isProtoOf, ErrorProto, [v]); }
-
-  function show(v, depth) {
-    try { return clip(render(v, depth || 0), MAX_SHOW); } catch (e) { return "[unprintable value]"; }
-  }
-  function render(v, depth) {
-    switch (typeof v) {
-      case "string": return stringify(v);
-      case "number": return is(v, -0) ? "-0" : Str(v);
-      case "bigint": return Str(v) + "n";
-      case "boolean": return v ? "true" : "false";
-      case "undefined": return "undefined";
-      case "symbol": return apply(symbolToString, v, []);
-      case "function": return "[Function " + (typeof v.name === "string" && v.name ? v.name : "anonymous") + "]";
-    }
-    if (v === null) return "null";
-    var proto = getProto(v);
-    if (proto === DateProto) { var t = apply(getTime, v, []); return t === t ? "Date(" + apply(toISO, v, []) + ")" : "Date(Invalid)"; }
-    if (proto === RegExpProto) return apply(regexpToString, v, []);
-    if (isError(v)) return Str(v.name) + ": " + Str(v.message);
-    if (depth > 2) return isArray(v) ? "[\u2026]" : "{\u2026}";
-    var out = "", n = 0;
-    if (proto === MapProto) {
-      apply(mapForEach, v, [function (value, key) {
-        if (n < MAX_ITEMS) out += (n ? ", " : "") + render(key, depth + 1) + " => " + render(value, depth + 1);
-        n++;
-      }]);
-      return "Map(" + n + ") {" + (n ? " " + out + (n > MAX_ITEMS ? ", \u2026" : "") + " " : "") + "}";
-    }
-    if (proto === SetProto) {
-      apply(setForEach, v, [function (value) {
-        if (n < MAX_ITEMS) out += (n ? ", " : "") + render(value, depth + 1);
-        n++;
-      }]);
-      return "Set(" + n + ") {" + (n ? " " + out + (n > MAX_ITEMS ? ", \u2026" : "") + " " : "") + "}";
-    }
-    if (isArray(v)) {
-      for (var i = 0; i < v.length && i < MAX_ITEMS; i++) out += (i ? ", " : "") + render(v[i], depth + 1);
-      if (v.length > MAX_ITEMS) out += ", \u2026 " + (v.length - MAX_ITEMS) + " more";
-      return "[" + out + "]";
-    }
-    var ks = keys(v);
-    for (var j = 0; j < ks.length && j < MAX_ITEMS; j++) {
-      out += (j ? ", " : "") + key(ks[j]) + ": " + render(v[ks[j]], depth + 1);
-    }
-    if (ks.length > MAX_ITEMS) out += ", \u2026";
-    var ctor = proto !== ObjectProto && proto !== null && proto.constructor;
-    var label = typeof ctor === "function" && typeof ctor.name === "string" && ctor.name ? ctor.name + " " : "";
-    return label + (ks.length ? "{ " + out + " }" : "{}");
-  }
-  function key(k) { return apply(regexpTest, IDENT, [k]) ? k : stringify(k); }
-
-  // The first place where actual and expected differ, or null when they are structurally equal.
-  function diff(a, e, path, seen) {
-    if (is(a, e)) return null;
-    if (typeof a !== "object" || typeof e !== "object" || a === null || e === null) return { path: path, a: a, e: e };
-    var proto = getProto(a);
-    if (proto !== getProto(e)) return { path: path, a: a, e: e };
-    for (var s = 0; s < seen.length; s += 2) if (seen[s] === a && seen[s + 1] === e) return null;
-    seen[seen.length] = a;
-    seen[seen.length] = e;
-    if (proto === DateProto) return is(apply(getTime, a, []), apply(getTime, e, [])) ? null : { path: path, a: a, e: e };
-    if (proto === RegExpProto) return apply(regexpToString, a, []) === apply(regexpToString, e, []) ? null : { path: path, a: a, e: e };
-    if (isError(a) && (a.name !== e.name || a.message !== e.message)) return { path: path, a: a, e: e };
-    var found = null;
-    if (proto === MapProto) {
-      if (apply(mapSize, a, []) !== apply(mapSize, e, [])) return { path: path, a: a, e: e };
-      apply(mapForEach, a, [function (value, k) {
-        if (found) return;
-        if (!apply(mapHas, e, [k])) found = { path: path, a: a, e: e };
-        else found = diff(value, apply(mapGet, e, [k]), path + ".get(" + show(k) + ")", seen);
-      }]);
-      return found;
-    }
-    if (proto === SetProto) {
-      if (apply(setSize, a, []) !== apply(setSize, e, [])) return { path: path, a: a, e: e };
-      apply(setForEach, a, [function (value) {
-        if (found || apply(setHas, e, [value])) return;
-        var match = false;
-        if (typeof value === "object" && value !== null) {
-          apply(setForEach, e, [function (other) { if (!match && diff(value, other, path, []) === null) match = true; }]);
-        }
-        if (!match) found = { path: path, a: a, e: e };
-      }]);
-      return found;
-    }
-    if (isArray(a)) {
-      if (a.length !== e.length) return { path: path + ".length", a: a.length, e: e.length };
-      for (var i = 0; i < a.length; i++) {
-        found = diff(a[i], e[i], path + "[" + i + "]", seen);
-        if (found) return found;
-      }
-      return null;
-    }
-    var ka = keys(a), ke = keys(e);
-    for (var j = 0; j < ke.length; j++) {
-      var k = ke[j], p = path + (apply(regexpTest, IDENT, [k]) ? "." + k : "[" + stringify(k) + "]");
-      if (!hasOwn(a, k)) return { path: p, a: undefined, e: e[k], missing: true };
-      found = diff(a[k], e[k], p, seen);
-      if (found) return found;
-    }
-    for (var m = 0; m < ka.length; m++) {
-      if (!hasOwn(e, ka[m])) return { path: path + (apply(regexpTest, IDENT, [ka[m]]) ? "." + ka[m] : "[" + stringify(ka[m]) + "]"), a: a[ka[m]], e: undefined, extra: true };
-    }
-    return null;
-  }
-
-  class AssertionError extends Error {
-    constructor(message, details) {
-      super(message);
-      if (details) { this.actual = details.actual; this.expected = details.expected; this.operator = details.operator; }
-    }
-  }
-  defineProperty(AssertionError.prototype, "name", { value: "AssertionError", writable: true, configurable: true });
-
-  function fail(message, detail, details) {
-    throw new AssertionError(message === undefined ? detail : Str(message) + ": " + detail, details);
-  }
-  function expectedGot(actual, expected) { return "expected " + show(expected) + ", got " + show(actual); }
-  function sameValue(a, e) { return a === e || (a !== a && e !== e); }
-
-  function assert(value, message) {
-    if (!value) throw new AssertionError(message === undefined ? "expected a truthy value, got " + show(value) : Str(message), { actual: value, expected: true, operator: "ok" });
-  }
-  function ok(value, message) { assert(value, message); }
-  function equal(actual, expected, message) {
-    if (!sameValue(actual, expected)) fail(message, expectedGot(actual, expected), { actual: actual, expected: expected, operator: "===" });
-  }
-  function notEqual(actual, expected, message) {
-    if (sameValue(actual, expected)) fail(message, "expected a value other than " + show(expected), { actual: actual, expected: expected, operator: "!==" });
-  }
-  function deepEqual(actual, expected, message) {
-    var d = diff(actual, expected, "", []);
-    if (!d) return;
-    var where = "";
-    if (d.path) {
-      if (d.path[0] === ".") d.path = apply(sliceStr, d.path, [1]);
-      where = d.missing ? " (missing " + d.path + ", expected " + show(d.e) + ")"
-        : d.extra ? " (unexpected " + d.path + ": " + show(d.a) + ")"
-        : " (first difference at " + d.path + ": expected " + show(d.e) + ", got " + show(d.a) + ")";
-    }
-    fail(message, expectedGot(actual, expected) + where, { actual: actual, expected: expected, operator: "deepEqual" });
-  }
-  function notDeepEqual(actual, expected, message) {
-    if (!diff(actual, expected, "", [])) fail(message, "expected a value not deeply equal to " + show(expected), { actual: actual, expected: expected, operator: "notDeepEqual" });
-  }
-  function matches(error, expected) {
-    if (expected === undefined) return true;
-    if (getProto(expected) === RegExpProto) {
-      return apply(regexpTest, expected, [error !== null && typeof error === "object" && typeof error.message === "string" ? error.message : Str(error)]);
-    }
-    if (typeof expected === "function") {
-      if (expected.prototype !== undefined && error instanceof expected) return true;
-      if (isError(expected.prototype)) return false;
-      return expected(error) === true;
-    }
-    return false;
-  }
-  // assert.throws(fn), assert.throws(fn, message), assert.throws(fn, ErrorClass | /regexp/ | predicate, message?)
-  function throws(fn, expected, message) {
-    if (typeof expected === "string" && message === undefined) { message = expected; expected = undefined; }
-    if (typeof fn !== "function") throw new TypeError("assert.throws expects a function, got " + show(fn));
-    var threw = false, error;
-    try { fn(); } catch (e) { threw = true; error = e; }
-    if (!threw) fail(message, "expected the function to throw, but it returned normally", { operator: "throws" });
-    if (!matches(error, expected)) fail(message, "the function threw " + show(error) + ", which does not match " + show(expected), { actual: error, expected: expected, operator: "throws" });
-  }
-  function doesNotThrow(fn, message) {
-    try { fn(); } catch (e) { fail(message, "expected the function not to throw, but it threw " + show(e), { actual: e, operator: "doesNotThrow" }); }
-  }
-  async function rejects(promiseOrFn, expected, message) {
-    if (typeof expected === "string" && message === undefined) { message = expected; expected = undefined; }
-    var rejected = false, error;
-    try { await (typeof promiseOrFn === "function" ? promiseOrFn() : promiseOrFn); } catch (e) { rejected = true; error = e; }
-    if (!rejected) fail(message, "expected the promise to reject, but it resolved", { operator: "rejects" });
-    if (!matches(error, expected)) fail(message, "the promise rejected with " + show(error) + ", which does not match " + show(expected), { actual: error, expected: expected, operator: "rejects" });
-  }
-  function failNow(message) { throw new AssertionError(message === undefined ? "failed" : Str(message), { operator: "fail" }); }
-
-  var methods = { ok: ok, equal: equal, strictEqual: equal, notEqual: notEqual, notStrictEqual: notEqual,
-    deepEqual: deepEqual, deepStrictEqual: deepEqual, notDeepEqual: notDeepEqual, notDeepStrictEqual: notDeepEqual,
-    throws: throws, doesNotThrow: doesNotThrow, rejects: rejects, fail: failNow, AssertionError: AssertionError };
-  var names = keys(methods);
-  for (var i = 0; i < names.length; i++) {
-    defineProperty(assert, names[i], { value: methods[names[i]], enumerable: true });
-  }
-  freeze(assert);
-  freeze(AssertionError.prototype);
-  freeze(AssertionError);
-  // Neither can be replaced, so a source cannot make every test pass by redefining assert.
-  defineProperty(G, "assert", { value: assert });
-  defineProperty(G, "AssertionError", { value: AssertionError });
-  var noop = function () {};
-  G.console = { log: noop, info: noop, warn: noop, error: noop, debug: noop, trace: noop, dir: noop, table: noop };
-
-  return function describe(thrown) {
-    var out = create(null);
-    out.isError = false; out.name = ""; out.message = ""; out.stack = ""; out.isNull = thrown === null;
-    try {
-      if (thrown !== null && (typeof thrown === "object" || typeof thrown === "function")) {
-        var name, message, stack;
-        try { name = thrown.name; } catch (e) {}
-        try { message = thrown.message; } catch (e) {}
-        try { stack = thrown.stack; } catch (e) {}
-        out.isError = isError(thrown) || typeof message === "string";
-        if (out.isError) {
-          out.name = typeof name === "string" ? clip(name, 100) : "Error";
-          out.message = typeof message === "string" ? clip(message, ${MAX_MESSAGE_CHARS}) : "";
-          out.stack = typeof stack === "string" ? clip(stack, ${MAX_STACK_CHARS}) : "";
-          return stringify(out);
-        }
-      }
-      out.message = show(thrown);
-    } catch (e) {}
-    return stringify(out);
-  };
-})()`;
 
 const DescribedSchema = z.object({
   isError: z.boolean(),
@@ -462,10 +228,21 @@ class Guard {
   }
 }
 
+/** What the harness reported to the host during one test; the draft's code cannot reach it. */
+interface HostRecord {
+  /** The first failed assertion, even if the code under test caught its error. */
+  failure?: { readonly message: string; readonly stack: string };
+  /** `assert.rejects` calls still waiting for their promise. */
+  waiting: number;
+}
+
 interface Session {
   readonly rt: QuickJSRuntime;
   readonly ctx: QuickJSContext;
+  /** The harness's toolbox: `describe` reads a thrown value as JSON text, `thenable` looks for a `then`. */
   readonly describe: QuickJSHandle;
+  readonly thenable: QuickJSHandle;
+  readonly record: HostRecord;
   readonly guard: Guard;
 }
 
@@ -649,13 +426,12 @@ export class QuickJSSandbox {
         (session): Step => {
           const { ctx } = session;
           const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
-          if (loaded.error) return failed(session, "source", loaded.error);
+          if (loaded.error) return judged(session, failed(session, "source", loaded.error));
           loaded.value.dispose();
           phase = "test";
           // A block, so the test's own let/const cannot collide with the source's; the newline ends a trailing comment.
           const ran = ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
-          if (ran.error) return failed(session, "test", ran.error);
-          return settle(session, ran.value);
+          return judged(session, ran.error ? failed(session, "test", ran.error) : settle(session, ran.value));
         },
         (hostError): Step => {
           const reason: FailureReason = isStackExhaustion(hostError) ? "stack" : "crash";
@@ -671,7 +447,7 @@ export class QuickJSSandbox {
   }
 
   /**
-   * One fresh runtime and context with the limits set and the prelude loaded, disposed afterwards.
+   * One fresh runtime and context with the limits set and the harness loaded, disposed afterwards.
    * A host exception out of the WASM marks the engine broken: its state is then unknown, so nothing
    * of it is disposed or reused.
    */
@@ -684,6 +460,7 @@ export class QuickJSSandbox {
     let rt: QuickJSRuntime | undefined;
     let ctx: QuickJSContext | undefined;
     let describe: QuickJSHandle | undefined;
+    let thenable: QuickJSHandle | undefined;
     try {
       const guard = new Guard(engine.memory, limits);
       rt = engine.module.newRuntime();
@@ -691,13 +468,18 @@ export class QuickJSSandbox {
       rt.setMaxStackSize(limits.maxStackBytes);
       rt.setInterruptHandler(guard.interrupt);
       ctx = rt.newContext();
-      const prelude = ctx.evalCode(PRELUDE, PRELUDE_FILE, GLOBAL_SCRIPT);
-      if (prelude.error) {
-        prelude.error.dispose();
-        throw new Error("the sandbox prelude failed to load (limits too low?)");
+      const record: HostRecord = { waiting: 0 };
+      installHost(ctx, record);
+      const harness = ctx.evalCode(HARNESS, HARNESS_FILE, GLOBAL_SCRIPT);
+      if (harness.error) {
+        harness.error.dispose();
+        throw new Error("the sandbox harness failed to load (limits too low?)");
       }
-      describe = prelude.value;
-      return body({ rt, ctx, describe, guard });
+      // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
+      describe = ctx.getProp(harness.value, "describe");
+      thenable = ctx.getProp(harness.value, "thenable");
+      harness.value.dispose();
+      return body({ rt, ctx, describe, thenable, record, guard });
     } catch (error) {
       engine.broken = hostErrorText(error);
       return onCrash(error);
@@ -705,6 +487,7 @@ export class QuickJSSandbox {
       if (engine.broken === undefined) {
         try {
           describe?.dispose();
+          thenable?.dispose();
           ctx?.dispose();
           rt?.dispose();
         } catch (error) {
@@ -715,15 +498,57 @@ export class QuickJSSandbox {
   }
 }
 
-/** Waits for a test that evaluated to a promise: runs the sandbox's jobs until it settles or time runs out. */
+/**
+ * Gives the harness its two host functions, under a global name it deletes before any draft code
+ * runs. `record` keeps failed assertions and counts waiting `assert.rejects`; `isPromise` asks
+ * QuickJS itself whether a value is a genuine Promise (a Proxy or a look-alike is not).
+ */
+function installHost(ctx: QuickJSContext, record: HostRecord): void {
+  const text = (handle: QuickJSHandle | undefined, max: number): string =>
+    handle !== undefined && ctx.typeof(handle) === "string" ? ctx.getString(handle).slice(0, max) : "";
+  const host = ctx.newObject();
+  const recordFn = ctx.newFunction("record", (op, message, stack) => {
+    const code = op !== undefined && ctx.typeof(op) === "number" ? ctx.getNumber(op) : 0;
+    if (code === RECORD.failed) {
+      record.failure ??= { message: text(message, MAX_MESSAGE_CHARS), stack: text(stack, MAX_STACK_CHARS) };
+    } else if (code === RECORD.waiting) {
+      record.waiting += 1;
+    } else if (code === RECORD.settled) {
+      record.waiting -= 1;
+    }
+  });
+  const isPromiseFn = ctx.newFunction("isPromise", (value) => {
+    if (value === undefined) return ctx.false;
+    const state = ctx.getPromiseState(value);
+    if (state.type === "fulfilled" && state.notAPromise) return ctx.false;
+    disposeState(state);
+    return ctx.true;
+  });
+  ctx.setProp(host, "record", recordFn);
+  ctx.setProp(host, "isPromise", isPromiseFn);
+  ctx.setProp(ctx.global, HOST_SLOT, host);
+  recordFn.dispose();
+  isPromiseFn.dispose();
+  host.dispose();
+}
+
+function failure(message: string, stack = ""): Step {
+  return {
+    ok: false,
+    failure: { reason: "error", phase: "test", error: { name: "Error", message, stack, isError: true } },
+  };
+}
+
+/**
+ * Runs the sandbox's pending jobs until none is left or time runs out, then judges what the test
+ * evaluated to: a genuine promise by its state as QuickJS holds it, anything else as done unless it
+ * has a `then` (the host never calls a guest `then`). Consumes `value`.
+ */
 function settle(session: Session, value: QuickJSHandle): Step {
-  const { rt, ctx, guard } = session;
+  const { rt, ctx, guard, record } = session;
   const first = ctx.getPromiseState(value);
-  if (first.type === "fulfilled" && first.notAPromise) {
-    value.dispose();
-    return { ok: true };
-  }
-  disposeState(first);
+  const isPromise = !(first.type === "fulfilled" && first.notAPromise);
+  if (isPromise) disposeState(first);
   try {
     while (rt.hasPendingJob() && !guard.expired) {
       const jobs = rt.executePendingJobs(JOB_BATCH);
@@ -731,22 +556,57 @@ function settle(session: Session, value: QuickJSHandle): Step {
     }
     if (guard.expired && guard.tripped === undefined) guard.tripped = "timeout";
     if (guard.tripped) return classified(guard, "test", NO_ERROR_DESCRIBED);
-    const state = ctx.getPromiseState(value);
-    if (state.type === "fulfilled") {
+    if (isPromise) {
+      const state = ctx.getPromiseState(value);
+      if (state.type === "rejected") return failed(session, "test", state.error);
+      if (state.type === "pending")
+        return failure("the test's promise never settled (the sandbox has no timers or I/O to wait for)");
       state.value.dispose();
-      return { ok: true };
+    } else if (hasThen(session, value)) {
+      return failure(
+        "the test evaluated to a thenable that is not a Promise: the sandbox waits only for genuine promises and never calls a then",
+      );
     }
-    if (state.type === "rejected") return failed(session, "test", state.error);
-    const error = {
-      name: "Error",
-      message: "the test's promise never settled (the sandbox has no timers or I/O to wait for)",
-      stack: "",
-      isError: true,
-    };
-    return { ok: false, failure: { reason: "error", phase: "test", error } };
+    if (record.waiting > 0)
+      return failure("the test ended while assert.rejects was still waiting for its promise to settle");
+    return { ok: true };
   } finally {
     value.dispose();
   }
+}
+
+/** Whether a value the test evaluated to has a `then`; a getter that throws or hangs counts as one. */
+function hasThen(session: Session, value: QuickJSHandle): boolean {
+  const { ctx, guard, thenable } = session;
+  const kind = ctx.typeof(value);
+  if (kind !== "object" && kind !== "function") return false;
+  guard.startReading();
+  const call = ctx.callFunction(thenable, ctx.undefined, value);
+  if (call.error) {
+    call.error.dispose();
+    return true;
+  }
+  const found = ctx.typeof(call.value) !== "boolean" || ctx.dump(call.value) !== false;
+  call.value.dispose();
+  return found;
+}
+
+/**
+ * The verdict: a failed assertion the harness recorded fails the test whatever the test's code
+ * went on to do, and is the failure reported (unless the test hit a limit, which says more).
+ */
+function judged(session: Session, step: Step): Step {
+  const recorded = session.record.failure;
+  if (recorded === undefined) return step;
+  if (!step.ok && step.failure.reason !== "error") return step;
+  const phase = step.ok ? "test" : step.failure.phase;
+  const error = {
+    name: "AssertionError",
+    message: recorded.message,
+    stack: stripPreludeFrames(recorded.stack),
+    isError: true,
+  };
+  return { ok: false, failure: { reason: "error", phase, error } };
 }
 
 function disposeState(state: JSPromiseState): void {
@@ -772,7 +632,7 @@ function classified(guard: Guard, phase: TestFailure["phase"], described: Descri
   return { ok: false, failure: { reason, phase, error } };
 }
 
-/** Reads a thrown value through the prelude's `describe`, consuming the handle. */
+/** Reads a thrown value through the harness's `describe`, consuming the handle. */
 function readThrown(
   ctx: QuickJSContext,
   describe: QuickJSHandle,
@@ -815,6 +675,6 @@ function toThrownError(described: Described): ThrownError {
 function stripPreludeFrames(stack: string): string {
   return stack
     .split("\n")
-    .filter((line) => line.trim() !== "" && !line.includes(PRELUDE_FILE))
+    .filter((line) => line.trim() !== "" && !line.includes(HARNESS_FILE))
     .join("\n");
 }
