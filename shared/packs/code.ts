@@ -435,10 +435,10 @@ const testsRule: Rule<CodeContent, CodeSettings> = {
 // Pack
 
 const INSTRUCTIONS = `The content is a JavaScript program with its tests: { language: "javascript", source, tests: [{ name, code }] }.
-Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, then the test's \`code\`, which calls what \`source\` declares and checks it with assert(value, message?), assert.equal(actual, expected, message?) (===), assert.deepEqual(actual, expected, message?) (structural) and assert.throws(fn, expected?, message?). A test passes when its code finishes without throwing; a test that evaluates to a promise passes when the promise resolves.
+Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, then the test's \`code\`, which calls what \`source\` declares and checks it with assert(value, message?), assert.equal(actual, expected, message?) (===), assert.deepEqual(actual, expected, message?) (structural) and assert.throws(fn, expected?, message?). A test passes when its code finishes without throwing and no assertion in it failed (a failed assertion counts even if its error is caught); a test that evaluates to a promise passes when the promise resolves.
 - Fix \`source\` so that every test passes. Never edit \`tests\`: not a name, not a line of code, not their number or order.
 - Keep the names and signatures of the functions and classes the tests use, declared at the top level of \`source\`.
-- Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. Do not declare assert or AssertionError.
+- Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. assert and AssertionError are constants for the tests: do not declare or assign them. Promise.prototype.then and constructor, Promise[Symbol.species] and the array iterator are read-only.
 - Each test has a time, memory and stack limit, and the whole suite a time limit (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
 - Keep language "javascript"; change only what the violations name.`;
 

@@ -75,6 +75,30 @@ describe("code drafts (seed 003)", () => {
     expect(result.finalDraft?.content).toMatchObject({ tests });
   });
 
+  it("does not validate a correction whose source forges the verdict of its tests", async () => {
+    const forging = {
+      ...half,
+      source: [
+        "Object.defineProperty(globalThis, 'assert', { value: { equal() {}, throws() {} } });",
+        "try { Promise.prototype.constructor = Object; } catch {}",
+        "Object.defineProperty(TypeError, Symbol.hasInstance, { value: () => true });",
+        "function add(a, b) { return a - b; }",
+      ].join("\n"),
+    };
+    const { deps } = makeDeps([
+      answer("code-1", forging),
+      answer("code-1", forging),
+      answer("code-1", forging),
+    ]);
+    const result = await correctDraft(draft, deps);
+    expect(result.status).not.toBe("validated");
+    expect(result.finalViolations.map((v) => v.ruleId).sort()).toEqual([
+      "test:adds",
+      "test:negatives",
+      "test:strings are rejected",
+    ]);
+  });
+
   it("fails the validation of code that tries to escape, without harming the host", async () => {
     const escaping = {
       ...draft,

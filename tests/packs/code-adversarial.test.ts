@@ -354,3 +354,25 @@ describe("code drafts that forge their verdicts", () => {
     }
   }
 });
+
+describe("a test that exhausts a host-side limit", () => {
+  const limits = [
+    { name: "parses deep JSON", code: "JSON.parse('['.repeat(1e5) + ']'.repeat(1e5));" },
+    { name: "builds a huge string", code: "let s = 'x'; for (let i = 0; i < 40; i++) s += s;" },
+    {
+      name: "stringifies deep JSON",
+      code: "let o = {}; for (let i = 0; i < 1e5; i++) o = { a: o }; JSON.stringify(o);",
+    },
+  ];
+  for (const limit of limits) {
+    it(`fails that test only when it ${limit.name}: the tests after it still run and report`, async () => {
+      const report = await validate("function add(a, b) { return a - b; }", [
+        limit,
+        { name: "adds", code: "assert.equal(add(2, 3), 5);" },
+        { name: "subtracts", code: "assert.equal(add(2, 2), 0);" },
+      ]);
+      expect(failing(report)).toEqual([`test:${limit.name}`, "test:adds"]);
+      expect(report.violations[1]?.message).toBe("AssertionError: expected 5, got -1");
+    });
+  }
+});

@@ -538,6 +538,56 @@ describe("QuickJS sandbox", () => {
     expect(["timeout", "memory"]).toContain(endless.failure?.reason);
   });
 
+  it("fails a failed assertion even when the test or the source catches its error", () => {
+    expect(failureOf("try { assert.equal(add(1, 1), 3); } catch (e) {}")).toBe(
+      "AssertionError: expected 3, got 2",
+    );
+    const swallowing = `${ADD_SOURCE}\nfunction quietly(f) { try { f(); } catch (e) {} return "fine"; }`;
+    expect(failureOf("quietly(() => assert.deepEqual([add(1, 1)], [3]));", swallowing)).toMatch(
+      /^AssertionError: expected \[3\], got \[2\]/,
+    );
+    // An assertion in a callback nobody awaits still runs before the verdict.
+    expect(failureOf("Promise.resolve().then(() => assert.ok(add(1, 1) === 3)); 'done';")).toBe(
+      "AssertionError: expected a truthy value, got false",
+    );
+  });
+
+  it("assert.rejects waits for genuine promises only, and the test for assert.rejects", () => {
+    expect(
+      runOne(
+        "assert.rejects(Promise.reject(new RangeError('no')), RangeError); assert.rejects(() => { throw new RangeError('sync'); }, /sync/);",
+      ).passed,
+    ).toBe(true);
+    expect(failureOf("assert.rejects(Promise.resolve(1));")).toBe(
+      "AssertionError: expected the promise to reject, but it resolved",
+    );
+    expect(failureOf("assert.rejects({ then(resolve, reject) { reject(new Error('x')); } });")).toMatch(
+      /^AssertionError: assert.rejects expects a Promise/,
+    );
+    expect(failureOf("assert.rejects(new Promise(() => {})); 'not awaited';")).toMatch(
+      /assert.rejects was still waiting/,
+    );
+  });
+
+  it("fails a test that evaluates to a thenable that is not a Promise, without calling its then", () => {
+    // Were its then called, this one would spin until the timeout.
+    const spinning = runOne("({ then(resolve) { for (;;) {} } });");
+    expect(spinning.failure?.reason).toBe("error");
+    expect(spinning.failure?.error.message).toMatch(/evaluated to a thenable that is not a Promise/);
+    expect(failureOf("({ get then() { throw new Error('boom'); } });")).toMatch(/thenable/);
+    expect(runOne("({ then: 1 });").passed).toBe(true);
+  });
+
+  it("hides the host's functions from the source and the tests", () => {
+    const source = `${ADD_SOURCE}\nconst seen = Object.getOwnPropertyNames(globalThis).filter((k) => /redraft/i.test(k));`;
+    expect(
+      runOne(
+        "assert.deepEqual(seen, []); assert.equal(globalThis.assert, undefined); assert.equal(typeof assert, 'function');",
+        source,
+      ).passed,
+    ).toBe(true);
+  });
+
   it("keeps running the remaining tests when a test takes the engine down", async () => {
     // Freeing this long promise chain trips an assertion inside QuickJS: the spare engine takes over.
     const next = { name: "next", code: "assert.equal(add(1, 2), 3);" };
