@@ -245,6 +245,7 @@ const assert = (function (G) {
   }
   function failWith(said, details) {
     var error, stack = "";
+    said = clip(said, ${MAX_MESSAGE_CHARS});
     try {
       error = new AssertionError(said, details);
       var d = getOwnDesc(error, "stack");
@@ -252,7 +253,7 @@ const assert = (function (G) {
     } catch (e) {
       error = e;
     }
-    record(FAILED, said, stack);
+    record(FAILED, said, clip(stack, ${MAX_STACK_CHARS}));
     lastThrown = error;
     throw error;
   }

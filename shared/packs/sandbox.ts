@@ -67,7 +67,7 @@ const READ_BUDGET_MS = 100;
 const JOB_BATCH = 256;
 /**
  * A test is started only with at least this much of the suite's time left; with less, it is reported
- * as not run (loading the assert prelude alone needs a few milliseconds).
+ * as not run (loading the assert harness alone needs a few milliseconds).
  */
 const MIN_TEST_SLICE_MS = 10;
 
@@ -603,7 +603,7 @@ function judged(session: Session, step: Step): Step {
   const error = {
     name: "AssertionError",
     message: recorded.message,
-    stack: stripPreludeFrames(recorded.stack),
+    stack: stripHarnessFrames(recorded.stack),
     isError: true,
   };
   return { ok: false, failure: { reason: "error", phase, error } };
@@ -665,14 +665,14 @@ function toThrownError(described: Described): ThrownError {
     return {
       name: described.name || "Error",
       message: described.message,
-      stack: stripPreludeFrames(described.stack),
+      stack: stripHarnessFrames(described.stack),
       isError: true,
     };
   }
   return { name: "Uncaught", message: described.message, stack: "", isError: false };
 }
 
-function stripPreludeFrames(stack: string): string {
+function stripHarnessFrames(stack: string): string {
   return stack
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.includes(HARNESS_FILE))
