@@ -17,6 +17,14 @@ export const ValidateEventSchema = z.object({
       .optional(),
     submissionId: z.string().optional(),
     parentRunId: z.string().optional(),
+    /** Set by a submitter that refused its input before the run (the local CLI's unreadable paths). */
+    rejectWith: z
+      .object({
+        reason: z.enum(["unreadable", "too_deep", "invalid_input"]),
+        message: z.string().max(4096),
+        draftId: z.string().max(256).optional(),
+      })
+      .optional(),
   }),
 });
 export type ValidateEvent = z.infer<typeof ValidateEventSchema>;
@@ -46,6 +54,13 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
           }),
           ...(input.draft === undefined &&
             !ref && { rejectWith: "the event carries neither a draft nor a draftRef" }),
+          ...(input.rejectWith && {
+            rejectWith: {
+              reason: input.rejectWith.reason,
+              message: input.rejectWith.message,
+              ...(input.rejectWith.draftId !== undefined && { draftId: input.rejectWith.draftId }),
+            },
+          }),
         },
         deps,
       );

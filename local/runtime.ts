@@ -15,11 +15,14 @@ import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import { DraftTooDeepError } from "../shared/errors.js";
+import { topLevelField, valueDepth } from "../shared/json-depth.js";
+import type { InputRejection, LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
+import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 import { ensureTable, startDynalite } from "./dynalite.js";
 import { FsBlobStore } from "./fs-blobs.js";
 
@@ -35,6 +38,8 @@ export interface ExecutionInput {
   draftRef?: { bucket: string; key: string };
   submissionId?: string;
   parentRunId?: string;
+  /** An input the submitter could not read (a missing path, a symlink loop): the run is rejected with it. */
+  rejectWith?: InputRejection;
 }
 
 /** One entry of an execution's event history, as the Step Functions console lists them. */
@@ -71,6 +76,10 @@ export interface LocalRuntimeOptions {
   /** Packs beyond the built-in ones (a user's declarative or TypeScript packs). */
   extraPacks?: readonly AnyPack[];
   dedupeWindowMs?: number;
+  /** @default DEFAULT_MAX_DRAFT_BYTES */
+  maxDraftBytes?: number;
+  /** @default DEFAULT_MAX_DRAFT_DEPTH */
+  maxDraftDepth?: number;
   /**
    * Wait before a retry, in ms, instead of the ASL's backoff. Replayed and absent models need no
    * backoff; a live model keeps the deployed backoff with jitter (undefined).
@@ -137,6 +146,8 @@ export class LocalRuntime {
       blobs: new FsBlobStore(join(dataDir, "blobs")),
       model: options.model,
       ...(options.dedupeWindowMs !== undefined && { dedupeWindowMs: options.dedupeWindowMs }),
+      ...(options.maxDraftBytes !== undefined && { maxDraftBytes: options.maxDraftBytes }),
+      ...(options.maxDraftDepth !== undefined && { maxDraftDepth: options.maxDraftDepth }),
     };
     return new LocalRuntime(dataDir, options.asl, db.client, deps, options.retryDelayMs, () => db.close());
   }
@@ -230,9 +241,30 @@ export class LocalRuntime {
     return { FailedEntryCount: 0, Entries: lines.map(() => ({ EventId: randomUUID() })) };
   }
 
+  /**
+   * An inline draft too deep for the engine's JSONPath handling, which recurses over the input and
+   * would overflow before Validate runs, is refused here with the reason Validate would give.
+   */
+  #bounded(input: ExecutionInput): ExecutionInput {
+    if (input.draft === undefined) return input;
+    const limit = this.deps.maxDraftDepth ?? DEFAULT_MAX_DRAFT_DEPTH;
+    const depth = valueDepth(input.draft, limit);
+    if (depth <= limit) return input;
+    const { draft, ...rest } = input;
+    const draftId = topLevelField(draft, "id");
+    return {
+      ...rest,
+      rejectWith: {
+        reason: "too_deep",
+        message: new DraftTooDeepError(depth, limit).message,
+        ...(draftId && { draftId }),
+      },
+    };
+  }
+
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
-    const execution = this.#machine.run(input as never, {
+    const execution = this.#machine.run(this.#bounded(input) as never, {
       overrides: {
         taskResourceLocalHandlers: this.#handlers as never,
         ...(this.#retryOverrides && { retryIntervalOverrides: this.#retryOverrides }),
@@ -252,7 +284,8 @@ export class LocalRuntime {
       await collecting;
       summary = { runId, status: "SUCCEEDED", terminalState: lastState(history), output, history };
     } catch (error) {
-      await collecting;
+      // An engine fault outside any state ends no event stream: take the events so far, do not wait.
+      await Promise.race([collecting, new Promise((resolve) => setImmediate(resolve))]);
       const e = error as Error & { cause?: { name?: string; message?: string } };
       const failed = [...history].reverse().find((h) => h.type === "ExecutionFailed");
       summary = {

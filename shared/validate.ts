@@ -1,31 +1,59 @@
 import { type Draft, DraftSchema, describeZodError, type ValidationReport } from "./draft.js";
 import { type Inspection, inspectWithPack, type ResolvedPack } from "./engine.js";
-import { DraftTooLargeError, InvalidDraftError } from "./errors.js";
+import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
+import { jsonTextDepth, stripBom, valueDepth } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
 /** Drafts above this size are rejected: a state machine run is no place for a 100 MB blob. */
 export const DEFAULT_MAX_DRAFT_BYTES = 8 * 1024 * 1024;
+/**
+ * Drafts whose objects and arrays nest deeper than this are rejected before anything walks them:
+ * the walks (hashing, schema checks, rules) recurse, and a hostile depth would overflow their stack.
+ */
+export const DEFAULT_MAX_DRAFT_DEPTH = 100;
 
-export interface ValidateOptions {
-  registry?: PackRegistry;
-  maxDraftBytes?: number;
+/** The bounds every draft is held to before it is parsed or walked. */
+export interface DraftLimits {
+  maxDraftBytes?: number | undefined;
+  maxDraftDepth?: number | undefined;
 }
 
-/** Parses anything into a Draft, or throws an InvalidDraftError whose message names each bad field. */
-export function parseDraft(input: unknown, maxDraftBytes = DEFAULT_MAX_DRAFT_BYTES): Draft {
+export interface ValidateOptions extends DraftLimits {
+  registry?: PackRegistry;
+}
+
+/** What a JSON value is, in the words a rejection uses: `null`, `an array`, `number`… */
+const describeValue = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+
+/**
+ * Parses anything into a Draft, or throws an InvalidDraftError whose message names each bad field.
+ * Size and depth are checked first, without recursion (DraftTooLargeError, DraftTooDeepError), so
+ * that no hostile input reaches a recursive parser, validator or walk. A leading byte-order mark is
+ * not content and is ignored.
+ */
+export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
+  const maxBytes = limits.maxDraftBytes ?? DEFAULT_MAX_DRAFT_BYTES;
+  const maxDepth = limits.maxDraftDepth ?? DEFAULT_MAX_DRAFT_DEPTH;
   if (typeof input === "string") {
     const bytes = Buffer.byteLength(input);
-    if (bytes > maxDraftBytes) throw new DraftTooLargeError(bytes, maxDraftBytes);
+    if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
+    const text = stripBom(input);
+    const depth = jsonTextDepth(text, maxDepth);
+    if (depth > maxDepth) throw new DraftTooDeepError(depth, maxDepth);
     try {
-      input = JSON.parse(input);
+      input = JSON.parse(text);
     } catch (error) {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }
+  } else {
+    const depth = valueDepth(input, maxDepth);
+    if (depth > maxDepth) throw new DraftTooDeepError(depth, maxDepth);
+    const bytes = Buffer.byteLength(JSON.stringify(input) ?? "");
+    if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
   }
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    throw new InvalidDraftError(
-      `draft must be a JSON object, got ${Array.isArray(input) ? "an array" : typeof input}`,
-    );
+    throw new InvalidDraftError(`draft must be a JSON object, got ${describeValue(input)}`);
   }
   const parsed = DraftSchema.safeParse(input);
   if (!parsed.success) throw new InvalidDraftError(`invalid draft: ${describeZodError(parsed.error)}`);
@@ -44,7 +72,7 @@ export async function packFor(
 
 /** Parses, repairs and checks a draft: the repaired draft and its report. */
 export async function inspectDraft(input: unknown, options: ValidateOptions = {}): Promise<Inspection> {
-  const draft = parseDraft(input, options.maxDraftBytes);
+  const draft = parseDraft(input, options);
   const resolved = await packFor(draft, options.registry);
   return inspectWithPack(resolved, draft);
 }

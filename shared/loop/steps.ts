@@ -3,13 +3,13 @@ import type { Draft, ValidationReport, Violation } from "../draft.js";
 import { inspectWithPack } from "../engine.js";
 import {
   BlobNotFoundError,
-  DraftTooLargeError,
   InvalidDraftError,
   ModelNotConfiguredError,
   SelfCorrectionError,
-  UnknownKindError,
+  UnreadableInputError,
 } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
+import { topLevelField } from "../json-depth.js";
 import { costUsd } from "../model/pricing.js";
 import { addUsage, type ModelClient, totalTokens } from "../model/types.js";
 import type { Persona } from "../pack.js";
@@ -24,7 +24,7 @@ import {
   type TokenTotals,
   ZERO_TOTALS,
 } from "../store/types.js";
-import { DEFAULT_MAX_DRAFT_BYTES, packFor, parseDraft } from "../validate.js";
+import { packFor, parseDraft } from "../validate.js";
 import { buildJudgePrompt, classifyFindings, judgeEnabled, parseJudgeAnswer, personasFor } from "./judge.js";
 import { blobKeys } from "./keys.js";
 import { resolveLimits } from "./limits.js";
@@ -48,6 +48,8 @@ export interface LoopDeps {
   /** A duplicate delivery of the same content within this window starts no second run. 0 disables it. */
   dedupeWindowMs?: number;
   maxDraftBytes?: number;
+  /** Deepest nesting of objects and arrays a draft may have (DEFAULT_MAX_DRAFT_DEPTH). */
+  maxDraftDepth?: number;
   /** Output token cap per model call. */
   maxOutputTokens?: number;
   /** Called once per attempt, when its record is first written (never on a retried task): for metrics. */
@@ -97,8 +99,20 @@ export interface ValidateInput {
   /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
   submissionId?: string;
   parentRunId?: string;
-  /** Set by the handler when the event itself is unusable (a foreign bucket, no draft at all). */
-  rejectWith?: string;
+  /**
+   * Set when the input is unusable before any draft can be read: by the handler for an event that
+   * points nowhere (a foreign bucket, no draft at all), by a submitter for a path it could not read.
+   * The run is recorded as rejected, so it is listed and shown like any other.
+   */
+  rejectWith?: string | InputRejection;
+}
+
+/** Why an input was refused before it reached Validate, and what to call its draft. */
+export interface InputRejection {
+  reason: "unreadable" | "too_deep" | "invalid_input";
+  message: string;
+  /** The run's draft id when the draft could not be read (a file name, say); else a guess from the input. */
+  draftId?: string;
 }
 
 const ZERO_VERDICT = {
@@ -173,11 +187,12 @@ function terminalState(
 
 /** A best-effort id for a run whose input is not a valid Draft, so the rejection can be listed. */
 function guessDraftId(input: unknown, ref: string | undefined): string {
-  if (input && typeof input === "object" && typeof (input as { id?: unknown }).id === "string") {
-    return String((input as { id: string }).id).slice(0, 256) || "unknown";
-  }
-  return ref ? (ref.split("/").pop() ?? ref) : "unknown";
+  const id = topLevelField(input, "id")?.slice(0, 256);
+  if (id) return id;
+  return ref ? (ref.split(/[/\\]/).pop() || ref).slice(0, 256) : "unknown";
 }
+
+const guessKind = (input: unknown): string => (topLevelField(input, "kind") || "unknown").slice(0, 64);
 
 const REJECTION_CODES: ReadonlySet<string> = new Set<StopReason>([
   "too_large",
@@ -232,37 +247,76 @@ const errorRuleIds = (report: ValidationReport): string[] => [
   ...new Set(errorsOf(report).map((v) => v.ruleId)),
 ];
 
+/** The error a submitter's or handler's `rejectWith` stands for. */
+function rejectionError(rejectWith: string | InputRejection): SelfCorrectionError {
+  if (typeof rejectWith === "string") return new InvalidDraftError(rejectWith);
+  switch (rejectWith.reason) {
+    case "unreadable":
+      return new UnreadableInputError(rejectWith.message);
+    case "too_deep":
+      // The depth was measured where the input was refused; the message already says it.
+      return new SelfCorrectionError(rejectWith.message, "too_deep");
+    default:
+      return new InvalidDraftError(rejectWith.message);
+  }
+}
+
+/**
+ * Errors the state machine's Retry on Validate matches (the store's StoreUnavailableError): the
+ * retry registers the run, so a failure recorded now would contradict it.
+ */
+const RETRIED_BY_WORKFLOW: ReadonlySet<string> = new Set(["StoreUnavailableError"]);
+
 /**
  * Step 1 (λ validate): load the draft, reject bad input, register the run (idempotently, once per
  * content within the dedupe window), repair and check it, and store attempt 0.
+ *
+ * A fault before the run is registered still leaves a `failed` run record saying why: the state
+ * machine's failure path only updates an existing record, and without one `runs` and `show` would
+ * know nothing of the draft. The error is then thrown on, for the workflow to end as it does.
  */
 export async function validateStep(input: ValidateInput, deps: LoopDeps): Promise<LoopState> {
+  try {
+    return await registerAndCheck(input, deps);
+  } catch (error) {
+    if (!RETRIED_BY_WORKFLOW.has((error as Error).name)) {
+      const registered = await deps.runs.getRun(input.runId).catch(() => undefined);
+      if (!registered) {
+        const e = error as Error;
+        await recordFailure(deps, {
+          runId: input.runId,
+          draft: input.draft ?? input.draftRef,
+          at: now(deps),
+          reason: "system_error",
+          message: `${input.draftRef ? `${input.draftRef}: ` : ""}${e.name}: ${e.message}`,
+        }).catch(() => undefined);
+      }
+    }
+    throw error;
+  }
+}
+
+async function registerAndCheck(input: ValidateInput, deps: LoopDeps): Promise<LoopState> {
   const at = now(deps);
   const { runId } = input;
-  const maxBytes = deps.maxDraftBytes ?? DEFAULT_MAX_DRAFT_BYTES;
   let raw: unknown = input.draft;
   let draft: Draft;
   try {
-    if (input.rejectWith) throw new InvalidDraftError(input.rejectWith);
+    if (input.rejectWith) throw rejectionError(input.rejectWith);
     if (input.draftRef !== undefined) {
       const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion);
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;
     }
-    if (typeof raw !== "string" && Buffer.byteLength(JSON.stringify(raw) ?? "") > maxBytes) {
-      throw new DraftTooLargeError(Buffer.byteLength(JSON.stringify(raw)), maxBytes);
-    }
-    draft = parseDraft(raw, maxBytes);
-    deps.registry.get(draft.kind);
+    // Size and depth first, without recursion: nothing below may walk an unbounded value.
+    draft = parseDraft(raw, { maxDraftBytes: deps.maxDraftBytes, maxDraftDepth: deps.maxDraftDepth });
+    // The pack refuses what it cannot check (a json draft's unusable context.schema) before the run starts.
+    deps.registry.get(draft.kind).pack.contentJsonSchema?.(draft);
   } catch (error) {
     if (!(error instanceof SelfCorrectionError)) throw error;
-    const parsedRaw = typeof raw === "string" ? safeParse(raw) : raw;
-    const draftId = guessDraftId(parsedRaw, input.draftRef);
-    const kind =
-      parsedRaw && typeof parsedRaw === "object"
-        ? String((parsedRaw as { kind?: unknown }).kind ?? "unknown")
-        : "unknown";
+    const named = typeof input.rejectWith === "object" ? input.rejectWith.draftId?.slice(0, 256) : undefined;
+    const draftId = named || guessDraftId(raw, input.draftRef);
     const reason = rejectionReason(error);
     // Name the upload, so a person can find the file that was refused.
     const message =
@@ -270,7 +324,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
         ? `${input.draftRef}: ${error.message}`
         : error.message;
     const run = {
-      ...emptyRun(runId, draftId, kind.slice(0, 64), at),
+      ...emptyRun(runId, draftId, guessKind(raw), at),
       status: "rejected" as const,
       reason,
       message,
@@ -358,14 +412,6 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
     costUsd: 0,
     judge: { enabled: judgeOn, rounds: 0, blocking: 0, failed: false },
   };
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

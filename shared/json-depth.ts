@@ -1,0 +1,159 @@
+/**
+ * JSON read without recursion. A draft is untrusted input: ten thousand nested brackets cost a
+ * few kilobytes to send and overflow the stack of anything that walks the value recursively
+ * (JSON.stringify, zod, canonical hashing, rule walks). These helpers look at the text or the value
+ * with loops and explicit stacks only, so the depth is known before anything recursive runs.
+ */
+
+const BOM = "\uFEFF";
+
+/** The text without a leading UTF-8 byte-order mark: the mark says how the file is encoded, it is not content. */
+export const stripBom = (text: string): string => (text.startsWith(BOM) ? text.slice(1) : text);
+
+/**
+ * How deeply objects and arrays nest in a JSON text (`{}` is 1, `[[1]]` is 2), in one pass over its
+ * characters. Strings and their escapes are skipped, so brackets inside strings do not count. Stops
+ * as soon as the depth passes `limit`, returning that depth. The text need not be valid JSON.
+ */
+export function jsonTextDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      // A backslash escapes the next character, which cannot end the string.
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return max;
+}
+
+/**
+ * How deeply objects and arrays nest in a value, walked with an explicit stack. Stops as soon as the
+ * depth passes `limit` (which also bounds the walk of a value that contains itself).
+ */
+export function valueDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    if (item.value === null || typeof item.value !== "object") continue;
+    const depth = item.depth + 1;
+    if (depth > max) {
+      max = depth;
+      if (max > limit) return max;
+    }
+    const children = Array.isArray(item.value) ? item.value : Object.values(item.value);
+    for (const child of children) stack.push({ value: child, depth });
+  }
+  return max;
+}
+
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/** A top-level JSON array's elements, or a top-level object's members, each as its own text. */
+export type TopLevel =
+  | { type: "array"; elements: string[] }
+  | { type: "object"; members: Array<{ key: string; value: string }> };
+
+/**
+ * Splits a JSON array or object text at its top level without parsing what is nested: the array's
+ * elements, or the object's members (`key` is the member name's JSON text, quotes included), each
+ * as the slice of the text that holds it. Each slice is still to be parsed, bounded, on its own.
+ * Undefined when the top level is not well formed (not an array or object, an empty element, text
+ * after the end): the caller then lets JSON.parse describe the problem.
+ */
+export function splitTopLevel(text: string): TopLevel | undefined {
+  let i = 0;
+  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
+  const open = text[i];
+  if (open !== "[" && open !== "{") return undefined;
+  const items: Array<{ start: number; end: number; colon: number }> = [];
+  let depth = 0;
+  let inString = false;
+  let start = i + 1;
+  let colon = -1;
+  let close = -1;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "[" || c === "{") depth++;
+    else if (c === "]" || c === "}") {
+      depth--;
+      if (depth === 0) {
+        items.push({ start, end: i, colon });
+        close = i;
+        break;
+      }
+    } else if (depth === 1 && c === ",") {
+      items.push({ start, end: i, colon });
+      start = i + 1;
+      colon = -1;
+    } else if (depth === 1 && c === ":" && colon < 0) colon = i;
+  }
+  if (close < 0 || text[close] !== (open === "[" ? "]" : "}")) return undefined;
+  if (text.slice(close + 1).trim() !== "") return undefined;
+  const only = items[0];
+  if (items.length === 1 && only && text.slice(only.start, only.end).trim() === "") {
+    return open === "[" ? { type: "array", elements: [] } : { type: "object", members: [] };
+  }
+  if (open === "[") {
+    const elements = items.map((it) => text.slice(it.start, it.end).trim());
+    return elements.includes("") ? undefined : { type: "array", elements };
+  }
+  const members: Array<{ key: string; value: string }> = [];
+  for (const it of items) {
+    if (it.colon < 0) return undefined;
+    const key = text.slice(it.start, it.colon).trim();
+    const value = text.slice(it.colon + 1, it.end).trim();
+    if (key === "" || value === "") return undefined;
+    members.push({ key, value });
+  }
+  return { type: "object", members };
+}
+
+/**
+ * The string-valued top-level fields of a JSON object text, read without parsing anything nested:
+ * enough to name a draft (its `id`, its `kind`) that is too deep to parse.
+ */
+export function topLevelStrings(text: string): Map<string, string> {
+  const top = splitTopLevel(stripBom(text));
+  const out = new Map<string, string>();
+  if (top?.type !== "object") return out;
+  for (const { key, value } of top.members) {
+    if (!key.startsWith('"') || !value.startsWith('"')) continue;
+    try {
+      const [k, v] = [JSON.parse(key), JSON.parse(value)];
+      if (typeof k === "string" && typeof v === "string" && !out.has(k)) out.set(k, v);
+    } catch {
+      // not a plain string member: skipped
+    }
+  }
+  return out;
+}
+
+/**
+ * A top-level string field of an input that may not be a valid draft: read from the value, or from
+ * the text without parsing what is nested (the text may be too deep or too broken to parse).
+ */
+export function topLevelField(input: unknown, field: string): string | undefined {
+  if (typeof input === "string") return topLevelStrings(input).get(field);
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return undefined;
+  const value = Object.hasOwn(input, field) ? (input as Record<string, unknown>)[field] : undefined;
+  return typeof value === "string" ? value : undefined;
+}
