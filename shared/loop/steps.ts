@@ -276,8 +276,9 @@ const RETRIED_BY_WORKFLOW: ReadonlySet<string> = new Set(["StoreUnavailableError
  * know nothing of the draft. The error is then thrown on, for the workflow to end as it does.
  */
 export async function validateStep(input: ValidateInput, deps: LoopDeps): Promise<LoopState> {
+  const read: { raw?: unknown } = {};
   try {
-    return await registerAndCheck(input, deps);
+    return await registerAndCheck(input, deps, read);
   } catch (error) {
     if (!RETRIED_BY_WORKFLOW.has((error as Error).name)) {
       const registered = await deps.runs.getRun(input.runId).catch(() => undefined);
@@ -285,7 +286,7 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
         const e = error as Error;
         await recordFailure(deps, {
           runId: input.runId,
-          draft: input.draft ?? input.draftRef,
+          draft: read.raw,
           at: now(deps),
           reason: "system_error",
           message: `${input.draftRef ? `${input.draftRef}: ` : ""}${e.name}: ${e.message}`,
@@ -296,10 +297,16 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   }
 }
 
-async function registerAndCheck(input: ValidateInput, deps: LoopDeps): Promise<LoopState> {
+/** Validate's work; `read.raw` keeps the input as read, for naming the draft of a failed run. */
+async function registerAndCheck(
+  input: ValidateInput,
+  deps: LoopDeps,
+  read: { raw?: unknown },
+): Promise<LoopState> {
   const at = now(deps);
   const { runId } = input;
   let raw: unknown = input.draft;
+  read.raw = raw;
   let draft: Draft;
   try {
     if (input.rejectWith) throw rejectionError(input.rejectWith);
@@ -308,6 +315,7 @@ async function registerAndCheck(input: ValidateInput, deps: LoopDeps): Promise<L
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;
+      read.raw = text;
     }
     // Size and depth first, without recursion: nothing below may walk an unbounded value.
     draft = parseDraft(raw, { maxDraftBytes: deps.maxDraftBytes, maxDraftDepth: deps.maxDraftDepth });
