@@ -15,10 +15,17 @@ function publicViolation(v: Violation) {
   };
 }
 
+/**
+ * A run result with the file, array element or line its draft came from: two drafts of one batch
+ * may share an id, and the source tells their lines apart.
+ */
+export type SourcedResult = RunResult & { source?: string };
+
 /** One `--json` line: the core's run result without the per-attempt detail (`redraft show` has it). */
-export function jsonLine(result: RunResult): string {
+export function jsonLine(result: SourcedResult): string {
   return JSON.stringify({
     draftId: result.draftId,
+    ...(result.source !== undefined && { source: result.source }),
     runId: result.runId,
     status: result.status,
     reason: result.reason,
@@ -38,13 +45,14 @@ export function jsonLine(result: RunResult): string {
 export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
 
 /** Per-draft lines and a summary per status, printed after a run. */
-export function resultsTable(results: readonly RunResult[]): string {
+export function resultsTable(results: readonly SourcedResult[]): string {
   const perDraft = new Table({
-    head: ["draft", "status", "reason", "attempts", "errors per attempt", "tokens", "cost", "run"],
+    head: ["draft", "source", "status", "reason", "attempts", "errors per attempt", "tokens", "cost", "run"],
   });
   for (const r of results) {
     perDraft.push([
       r.draftId,
+      r.source ?? "",
       r.status,
       r.reason ?? "",
       r.attempts,

@@ -1,5 +1,7 @@
-import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, extname, join, relative } from "node:path";
+import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { basename, extname, join, relative, sep } from "node:path";
+import { splitTopLevel, stripBom } from "../shared/json-depth.js";
+import type { InputRejection } from "../shared/loop/steps.js";
 
 /** One draft to submit, with where it came from, so a rejection can name the file and the problem. */
 export interface DraftSource {
@@ -7,66 +9,164 @@ export interface DraftSource {
   label: string;
   /** The text to upload under `drafts/`: one draft, as the file or line holds it. */
   body: string;
+  /** Set when the path could not be read: its run is rejected with this, and nothing is uploaded. */
+  rejectWith?: InputRejection;
 }
 
 /** Files beside drafts that are not drafts themselves. */
 const NOT_DRAFTS = [/\.pack\.json$/i, /\.cassette\.json$/i];
 const DRAFT_FILE = /\.(json|jsonl|ndjson)$/i;
 
+const isDraftFile = (name: string) => DRAFT_FILE.test(name) && !NOT_DRAFTS.some((re) => re.test(name));
+
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-async function filesUnder(path: string): Promise<string[]> {
-  const info = await stat(path).catch(() => undefined);
-  if (!info) throw new UsageError(`no such file or directory: ${path}`);
-  if (info.isFile()) return [path];
-  const entries = await readdir(path, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries
-      .filter((e) => !e.name.startsWith("."))
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .map((e) => {
-        const full = join(path, e.name);
-        if (e.isDirectory()) return filesUnder(full);
-        return Promise.resolve(
-          DRAFT_FILE.test(e.name) && !NOT_DRAFTS.some((re) => re.test(e.name)) ? [full] : [],
-        );
-      }),
-  );
-  return nested.flat();
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
+
+/** What went wrong reading a path, in words; the path itself is named by the caller. */
+function whyUnreadable(error: unknown): string {
+  switch (errorCode(error)) {
+    case "ENOENT":
+      return "no such file or directory";
+    case "ELOOP":
+      return "symlink loop: too many levels of symbolic links";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    default:
+      return `cannot be read: ${(error as Error).message}`;
+  }
+}
+
+/** A source for a path that cannot be read: its run is rejected as `unreadable`, naming the path. */
+export function unreadableSource(label: string, why: string): DraftSource {
+  return {
+    label,
+    body: "",
+    rejectWith: { reason: "unreadable", message: `${label}: ${why}`, draftId: basename(label) || label },
+  };
 }
 
 /**
  * Splits one file into drafts: a JSON object is one draft, a JSON array one per element, JSONL
  * one per line. A file that is not JSON stays one source, so its run is rejected naming the file.
+ * The array is split at its top level without parsing its elements, so that each element, however
+ * deep or broken, is bounded and judged on its own in Validate. A byte-order mark is not content.
  */
 export function splitFile(label: string, text: string): DraftSource[] {
+  const body = stripBom(text);
   const ext = extname(label).toLowerCase();
   if (ext === ".jsonl" || ext === ".ndjson") {
-    return text
+    return body
       .split("\n")
-      .map((line, i) => ({ label: `${label}:${i + 1}`, body: line.trim() }))
+      .map((line, i) => ({ label: `${label}:${i + 1}`, body: stripBom(line.trim()) }))
       .filter((s) => s.body !== "");
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return [{ label, body: text }];
-  }
-  if (Array.isArray(parsed))
-    return parsed.map((item, i) => ({ label: `${label}[${i}]`, body: JSON.stringify(item) }));
-  return [{ label, body: text }];
+  const top = splitTopLevel(body);
+  if (top?.type === "array") return top.elements.map((item, i) => ({ label: `${label}[${i}]`, body: item }));
+  return [{ label, body }];
 }
 
-/** Every draft under the given paths, in a stable order. */
+/** The drafts in one file; a file that cannot be read is one source, rejected as unreadable. */
+export async function readDraftFile(file: string, label: string): Promise<DraftSource[]> {
+  try {
+    return splitFile(label, await readFile(file, "utf8"));
+  } catch (error) {
+    return [unreadableSource(label, whyUnreadable(error))];
+  }
+}
+
+/** A file to read, or a path that could not be followed. */
+type Found = { file: string } | { unreadable: string; why: string };
+
+/** Whether `dir` is `inner` or one of the folders that contain it (real paths). */
+const contains = (dir: string, inner: string) =>
+  inner === dir || inner.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+/**
+ * The draft files under a path, following symlinks to files and folders. A link to a folder that
+ * contains it, or to a folder already open on the way down, is a symlink loop, reported once at
+ * the link that closes it; a folder already walked by another route is not walked twice.
+ */
+async function walk(
+  path: string,
+  found: Found[],
+  visited: Set<string>,
+  ancestors: readonly string[],
+): Promise<void> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    const dangling = errorCode(error) === "ENOENT" && (await lstat(path).catch(() => undefined));
+    found.push({
+      unreadable: path,
+      why: dangling ? "broken symlink: its target does not exist" : whyUnreadable(error),
+    });
+    return;
+  }
+  if (!info.isDirectory()) {
+    found.push({ file: path });
+    return;
+  }
+  let real: string;
+  let entries: string[];
+  try {
+    real = await realpath(path);
+    const parent = ancestors.at(-1);
+    if (ancestors.includes(real) || (parent !== undefined && contains(real, parent))) {
+      found.push({ unreadable: path, why: "symlink loop: it leads back to a folder that contains it" });
+      return;
+    }
+    if (visited.has(real)) return;
+    visited.add(real);
+    entries = await readdir(path);
+  } catch (error) {
+    found.push({ unreadable: path, why: whyUnreadable(error) });
+    return;
+  }
+  for (const name of entries.filter((n) => !n.startsWith(".")).sort((a, b) => a.localeCompare(b))) {
+    const full = join(path, name);
+    const kind = await lstat(full).catch(() => undefined);
+    if (!kind) continue; // removed while we looked
+    if (kind.isDirectory()) await walk(full, found, visited, [...ancestors, real]);
+    else if (kind.isSymbolicLink()) {
+      // A link is followed when it names a draft file or leads to a folder; a loop or a dangling
+      // link named like a draft is reported, any other link is not a draft and is left alone.
+      const target = await stat(full).catch(() => undefined);
+      if (isDraftFile(name) || target?.isDirectory()) await walk(full, found, visited, [...ancestors, real]);
+    } else if (kind.isFile() && isDraftFile(name)) found.push({ file: full });
+  }
+}
+
+/**
+ * Every draft under the given paths, in a stable order. A path that cannot be read (missing, a
+ * symlink loop, no permission) becomes one source rejected as `unreadable`, so the other drafts
+ * still run; only when no path given exists at all is it a usage error.
+ */
 export async function collectDrafts(paths: readonly string[], cwd = process.cwd()): Promise<DraftSource[]> {
+  const existing = await Promise.all(
+    paths.map((p) =>
+      lstat(p).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  if (paths.length > 0 && !existing.includes(true))
+    throw new UsageError(`no such file or directory: ${paths.join(", ")}`);
+  const found: Found[] = [];
+  const visited = new Set<string>();
+  for (const path of paths) await walk(path, found, visited, []);
   const sources: DraftSource[] = [];
-  for (const path of paths) {
-    for (const file of await filesUnder(path)) {
-      const label = relative(cwd, file) || basename(file);
-      sources.push(...splitFile(label, await readFile(file, "utf8")));
+  for (const item of found) {
+    if ("file" in item) {
+      const label = relative(cwd, item.file) || basename(item.file);
+      sources.push(...(await readDraftFile(item.file, label)));
+    } else {
+      sources.push(unreadableSource(relative(cwd, item.unreadable) || item.unreadable, item.why));
     }
   }
   return sources;

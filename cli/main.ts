@@ -1,7 +1,7 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
-import { readFile, watch as watchDir } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { lstat, watch as watchDir } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import cliProgress from "cli-progress";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pLimit from "p-limit";
@@ -10,13 +10,14 @@ import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { sha256 } from "../shared/hash.js";
-import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import { buildRunResult } from "../shared/loop/run.js";
+import { recordFailure } from "../shared/loop/steps.js";
 import { isPriced } from "../shared/model/pricing.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { RunStatusSchema } from "../shared/store/types.js";
-import { jsonLine, resultsTable, runsTable, timeline } from "./format.js";
-import { collectDrafts, type DraftSource, splitFile, UsageError } from "./inputs.js";
+import { jsonLine, resultsTable, runsTable, type SourcedResult, timeline } from "./format.js";
+import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { chooseModel } from "./model.js";
 import { loadConfig, loadPacks } from "./packs.js";
 import { REVIEW_DECISIONS, type ReviewDecision, reviewRun } from "./review.js";
@@ -119,21 +120,33 @@ async function submit(
   source: DraftSource,
   submissionId: string,
   parentRunId?: string,
-): Promise<RunResult> {
+): Promise<SourcedResult> {
   const runId = randomUUID();
   // The content's hash in the key: a changed file is a new upload (never an overwrite), and two
   // labels that look alike once made safe cannot share a key.
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
   const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
   const key = `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
-  await runtime.blobs.putIfAbsent(key, source.body);
+  // A path that could not be read uploads nothing: Validate records its rejection.
+  if (!source.rejectWith) await runtime.blobs.putIfAbsent(key, source.body);
   const input: ExecutionInput = {
-    draftRef: { bucket: LOCAL_BUCKET, key },
+    ...(source.rejectWith ? { rejectWith: source.rejectWith } : { draftRef: { bucket: LOCAL_BUCKET, key } }),
     submissionId,
     ...(parentRunId && { parentRunId }),
   };
-  await runtime.execute(input, runId);
-  const result = await buildRunResult(runId, runtime.deps);
+  const execution = await runtime.execute(input, runId);
+  if (!(await runtime.runs.getRun(runId))) {
+    // The execution failed before any run record existed (Validate never ran): record the failure
+    // as the state machine would, so this draft has its line and `redraft show` knows the run.
+    await recordFailure(runtime.deps, {
+      runId,
+      draft: source.body,
+      at: new Date().toISOString(),
+      reason: "system_error",
+      message: `${source.label}: ${execution.error?.error ?? "ExecutionFailed"}: ${execution.error?.cause ?? ""}`,
+    });
+  }
+  const result: SourcedResult = { ...(await buildRunResult(runId, runtime.deps)), source: source.label };
   if (result.status === "rejected" && result.message) {
     // Name the file the person gave, never the upload key, wherever the message put it.
     const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);
@@ -362,16 +375,22 @@ function program(): Command {
             name,
             setTimeout(async () => {
               pending.delete(name);
-              const text = await readFile(join(dir, name), "utf8").catch(() => undefined);
-              if (text === undefined) return;
-              for (const source of splitFile(join(dir, name), text)) {
-                // Same content dropped twice within the dedupe window is a duplicate, like an S3 redelivery.
-                const result = await submit(runtime, source, "watch");
-                if (cmd.json) process.stdout.write(`${jsonLine(result)}\n`);
-                else
-                  process.stdout.write(
-                    `${basename(name)}: ${result.draftId} ${result.status}${result.reason ? ` (${result.reason})` : ""} run ${result.runId}\n`,
-                  );
+              const file = join(dir, name);
+              // Gone again (deleted, renamed away): nothing to run. Anything else unreadable is reported.
+              if (!(await lstat(file).catch(() => undefined))) return;
+              for (const source of await readDraftFile(file, file)) {
+                try {
+                  // Same content dropped twice within the dedupe window is a duplicate, like an S3 redelivery.
+                  const result = await submit(runtime, source, "watch");
+                  if (cmd.json) process.stdout.write(`${jsonLine(result)}\n`);
+                  else
+                    process.stdout.write(
+                      `${source.label}: ${result.draftId} ${result.status}${result.reason ? ` (${result.reason})` : ""} run ${result.runId}\n`,
+                    );
+                } catch (error) {
+                  // One draft's system failure must not stop the watch, nor the file's other drafts.
+                  say(`redraft: ${source.label}: ${(error as Error).name}: ${(error as Error).message}`);
+                }
               }
             }, 250),
           );
