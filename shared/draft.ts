@@ -37,7 +37,7 @@ export const DraftOptionsSchema = z
   .strict();
 export type DraftOptions = z.infer<typeof DraftOptionsSchema>;
 
-/** A draft written by a language model, as DESIGN.md §2 defines it. */
+/** A draft written by a language model, as docs/DESIGN.md §2 defines it. */
 export const DraftSchema = z
   .object({
     id: z

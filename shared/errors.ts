@@ -11,6 +11,8 @@ export const ErrorNames = {
   DraftTooDeep: "DraftTooDeepError",
   Unreadable: "UnreadableInputError",
   InvalidSchema: "InvalidSchemaError",
+  StoreUnavailable: "StoreUnavailableError",
+  StoreRequestFailed: "StoreRequestFailedError",
   InvalidPack: "InvalidPackError",
   ModelRateLimited: "ModelRateLimitedError",
   ModelOverloaded: "ModelOverloadedError",
@@ -79,7 +81,7 @@ export class DraftTooDeepError extends SelfCorrectionError {
     readonly limit: number,
     where = "draft",
   ) {
-    super(`${where} is nested more than ${limit} levels deep (limit ${limit})`, "too_deep");
+    super(`${where} is nested deeper than the limit of ${limit} levels`, "too_deep");
   }
 }
 

@@ -88,6 +88,7 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
         modelAvailable: env.MODEL_PROVIDER !== "none",
         dedupeWindowMs: env.DEDUPE_WINDOW_MS,
         maxDraftBytes: env.MAX_DRAFT_BYTES,
+        maxDraftDepth: env.MAX_DRAFT_DEPTH,
       };
     })();
     // A failed start (a throttled secret read) must not poison the container for its whole life.

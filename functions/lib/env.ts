@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";
+import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../../shared/validate.js";
 
 /**
  * The Lambda environment, parsed once at cold start: a bad deployment fails before the first
@@ -35,7 +36,9 @@ const EnvSchema = z
       .number()
       .int()
       .positive()
-      .default(8 * 1024 * 1024),
+      .default(DEFAULT_MAX_DRAFT_BYTES),
+    /** Deepest JSON nesting a draft may have; checked without recursion before anything parses it. */
+    MAX_DRAFT_DEPTH: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_DEPTH),
   })
   .refine((e) => e.MODEL_PROVIDER !== "anthropic" || e.ANTHROPIC_SECRET_ARN, {
     path: ["ANTHROPIC_SECRET_ARN"],

@@ -18,7 +18,7 @@
  * never does. No read or condition depends on it: a claim's staleness, for one, is decided by
  * its `claimedAtMs`, not by whether it is still there.
  */
-import { SelfCorrectionError } from "../../shared/errors.js";
+import { ErrorNames, SelfCorrectionError } from "../../shared/errors.js";
 import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
 
 export const PARTITION_KEY = "pk";
@@ -254,8 +254,8 @@ export function statusUpdateValues(
 
 /** Names of the storage errors: the state machine retries the unavailable one. */
 export const StoreErrorNames = {
-  Unavailable: "StoreUnavailableError",
-  RequestFailed: "StoreRequestFailedError",
+  Unavailable: ErrorNames.StoreUnavailable,
+  RequestFailed: ErrorNames.StoreRequestFailed,
 } as const;
 
 /** DynamoDB or S3 throttled the request or failed on its side, after the SDK's own retries. Transient. */

@@ -3,6 +3,7 @@ import type { Draft, ValidationReport, Violation } from "../draft.js";
 import { inspectWithPack } from "../engine.js";
 import {
   BlobNotFoundError,
+  ErrorNames,
   InvalidDraftError,
   ModelNotConfiguredError,
   SelfCorrectionError,
@@ -202,6 +203,14 @@ const REJECTION_CODES: ReadonlySet<string> = new Set<StopReason>([
   "unknown_kind",
 ]);
 
+/** Errors that say the input itself is bad: the run is rejected. Anything else is a failure. */
+function isInputError(error: unknown): error is SelfCorrectionError {
+  return (
+    error instanceof SelfCorrectionError &&
+    (error.code === "invalid_input" || REJECTION_CODES.has(error.code))
+  );
+}
+
 /** The rejected reason is the error's own stable code where it names one, else `invalid_input`. */
 const rejectionReason = (error: unknown): StopReason =>
   error instanceof SelfCorrectionError && REJECTION_CODES.has(error.code)
@@ -265,7 +274,7 @@ function rejectionError(rejectWith: string | InputRejection): SelfCorrectionErro
  * Errors the state machine's Retry on Validate matches (the store's StoreUnavailableError): the
  * retry registers the run, so a failure recorded now would contradict it.
  */
-const RETRIED_BY_WORKFLOW: ReadonlySet<string> = new Set(["StoreUnavailableError"]);
+const RETRIED_BY_WORKFLOW: ReadonlySet<string> = new Set([ErrorNames.StoreUnavailable]);
 
 /**
  * Step 1 (λ validate): load the draft, reject bad input, register the run (idempotently, once per
@@ -322,7 +331,8 @@ async function registerAndCheck(
     // The pack refuses what it cannot check (a json draft's unusable context.schema) before the run starts.
     deps.registry.get(draft.kind).pack.contentJsonSchema?.(draft);
   } catch (error) {
-    if (!(error instanceof SelfCorrectionError)) throw error;
+    // Only a fault of the input rejects it; a store that failed to read the upload is not the draft's fault.
+    if (!isInputError(error)) throw error;
     const named = typeof input.rejectWith === "object" ? input.rejectWith.draftId?.slice(0, 256) : undefined;
     const draftId = named || guessDraftId(raw, input.draftRef);
     const reason = rejectionReason(error);

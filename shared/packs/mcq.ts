@@ -18,7 +18,7 @@ import {
 
 /**
  * The `mcq` pack: single-best-answer exam questions checked against NBME item-writing practice
- * (seed 004). Rule ids are a public contract: deployments disable and re-grade rules by them.
+ * (seed 004, docs/DESIGN.md §1). Rule ids are a public contract: deployments disable and re-grade rules by them.
  */
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
 import { SelfCorrectionError } from "../../shared/errors.js";
 import { jsonTextDepth, splitTopLevel, topLevelField, valueDepth } from "../../shared/json-depth.js";
 import { buildRunResult, correctDraft } from "../../shared/loop/run.js";
@@ -85,7 +86,9 @@ describe("validateStep and correctDraft: one bad input, one record, nothing else
     expect(await runs.getRun("r-up")).toMatchObject({
       status: "rejected",
       reason: "too_deep",
-      message: expect.stringMatching(/^drafts\/deep\.json: draft is nested more than 100 levels/),
+      message: expect.stringMatching(
+        /^drafts\/deep\.json: draft is nested deeper than the limit of 100 levels/,
+      ),
     });
 
     const inline = await correctDraft({ ...GOOD, id: "deep-inline", content: deepValue(DEPTH) }, deps);
@@ -182,5 +185,39 @@ describe("validateStep and correctDraft: one bad input, one record, nothing else
     );
     expect([one.status, two.status]).toEqual(["validated", "validated"]);
     expect(one.runId).not.toBe(two.runId);
+  });
+});
+
+describe("a store fault while reading the upload is not the draft's fault", () => {
+  it("throws a transient store error on for the workflow's Retry, with no rejected record", async () => {
+    const { deps, blobs, runs } = makeDeps(undefined);
+    await blobs.put("drafts/ok.json", JSON.stringify(GOOD));
+    const flaky = {
+      ...deps,
+      blobs: Object.assign(Object.create(blobs), {
+        get: () =>
+          Promise.reject(new StoreUnavailableError("GetObject drafts/ok.json", new Error("SlowDown"))),
+      }),
+    };
+    await expect(validateStep({ runId: "r-flaky", draftRef: "drafts/ok.json" }, flaky)).rejects.toThrow(
+      expect.objectContaining({ name: "StoreUnavailableError" }),
+    );
+    // The retried task registers the run; nothing may already say it was rejected.
+    expect(await runs.getRun("r-flaky")).toBeUndefined();
+  });
+
+  it("records a terminal store error as a failed run (system_error), never as rejected input", async () => {
+    const { deps, blobs, runs } = makeDeps(undefined);
+    const denied = {
+      ...deps,
+      blobs: Object.assign(Object.create(blobs), {
+        get: () =>
+          Promise.reject(new StoreRequestFailedError("GetObject drafts/x.json", new Error("AccessDenied"))),
+      }),
+    };
+    await expect(validateStep({ runId: "r-denied", draftRef: "drafts/x.json" }, denied)).rejects.toThrow(
+      expect.objectContaining({ name: "StoreRequestFailedError" }),
+    );
+    expect(await runs.getRun("r-denied")).toMatchObject({ status: "failed", reason: "system_error" });
   });
 });
