@@ -178,9 +178,18 @@ describe("redraft run on a batch mixing every bad input with good drafts", () =>
         `${rel("array.json[2]")}: draft must be a JSON object, got number`,
       ],
       // A file that is an array is a batch: its one element is the draft that is too deep.
-      [rel("deep-array.json[0]")]: ["too_deep", expect.stringContaining("nested deeper than the limit of 100 levels")],
-      [rel("deep-object.json")]: ["too_deep", expect.stringContaining("nested deeper than the limit of 100 levels")],
-      [rel("deep-content.json")]: ["too_deep", expect.stringContaining("nested deeper than the limit of 100 levels")],
+      [rel("deep-array.json[0]")]: [
+        "too_deep",
+        expect.stringContaining("nested deeper than the limit of 100 levels"),
+      ],
+      [rel("deep-object.json")]: [
+        "too_deep",
+        expect.stringContaining("nested deeper than the limit of 100 levels"),
+      ],
+      [rel("deep-content.json")]: [
+        "too_deep",
+        expect.stringContaining("nested deeper than the limit of 100 levels"),
+      ],
       [rel("loop-a.json")]: [
         "unreadable",
         `${rel("loop-a.json")}: symlink loop: too many levels of symbolic links`,
