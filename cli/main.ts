@@ -16,6 +16,7 @@ import { isPriced } from "../shared/model/pricing.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { RunStatusSchema } from "../shared/store/types.js";
+import { serveUntilStopped } from "../ui/server.js";
 import { jsonLine, resultsTable, runsTable, type SourcedResult, timeline } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { chooseModel } from "./model.js";
@@ -335,6 +336,32 @@ function program(): Command {
         }
       },
     );
+
+  cli
+    .command("ui")
+    .description("a local web page over the data dir: runs, each run's path and attempts, reviews, live")
+    .addOption(
+      new Option("--port <n>", "port on 127.0.0.1 (0: any free port)").argParser(wholeNumber(0, 65535)).default(4321),
+    )
+    .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
+    .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
+    .action(async (cmd: { port: number; reviewer: string }) => {
+      const runtime = await openRuntime(cli.opts<GlobalOptions>());
+      try {
+        await serveUntilStopped(
+          {
+            runtime,
+            asl: await loadAsl(),
+            port: cmd.port,
+            reviewer: cmd.reviewer,
+            submit: (source, parentRunId) => submit(runtime, source, randomUUID(), parentRunId),
+          },
+          say,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
 
   cli
     .command("asl")

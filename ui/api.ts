@@ -1,0 +1,289 @@
+import { z } from "zod";
+import type { AslDefinition } from "../infra/asl.js";
+import type { ExecutionSummary } from "../local/runtime.js";
+import type { ValidationReport, Violation } from "../shared/draft.js";
+import { blobKeys } from "../shared/loop/keys.js";
+import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import { isPriced } from "../shared/model/pricing.js";
+import { fromPointer } from "../shared/pointer.js";
+import {
+  type AttemptRecord,
+  type BlobStore,
+  type RunRecord,
+  RunStatusSchema,
+  type RunStore,
+  StopReasonSchema,
+} from "../shared/store/types.js";
+import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
+
+/** What the viewer reads: the stores and execution histories of one data dir (a LocalRuntime has them). */
+export interface ViewerData {
+  readonly runs: RunStore;
+  readonly blobs: BlobStore;
+  history(runId: string): Promise<ExecutionSummary | undefined>;
+}
+
+/** The filters of the runs list, as the page sends them in the query string. */
+export const RunsQuerySchema = z.strictObject({
+  status: RunStatusSchema.optional(),
+  reason: StopReasonSchema.optional(),
+  kind: z.string().max(64).optional(),
+  q: z.string().max(200).optional(),
+});
+export type RunsQuery = z.infer<typeof RunsQuerySchema>;
+
+/** How many runs the list reads before filtering: a local data dir, not a warehouse. */
+const LIST_LIMIT = 2000;
+const FINAL_STATUSES = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
+
+/** A cost with whether it means anything: a model missing from the price table costs "$0", which is not true. */
+export interface Cost {
+  usd: number;
+  /** False when some of the tokens were spent on a model with no known price. */
+  priced: boolean;
+}
+
+const runCost = (run: RunRecord): Cost => ({
+  usd: run.costUsd,
+  // A priced call always costs something, so tokens at $0 with no model named were unpriced ones.
+  priced: run.tokens.total === 0 || (run.model ? isPriced(run.model) : run.costUsd > 0),
+});
+
+/** Rule ids with error severity at a run's first check, read once per run (the report never changes). */
+const firstFailures = new WeakMap<BlobStore, Map<string, string[]>>();
+
+async function initialErrorRules(blobs: BlobStore, runId: string): Promise<string[]> {
+  let cache = firstFailures.get(blobs);
+  if (!cache) {
+    cache = new Map();
+    firstFailures.set(blobs, cache);
+  }
+  const known = cache.get(runId);
+  if (known) return known;
+  const report = await readJson<ValidationReport>(blobs, blobKeys.attemptReport(runId, 0));
+  if (!report) return [];
+  const rules = [...new Set(report.violations.filter((v) => v.severity === "error").map((v) => v.ruleId))];
+  cache.set(runId, rules);
+  return rules;
+}
+
+async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await blobs.get(key)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The runs list: newest first, filtered, with totals over what is shown and the rules failing most. */
+export async function listRunsView(data: ViewerData, query: RunsQuery) {
+  const all = await data.runs.listRuns({ ...(query.status && { status: query.status }), limit: LIST_LIMIT });
+  const needle = query.q?.trim().toLowerCase();
+  const runs = all.filter(
+    (r) =>
+      (!query.reason || r.reason === query.reason) &&
+      (!query.kind || r.kind === query.kind) &&
+      (!needle || r.draftId.toLowerCase().includes(needle)),
+  );
+  const finished = runs.filter((r) => FINAL_STATUSES.has(r.status));
+  const costs = runs.map(runCost);
+  const ruleCounts = new Map<string, number>();
+  for (const r of runs) {
+    for (const rule of await initialErrorRules(data.blobs, r.runId))
+      ruleCounts.set(rule, (ruleCounts.get(rule) ?? 0) + 1);
+  }
+  return {
+    totals: {
+      runs: runs.length,
+      drafts: new Set(runs.map((r) => r.draftId)).size,
+      finished: finished.length,
+      validated: finished.filter((r) => r.status === "validated").length,
+      needsReview: runs.filter((r) => r.status === "needs_manual_review").length,
+      tokens: runs.reduce((sum, r) => sum + r.tokens.total, 0),
+      cost: {
+        usd: costs.reduce((sum, c) => sum + (c.priced ? c.usd : 0), 0),
+        priced: costs.every((c) => c.priced),
+      },
+      unpricedRuns: costs.filter((c) => !c.priced).length,
+    },
+    topRules: [...ruleCounts]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, 8)
+      .map(([ruleId, runs]) => ({ ruleId, runs })),
+    facets: {
+      kinds: [...new Set(all.map((r) => r.kind))].sort(),
+      reasons: [...new Set(all.flatMap((r) => (r.reason ? [r.reason] : [])))].sort(),
+    },
+    runs: runs.map((r) => ({
+      runId: r.runId,
+      draftId: r.draftId,
+      kind: r.kind,
+      status: r.status,
+      reason: r.reason ?? null,
+      attempts: r.attempts,
+      violationsPerAttempt: r.violationsPerAttempt,
+      tokens: r.tokens.total,
+      cost: runCost(r),
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+    })),
+  };
+}
+
+/** The value at a JSON pointer, or undefined when the document has nothing there. */
+function at(document: unknown, pointer: string): unknown {
+  let node = document;
+  for (const segment of fromPointer(pointer)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node;
+}
+
+/** One change of an attempt, old beside new. */
+export interface DiffRow {
+  op: string;
+  path: string;
+  old?: unknown;
+  new?: unknown;
+  from?: string;
+}
+
+async function attemptView(data: ViewerData, runId: string, a: AttemptRecord, attempts: AttemptRecord[]) {
+  // The patch goes from the best draft before this attempt (the draft the correction started from).
+  const base = attempts.filter((b) => b.isBest && b.attempt < a.attempt).at(-1)?.attempt ?? 0;
+  const before = await readJson<unknown>(data.blobs, blobKeys.attemptDraft(runId, base));
+  const ops = a.diffRef ? ((await readJson<Record<string, unknown>[]>(data.blobs, a.diffRef)) ?? []) : a.diff;
+  const diff: DiffRow[] = ops.map((op) => {
+    const path = String(op.path ?? "");
+    const row: DiffRow = { op: String(op.op), path };
+    if (op.op === "replace" || op.op === "remove" || op.op === "add") {
+      const old = at(before, path);
+      if (old !== undefined && op.op !== "add") row.old = old;
+    }
+    if ("value" in op) row.new = op.value;
+    if (typeof op.from === "string") row.from = op.from;
+    return row;
+  });
+  return {
+    attempt: a.attempt,
+    phase: a.phase,
+    at: a.at,
+    model: a.model,
+    latencyMs: a.latencyMs,
+    baseAttempt: base,
+    inputViolations: a.inputViolations,
+    outputViolations: a.outputViolations,
+    resolvedCount: a.resolvedCount,
+    remainingCount: a.remainingCount,
+    repairs: a.repairs,
+    omitted: a.omitted ?? null,
+    diff,
+    analysis: a.analysis,
+    fixDescription: a.fixDescription,
+    failure: a.failure ?? null,
+    tokens: a.tokens,
+    cost: { usd: a.costUsd, priced: isPriced(a.model) },
+    errorCount: a.errorCount,
+    score: a.score,
+    isBest: a.isBest,
+    rolledBack: a.rolledBack,
+  };
+}
+
+/** The judge's rounds, as stored under `runs/<id>/judge/<round>.json`. */
+interface StoredJudgeReport {
+  round: number;
+  at: string;
+  model: string;
+  threshold: number;
+  blocking: Violation[];
+  kept: Violation[];
+  accepted: string[];
+  failure?: string;
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  costUsd: number;
+}
+
+/** A run never has more judge rounds than its logic budget allows; this bound only stops the scan. */
+const MAX_JUDGE_ROUNDS = 50;
+
+async function judgeRounds(data: ViewerData, run: RunRecord) {
+  if (!run.judgeRef) return [];
+  const rounds = [];
+  for (let round = 1; round <= MAX_JUDGE_ROUNDS; round++) {
+    const report = await readJson<StoredJudgeReport>(data.blobs, blobKeys.judgeReport(run.runId, round));
+    if (!report) break;
+    const tokens =
+      report.usage.input + report.usage.output + report.usage.cacheRead + report.usage.cacheWrite;
+    rounds.push({
+      round: report.round,
+      at: report.at,
+      model: report.model,
+      threshold: report.threshold,
+      findings: [
+        ...report.blocking.map((v) => ({ ...v, blocked: true })),
+        ...report.kept.map((v) => ({ ...v, blocked: false })),
+      ],
+      accepted: report.accepted,
+      failure: report.failure ?? null,
+      tokens: { ...report.usage, total: tokens },
+      cost: { usd: report.costUsd, priced: isPriced(report.model) },
+    });
+  }
+  return rounds;
+}
+
+const sumTokens = (
+  items: { tokens: { input: number; output: number; cacheRead: number; cacheWrite: number } }[],
+) =>
+  items.reduce(
+    (sum, i) => sum + i.tokens.input + i.tokens.output + i.tokens.cacheRead + i.tokens.cacheWrite,
+    0,
+  );
+const sumCost = (items: { cost: Cost }[]): Cost => ({
+  usd: items.reduce((sum, i) => sum + (i.cost.priced ? i.cost.usd : 0), 0),
+  priced: items.every((i) => i.cost.priced),
+});
+
+/** Everything the run page shows, or undefined for a run this data dir does not know. */
+export async function runDetailView(data: ViewerData, asl: AslDefinition, runId: string) {
+  const run = await data.runs.getRun(runId);
+  if (!run) return undefined;
+  const result: RunResult = await buildRunResult(runId, data);
+  const initial = await readJson<ValidationReport>(data.blobs, blobKeys.attemptReport(runId, 0));
+  const attempts = [];
+  for (const a of result.attemptsDetail)
+    attempts.push(await attemptView(data, runId, a, result.attemptsDetail));
+  const judge = await judgeRounds(data, run);
+  const execution = await data.history(runId);
+  const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
+  return {
+    version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
+    run: { ...run, cost: runCost(run) },
+    initial: initial
+      ? { violations: initial.violations, repairs: initial.repairs, score: initial.score }
+      : null,
+    finalViolations: result.finalViolations,
+    attempts,
+    judge,
+    purposes: {
+      correct: { calls: attempts.length, tokens: sumTokens(attempts), cost: sumCost(attempts) },
+      judge: { calls: judge.length, tokens: sumTokens(judge), cost: sumCost(judge) },
+    },
+    finalDraft: result.finalDraft,
+    execution: execution
+      ? {
+          status: execution.status,
+          terminalState: execution.terminalState,
+          error: execution.error ?? null,
+          history: execution.history,
+        }
+      : null,
+    graph: {
+      mermaid: highlightedMermaid(asl, path),
+      entered: path?.entered ?? {},
+      nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
+    },
+  };
+}

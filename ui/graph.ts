@@ -1,0 +1,62 @@
+import type { AslDefinition } from "../infra/asl.js";
+import { aslToMermaid } from "../local/mermaid.js";
+import type { HistoryEvent } from "../local/runtime.js";
+
+/** How one execution went through the state machine: entries per state and the transitions taken. */
+export interface ExecutionPath {
+  /** State name → how many times the execution entered it. */
+  entered: Record<string, number>;
+  /** `from → to` pairs in the order taken, `start` first. */
+  transitions: [string, string][];
+}
+
+/** Reads the path out of an execution history (its StateEntered events, in order). */
+export function executionPath(history: readonly HistoryEvent[], startAt: string): ExecutionPath {
+  const entered: Record<string, number> = {};
+  const transitions: [string, string][] = [];
+  let previous = "";
+  for (const event of history) {
+    if (event.type !== "StateEntered" || !event.state) continue;
+    entered[event.state] = (entered[event.state] ?? 0) + 1;
+    transitions.push([previous || (event.state === startAt ? "start" : ""), event.state]);
+    previous = event.state;
+  }
+  return { entered, transitions: transitions.filter(([from]) => from !== "") };
+}
+
+/** The same node ids local/mermaid.ts gives states. */
+export const mermaidNodeId = (name: string) => name.replace(/[^A-Za-z0-9_]/g, "_");
+
+const EDGE = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/;
+
+/**
+ * The flowchart of `aslToMermaid` with this execution's path drawn on it: every state entered gets
+ * the `visited` class and its entry count in its label, every transition taken a thick link.
+ * Built on the generated flowchart rather than beside it, so the picture cannot drift from the ASL.
+ */
+export function highlightedMermaid(asl: AslDefinition, path: ExecutionPath | undefined): string {
+  const lines = aslToMermaid(asl).split("\n");
+  if (!path) return lines.join("\n");
+  const counts = new Map(Object.entries(path.entered).map(([name, n]) => [mermaidNodeId(name), n]));
+  const taken = new Set(path.transitions.map(([from, to]) => `${mermaidNodeId(from)}>${mermaidNodeId(to)}`));
+  const links: number[] = [];
+  let link = 0;
+  const out = lines.map((line) => {
+    const edge = EDGE.exec(line);
+    if (edge) {
+      const [, from = "", to = ""] = edge;
+      if (taken.has(`${from.replace(/\(.*$/, "")}>${to}`)) links.push(link);
+      link += 1;
+      return line;
+    }
+    // A node declaration: `  Id("Label")`, `  Id{"Label"}`…: the label gains the entry count.
+    const node = /^ {2}([A-Za-z0-9_]+)([[({]+)"([^"]*)"([\])}]+)$/.exec(line);
+    const n = node ? counts.get(node[1] ?? "") : undefined;
+    if (!node || n === undefined) return line;
+    return `  ${node[1]}${node[2]}"${node[3]} ×${n}"${node[4]}`;
+  });
+  out.push("  classDef visited fill:#ffe8cc,stroke:#d9480f,stroke-width:3px,color:#1a1a1a");
+  if (counts.size > 0) out.push(`  class ${[...counts.keys()].join(",")} visited`);
+  if (links.length > 0) out.push(`  linkStyle ${links.join(",")} stroke:#d9480f,stroke-width:3px`);
+  return out.join("\n");
+}

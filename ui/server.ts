@@ -1,0 +1,258 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { UsageError } from "../cli/inputs.js";
+import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../cli/review.js";
+import type { AslDefinition } from "../infra/asl.js";
+import { describeZodError } from "../shared/draft.js";
+import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
+
+/** The only interface the viewer listens on: it shows drafts and takes review decisions, for this machine alone. */
+export const VIEWER_HOST = "127.0.0.1";
+export const DEFAULT_VIEWER_PORT = 4321;
+/** An edited draft sent from the page; drafts past the runtime's own size limit are refused there anyway. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** The header the page sends its token in: a cross-origin form cannot set it. */
+export const TOKEN_HEADER = "x-redraft-token";
+
+export interface ViewerOptions {
+  /** The data dir's stores and histories, and what a review writes with (a LocalRuntime is both). */
+  runtime: ViewerData & ReviewRuntime;
+  asl: AslDefinition;
+  /** Starts the run of an edited draft, as `redraft review … edit` does. */
+  submit: ReviewOptions["submit"];
+  /** Who decides the reviews made in the page, unless the page names someone. */
+  reviewer: string;
+  /** @default DEFAULT_VIEWER_PORT; 0 picks a free port */
+  port?: number;
+}
+
+export interface Viewer {
+  /** `http://127.0.0.1:<port>/` */
+  url: string;
+  port: number;
+  /** The same-origin token the page sends with every POST. */
+  token: string;
+  close(): Promise<void>;
+}
+
+const RunIdSchema = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "not a run id");
+
+const ReviewBodySchema = z
+  .strictObject({
+    decision: z.enum(REVIEW_DECISIONS),
+    note: z.string().max(2000).optional(),
+    reviewer: z.string().trim().min(1).max(100).optional(),
+    /** The edited draft's JSON text (edit only). */
+    draft: z.string().min(1).optional(),
+  })
+  .refine((body) => (body.decision === "edit") === (body.draft !== undefined), {
+    message: "an edit needs the edited draft, and only an edit takes one",
+    path: ["draft"],
+  });
+
+/** Page assets, read once at start; nothing else on disk is reachable through the server. */
+async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>> {
+  const here = new URL("./assets/", import.meta.url);
+  const mermaid = createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js");
+  const entries: [string, string | URL, string][] = [
+    ["/", new URL("index.html", here), "text/html; charset=utf-8"],
+    ["/app.js", new URL("app.js", here), "text/javascript; charset=utf-8"],
+    ["/app.css", new URL("app.css", here), "text/css; charset=utf-8"],
+    ["/mermaid.min.js", mermaid, "text/javascript; charset=utf-8"],
+  ];
+  const assets = new Map<string, { body: Buffer; type: string }>();
+  for (const [path, file, type] of entries) assets.set(path, { body: await readFile(file), type });
+  return assets;
+}
+
+class HttpError extends Error {
+  override readonly name = "HttpError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: string | Buffer, type: string, extra = {}) {
+  res.writeHead(status, {
+    "content-type": type,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    // Mermaid writes a <style> into each SVG it draws; scripts come from this server only.
+    "content-security-policy":
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    ...extra,
+  });
+  res.end(body);
+}
+
+const sendJson = (res: ServerResponse, status: number, value: unknown) =>
+  send(res, status, JSON.stringify(value), "application/json; charset=utf-8");
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the request is over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const sameToken = (given: string | undefined, token: string) =>
+  given !== undefined &&
+  given.length === token.length &&
+  timingSafeEqual(Buffer.from(given), Buffer.from(token));
+
+/**
+ * Serves the viewer on 127.0.0.1: the page, its assets, and JSON APIs over the data dir (runs list,
+ * run detail, review). Requests naming another Host are refused (DNS rebinding), and a review must
+ * come as JSON with the page's token from the page's own origin.
+ */
+export async function startViewer(options: ViewerOptions): Promise<Viewer> {
+  const assets = await loadAssets();
+  const token = randomBytes(24).toString("hex");
+  const { runtime, asl } = options;
+  let origins: Set<string> = new Set();
+  // One review at a time: a double click must not approve twice or race an edit.
+  let reviews: Promise<unknown> = Promise.resolve();
+
+  async function review(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+    if (!/^application\/json(;|$)/i.test(req.headers["content-type"] ?? ""))
+      throw new HttpError(415, "a review is sent as application/json");
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin))
+      throw new HttpError(403, "cross-origin request refused");
+    const given = req.headers[TOKEN_HEADER];
+    if (!sameToken(typeof given === "string" ? given : undefined, token))
+      throw new HttpError(403, "missing or wrong page token");
+    let json: unknown;
+    try {
+      json = JSON.parse(await readBody(req));
+    } catch (error) {
+      if (error instanceof HttpError) throw error;
+      throw new HttpError(400, "the body is not JSON");
+    }
+    const parsed = ReviewBodySchema.safeParse(json);
+    if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+    const body = parsed.data;
+    const dir = body.draft !== undefined ? await mkdtemp(join(tmpdir(), "redraft-edit-")) : undefined;
+    const file = dir ? join(dir, "edited.json") : undefined;
+    try {
+      if (file) await writeFile(file, body.draft ?? "");
+      const message = await reviewRun(runtime, runId, body.decision, {
+        ...(file && { file }),
+        ...(body.note && { note: body.note }),
+        reviewer: body.reviewer ?? options.reviewer,
+        submit: options.submit,
+      });
+      const run = await runtime.runs.getRun(runId);
+      return { message, status: run?.status ?? "unknown" };
+    } catch (error) {
+      // The review's own refusals (not under review, a bad edit) are the person's to fix.
+      if (error instanceof UsageError) {
+        const text = file ? error.message.replaceAll(file, "the edited draft") : error.message;
+        throw new HttpError(409, text);
+      }
+      throw error;
+    } finally {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!origins.has(`http://${req.headers.host ?? ""}`))
+      throw new HttpError(421, "this server answers only to 127.0.0.1 and localhost");
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const asset = assets.get(url.pathname);
+    if (req.method === "GET" && asset) {
+      const body =
+        url.pathname === "/"
+          ? Buffer.from(asset.body.toString("utf8").replace("__TOKEN__", token))
+          : asset.body;
+      return send(res, 200, body, asset.type);
+    }
+    if (req.method === "GET" && url.pathname === "/api/runs") {
+      const query = RunsQuerySchema.safeParse(
+        Object.fromEntries([...url.searchParams].filter(([, value]) => value !== "")),
+      );
+      if (!query.success) throw new HttpError(400, describeZodError(query.error));
+      return sendJson(res, 200, await listRunsView(runtime, query.data));
+    }
+    const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
+    if (match) {
+      const runId = RunIdSchema.safeParse(decodeURIComponent(match[1] ?? ""));
+      if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
+      const id = runId.data;
+      if (match[2] === "/review") {
+        if (req.method !== "POST") throw new HttpError(405, "a review is a POST");
+        const done = reviews.then(() => review(id, req));
+        reviews = done.catch(() => undefined);
+        return sendJson(res, 200, await done);
+      }
+      if (req.method !== "GET") throw new HttpError(405, "method not allowed");
+      const detail = await runDetailView(runtime, asl, id);
+      if (!detail) throw new HttpError(404, `no run ${id}`);
+      if (match[2] === "/final.json") {
+        if (!detail.finalDraft) throw new HttpError(404, `run ${id} has no final draft`);
+        const name = `${detail.run.draftId.replace(/[^A-Za-z0-9._-]+/g, "_")}.final.json`;
+        return send(res, 200, `${JSON.stringify(detail.finalDraft, null, 2)}\n`, "application/json", {
+          "content-disposition": `attachment; filename="${name}"`,
+        });
+      }
+      return sendJson(res, 200, detail);
+    }
+    throw new HttpError(404, "not found");
+  }
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      const status = error instanceof HttpError ? error.status : 500;
+      const message =
+        error instanceof HttpError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
+      if (!res.headersSent) sendJson(res, status, { error: message });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_VIEWER_PORT, VIEWER_HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  origins = new Set([`http://${VIEWER_HOST}:${port}`, `http://localhost:${port}`]);
+  return {
+    url: `http://${VIEWER_HOST}:${port}/`,
+    port,
+    token,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve())));
+    },
+  };
+}
+
+/** `redraft ui`: serves the viewer, prints its address, and stops on Ctrl-C or SIGTERM. */
+export async function serveUntilStopped(options: ViewerOptions, say: (line: string) => void): Promise<void> {
+  const viewer = await startViewer(options);
+  process.stdout.write(`${viewer.url}\n`);
+  say("Serving the viewer on 127.0.0.1 only (Ctrl-C to stop).");
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await viewer.close();
+}
