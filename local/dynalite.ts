@@ -60,11 +60,17 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
     client,
     close: async () => {
       client.destroy();
-      // Keep-alive sockets from other clients would hold close() open until they time out.
+      // Keep-alive sockets from other clients would hold close() open until they time out: idle
+      // ones go now, busy ones after a second (their clients retry elsewhere; writes are conditional).
       server.closeIdleConnections();
-      await new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
+      const force = setTimeout(() => server.closeAllConnections(), 1000);
+      try {
+        await new Promise<void>((resolve, reject) =>
+          server.close((error) => (error ? reject(error) : resolve())),
+        );
+      } finally {
+        clearTimeout(force);
+      }
     },
   };
 }

@@ -15,20 +15,41 @@ import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
-import { DraftTooDeepError } from "../shared/errors.js";
+import { DraftTooDeepError, SelfCorrectionError } from "../shared/errors.js";
+import { canonicalJson, sha256 } from "../shared/hash.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
 import type { InputRejection, LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
-import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
-import { ensureTable, startDynalite } from "./dynalite.js";
+import type { RunStatus } from "../shared/store/types.js";
+import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../shared/validate.js";
+import { ensureTable } from "./dynalite.js";
 import { FsBlobStore } from "./fs-blobs.js";
+import {
+  finishInterrupted,
+  markOwned,
+  ownerAlive,
+  readOwner,
+  recoverInterrupted,
+  releaseOwned,
+} from "./recovery.js";
+import { SharedDynamo } from "./shared-db.js";
 
 /** The bucket name the local runtime gives the state machine; blobs live in `<dataDir>/blobs`. */
 export const LOCAL_BUCKET = "redraft-local";
 export const LOCAL_TABLE = "redraft-local";
+/**
+ * The submission id of every local `run`: the content claim is `sha256(draft, submission)`, so with
+ * one fixed id the same content is one claim in a data folder, whichever process or day submits it.
+ */
+export const LOCAL_SUBMISSION_ID = "local";
+/** A local claim never goes stale by age: only a failed holder, or `--rerun`, gives it up. */
+const LOCAL_CLAIM_WINDOW_MS = 100 * 365 * 24 * 3600 * 1000;
+/** Statuses whose result a re-run reprints instead of running again (a failed run is retried). */
+const FINISHED: readonly RunStatus[] = ["validated", "needs_manual_review", "rejected"];
+const WAIT_FOR_HOLDER_MS = 200;
 /** Stands for `$$.State.EnteredTime` in the local context; replaced by the time of the call. */
 const ENTERED_TIME_MARKER = "1970-01-01T00:00:00.000Z#entered";
 
@@ -85,7 +106,16 @@ export interface LocalRuntimeOptions {
    * backoff; a live model keeps the deployed backoff with jitter (undefined).
    */
   retryDelayMs?: number | undefined;
+  /** Told when the folder's database is held by another process that is not answering yet. @default stderr */
+  onWait?: (message: string) => void;
+  /** How long to wait for the folder's database. @default 60_000 */
+  dbTimeoutMs?: number;
 }
+
+/** What `admit` decided: run the draft under `runId`, or print the finished run `duplicateOf`. */
+export type Admission =
+  | { runId: string; duplicateOf?: undefined }
+  | { duplicateOf: string; runId?: undefined };
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
 
@@ -102,6 +132,10 @@ export class LocalRuntime {
   readonly #handlers: Record<string, TaskHandler>;
   readonly #retryOverrides: Record<string, number> | undefined;
   readonly #close: () => Promise<void>;
+  /** Executions this runtime owns (see local/recovery.ts); released when their run is final. */
+  readonly #owned = new Set<string>();
+  /** Runs of this folder found interrupted (their process gone) when the runtime opened. */
+  interrupted: string[] = [];
 
   private constructor(
     readonly dataDir: string,
@@ -133,7 +167,10 @@ export class LocalRuntime {
   static async open(options: LocalRuntimeOptions): Promise<LocalRuntime> {
     const { dataDir } = options;
     await mkdir(join(dataDir, "executions"), { recursive: true });
-    const db = await startDynalite({ path: join(dataDir, "dynamodb") });
+    const db = await SharedDynamo.open(dataDir, {
+      onWait: options.onWait ?? ((message) => process.stderr.write(`${message}\n`)),
+      ...(options.dbTimeoutMs !== undefined && { timeoutMs: options.dbTimeoutMs }),
+    });
     try {
       await ensureTable(db.client, LOCAL_TABLE);
     } catch (error) {
@@ -149,7 +186,75 @@ export class LocalRuntime {
       ...(options.maxDraftBytes !== undefined && { maxDraftBytes: options.maxDraftBytes }),
       ...(options.maxDraftDepth !== undefined && { maxDraftDepth: options.maxDraftDepth }),
     };
-    return new LocalRuntime(dataDir, options.asl, db.client, deps, options.retryDelayMs, () => db.close());
+    const runtime = new LocalRuntime(dataDir, options.asl, db.client, deps, options.retryDelayMs, () =>
+      db.close(),
+    );
+    try {
+      runtime.interrupted = await recoverInterrupted(dataDir, deps);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    return runtime;
+  }
+
+  /**
+   * Decides whether a local draft runs: identical content whose run in this folder finished
+   * (validated, needs review, rejected) is a duplicate of that run; content being run by a live
+   * process is waited for, then a duplicate too; content whose run failed or was interrupted runs
+   * again. `rerun` always runs, taking the content's claim over. A body that is no valid draft
+   * always runs, for Validate to reject with its reason.
+   *
+   * The claim is the store's content claim, keyed like Validate's with LOCAL_SUBMISSION_ID, so the
+   * Validate of the admitted run finds it already its own; the owner record is written first, so a
+   * claim is never held by a run nobody can be seen to own.
+   */
+  async admit(body: string, options: { rerun?: boolean } = {}): Promise<Admission> {
+    const runId = randomUUID();
+    let contentHash: string;
+    try {
+      const draft = parseDraft(body, {
+        maxDraftBytes: this.deps.maxDraftBytes,
+        maxDraftDepth: this.deps.maxDraftDepth,
+      });
+      contentHash = sha256(`${canonicalJson(draft)}\n${LOCAL_SUBMISSION_ID}`);
+    } catch (error) {
+      if (error instanceof SelfCorrectionError) return { runId };
+      throw error;
+    }
+    await this.#own(runId);
+    const claim = (replace?: string) =>
+      this.runs.claimContent(contentHash, runId, new Date().toISOString(), LOCAL_CLAIM_WINDOW_MS, replace);
+    let holder = await claim();
+    while (holder !== runId) {
+      const run = await this.runs.getRun(holder);
+      if (!options.rerun && run && FINISHED.includes(run.status)) {
+        await this.release(runId);
+        return { duplicateOf: holder };
+      }
+      const failed = run?.status === "failed";
+      if (options.rerun || failed || !(await ownerAlive(this.dataDir, holder))) {
+        if (!failed && !options.rerun)
+          await finishInterrupted(this.deps, holder, await readOwner(this.dataDir, holder));
+        holder = await claim(holder);
+        continue;
+      }
+      // A live process runs this content now: its outcome will be ours to print.
+      await new Promise((resolve) => setTimeout(resolve, WAIT_FOR_HOLDER_MS));
+      holder = await claim();
+    }
+    return { runId };
+  }
+
+  async #own(runId: string, draftRef?: string): Promise<void> {
+    this.#owned.add(runId);
+    await markOwned(this.dataDir, runId, draftRef);
+  }
+
+  /** Gives up ownership of an execution whose run has its final status (or never started). */
+  async release(runId: string): Promise<void> {
+    this.#owned.delete(runId);
+    await releaseOwned(this.dataDir, runId);
   }
 
   /** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
@@ -264,6 +369,7 @@ export class LocalRuntime {
 
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
+    await this.#own(runId, input.draftRef?.key);
     const execution = this.#machine.run(this.#bounded(input) as never, {
       overrides: {
         taskResourceLocalHandlers: this.#handlers as never,
@@ -297,6 +403,9 @@ export class LocalRuntime {
       };
     }
     await writeFile(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
+    const run = await this.runs.getRun(runId).catch(() => undefined);
+    // A run without a record yet stays owned: its submitter records the failure, then releases it.
+    if (run && run.status !== "draft" && run.status !== "correcting") await this.release(runId);
     return summary;
   }
 
@@ -311,7 +420,9 @@ export class LocalRuntime {
     }
   }
 
+  /** Releases what this runtime still owns (every execution has ended), then the database. */
   async close(): Promise<void> {
+    await Promise.all([...this.#owned].map((runId) => this.release(runId)));
     await this.#close();
   }
 }

@@ -29,6 +29,7 @@ export const StopReasonSchema = z.enum([
   "duplicate",
   "system_error",
   "model_error",
+  "interrupted",
   "approved",
   "rejected_by_reviewer",
   "superseded_by_edit",

@@ -1,0 +1,132 @@
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { LoopDeps } from "../shared/loop/steps.js";
+import { recordFailure } from "../shared/loop/steps.js";
+import { totalTokens } from "../shared/model/types.js";
+import type { RunRecord, RunStatus } from "../shared/store/types.js";
+import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
+
+/**
+ * Which process runs an execution: `<dataDir>/owners/<runId>.json`, written before the run's content
+ * is claimed and removed once the run has its final status. A run still in `draft` or `correcting`
+ * whose owner is gone was interrupted (the process was killed), and nobody else will finish it.
+ */
+export interface OwnerRecord extends ProcessIdentity {
+  runId: string;
+  at: string;
+  /** The upload the execution started from, to name the draft if it died before registering it. */
+  draftRef?: string;
+}
+
+const OWNERS = "owners";
+const UNFINISHED: readonly RunStatus[] = ["draft", "correcting"];
+
+const ownerFile = (dataDir: string, runId: string) => join(dataDir, OWNERS, `${runId}.json`);
+
+/** Records this process as the owner of an execution (kept if already there). */
+export async function markOwned(dataDir: string, runId: string, draftRef?: string): Promise<void> {
+  await mkdir(join(dataDir, OWNERS), { recursive: true });
+  const record: OwnerRecord = { ...SELF, runId, at: new Date().toISOString(), ...(draftRef && { draftRef }) };
+  await writeAtomic(ownerFile(dataDir, runId), JSON.stringify(record));
+}
+
+export async function releaseOwned(dataDir: string, runId: string): Promise<void> {
+  await rm(ownerFile(dataDir, runId), { force: true });
+}
+
+export async function readOwner(dataDir: string, runId: string): Promise<OwnerRecord | undefined> {
+  const text = await readIfExists(ownerFile(dataDir, runId));
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as OwnerRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a live process still owns the execution (a run without an owner record has none). */
+export async function ownerAlive(dataDir: string, runId: string): Promise<boolean> {
+  const owner = await readOwner(dataDir, runId);
+  return owner !== undefined && isAlive(owner);
+}
+
+const isUnfinished = (run: RunRecord | undefined) => run !== undefined && UNFINISHED.includes(run.status);
+
+/**
+ * Finishes an interrupted run as `failed` / `interrupted`. Its token totals are made the sum of the
+ * attempts it recorded: an attempt written just before the kill may not have been added yet, and
+ * `addUsage` counts each attempt at most once. A run killed before Validate registered it gets a
+ * failed record of its own, so the draft is listed and can be run again.
+ */
+export async function finishInterrupted(
+  deps: Pick<LoopDeps, "runs" | "blobs">,
+  runId: string,
+  owner: OwnerRecord | undefined,
+): Promise<boolean> {
+  const at = new Date().toISOString();
+  const who = owner ? `redraft process ${owner.pid}` : "the redraft process running it";
+  const run = await deps.runs.getRun(runId);
+  if (run && !isUnfinished(run)) return false;
+  if (!run) {
+    const draft = owner?.draftRef ? await deps.blobs.get(owner.draftRef).catch(() => undefined) : undefined;
+    await recordFailure(deps, {
+      runId,
+      draft: draft === undefined ? undefined : safeParse(draft),
+      at,
+      reason: "interrupted",
+      message: `interrupted: ${who} ended before the run was registered; run the draft again`,
+    });
+    return true;
+  }
+  for (const attempt of await deps.runs.listAttempts(runId)) {
+    const usage = { ...attempt.tokens, total: totalTokens(attempt.tokens) };
+    await deps.runs.addUsage(runId, attempt.attempt, usage, attempt.costUsd);
+  }
+  await deps.runs.setStatus(runId, "failed", at, {
+    reason: "interrupted",
+    message: `interrupted: ${who} ended while the run was ${run.status} after ${run.attempts} attempt(s); run the draft again, or review this run`,
+  });
+  return true;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the executions whose process is gone and finishes each as `interrupted`; returns their run
+ * ids. Run by every command that opens a data folder.
+ *
+ * Finishing them, rather than resuming from the last state, is deliberate: the engine keeps no
+ * checkpoint of an execution's state between states (only its history, written at the end), the
+ * model call in flight is lost either way, and a re-run of the same content starts afresh, so a
+ * person gets a terminal, reviewable record at once instead of a half-replayed one.
+ *
+ * Owner records go only after the run has its final status, so a run listed unfinished whose owner
+ * record is gone (and that is still unfinished when read again) has no process behind it either.
+ */
+export async function recoverInterrupted(
+  dataDir: string,
+  deps: Pick<LoopDeps, "runs" | "blobs">,
+): Promise<string[]> {
+  const finished: string[] = [];
+  const unfinished = (await Promise.all(UNFINISHED.map((status) => deps.runs.listRuns({ status })))).flat();
+  const names = await readdir(join(dataDir, OWNERS)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.endsWith(".json")) continue;
+    const runId = name.slice(0, -".json".length);
+    const owner = await readOwner(dataDir, runId);
+    if (owner && isAlive(owner)) continue;
+    if (await finishInterrupted(deps, runId, owner)) finished.push(runId);
+    await releaseOwned(dataDir, runId);
+  }
+  for (const run of unfinished) {
+    if (finished.includes(run.runId) || (await readOwner(dataDir, run.runId))) continue;
+    if (await finishInterrupted(deps, run.runId, undefined)) finished.push(run.runId);
+  }
+  return finished;
+}
