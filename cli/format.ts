@@ -1,8 +1,8 @@
-import Table from "cli-table3";
-import type { ExecutionSummary } from "../local/runtime.js";
 import type { Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
-import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
+import { isPriced } from "../shared/model/pricing.js";
+import type { RunRecord } from "../shared/store/types.js";
+import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
 /** Violations as the `--json` contract shows them: `{ruleId, severity, message, path?, suggestion?}`. */
 function publicViolation(v: Violation) {
@@ -44,13 +44,49 @@ export function jsonLine(result: SourcedResult): string {
 
 export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
 
-/** Per-draft lines and a summary per status, printed after a run. */
-export function resultsTable(results: readonly SourcedResult[]): string {
-  const perDraft = new Table({
-    head: ["draft", "source", "status", "reason", "attempts", "errors per attempt", "tokens", "cost", "run"],
-  });
-  for (const r of results) {
-    perDraft.push([
+/**
+ * A cost as a person should read it. An unpriced model costs 0 in the records, so tokens spent at
+ * no cost, or by a model the price table does not know, say `unpriced` rather than `$0.00`; a run
+ * mixing both says `$0.0123 + unpriced`.
+ */
+export function costText(cost: number, tokens: number, models: readonly string[] = []): string {
+  if (tokens === 0) return usd(cost);
+  const unpriced = cost === 0 || models.some((m) => !isPriced(m));
+  if (!unpriced) return usd(cost);
+  return cost === 0 ? "unpriced" : `${usd(cost)} + unpriced`;
+}
+
+/**
+ * Run ids as short as git shows commits: the first 8 characters, longer where two of the listed
+ * ids share them. `redraft show` and `export` take any unique prefix.
+ */
+export function shortIds(ids: readonly string[]): Map<string, string> {
+  const unique = [...new Set(ids)];
+  let length = 8;
+  while (new Set(unique.map((id) => id.slice(0, length))).size < unique.length) length++;
+  return new Map(unique.map((id) => [id, id.slice(0, length)]));
+}
+
+/** The models that answered a run's corrections (the judge's are in its reports, see `redraft show`). */
+const attemptModels = (r: RunResult) =>
+  r.attemptsDetail.filter((a) => a.tokens.input + a.tokens.output > 0).map((a) => a.model);
+
+/** Per-draft lines and a summary per status, printed after a run; each table fits `style.width`. */
+export function resultsTable(results: readonly SourcedResult[], style: OutputStyle = stdoutStyle()): string {
+  const short = shortIds(results.map((r) => r.runId));
+  const perDraft = renderTable(
+    [
+      { head: "draft", wrapTo: 12 },
+      { head: "source", wrapTo: 14 },
+      { head: "status" },
+      { head: "reason", wrapTo: 8 },
+      { head: "attempts" },
+      { head: "errors per attempt", wrapTo: 9 },
+      { head: "tokens" },
+      { head: "cost", wrapTo: 8 },
+      { head: "run" },
+    ],
+    results.map((r) => [
       r.draftId,
       r.source ?? "",
       r.status,
@@ -58,115 +94,66 @@ export function resultsTable(results: readonly SourcedResult[]): string {
       r.attempts,
       r.violationsPerAttempt.join(" → "),
       r.tokens.total,
-      usd(r.costUsd),
-      r.runId,
-    ]);
-  }
-  const byStatus = new Map<string, { drafts: number; attempts: number; tokens: number; cost: number }>();
-  for (const r of results) {
-    const s = byStatus.get(r.status) ?? { drafts: 0, attempts: 0, tokens: 0, cost: 0 };
-    s.drafts += 1;
-    s.attempts += r.attempts;
-    s.tokens += r.tokens.total;
-    s.cost += r.costUsd;
-    byStatus.set(r.status, s);
-  }
-  const summary = new Table({ head: ["status", "drafts", "attempts", "tokens", "cost"] });
-  let total = { drafts: 0, attempts: 0, tokens: 0, cost: 0 };
-  for (const [status, s] of [...byStatus].sort()) {
-    summary.push([status, s.drafts, s.attempts, s.tokens, usd(s.cost)]);
-    total = {
-      drafts: total.drafts + s.drafts,
-      attempts: total.attempts + s.attempts,
-      tokens: total.tokens + s.tokens,
-      cost: total.cost + s.cost,
-    };
-  }
-  summary.push(["total", total.drafts, total.attempts, total.tokens, usd(total.cost)]);
-  return `${perDraft.toString()}\n${summary.toString()}`;
+      costText(r.costUsd, r.tokens.total, attemptModels(r)),
+      short.get(r.runId) ?? r.runId,
+    ]),
+    style,
+    ["source", "attempts", "tokens", "errors per attempt"],
+  );
+  type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
+  const add = (s: Sum, r: SourcedResult): Sum => ({
+    drafts: s.drafts + 1,
+    attempts: s.attempts + r.attempts,
+    tokens: s.tokens + r.tokens.total,
+    cost: s.cost + r.costUsd,
+    unpriced: s.unpriced || costText(r.costUsd, r.tokens.total, attemptModels(r)).includes("unpriced"),
+  });
+  const empty: Sum = { drafts: 0, attempts: 0, tokens: 0, cost: 0, unpriced: false };
+  const byStatus = new Map<string, Sum>();
+  for (const r of results) byStatus.set(r.status, add(byStatus.get(r.status) ?? empty, r));
+  const total = results.reduce(add, empty);
+  const sumCost = (s: Sum) =>
+    s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
+  const summary = renderTable(
+    ["status", "drafts", "attempts", "tokens", "cost"].map((head) => ({ head })),
+    [
+      ...[...byStatus]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([status, s]) => [status, s.drafts, s.attempts, s.tokens, sumCost(s)]),
+      ["total", total.drafts, total.attempts, total.tokens, sumCost(total)],
+    ],
+    style,
+  );
+  return `${perDraft}\n${summary}`;
 }
 
-export function runsTable(runs: readonly RunRecord[]): string {
-  const table = new Table({
-    head: ["run", "draft", "kind", "status", "reason", "attempts", "tokens", "cost", "created"],
-  });
-  for (const r of runs) {
-    table.push([
-      r.runId,
+/** `redraft runs`: newest first, fitting `style.width` (tokens, then attempts, then the creation time give way). */
+export function runsTable(runs: readonly RunRecord[], style: OutputStyle = stdoutStyle()): string {
+  const short = shortIds(runs.map((r) => r.runId));
+  return renderTable(
+    [
+      { head: "run" },
+      { head: "draft", wrapTo: 12 },
+      { head: "kind" },
+      { head: "status" },
+      { head: "reason", wrapTo: 8 },
+      { head: "attempts" },
+      { head: "tokens" },
+      { head: "cost", wrapTo: 8 },
+      { head: "created" },
+    ],
+    runs.map((r) => [
+      short.get(r.runId) ?? r.runId,
       r.draftId,
       r.kind,
       r.status,
       r.reason ?? "",
       r.attempts,
       r.tokens.total,
-      usd(r.costUsd),
-      r.createdAt,
-    ]);
-  }
-  return table.toString();
-}
-
-const listViolations = (vs: readonly Violation[]) =>
-  vs.length === 0
-    ? "    (none)"
-    : vs
-        .map((v) => `    ${v.severity.padEnd(7)} ${v.ruleId}${v.path ? ` ${v.path}` : ""}: ${v.message}`)
-        .join("\n");
-
-function attemptBlock(a: AttemptRecord): string {
-  const lines = [
-    `Attempt ${a.attempt} (${a.phase}) at ${a.at}: ${a.errorCount} error(s) left, score ${a.score.toFixed(3)}${a.isBest ? ", new best" : ", rolled back"}`,
-    `  model ${a.model}, ${a.latencyMs} ms, tokens in ${a.tokens.input} / out ${a.tokens.output} / cache read ${a.tokens.cacheRead} / cache write ${a.tokens.cacheWrite}, ${usd(a.costUsd)}`,
-  ];
-  if (a.failure) lines.push(`  answer not used: ${a.failure}`);
-  if (a.analysis) lines.push(`  analysis: ${a.analysis}`);
-  if (a.fixDescription) lines.push(`  fix: ${a.fixDescription}`);
-  lines.push(`  resolved ${a.resolvedCount}, remaining ${a.remainingCount}`);
-  if (a.repairs.length) lines.push(`  repaired: ${a.repairs.map((r) => `${r.action} ${r.path}`).join(", ")}`);
-  if (a.diffRef) lines.push(`  diff: stored whole at ${a.diffRef}`);
-  else if (a.diff.length) {
-    lines.push("  diff:");
-    for (const op of a.diff) {
-      const value = "value" in op ? ` ${JSON.stringify(op.value).slice(0, 160)}` : "";
-      lines.push(`    ${String(op.op)} ${String(op.path)}${value}`);
-    }
-  }
-  lines.push("  violations after:");
-  lines.push(listViolations(a.outputViolations));
-  return lines.join("\n");
-}
-
-/** `redraft show`: the attempt timeline and the state-by-state path of the execution. */
-export function timeline(result: RunResult, run: RunRecord, execution: ExecutionSummary | undefined): string {
-  const out = [
-    `Run ${run.runId} — draft ${run.draftId} (${run.kind})`,
-    `Status: ${run.status}${run.reason ? ` (${run.reason})` : ""}${run.message ? ` — ${run.message}` : ""}`,
-    `Errors per attempt: ${run.violationsPerAttempt.join(" → ") || "-"}`,
-    `Tokens: ${run.tokens.total} (in ${run.tokens.input}, out ${run.tokens.output}, cache read ${run.tokens.cacheRead}, cache write ${run.tokens.cacheWrite}); cost ${usd(run.costUsd)}`,
-  ];
-  if (run.circuitBreakerRules.length)
-    out.push(`Circuit breaker tripped by: ${run.circuitBreakerRules.join(", ")}`);
-  if (run.resolvedRules.length) out.push(`Resolved rules: ${run.resolvedRules.join(", ")}`);
-  if (run.persistentRules.length) out.push(`Persistent rules: ${run.persistentRules.join(", ")}`);
-  if (run.parentRunId) out.push(`Edited from run: ${run.parentRunId}`);
-  if (run.review)
-    out.push(
-      `Review: ${run.review.decision} at ${run.review.at}${run.review.note ? ` — ${run.review.note}` : ""}`,
-    );
-  out.push("", "Attempt 0 (initial validation):", listViolations(result.initialViolations));
-  for (const a of result.attemptsDetail) out.push("", attemptBlock(a));
-  out.push("", "Final violations:", listViolations(result.finalViolations));
-  out.push("", "Transitions:", ...run.transitions.map((t) => `  ${t.at}  ${t.status}`));
-  if (execution) {
-    out.push("", `Execution path (${execution.status}):`);
-    for (const h of execution.history) {
-      if (h.type === "StateEntered") out.push(`  ${h.at}  → ${h.state} (${h.stateType})`);
-      else if (h.type === "StateRetried")
-        out.push(`  ${h.at}    retried ${h.state} (attempt ${h.retry?.attempt ?? "?"})`);
-      else if (h.type === "StateCaught" || h.type === "StateFailed" || h.type === "ExecutionFailed") {
-        out.push(`  ${h.at}    ${h.type} ${h.state ?? ""} ${h.error ?? ""}: ${h.cause ?? ""}`);
-      }
-    }
-  }
-  return out.join("\n");
+      costText(r.costUsd, r.tokens.total),
+      r.createdAt.slice(0, 16).replace("T", " "),
+    ]),
+    style,
+    ["tokens", "attempts", "created", "kind"],
+  );
 }

@@ -1,6 +1,6 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
-import { lstat, watch as watchDir } from "node:fs/promises";
+import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import cliProgress from "cli-progress";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -17,11 +17,15 @@ import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shar
 import { builtinPacks } from "../shared/packs/index.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { serveUntilStopped } from "../ui/server.js";
-import { jsonLine, resultsTable, runsTable, type SourcedResult, timeline } from "./format.js";
+import { jsonLine, resultsTable, runsTable, type SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { chooseModel } from "./model.js";
+import { stdoutStyle } from "./output.js";
+import { catalogText, packCatalog } from "./pack-catalog.js";
 import { loadConfig, loadPacks } from "./packs.js";
 import { REVIEW_DECISIONS, type ReviewDecision, reviewRun } from "./review.js";
+import { resolveRun } from "./run-id.js";
+import { loadRunEvidence, timeline } from "./show.js";
 
 interface GlobalOptions {
   dataDir: string;
@@ -104,7 +108,7 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
   const notices = [choice.description];
   if (choice.live && choice.model && !isPriced(choice.model.model))
     notices.push(
-      `Warning: no price is known for ${choice.model.model}; costs show as $0 and a cost budget cannot trip.`,
+      `Warning: no price is known for ${choice.model.model}; costs show as unpriced and a cost budget cannot trip.`,
     );
   return { runtime, notices };
 }
@@ -277,23 +281,75 @@ function program(): Command {
   cli
     .command("show")
     .description(
-      "the attempt timeline of a run: violations, repairs, diffs, analysis, tokens, cost, and the execution path",
+      "the attempt timeline of a run: repairs, violations, judge findings, diffs, analysis, tokens and cost by purpose, and the execution path",
     )
-    .argument("<runId>")
+    .argument("<runId>", "a run id, or a unique prefix of one")
     .option("--json", "the full run result as JSON")
-    .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e-…")
+    .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e")
     .action(async (runId: string, cmd: { json?: boolean }) => {
-      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true });
+      const opts = cli.opts<GlobalOptions>();
+      const runtime = await openRuntime(opts, { quiet: true });
       try {
-        const run = await runtime.runs.getRun(runId);
-        if (!run) throw new UsageError(`no run ${runId} in ${cli.opts<GlobalOptions>().dataDir}`);
-        const result = await buildRunResult(runId, runtime.deps);
-        if (cmd.json)
-          process.stdout.write(`${JSON.stringify({ ...result, execution: await runtime.history(runId) })}\n`);
-        else process.stdout.write(`${timeline(result, run, await runtime.history(runId))}\n`);
+        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const result = await buildRunResult(run.runId, runtime.deps);
+        const execution = await runtime.history(run.runId);
+        if (cmd.json) process.stdout.write(`${JSON.stringify({ ...result, execution })}\n`);
+        else {
+          const evidence = await loadRunEvidence(result, runtime.deps);
+          process.stdout.write(`${timeline(result, run, evidence, execution)}\n`);
+        }
       } finally {
         await runtime.close();
       }
+    });
+
+  cli
+    .command("export")
+    .description("write a run's best draft as a JSON file, ready to edit and resubmit with review … edit")
+    .argument("<runId>", "a run id, or a unique prefix of one")
+    .option("--out <file>", "the file to write (default: stdout)")
+    .addHelpText(
+      "after",
+      "\nExample:\n  $ npx redraft export 3f2c9a1e --out fixed.json && $EDITOR fixed.json\n  $ npx redraft review 3f2c9a1e edit fixed.json",
+    )
+    .action(async (runId: string, cmd: { out?: string }) => {
+      const opts = cli.opts<GlobalOptions>();
+      const runtime = await openRuntime(opts, { quiet: true });
+      try {
+        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const { finalDraft } = await buildRunResult(run.runId, runtime.deps);
+        if (!finalDraft)
+          throw new UsageError(
+            `run ${run.runId} has no draft to export (it is ${run.status}${run.reason ? `: ${run.reason}` : ""})`,
+          );
+        const text = `${JSON.stringify(finalDraft, null, 2)}\n`;
+        if (cmd.out) {
+          await writeFile(cmd.out, text);
+          say(`Wrote the best draft of run ${run.runId} (${run.draftId}, ${run.status}) to ${cmd.out}`);
+        } else process.stdout.write(text);
+      } finally {
+        await runtime.close();
+      }
+    });
+
+  cli
+    .command("packs")
+    .description(
+      "the kinds of draft, each rule (id, default severity, description) and each setting (type, default) a config can name",
+    )
+    .argument("[kind]", "only this kind")
+    .option("--json", "the same as JSON")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ npx redraft packs mcq\n  $ npx redraft packs --pack examples/packs/haiku.ts --json",
+    )
+    .action(async (kind: string | undefined, cmd: { json?: boolean }) => {
+      const extra: AnyPack[] = [];
+      for (const file of cli.opts<GlobalOptions>().pack ?? []) extra.push(...(await loadPacks(file)));
+      const entries = packCatalog([...builtinPacks, ...extra], kind);
+      process.stdout.write(
+        cmd.json ? `${JSON.stringify(entries, null, 2)}\n` : `${catalogText(entries, stdoutStyle())}\n`,
+      );
     });
 
   cli

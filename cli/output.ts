@@ -1,0 +1,98 @@
+import Table from "cli-table3";
+
+/** The widest a table may be: a terminal narrower than this gets its own width. */
+export const MAX_TABLE_WIDTH = 100;
+
+/** What a stream's output may use: colour or not, and how wide a table may be. */
+export interface OutputStyle {
+  color: boolean;
+  width: number;
+}
+
+/**
+ * Colour only for a terminal, never when `NO_COLOR` is set (no-color.org: any non-empty value);
+ * `FORCE_COLOR` (other than `0`) asks for it anyway, as in Node and chalk.
+ */
+export function colorWanted(
+  stream: { isTTY?: boolean } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "") return env.FORCE_COLOR !== "0";
+  return stream.isTTY === true;
+}
+
+/** The style for stdout as it is now: a pipe or a file gets no colour and 100 columns. */
+export function stdoutStyle(): OutputStyle {
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return {
+    color: colorWanted(process.stdout),
+    width: Math.min(columns && columns > 20 ? columns : MAX_TABLE_WIDTH, MAX_TABLE_WIDTH),
+  };
+}
+
+/** One column: its heading, and, for a column that may wrap, the narrowest it may become. */
+export interface Column {
+  head: string;
+  /** Characters of content the column keeps at least when the table must shrink; absent = never wraps. */
+  wrapTo?: number;
+}
+
+type Cell = string | number;
+
+const cellWidth = (cell: Cell) =>
+  Math.max(
+    ...String(cell)
+      .split("\n")
+      .map((line) => line.length),
+  );
+
+/**
+ * A table that fits `style.width`: wrappable columns shrink first (down to their `wrapTo`), then
+ * columns are dropped in the order `dropOrder` names until the rest fits. Headers are bold on a
+ * terminal and plain otherwise; borders are grey on a terminal; nothing is coloured when colour is off.
+ */
+export function renderTable(
+  columns: readonly Column[],
+  rows: readonly (readonly Cell[])[],
+  style: OutputStyle,
+  dropOrder: readonly string[] = [],
+): string {
+  // Padding of one space either side, and one border character per column plus the last.
+  const natural = columns.map(
+    (c, i) => Math.max(c.head.length, ...rows.map((r) => cellWidth(r[i] ?? ""))) + 2,
+  );
+  const least = columns.map((c, i) =>
+    c.wrapTo === undefined
+      ? (natural[i] ?? 0)
+      : Math.min(natural[i] ?? 0, Math.max(c.wrapTo, c.head.length) + 2),
+  );
+  let kept = columns.map((_, i) => i);
+  const fits = (widths: readonly number[]) =>
+    kept.reduce((sum, i) => sum + (widths[i] ?? 0), 0) + kept.length + 1 <= style.width;
+  for (const head of dropOrder) {
+    if (fits(least)) break;
+    const index = columns.findIndex((c) => c.head === head);
+    if (kept.length > 1) kept = kept.filter((i) => i !== index);
+  }
+  const widths = [...natural];
+  if (!fits(natural)) {
+    // Shrink the wrappable columns, widest first, one character at a time, until the table fits.
+    while (!fits(widths)) {
+      const widest = kept
+        .filter((i) => (widths[i] ?? 0) > (least[i] ?? 0))
+        .sort((a, b) => (widths[b] ?? 0) - (widths[a] ?? 0))[0];
+      if (widest === undefined) break;
+      widths[widest] = (widths[widest] ?? 0) - 1;
+    }
+  }
+  const table = new Table({
+    head: kept.map((i) => columns[i]?.head ?? ""),
+    colWidths: kept.map((i) => widths[i] ?? 0),
+    wordWrap: true,
+    wrapOnWordBoundary: false,
+    style: style.color ? { head: ["bold"], border: ["grey"] } : { head: [], border: [] },
+  });
+  for (const row of rows) table.push(kept.map((i) => String(row[i] ?? "")));
+  return table.toString();
+}
