@@ -1,0 +1,96 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { vi } from "vitest";
+import type { DraftSource } from "../cli/inputs.js";
+import { main } from "../cli/main.js";
+import { loadAsl } from "../local/asl-cache.js";
+import { LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
+import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import { ReplayModelClient } from "../shared/model/replay.js";
+import { startViewer, type Viewer } from "../ui/server.js";
+
+export const ROOT = join(import.meta.dirname, "..");
+export const CASSETTE = join(ROOT, "examples", "example.cassette.json");
+
+/** `redraft …` in this process, its output captured; returns the exit code and what it printed. */
+export async function redraft(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await main(["node", "redraft", ...args]), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+/** A data dir holding the examples, run through the state machine by `redraft run` with the example cassette. */
+export async function examplesDataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "redraft-ui-"));
+  const run = await redraft(
+    "run",
+    join(ROOT, "examples", "drafts"),
+    "--llm",
+    `replay:${CASSETTE}`,
+    "--data-dir",
+    dir,
+    "--no-progress",
+  );
+  if (run.code !== 0) throw new Error(`redraft run failed: ${run.stderr}`);
+  return dir;
+}
+
+export interface Served {
+  runtime: LocalRuntime;
+  viewer: Viewer;
+  /** Uploads a draft and runs it in this process, as `redraft run` does. */
+  submit(source: DraftSource, parentRunId?: string): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The viewer over a data dir, on a free port, with the runtime opened as the CLI opens it. Runs
+ * started through `submit` execute in this same process, beside the server.
+ */
+export async function serve(dataDir: string): Promise<Served> {
+  const runtime = await LocalRuntime.open({
+    dataDir,
+    asl: await loadAsl(),
+    model: ReplayModelClient.fromFile(CASSETTE),
+    retryDelayMs: 0,
+  });
+  const submit = async (source: DraftSource, parentRunId?: string) => {
+    const key = `drafts/ui-test/${randomUUID()}.json`;
+    await runtime.blobs.putIfAbsent(key, source.body);
+    const runId = randomUUID();
+    await runtime.execute(
+      {
+        draftRef: { bucket: LOCAL_BUCKET, key },
+        submissionId: "ui-test",
+        ...(parentRunId && { parentRunId }),
+      },
+      runId,
+    );
+    return buildRunResult(runId, runtime.deps);
+  };
+  const viewer = await startViewer({ runtime, asl: await loadAsl(), submit, reviewer: "tester", port: 0 });
+  return {
+    runtime,
+    viewer,
+    submit,
+    close: async () => {
+      await viewer.close();
+      await runtime.close();
+    },
+  };
+}

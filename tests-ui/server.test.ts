@@ -1,0 +1,226 @@
+import { spawn } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { request } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunRecord } from "../shared/store/types.js";
+import { TOKEN_HEADER } from "../ui/server.js";
+import { examplesDataDir, ROOT, redraft, type Served, serve } from "./harness.js";
+
+let dataDir: string;
+let served: Served;
+let base: string;
+
+/** A raw HTTP request, so that the Host and Origin headers are exactly what a test says. */
+function http(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: served.viewer.port,
+        path,
+        method: options.method ?? "GET",
+        headers: options.headers,
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      },
+    );
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}
+
+const json = { "content-type": "application/json" };
+const post = (runId: string, body: unknown, headers: Record<string, string> = {}) =>
+  http(`/api/runs/${runId}/review`, {
+    method: "POST",
+    headers: { ...json, [TOKEN_HEADER]: served.viewer.token, ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+
+const byDraft = async (draftId: string): Promise<RunRecord> => {
+  const [run] = await served.runtime.runs.listRuns({ draftId });
+  if (!run) throw new Error(`no run of ${draftId}`);
+  return run;
+};
+
+beforeAll(async () => {
+  dataDir = await examplesDataDir();
+  served = await serve(dataDir);
+  base = served.viewer.url;
+});
+
+afterAll(async () => {
+  await served?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("the viewer's server", () => {
+  it("listens on 127.0.0.1 and serves the page with its token and a strict CSP", async () => {
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const page = await http("/", { headers: { host: `127.0.0.1:${served.viewer.port}` } });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(served.viewer.token);
+    expect(String(page.headers["content-security-policy"])).toContain("script-src 'self'");
+    const mermaid = await http("/mermaid.min.js", { headers: { host: `localhost:${served.viewer.port}` } });
+    expect(mermaid.status).toBe(200);
+  });
+
+  it("lists runs newest first, filtered, with totals; an unpriced model is not $0", async () => {
+    const all = JSON.parse((await http("/api/runs")).body);
+    expect(all.runs).toHaveLength(8);
+    const created = all.runs.map((r: { createdAt: string }) => r.createdAt);
+    expect(created).toEqual([...created].sort().reverse());
+    expect(all.totals).toMatchObject({ runs: 8, needsReview: 2, validated: 6, cost: { priced: false } });
+    expect(all.topRules.length).toBeGreaterThan(0);
+    const queue = JSON.parse((await http("/api/runs?status=needs_manual_review")).body);
+    expect(queue.runs.map((r: { status: string }) => r.status)).toEqual([
+      "needs_manual_review",
+      "needs_manual_review",
+    ]);
+    const search = JSON.parse((await http("/api/runs?q=SEED&kind=mcq")).body);
+    expect(search.runs.map((r: { draftId: string }) => r.draftId)).toEqual(["mcq-seed004"]);
+  });
+
+  it("refuses bad filters and bad run ids", async () => {
+    expect((await http("/api/runs?status=bogus")).status).toBe(400);
+    expect((await http("/api/runs?reason=nope")).status).toBe(400);
+    expect((await http("/api/runs?extra=1")).status).toBe(400);
+    expect((await http("/api/runs/..%2F..%2Fetc%2Fpasswd")).status).toBe(400);
+    expect((await http("/api/runs/00000000-0000-0000-0000-000000000000")).status).toBe(404);
+    expect((await http("/../package.json")).status).toBe(404);
+    expect((await http("/app.js/../../cli/main.ts")).status).toBe(404);
+  });
+
+  it("answers to no other Host (DNS rebinding)", async () => {
+    for (const host of ["evil.example", `evil.example:${served.viewer.port}`, "127.0.0.1:1", "[::1]"]) {
+      const res = await http("/api/runs", { headers: { host } });
+      expect(res.status, host).toBe(421);
+    }
+  });
+
+  it("takes a review only as JSON with the page's token from its own origin", async () => {
+    const stuck = await byDraft("paper-stuck");
+    const approve = { decision: "approve" };
+    expect((await post(stuck.runId, approve, { [TOKEN_HEADER]: "" })).status).toBe(403);
+    expect((await post(stuck.runId, approve, { [TOKEN_HEADER]: "0".repeat(48) })).status).toBe(403);
+    expect((await post(stuck.runId, approve, { "content-type": "text/plain" })).status).toBe(415);
+    expect(
+      (await post(stuck.runId, approve, { "content-type": "application/x-www-form-urlencoded" })).status,
+    ).toBe(415);
+    expect((await post(stuck.runId, approve, { origin: "http://evil.example" })).status).toBe(403);
+    expect((await post(stuck.runId, "{not json")).status).toBe(400);
+    expect((await post(stuck.runId, { decision: "delete" })).status).toBe(400);
+    expect((await post(stuck.runId, { decision: "approve", admin: true })).status).toBe(400);
+    expect((await post(stuck.runId, { decision: "approve", draft: "{}" })).status).toBe(400);
+    expect((await post(stuck.runId, { decision: "approve", note: "x".repeat(2001) })).status).toBe(400);
+    expect((await http(`/api/runs/${stuck.runId}/review`)).status).toBe(405);
+    expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+  });
+
+  it("refuses to review a run that is not waiting for review", async () => {
+    const clean = await byDraft("mcq-clean");
+    const res = await post(clean.runId, { decision: "reject" });
+    expect(res.status).toBe(409);
+    expect(JSON.parse(res.body).error).toContain("only a draft that needs review");
+    expect((await byDraft("mcq-clean")).status).toBe("validated");
+  });
+
+  it("an edit that is not a valid draft leaves the run under review and names no temp file", async () => {
+    const stuck = await byDraft("paper-stuck");
+    const res = await post(stuck.runId, { decision: "edit", draft: '{"id":"paper-stuck"' });
+    expect(res.status).toBe(409);
+    expect(JSON.parse(res.body).error).not.toMatch(/redraft-edit-|\/tmp\//);
+    const other = await post(stuck.runId, {
+      decision: "edit",
+      draft: JSON.stringify({ id: "someone-else", kind: "json", content: {} }),
+    });
+    expect(other.status).toBe(409);
+    expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+  });
+
+  it("edit-and-resubmit writes the record redraft review writes and links the new run", async () => {
+    const stuck = await byDraft("paper-stuck");
+    const detail = JSON.parse((await http(`/api/runs/${stuck.runId}`)).body);
+    const res = await post(stuck.runId, {
+      decision: "edit",
+      note: "fixed by hand",
+      draft: JSON.stringify(detail.finalDraft),
+    });
+    expect(res.status, res.body).toBe(200);
+    const after = await served.runtime.runs.getRun(stuck.runId);
+    expect(after).toMatchObject({
+      status: "rejected",
+      reason: "superseded_by_edit",
+      review: { decision: "edit", reviewer: "tester", note: "fixed by hand" },
+    });
+    const child = await served.runtime.runs.getRun(after?.review?.newRunId ?? "");
+    expect(child?.parentRunId).toBe(stuck.runId);
+  });
+
+  it("serves a run's detail: path, attempts with old → new, cost by purpose, final draft download", async () => {
+    const seed = await byDraft("mcq-seed004");
+    const detail = JSON.parse((await http(`/api/runs/${seed.runId}`)).body);
+    expect(detail.graph.entered.CorrectExecution).toBe(2);
+    expect(detail.graph.mermaid).toContain("classDef visited");
+    expect(detail.attempts[0].diff[0]).toMatchObject({
+      op: "replace",
+      old: expect.anything(),
+      new: expect.anything(),
+    });
+    expect(detail.purposes.correct.calls).toBe(2);
+    const judged = JSON.parse((await http(`/api/runs/${(await byDraft("mcq-judged")).runId}`)).body);
+    expect(judged.judge.length).toBeGreaterThan(0);
+    expect(judged.purposes.judge.calls).toBe(judged.judge.length);
+    const download = await http(`/api/runs/${seed.runId}/final.json`);
+    expect(download.status).toBe(200);
+    expect(String(download.headers["content-disposition"])).toContain('filename="mcq-seed004.final.json"');
+    expect(JSON.parse(download.body).id).toBe("mcq-seed004");
+  });
+});
+
+describe("redraft ui", () => {
+  it("prints its URL, serves on 127.0.0.1 over the data dir and stops on SIGTERM", async () => {
+    // Its own data dir: two processes cannot share one yet.
+    const own = await examplesDataDir();
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin", "redraft.js"), "ui", "--port", "0", "--data-dir", own, "--llm", "none"],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk) => {
+          out += chunk;
+          const line = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
+          if (line?.[1]) resolve(line[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`redraft ui exited with ${code}`)));
+      });
+      const runs = await fetch(`${url}api/runs`).then((r) => r.json());
+      expect(runs.runs).toHaveLength(8);
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
+  it("has --help naming its port and its one interface", async () => {
+    const help = await redraft("ui", "--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--port <n>");
+    expect(help.stdout).toContain("127.0.0.1");
+  });
+});
