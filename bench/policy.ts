@@ -19,13 +19,12 @@
  *   of the source a real model would read).
  *
  * THE SIMULATED IMPERFECT CORRECTOR (`SimulatedCorrector`, a ModelClient)
- *   - It reads the request exactly as a real model would: the draft from the prompt's
- *     <draft_content> block (JSON, as `buildCorrectionPrompt` embeds it), the flagged violations from
- *     the "Violations to fix" list (`- [ruleId] at /path: …`) and the attempt number from
- *     "This is correction attempt k of N". Parsing the prompt (rather than keeping a side map of the
- *     draft each policy "would" send) is the robust choice: it answers exactly what each loop sent,
- *     including redraft's repaired best-so-far draft after a rollback; a prompt it cannot parse
- *     aborts the benchmark instead of skewing it. The only side knowledge is the reference per draftId.
+ *   - It reads what each request asks for from the request's structured `subject` (the draft content
+ *     the prompt carries, the flagged violations and the attempt number, the very values the prompt
+ *     was built from), never by parsing the prompt's wording, which changes. It answers exactly what
+ *     each loop sent, including redraft's repaired best-so-far draft after a rollback; a request
+ *     without a subject aborts the benchmark instead of skewing it. The only side knowledge is the
+ *     reference per draftId.
  *   - For each flagged violation it applies a correct fix (the reference value at the violation's
  *     path, or removing the value when the reference has none there) with probability p.
  *   - With probability q per answer it commits seed 001's failure: every absent optional pattern
@@ -100,10 +99,12 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
+/** `--smoke`: a tiny corpus and no sweep, so CI proves the bench still runs end to end in seconds. */
+const SMOKE = process.argv.includes("--smoke");
 const SEED = Number(arg("seed", "20260219"));
-const DRAFTS = Number(arg("drafts", "500"));
+const DRAFTS = Number(arg("drafts", SMOKE ? "24" : "500"));
 const MAX_ATTEMPTS = Number(arg("attempts", "3"));
-const SWEEP = !process.argv.includes("--no-sweep");
+const SWEEP = !SMOKE && !process.argv.includes("--no-sweep");
 const MODEL_ID = "claude-sonnet-5-5";
 
 interface Behaviour {
@@ -175,18 +176,16 @@ interface Flagged {
 }
 
 /** What a model reads in the prompt: the attempt number, the draft content and the flagged violations. */
-export function readPrompt(user: string): { attempt: number; content: unknown; flagged: Flagged[] } {
-  const attempt = /This is correction attempt (\d+) of \d+\./.exec(user);
-  const draft = /<draft_content>\n([\s\S]*?)\n<\/draft_content>/.exec(user);
-  const list = /Violations to fix \(\d+\):\n([\s\S]*?)(?:\n\n|$)/.exec(user);
-  if (!attempt?.[1] || !draft?.[1] || !list?.[1])
-    throw new Error("the simulated corrector could not read the prompt");
-  const flagged: Flagged[] = [];
-  for (const line of list[1].split("\n")) {
-    const m = /^- \[([^\]]+)\](?: at (\/\S*))?: /.exec(line);
-    if (m?.[1]) flagged.push({ ruleId: m[1], path: m[2] ?? "" });
-  }
-  return { attempt: Number(attempt[1]), content: JSON.parse(draft[1]), flagged };
+export function readRequest(request: ModelRequest): {
+  attempt: number;
+  content: unknown;
+  flagged: Flagged[];
+} {
+  // The request's structured subject, never the prompt's wording: a reworded prompt cannot break the bench.
+  const subject = request.subject;
+  if (!subject) throw new Error(`the request for ${request.draftId} carries no correction subject`);
+  const flagged = subject.violations.map((v) => ({ ruleId: v.ruleId, path: v.path ?? "" }));
+  return { attempt: subject.attempt, content: subject.content, flagged };
 }
 
 const segmentsOf = (pointer: string): string[] =>
@@ -257,7 +256,7 @@ export class SimulatedCorrector implements ModelClient {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     this.calls += 1;
     const { p, q, r, m } = this.behaviour;
-    const { attempt, content, flagged } = readPrompt(request.user);
+    const { attempt, content, flagged } = readRequest(request);
     const reference = this.references.get(request.draftId);
     if (!reference) throw new Error(`no reference for ${request.draftId}`);
     const key = [this.seed, request.draftId, attempt] as const;
@@ -380,6 +379,16 @@ async function naive(c: Case, model: ModelClient, yardstick: Yardstick): Promise
       user: prompt.user,
       tool: prompt.tool,
       maxTokens: 8192,
+      subject: {
+        phase: "execution",
+        attempt: attempts,
+        maxAttempts: MAX_ATTEMPTS,
+        content: current.content,
+        violations: errorsOf(report).map((v) => ({
+          ruleId: v.ruleId,
+          ...(v.path !== undefined && { path: v.path }),
+        })),
+      },
     });
     used += totalTokens(response.usage);
     cost += costUsd(response.model, response.usage);

@@ -450,12 +450,15 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     logic && state.judge.reportRef
       ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef)
       : undefined;
+  const violations = judged ? judged.blocking : errorsOf(report);
+  const promptAttempt = logic ? state.counters.logic + 1 : state.counters.execution + 1;
+  const maxAttempts = logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts;
   const prompt = buildCorrectionPrompt({
     resolved,
     draft: best,
-    violations: judged ? judged.blocking : errorsOf(report),
-    attempt: logic ? state.counters.logic + 1 : state.counters.execution + 1,
-    maxAttempts: logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts,
+    violations,
+    attempt: promptAttempt,
+    maxAttempts,
     hints: state.hints,
     phase: state.phase,
     personas: judged?.personas ?? [],
@@ -468,6 +471,16 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     user: prompt.user,
     tool: prompt.tool,
     maxTokens: deps.maxOutputTokens ?? 8192,
+    subject: {
+      phase: state.phase,
+      attempt: promptAttempt,
+      maxAttempts,
+      content: best.content,
+      violations: violations.map((v) => ({
+        ruleId: v.ruleId,
+        ...(v.path !== undefined && { path: v.path }),
+      })),
+    },
   });
   await deps.blobs.put(blobKeys.attemptAnswer(state.runId, attempt), JSON.stringify(response));
   const parsed = parseCorrectionAnswer(response);

@@ -38,6 +38,21 @@ export interface ModelRequest {
   user: string;
   tool: ToolSpec;
   maxTokens: number;
+  /**
+   * What a correction prompt was built from, as data. Never sent to a model: it lets a simulated
+   * corrector (the policy benchmark, tests) read the request without parsing the prompt's wording.
+   */
+  subject?: CorrectionSubject;
+}
+
+/** The facts a correction prompt states, in structured form. */
+export interface CorrectionSubject {
+  phase: "execution" | "logic";
+  attempt: number;
+  maxAttempts: number;
+  /** The best draft's content, which the prompt asks the model to correct. */
+  content: unknown;
+  violations: { ruleId: string; path?: string }[];
 }
 
 export interface ModelResponse {
