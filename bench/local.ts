@@ -23,8 +23,10 @@ import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
-const PER_KIND = 40;
-const ROUNDS = 5;
+/** `--smoke`: a handful of drafts and one round, so CI proves the bench still runs. */
+const SMOKE = process.argv.includes("--smoke");
+const PER_KIND = SMOKE ? 3 : 40;
+const ROUNDS = SMOKE ? 1 : 5;
 
 const read = async (name: string) =>
   JSON.parse(await readFile(join("examples", "drafts", name), "utf8")) as Record<string, unknown>;

@@ -46,9 +46,11 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
-const ROUNDS = Number(arg("rounds", "7"));
-const ROUND_SECONDS = Number(arg("seconds", "1"));
-const WARMUP_SECONDS = Number(arg("warmup", "1"));
+/** `--smoke`: one short round per case, so CI proves the bench still runs; its figures mean nothing. */
+const SMOKE = process.argv.includes("--smoke");
+const ROUNDS = Number(arg("rounds", SMOKE ? "1" : "7"));
+const ROUND_SECONDS = Number(arg("seconds", SMOKE ? "0.05" : "1"));
+const WARMUP_SECONDS = Number(arg("warmup", SMOKE ? "0" : "1"));
 const ONLY = arg("only", "");
 /** Set in the child process that runs one case. */
 const CASE = arg("case", "");
