@@ -40,6 +40,34 @@ export interface Column {
 
 type Cell = string | number;
 
+/**
+ * Text broken into lines of at most `width` characters: at spaces where it can, inside a word only
+ * when the word alone is longer than the line (an id, a path), so nothing is cut off.
+ */
+export function wrapText(text: string, width: number): string {
+  if (width < 1) return text;
+  const lines: string[] = [];
+  for (const paragraph of text.split("\n")) {
+    let line = "";
+    for (const word of paragraph.split(" ")) {
+      let rest = word;
+      const candidate = line === "" ? rest : `${line} ${rest}`;
+      if (candidate.length <= width) {
+        line = candidate;
+        continue;
+      }
+      if (line !== "") lines.push(line);
+      while (rest.length > width) {
+        lines.push(rest.slice(0, width));
+        rest = rest.slice(width);
+      }
+      line = rest;
+    }
+    lines.push(line);
+  }
+  return lines.join("\n");
+}
+
 const cellWidth = (cell: Cell) =>
   Math.max(
     ...String(cell)
@@ -89,10 +117,9 @@ export function renderTable(
   const table = new Table({
     head: kept.map((i) => columns[i]?.head ?? ""),
     colWidths: kept.map((i) => widths[i] ?? 0),
-    wordWrap: true,
-    wrapOnWordBoundary: false,
     style: style.color ? { head: ["bold"], border: ["grey"] } : { head: [], border: [] },
   });
-  for (const row of rows) table.push(kept.map((i) => String(row[i] ?? "")));
+  // Two characters of each width are padding.
+  for (const row of rows) table.push(kept.map((i) => wrapText(String(row[i] ?? ""), (widths[i] ?? 3) - 2)));
   return table.toString();
 }

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { AnyPack } from "../shared/pack.js";
 import { UsageError } from "./inputs.js";
-import { type OutputStyle, renderTable } from "./output.js";
+import { type OutputStyle, renderTable, wrapText } from "./output.js";
 
 /** One setting a deployment config may name under `packs.<kind>.settings`. */
 export interface SettingEntry {
@@ -153,7 +153,7 @@ export function catalogText(entries: readonly PackEntry[], style: OutputStyle): 
           )
         : "(no settings)";
       return [
-        `${entry.kind} — ${entry.description}`,
+        wrapText(`${entry.kind} — ${entry.description}`, style.width),
         "",
         `Rules (config: packs.${entry.kind}.disabledRules, packs.${entry.kind}.rules.<id>.severity):`,
         rules,

@@ -1,11 +1,12 @@
 /**
- * `npm start`: the main job on the examples, through the local state machine. With
+ * `npm start`: the main job on examples/drafts, through the local state machine. With
  * ANTHROPIC_API_KEY set, Claude corrects them; without it, the example cassette answers
  * (hand-written example answers, said so on screen).
  */
 import { main } from "../cli/main.js";
 
-const args = ["run", "examples/"];
+// examples/pack-drafts/ needs the example packs loaded (--pack): the README shows that command.
+const args = ["run", "examples/drafts/"];
 if (!process.env.ANTHROPIC_API_KEY && !process.argv.includes("--llm")) {
   args.push("--llm", "replay:examples/example.cassette.json");
 }
