@@ -7,7 +7,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import pLimit from "p-limit";
 import { loadAsl } from "../local/asl-cache.js";
 import { aslToMermaid } from "../local/mermaid.js";
-import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
+import { type ExecutionInput, LOCAL_BUCKET, LOCAL_SUBMISSION_ID, LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
@@ -116,6 +116,10 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
 async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; quiet?: boolean } = {}) {
   const { runtime, notices } = await openSession(opts, extra.maxAttempts);
   if (!extra.quiet) for (const line of notices) say(line);
+  if (runtime.interrupted.length > 0)
+    say(
+      `redraft: ${runtime.interrupted.length} run(s) whose process had ended were finished as failed (interrupted): ${runtime.interrupted.join(", ")}`,
+    );
   return runtime;
 }
 
@@ -125,8 +129,8 @@ async function submit(
   source: DraftSource,
   submissionId: string,
   parentRunId?: string,
+  runId: string = randomUUID(),
 ): Promise<SourcedResult> {
-  const runId = randomUUID();
   // The content's hash in the key: a changed file is a new upload (never an overwrite), and two
   // labels that look alike once made safe cannot share a key.
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
@@ -162,7 +166,7 @@ async function submit(
 
 async function runCommand(
   paths: string[],
-  cmd: { json?: boolean; maxAttempts?: number; concurrency: number; progress: boolean },
+  cmd: { json?: boolean; maxAttempts?: number; concurrency: number; progress: boolean; rerun?: boolean },
   opts: GlobalOptions,
 ) {
   const sources = await collectDrafts(paths);
@@ -172,7 +176,6 @@ async function runCommand(
     ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }),
   });
   try {
-    const submissionId = randomUUID();
     const limit = pLimit(cmd.concurrency);
     const showBar = cmd.progress && process.stderr.isTTY && !cmd.json;
     const bar = showBar
@@ -185,8 +188,22 @@ async function runCommand(
     const results = await Promise.all(
       sources.map((source) =>
         limit(async () => {
-          const result = await submit(runtime, source, submissionId);
-          if (cmd.json) process.stdout.write(`${jsonLine(result)}\n`);
+          // Content that already ran to an end in this folder is not run again: its result is reprinted.
+          const admitted = source.rejectWith
+            ? { runId: randomUUID() }
+            : await runtime.admit(source.body, { ...(cmd.rerun && { rerun: true }) });
+          const result: SourcedResult & { duplicate?: true } = admitted.duplicateOf
+            ? {
+                ...(await buildRunResult(admitted.duplicateOf, runtime.deps)),
+                source: source.label,
+                duplicate: true,
+              }
+            : await submit(runtime, source, LOCAL_SUBMISSION_ID, undefined, admitted.runId);
+          if (admitted.runId) await runtime.release(admitted.runId);
+          if (cmd.json)
+            process.stdout.write(
+              `${result.duplicate ? JSON.stringify({ ...JSON.parse(jsonLine(result)), duplicate: true }) : jsonLine(result)}\n`,
+            );
           bar?.increment({ status: `${result.draftId}: ${result.status}` });
           return result;
         }),
@@ -249,6 +266,10 @@ function program(): Command {
       new Option("--concurrency <n>", "drafts in flight at once").argParser(wholeNumber(1)).default(4),
     )
     .option("--no-progress", "no progress bar")
+    .option(
+      "--rerun",
+      "run drafts again even when the same content already finished in this data folder (reprinted with duplicate: true otherwise)",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft run examples/ --json --llm replay:examples/example.cassette.json > results.jsonl",
