@@ -3,12 +3,13 @@ import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
-import type { RunStore } from "../shared/store/types.js";
+import type { RunStatus, RunStore } from "../shared/store/types.js";
 import { parseDraft } from "../shared/validate.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
 
 export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+const REVIEWABLE: readonly RunStatus[] = ["needs_manual_review", "failed"];
 
 /** What a review needs of the local runtime: its runs, its packs, and its event log. */
 export interface ReviewRuntime {
@@ -62,7 +63,7 @@ async function readEdit(
 }
 
 /**
- * A person's decision on a draft waiting for review. Approve makes it validated, reject closes it,
+ * A person's decision on a draft waiting for review, or on a failed run. Approve makes it validated, reject closes it,
  * edit starts a new run of the edited draft linked to this one and takes this one off the queue.
  * An edit that is not a valid draft, or whose run is rejected or fails, leaves this run as it was.
  */
@@ -74,8 +75,12 @@ export async function reviewRun(
 ): Promise<string> {
   const run = await runtime.runs.getRun(runId);
   if (!run) throw new UsageError(`no run ${runId}`);
-  if (run.status !== "needs_manual_review") {
-    throw new UsageError(`run ${runId} is ${run.status}: only a draft that needs review can be reviewed`);
+  // A failed run (a fault, or a process killed mid-run: `interrupted`) is as reviewable as one the
+  // loop escalated: a person may accept its draft, close it, or edit it into a new run.
+  if (!REVIEWABLE.includes(run.status)) {
+    throw new UsageError(
+      `run ${runId} is ${run.status}: only a draft that needs review, or whose run failed, can be reviewed`,
+    );
   }
   const at = new Date().toISOString();
   const review = { decision, reviewer: options.reviewer, at, ...(options.note && { note: options.note }) };
