@@ -26,6 +26,8 @@ export const DraftOptionsSchema = z
   .object({
     maxAttempts: z.number().int().min(0).max(10).optional(),
     maxLogicAttempts: z.number().int().min(0).max(5).optional(),
+    breakerAfter: z.number().int().min(1).max(10).optional(),
+    /** The earlier name of `breakerAfter`, still accepted. */
     breakerThreshold: z.number().int().min(1).max(10).optional(),
     stuckAfter: z.number().int().min(1).max(10).optional(),
     maxTokens: z.number().int().positive().optional(),

@@ -60,7 +60,12 @@ export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 /** Bounds of the correction loop; docs/DESIGN.md §2 gives the defaults and the stop rules. */
 export const LoopSettingsSchema = z.object({
   maxAttempts: z.number().int().min(0).max(10),
-  /** Circuit breaker trips once this many attempts all failed the same rule; defaults to maxAttempts. */
+  /**
+   * Circuit breaker: trips once the same error rule failed in this many consecutive attempts and
+   * still fails (default 2), so it can stop a run before `maxAttempts`.
+   */
+  breakerAfter: z.number().int().min(1).max(10).optional(),
+  /** The earlier name of `breakerAfter`, still accepted; `breakerAfter` wins when both are set. */
   breakerThreshold: z.number().int().min(1).max(10).optional(),
   stuckAfter: z.number().int().min(1).max(10),
   maxLogicAttempts: z.number().int().min(0).max(5),

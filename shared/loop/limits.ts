@@ -2,6 +2,7 @@ import type { Draft } from "../draft.js";
 import type { ResolvedPack } from "../engine.js";
 import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
 import type { LoopLimits } from "./state.js";
+import { DEFAULT_BREAKER_AFTER } from "./verdict.js";
 
 const capped = (value: number | undefined, fallback: number, cap: number | undefined): number =>
   Math.min(value ?? fallback, cap ?? Number.POSITIVE_INFINITY);
@@ -21,7 +22,14 @@ export function resolveLimits(
   const maxAttempts = capped(o.maxAttempts, loop.maxAttempts, caps.maxAttempts);
   return {
     maxAttempts,
-    breakerThreshold: Math.max(1, o.breakerThreshold ?? loop.breakerThreshold ?? maxAttempts),
+    breakerAfter: Math.max(
+      1,
+      o.breakerAfter ??
+        o.breakerThreshold ??
+        loop.breakerAfter ??
+        loop.breakerThreshold ??
+        DEFAULT_BREAKER_AFTER,
+    ),
     stuckAfter: o.stuckAfter ?? loop.stuckAfter,
     maxLogicAttempts: capped(o.maxLogicAttempts, loop.maxLogicAttempts, caps.maxLogicAttempts),
     maxTokens: capped(o.maxTokens, loop.maxTokens ?? 0, caps.maxTokens) || (caps.maxTokens ?? 0),

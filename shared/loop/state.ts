@@ -19,7 +19,8 @@ export type LoopDecision = z.infer<typeof LoopDecisionSchema>;
 
 export const LoopLimitsSchema = z.object({
   maxAttempts: z.number().int().nonnegative(),
-  breakerThreshold: z.number().int().positive(),
+  /** Consecutive usable attempts that must fail the same error rule (still failing) to trip the breaker. */
+  breakerAfter: z.number().int().positive(),
   stuckAfter: z.number().int().positive(),
   maxLogicAttempts: z.number().int().nonnegative(),
   /** 0 means no budget. JSONPath Choice states cannot test for a missing field cheaply, so never absent. */
@@ -100,7 +101,7 @@ export const LoopStateSchema = z.object({
   originalRef: z.string(),
   /** Error rules of the initial validation, to report which were resolved and which persisted. */
   initialErrorRules: z.array(z.string()),
-  /** Per rule, the number of attempts (n ≥ 1) in which it failed: the circuit breaker's memory. */
+  /** Per rule, the consecutive usable execution attempts that failed it: the circuit breaker's memory. */
   ruleFailures: z.record(z.string(), z.number().int().nonnegative()),
   /** Consecutive attempts that did not beat the best so far. */
   sinceBest: z.number().int().nonnegative(),

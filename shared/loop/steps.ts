@@ -32,6 +32,7 @@ import { resolveLimits } from "./limits.js";
 import { buildCorrectionPrompt } from "./prompt.js";
 import { parseCorrectionAnswer } from "./response.js";
 import { attemptsMade, type LoopState, type Pending } from "./state.js";
+import { budgetSpent, nextVerdict } from "./verdict.js";
 
 /** What the steps need from the outside world; the same in Lambda, in the local runtime and in tests. */
 export interface LoopDeps {
@@ -164,7 +165,7 @@ function terminalState(
     counters: { execution: 0, logic: 0 },
     limits: {
       maxAttempts: 0,
-      breakerThreshold: 1,
+      breakerAfter: 1,
       stuckAfter: 1,
       maxLogicAttempts: 0,
       maxTokens: 0,
@@ -626,14 +627,9 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
   if (recorded) deps.onAttemptRecorded?.(record);
 
-  const ruleFailures = { ...state.ruleFailures };
-  // Only a usable answer says anything about a rule: an unparseable one changed nothing.
-  if (!logic && draftRef)
-    for (const id of errorRuleIds(report)) ruleFailures[id] = (ruleFailures[id] ?? 0) + 1;
   const best =
     beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
   const bestReportNow = beats ? report : bestReport;
-  const sinceBest = beats ? 0 : logic ? state.sinceBest : state.sinceBest + 1;
   const hints = keepHints([
     ...state.hints,
     ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt),
@@ -641,17 +637,22 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
 
   const tokens = addTotals(state.tokens, usage);
   const cost = state.costUsd + pending.costUsd;
-  const executionAttempts = state.counters.execution;
   const bestRules = new Set(errorRuleIds(bestReportNow));
-  const tripped =
-    pending.phase === "execution" && executionAttempts >= state.limits.breakerThreshold
-      ? Object.entries(ruleFailures)
-          .filter(([id, count]) => count >= executionAttempts && bestRules.has(id))
-          .map(([id]) => id)
-          .sort()
-      : [];
   const { limits } = state;
-  const budgetExhausted = budgetSpent(limits, tokens.total, cost);
+  // The stop rules are one pure function; this step only records what it decides.
+  const next = nextVerdict(
+    state,
+    { phase: pending.phase, usable: draftRef !== undefined, errorRules: errorRuleIds(report), beats },
+    {
+      errors: best.errors,
+      warnings: bestReportNow.counts.warning,
+      score: best.score,
+      errorRules: [...bestRules],
+    },
+    { tokens: tokens.total, costUsd: cost },
+    limits,
+  );
+  const tripped = next.tripped;
   const violationsPerAttempt = [...state.violationsPerAttempt, errors];
   const initial = new Set(state.initialErrorRules);
   await deps.runs.updateRun(state.runId, {
@@ -670,34 +671,19 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     // After a logic correction the execution checks ran again; the judge runs again next.
     phase: "execution",
     best,
-    ruleFailures,
-    sinceBest,
+    ruleFailures: next.ruleFailures,
+    sinceBest: next.sinceBest,
     hints,
     tokens,
     costUsd: cost,
     violationsPerAttempt,
     circuitBreakerRules: tripped,
-    verdict: {
-      errors: best.errors,
-      warnings: bestReportNow.counts.warning,
-      score: best.score,
-      breakerTripped: tripped.length > 0,
-      stuck: sinceBest >= limits.stuckAfter,
-      budgetExhausted,
-    },
+    verdict: next.verdict,
   };
 }
 
 function addTotals(a: TokenTotals, b: TokenTotals): TokenTotals {
   return { ...addUsage(a, b), total: a.total + b.total };
-}
-
-/** Token or cost budget spent (0 means no budget). */
-function budgetSpent(limits: LoopState["limits"], tokens: number, costUsd: number): boolean {
-  return (
-    (limits.maxTokens > 0 && tokens >= limits.maxTokens) ||
-    (limits.maxCostUsd > 0 && costUsd >= limits.maxCostUsd)
-  );
 }
 
 /** The prompt shows the last few hints; the state keeps no more than that, each clipped. */

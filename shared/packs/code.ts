@@ -495,7 +495,9 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
     if (run?.kind !== "ran" || total === 0) return 0;
     return run.outcomes.filter((o) => o.passed).length / total;
   },
-  loop: { maxAttempts: 3 },
+  // Seed 003 gives a failing test three rounds of analyse, fix, retest before escalating: the breaker
+  // waits for all three instead of the default two.
+  loop: { maxAttempts: 3, breakerAfter: 3 },
   protectedContent: ["/tests", "/language"],
   instructions: INSTRUCTIONS,
   contentJsonSchema() {

@@ -135,6 +135,44 @@ describe("correctDraft (seed 004: SelfCorrectionService.correct)", () => {
     expect(result.circuitBreakerRules).toEqual(["nbme_answer_homogeneity"]);
   });
 
+  it("stops a run with a larger budget early: the same rule in two consecutive attempts trips the breaker", async () => {
+    const stillHomogeneity = {
+      ...(PARTIALLY_CORRECTED_DRAFT.content as object),
+      rationale: "Aspirin and PCI are the first-line treatments for acute MI.",
+    };
+    const { deps, model } = makeDeps([
+      answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
+      answer(ID, stillHomogeneity),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
+    const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 4 } }, deps);
+    expect(result.reason).toBe("circuit_breaker");
+    expect(result.attempts).toBe(2);
+    expect(model?.requests).toHaveLength(2);
+    expect(result.circuitBreakerRules).toEqual(["nbme_answer_homogeneity"]);
+  });
+
+  it("takes breakerAfter from the draft, and still accepts the earlier name breakerThreshold", async () => {
+    const stillHomogeneity = {
+      ...(PARTIALLY_CORRECTED_DRAFT.content as object),
+      rationale: "Aspirin and PCI are the first-line treatments for acute MI.",
+    };
+    for (const options of [{ breakerAfter: 3 }, { breakerThreshold: 3 }]) {
+      const { deps } = makeDeps([
+        answer(ID, PARTIALLY_CORRECTED_DRAFT.content),
+        answer(ID, stillHomogeneity),
+        answer(ID, FULLY_CORRECTED_DRAFT.content),
+      ]);
+      const result = await correctDraft(
+        { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 4, stuckAfter: 4, ...options } },
+        deps,
+      );
+      expect(result.status).toBe("validated");
+      expect(result.attempts).toBe(3);
+    }
+  });
+
   it("records the status transitions draft → correcting → validated with timestamps", async () => {
     const { deps, runs } = makeDeps([answer(ID, FULLY_CORRECTED_DRAFT.content)]);
     const result = await correctDraft(DRAFT_WITH_ERRORS, deps);
