@@ -1,10 +1,12 @@
 import { CreateTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  type QueryCommandOutput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { RunNotFoundError } from "../../shared/errors.js";
@@ -21,15 +23,16 @@ import {
   type TokenTotals,
 } from "../../shared/store/types.js";
 import {
-  ALL_RUNS_PARTITION,
   ATTEMPT_SORT_KEY_PREFIX,
   attemptKey,
   awsErrorName,
   COUNTED_ATTEMPTS_ATTRIBUTE,
+  CREATED_PARTITIONS,
   claimKey,
   DESIGN_ATTRIBUTES,
   draftPartition,
   expiresAt,
+  INDEX_PROJECTION,
   INDEXES,
   type IndexDefinition,
   type ItemKey,
@@ -58,7 +61,27 @@ export interface DynamoRunStoreOptions {
   tableName: string;
   /** Days to keep runs and attempts (written as `ttl`). @default undefined: kept until deleted */
   ttlDays?: number | undefined;
+  /** Index items read per query page while listing. @default 100 */
+  pageSize?: number;
 }
+
+/** One page of a listing: the runs, and the cursor of the next page when there may be more. */
+export interface RunPage {
+  runs: RunRecord[];
+  /** Opaque; pass it back to {@link DynamoRunStore.listRunsPage} for the next page. */
+  cursor?: string;
+}
+
+/** An index entry: the run's table key and its position in the index. */
+interface IndexEntry {
+  key: ItemKey;
+  sort: string;
+}
+
+/** BatchGetItem takes at most 100 keys. */
+const BATCH_GET_MAX = 100;
+/** A BatchGet that keeps returning UnprocessedKeys is throttled: give up after this many rounds. */
+const BATCH_GET_ROUNDS = 8;
 
 const CONDITION_FAILED = "ConditionalCheckFailedException";
 /** A claim read back after a failed conditional put can vanish (TTL) before we see it: try again, a few times. */
@@ -77,6 +100,7 @@ export class DynamoRunStore implements RunStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
   readonly #ttlDays: number | undefined;
+  readonly #pageSize: number;
 
   constructor(options: DynamoRunStoreOptions) {
     this.#doc =
@@ -85,6 +109,7 @@ export class DynamoRunStore implements RunStore {
         : DynamoDBDocumentClient.from(options.client, { marshallOptions: { removeUndefinedValues: true } });
     this.#table = options.tableName;
     this.#ttlDays = options.ttlDays;
+    this.#pageSize = options.pageSize ?? 100;
   }
 
   async createRun(run: RunRecord): Promise<boolean> {
@@ -150,7 +175,10 @@ export class DynamoRunStore implements RunStore {
     fields: Partial<RunOutcome> = {},
   ): Promise<void> {
     const outcome = definedOutcome(fields);
-    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[]);
+    // A decision (or any status but the review queue) starts the retention clock from now.
+    const expires = this.#ttlDays !== undefined;
+    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[], { expires });
+    const ttl = expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
     for (let tries = 0; tries < STATUS_TRIES; tries++) {
       const moved = await this.#conditional(
         "setStatus",
@@ -160,7 +188,12 @@ export class DynamoRunStore implements RunStore {
           UpdateExpression: update.UpdateExpression,
           ConditionExpression: update.ConditionExpression,
           ExpressionAttributeNames: update.ExpressionAttributeNames,
-          ExpressionAttributeValues: statusUpdateValues(update, { runId, at, fields: outcome }),
+          ExpressionAttributeValues: statusUpdateValues(update, {
+            runId,
+            at,
+            fields: outcome,
+            ...(ttl !== undefined && { ttl }),
+          }),
         }),
       );
       if (moved) return;
@@ -249,31 +282,73 @@ export class DynamoRunStore implements RunStore {
     return items.map((item) => AttemptRecordSchema.parse(withoutDesign(item)));
   }
 
+  /** Newest first; every page of {@link listRunsPage} until `limit` runs. */
   async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
     const limit = query.limit ?? Number.POSITIVE_INFINITY;
-    if (limit <= 0) return [];
-    const [index, partition]: [IndexDefinition, string] = query.draftId
-      ? [INDEXES.byDraft, draftPartition(query.draftId)]
+    const runs: RunRecord[] = [];
+    let cursor: string | undefined;
+    while (runs.length < limit) {
+      const page = await this.listRunsPage({ ...query, limit: Math.min(limit - runs.length, 1000) }, cursor);
+      runs.push(...page.runs);
+      cursor = page.cursor;
+      if (!cursor) break;
+    }
+    return runs;
+  }
+
+  /**
+   * One page of runs, newest first, from where `cursor` left off. With neither `draftId` nor
+   * `status` it merges the byCreated shards: each shard is read newest first, and the newest head
+   * is taken until the page is full. The cursor is the last index sort key returned; the next page
+   * reads every partition below it, so a page boundary falls anywhere, across shards, exactly once.
+   */
+  async listRunsPage(query: RunQuery = {}, cursor?: string): Promise<RunPage> {
+    const limit = query.limit ?? this.#pageSize;
+    if (limit <= 0) return { runs: [] };
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    const [index, partitions]: [IndexDefinition, readonly string[]] = query.draftId
+      ? [INDEXES.byDraft, [draftPartition(query.draftId)]]
       : query.status
-        ? [INDEXES.byStatus, statusPartition(query.status)]
-        : [INDEXES.byCreated, ALL_RUNS_PARTITION];
-    const filterStatus = query.draftId && query.status ? query.status : undefined;
-    const items = await this.#query(
-      "listRuns",
-      {
-        IndexName: index.indexName,
-        KeyConditionExpression: "#ipk = :ipk",
-        ExpressionAttributeNames: {
-          "#ipk": index.partitionKey,
-          ...(filterStatus && { "#status": "status" }),
-        },
-        ExpressionAttributeValues: { ":ipk": partition, ...(filterStatus && { ":status": filterStatus }) },
-        ...(filterStatus && { FilterExpression: "#status = :status" }),
-        ScanIndexForward: false,
-      },
-      limit,
-    );
-    return items.map(toRun);
+        ? [INDEXES.byStatus, [statusPartition(query.status)]]
+        : [INDEXES.byCreated, CREATED_PARTITIONS];
+    const streams = partitions.map((p) => this.#indexEntries(index, p, before));
+    const heads = await Promise.all(streams.map((s) => s.next()));
+    const runs: RunRecord[] = [];
+    let last: string | undefined;
+    let exhausted = false;
+    while (runs.length < limit) {
+      // Take up to the missing count from the merge, then read those runs by key.
+      const batch: IndexEntry[] = [];
+      while (batch.length < Math.min(limit - runs.length, BATCH_GET_MAX)) {
+        let newest = -1;
+        heads.forEach((head, i) => {
+          if (!head.done && (newest < 0 || head.value.sort > (heads[newest]?.value?.sort ?? ""))) newest = i;
+        });
+        const head = heads[newest];
+        const stream = streams[newest];
+        if (!head || head.done || !stream) {
+          exhausted = true;
+          break;
+        }
+        batch.push(head.value);
+        heads[newest] = await stream.next();
+      }
+      if (batch.length === 0) break;
+      const items = await this.#batchGet(
+        "listRuns",
+        batch.map((e) => e.key),
+      );
+      for (const entry of batch) {
+        last = entry.sort;
+        const item = items.get(entry.key.pk);
+        // Gone (expired) since the index was read, or moved out of the status queried: skip it.
+        if (!item) continue;
+        if (query.status && item.status !== query.status) continue;
+        runs.push(toRun(item));
+      }
+      if (exhausted) break;
+    }
+    return exhausted || last === undefined ? { runs } : { runs, cursor: encodeCursor(last) };
   }
 
   async setReview(runId: string, review: Review): Promise<void> {
@@ -289,6 +364,70 @@ export class DynamoRunStore implements RunStore {
       }),
     );
     if (!updated) throw new RunNotFoundError(runId);
+  }
+
+  /** One partition of an index, newest first, below `before`; read a page at a time as consumed. */
+  async *#indexEntries(
+    index: IndexDefinition,
+    partition: string,
+    before: string | undefined,
+  ): AsyncGenerator<IndexEntry, void, undefined> {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      let page: QueryCommandOutput;
+      try {
+        page = await this.#doc.send(
+          new QueryCommand({
+            TableName: this.#table,
+            IndexName: index.indexName,
+            KeyConditionExpression: before ? "#ipk = :ipk AND #isk < :before" : "#ipk = :ipk",
+            ExpressionAttributeNames: {
+              "#ipk": index.partitionKey,
+              ...(before && { "#isk": index.sortKey }),
+            },
+            ExpressionAttributeValues: { ":ipk": partition, ...(before && { ":before": before }) },
+            ScanIndexForward: false,
+            Limit: this.#pageSize,
+            ...(startKey && { ExclusiveStartKey: startKey }),
+          }),
+        );
+      } catch (error) {
+        throw storeError("listRuns", error);
+      }
+      for (const item of page.Items ?? []) {
+        yield {
+          key: { pk: String(item[PARTITION_KEY]), sk: String(item[SORT_KEY]) },
+          sort: String(item[index.sortKey]),
+        };
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  /** The items of `keys` by their `pk` (consistent reads); missing ones are left out. */
+  async #batchGet(operation: string, keys: ItemKey[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    let pending: ItemKey[] = keys;
+    for (let round = 0; pending.length > 0; round++) {
+      if (round >= BATCH_GET_ROUNDS) {
+        throw storeError(
+          operation,
+          Object.assign(new Error("BatchGetItem kept keys unprocessed"), {
+            name: "ThrottlingException",
+          }),
+        );
+      }
+      try {
+        const { Responses, UnprocessedKeys } = await this.#doc.send(
+          new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of Responses?.[this.#table] ?? []) found.set(String(item[PARTITION_KEY]), item);
+        pending = (UnprocessedKeys?.[this.#table]?.Keys ?? []) as ItemKey[];
+      } catch (error) {
+        throw storeError(operation, error);
+      }
+    }
+    return found;
   }
 
   #ttl(from: string): Record<string, number> {
@@ -355,6 +494,20 @@ function definedOutcome(fields: Partial<RunOutcome>): Partial<Omit<RunOutcome, "
   ) as Partial<Omit<RunOutcome, "status">>;
 }
 
+function encodeCursor(sort: string): string {
+  return Buffer.from(JSON.stringify({ before: sort }), "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { before?: unknown };
+    if (typeof parsed.before === "string" && parsed.before) return parsed.before;
+  } catch {
+    // fall through: not one of ours
+  }
+  throw new RangeError("listRunsPage: not a cursor this store returned");
+}
+
 function withoutDesign(item: Record<string, unknown>): Record<string, unknown> {
   const record = { ...item };
   for (const name of DESIGN_ATTRIBUTES) delete record[name];
@@ -387,7 +540,7 @@ export async function createTable(client: DynamoDBClient, tableName: string): Pr
             { AttributeName: index.partitionKey, KeyType: "HASH" },
             { AttributeName: index.sortKey, KeyType: "RANGE" },
           ],
-          Projection: { ProjectionType: "ALL" },
+          Projection: { ProjectionType: INDEX_PROJECTION },
         })),
       }),
     );

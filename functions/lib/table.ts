@@ -7,16 +7,23 @@
  *
  * | item        | pk                 | sk               | byDraft (pk / sk)                   | byStatus (pk / sk)                  | byCreated (pk / sk)          |
  * |-------------|--------------------|------------------|-------------------------------------|-------------------------------------|------------------------------|
- * | run         | `RUN#<runId>`      | `RUN`            | `DRAFT#<draftId>` / `<createdAt>#<runId>` | `STATUS#<status>` / `<updatedAt>#<runId>` | `RUNS` / `<createdAt>#<runId>` |
+ * | run         | `RUN#<runId>`      | `RUN`            | `DRAFT#<draftId>` / `<createdAt>#<runId>` | `STATUS#<status>` / `<updatedAt>#<runId>` | `RUNS#<shard>` / `<createdAt>#<runId>` |
  * | attempt     | `RUN#<runId>`      | `ATTEMPT#0001`…  | –                                   | –                                   | –                            |
  * | claim       | `CONTENT#<sha256>` | `CLAIM`          | –                                   | –                                   | –                            |
  *
  * Every key attribute is a string. Only run items carry index keys, so the indexes hold runs
- * alone. Every index projects all attributes, so a listing needs no second read.
+ * alone. Every index projects its keys only (KEYS_ONLY): a listing reads the index for the order,
+ * then the run items themselves by key (BatchGetItem), so an index costs no storage or write
+ * capacity for attributes a listing never reads from it, and a listing never shows a stale copy.
+ *
+ * `byCreated` is spread over {@link CREATED_SHARDS} partitions (`RUNS#0`…`RUNS#7`, by a hash of the
+ * run id) so that no single partition takes every run's write; "all runs, newest first" merges
+ * the shards by sort key.
  *
  * `ttl` (epoch seconds) is written for retention; AWS deletes expired items eventually, dynalite
  * never does. No read or condition depends on it: a claim's staleness, for one, is decided by
- * its `claimedAtMs`, not by whether it is still there.
+ * its `claimedAtMs`, not by whether it is still there. A run that enters `needs_manual_review`
+ * loses its `ttl` (the review queue is kept until a person decides); the decision writes it again.
  */
 import { ErrorNames, SelfCorrectionError } from "../../shared/errors.js";
 import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
@@ -34,15 +41,18 @@ export interface IndexDefinition {
   readonly sortKey: string;
 }
 
-/** The three global secondary indexes; all keys are strings, all attributes projected. */
+/** The three global secondary indexes; all keys are strings, keys only projected. */
 export const INDEXES = {
   /** The runs of one draft, newest first. */
   byDraft: { indexName: "byDraft", partitionKey: "byDraftPk", sortKey: "byDraftSk" },
   /** The runs in one status, most recently moved there first (the review queue). */
   byStatus: { indexName: "byStatus", partitionKey: "byStatusPk", sortKey: "byStatusSk" },
-  /** Every run, newest first. One constant partition: fine for a review tool's volume. */
+  /** Every run, newest first: {@link CREATED_SHARDS} partitions merged by sort key. */
   byCreated: { indexName: "byCreated", partitionKey: "byCreatedPk", sortKey: "byCreatedSk" },
 } as const satisfies Record<string, IndexDefinition>;
+
+/** What every index projects: its keys and the table's, nothing else (see the module comment). */
+export const INDEX_PROJECTION = "KEYS_ONLY";
 
 export const RUN_KEY_PREFIX = "RUN#";
 export const RUN_SORT_KEY = "RUN";
@@ -52,6 +62,31 @@ export const CLAIM_SORT_KEY = "CLAIM";
 export const DRAFT_KEY_PREFIX = "DRAFT#";
 export const STATUS_KEY_PREFIX = "STATUS#";
 export const ALL_RUNS_PARTITION = "RUNS";
+
+/**
+ * How many partitions `byCreated` spreads runs over. A GSI partition takes about 1,000 writes a
+ * second; eight shards keep a burst of uploads well under that, and a newest-first page costs at
+ * most eight queries. Changing it re-shards only runs written afterwards: keep it fixed per table.
+ */
+export const CREATED_SHARDS = 8;
+
+/** FNV-1a over the run id: stable across runtimes, no crypto import needed in this SDK-free module. */
+function shardOf(runId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < runId.length; i++) {
+    hash ^= runId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % CREATED_SHARDS;
+}
+
+/** `RUNS#<shard>`: the byCreated partition of a run. */
+export const createdPartition = (runId: string): string => `${ALL_RUNS_PARTITION}#${shardOf(runId)}`;
+/** Every byCreated partition, for the merge. */
+export const CREATED_PARTITIONS: readonly string[] = Array.from(
+  { length: CREATED_SHARDS },
+  (_, shard) => `${ALL_RUNS_PARTITION}#${shard}`,
+);
 
 /** Attempt numbers are zero-padded to this width so that the sort key orders them numerically. */
 const ATTEMPT_DIGITS = 4;
@@ -93,7 +128,7 @@ export function runIndexKeys(
     [INDEXES.byDraft.sortKey]: timeSortKey(run.createdAt, run.runId),
     [INDEXES.byStatus.partitionKey]: statusPartition(run.status),
     [INDEXES.byStatus.sortKey]: timeSortKey(run.updatedAt, run.runId),
-    [INDEXES.byCreated.partitionKey]: ALL_RUNS_PARTITION,
+    [INDEXES.byCreated.partitionKey]: createdPartition(run.runId),
     [INDEXES.byCreated.sortKey]: timeSortKey(run.createdAt, run.runId),
   };
 }
@@ -155,6 +190,8 @@ export interface StatusUpdateValueNames {
   transition: string;
   /** One placeholder per outcome field the update was built with (`:reason`, `:finalRef`…). */
   fields: Partial<Record<OutcomeField, string>>;
+  /** The new `ttl` (epoch seconds), when the update was built with `expires`. */
+  ttl?: string;
 }
 
 /** An UpdateItem on the run item (`Key: runKey(runId)`), minus its values. */
@@ -190,7 +227,11 @@ export interface StatusUpdate {
  * the run to tell that apart from a missing run; a state machine should `Catch` that error on these
  * states and carry on, since the status it wanted is in place.
  */
-export function statusUpdate(status: RunStatus, fields: readonly OutcomeField[] = []): StatusUpdate {
+export function statusUpdate(
+  status: RunStatus,
+  fields: readonly OutcomeField[] = [],
+  options: { expires?: boolean } = {},
+): StatusUpdate {
   const names: Record<string, string> = {
     "#status": "status",
     "#statusKey": INDEXES.byStatus.partitionKey,
@@ -212,8 +253,12 @@ export function statusUpdate(status: RunStatus, fields: readonly OutcomeField[] 
     sets.push(`#${field} = :${field}`);
     fieldValues[field] = `:${field}`;
   }
+  // The review queue waits for a person, however long that takes: no expiry while it is queued.
+  const awaitsReview = status === "needs_manual_review";
+  if (awaitsReview || options.expires) names["#ttl"] = TTL_ATTRIBUTE;
+  if (options.expires && !awaitsReview) sets.push("#ttl = :ttl");
   return {
-    UpdateExpression: `SET ${sets.join(", ")}`,
+    UpdateExpression: `SET ${sets.join(", ")}${awaitsReview ? " REMOVE #ttl" : ""}`,
     ConditionExpression: `attribute_exists(${PARTITION_KEY}) AND #status <> :status`,
     ExpressionAttributeNames: names,
     valueNames: {
@@ -223,6 +268,7 @@ export function statusUpdate(status: RunStatus, fields: readonly OutcomeField[] 
       at: ":at",
       transition: ":transition",
       fields: fieldValues,
+      ...(options.expires && !awaitsReview && { ttl: ":ttl" }),
     },
     fixedValues: { ":status": status, ":statusKey": statusPartition(status) },
   };
@@ -234,7 +280,7 @@ export function statusUpdate(status: RunStatus, fields: readonly OutcomeField[] 
  */
 export function statusUpdateValues(
   update: StatusUpdate,
-  values: { runId: string; at: string; fields?: Partial<RunOutcome> },
+  values: { runId: string; at: string; fields?: Partial<RunOutcome>; ttl?: number },
 ): Record<string, unknown> {
   const { valueNames: n } = update;
   const status = update.fixedValues[n.status];
@@ -248,6 +294,10 @@ export function statusUpdateValues(
     const value = values.fields?.[field];
     if (value === undefined) throw new RangeError(`status update expects a value for "${field}"`);
     result[name] = value;
+  }
+  if (n.ttl) {
+    if (values.ttl === undefined) throw new RangeError("status update expects a value for ttl");
+    result[n.ttl] = values.ttl;
   }
   return result;
 }

@@ -3,12 +3,16 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import {
+  CREATED_SHARDS,
   claimKey,
+  createdPartition,
+  expiresAt,
   INDEXES,
   RUN_KEY_PREFIX,
   RUN_SORT_KEY,
   runKey,
   statusUpdate,
+  statusUpdateValues,
   timeSortKey,
 } from "../../functions/lib/table.js";
 import { ensureTable, type LocalDynamo, localDynamoClient, startDynalite } from "../../local/dynalite.js";
@@ -70,7 +74,7 @@ describe(`DynamoRunStore on ${engine}: the table design`, () => {
       byDraftSk: `${at(0)}#r1`,
       byStatusPk: "STATUS#draft",
       byStatusSk: `${at(0)}#r1`,
-      byCreatedPk: "RUNS",
+      byCreatedPk: createdPartition("r1"),
       byCreatedSk: `${at(0)}#r1`,
       ttl: Date.parse(at(0)) / 1000 + 30 * 86_400,
     });
@@ -158,5 +162,113 @@ describe(`DynamoRunStore on ${engine}: the table design`, () => {
       [INDEXES.byStatus.partitionKey]: "STATUS#needs_manual_review",
       [INDEXES.byStatus.sortKey]: timeSortKey(at(9), "r1"),
     });
+  });
+});
+
+describe(`DynamoRunStore on ${engine}: retention`, () => {
+  let tableName: string;
+  let store: DynamoRunStore;
+  let doc: DynamoDBDocumentClient;
+  const ttlOf = async (runId: string) =>
+    (await doc.send(new GetCommand({ TableName: tableName, Key: runKey(runId), ConsistentRead: true }))).Item
+      ?.ttl;
+
+  beforeEach(async () => {
+    tableName = await freshTable();
+    store = new DynamoRunStore({ client, tableName, ttlDays: 7 });
+    doc = DynamoDBDocumentClient.from(client);
+  });
+
+  it("keeps a run awaiting review without a ttl, and starts it again from the decision", async () => {
+    await store.createRun(makeRun("r1", { status: "correcting" }));
+    expect(await ttlOf("r1")).toBe(expiresAt(at(0), 7));
+    await store.setStatus("r1", "needs_manual_review", at(10));
+    expect(await ttlOf("r1")).toBeUndefined();
+    await store.setStatus("r1", "validated", at(60 * 24 * 30));
+    expect(await ttlOf("r1")).toBe(expiresAt(at(60 * 24 * 30), 7));
+  });
+
+  it("removes the ttl when the state machine's MarkNeedsReview update moves the run", async () => {
+    await store.createRun(makeRun("r1", { status: "correcting" }));
+    const update = statusUpdate("needs_manual_review");
+    expect(update.UpdateExpression).toMatch(/ REMOVE #ttl$/);
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: runKey("r1"),
+        UpdateExpression: update.UpdateExpression,
+        ConditionExpression: update.ConditionExpression,
+        ExpressionAttributeNames: update.ExpressionAttributeNames,
+        ExpressionAttributeValues: statusUpdateValues(update, { runId: "r1", at: at(3) }),
+      }),
+    );
+    expect(await ttlOf("r1")).toBeUndefined();
+  });
+});
+
+describe(`DynamoRunStore on ${engine}: listing thousands of runs across the byCreated shards`, () => {
+  const RUNS = 2_500;
+  let store: DynamoRunStore;
+  /** Run ids newest first, as every listing must return them. */
+  let newestFirst: string[];
+
+  beforeAll(async () => {
+    const tableName = await freshTable();
+    // Small query pages, so that every shard is read over many pages and merged page by page.
+    store = new DynamoRunStore({ client, tableName, pageSize: 37 });
+    const ids = Array.from({ length: RUNS }, (_, i) => `run-${String(i).padStart(5, "0")}`);
+    // Several runs share a second (ties are broken by run id), and they arrive out of order.
+    const createdAt = (i: number) => new Date(Date.parse(at(0)) + Math.floor(i / 3) * 1000).toISOString();
+    const shuffled = [...ids].sort((a, b) =>
+      a.split("").reverse().join("") < b.split("").reverse().join("") ? -1 : 1,
+    );
+    for (let i = 0; i < shuffled.length; i += 25) {
+      await Promise.all(
+        shuffled
+          .slice(i, i + 25)
+          .map((id) => store.createRun(makeRun(id, { createdAt: createdAt(ids.indexOf(id)) }))),
+      );
+    }
+    newestFirst = [...ids].reverse();
+  }, 120_000);
+
+  it("spreads the runs over every shard", () => {
+    const perShard = new Map<string, number>();
+    for (const id of newestFirst)
+      perShard.set(createdPartition(id), (perShard.get(createdPartition(id)) ?? 0) + 1);
+    expect(perShard.size).toBe(CREATED_SHARDS);
+    for (const count of perShard.values()) expect(count).toBeGreaterThan(RUNS / CREATED_SHARDS / 2);
+  });
+
+  it("lists every run newest first", async () => {
+    const runs = await store.listRuns();
+    expect(runs.map((r) => r.runId)).toEqual(newestFirst);
+  });
+
+  it("pages with a cursor: each run once, in order, whatever the page size", async () => {
+    for (const pageSize of [1, 7, 100, 999]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.listRunsPage({ limit: pageSize }, cursor);
+        expect(page.runs.length).toBeLessThanOrEqual(pageSize);
+        seen.push(...page.runs.map((r) => r.runId));
+        cursor = page.cursor;
+        pages++;
+        if (pageSize === 1 && pages >= 60) break;
+      } while (cursor);
+      expect(seen).toEqual(pageSize === 1 ? newestFirst.slice(0, 60) : newestFirst);
+    }
+  }, 60_000);
+
+  it("honours a limit with the newest runs", async () => {
+    await expect(store.listRuns({ limit: 5 }).then((rs) => rs.map((r) => r.runId))).resolves.toEqual(
+      newestFirst.slice(0, 5),
+    );
+  });
+
+  it("refuses a cursor it did not issue", async () => {
+    await expect(store.listRunsPage({ limit: 5 }, "not-a-cursor")).rejects.toBeInstanceOf(RangeError);
   });
 });

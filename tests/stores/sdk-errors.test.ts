@@ -14,6 +14,7 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -24,7 +25,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
+import { runKey, StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
 import { BlobNotFoundError, RunNotFoundError } from "../../shared/errors.js";
 import { at, makeRun } from "./fixtures.js";
 
@@ -106,27 +107,47 @@ describe("DynamoRunStore error paths (mocked SDK)", () => {
     await expect(store.claimContent("h", "r2", at(1), 60_000)).resolves.toBe("holder");
   });
 
-  it("pages through a query and stops at the limit", async () => {
-    const item = (id: string) => ({ ...makeRun(id), pk: `RUN#${id}`, sk: "RUN" });
+  it("reads an index page by page for the order, then the runs themselves by key", async () => {
+    const paged = new DynamoRunStore({
+      client: new DynamoDBClient({ region: "eu-west-1" }),
+      tableName: "runs",
+      pageSize: 1,
+    });
+    const entry = (id: string) => ({ pk: `RUN#${id}`, sk: "RUN", byDraftSk: `${at(0)}#${id}` });
     ddb
       .on(QueryCommand)
-      .resolvesOnce({ Items: [item("r3")], LastEvaluatedKey: { pk: "RUN#r3" } })
-      .resolvesOnce({ Items: [item("r2")], LastEvaluatedKey: { pk: "RUN#r2" } })
-      .resolves({ Items: [item("r1")] });
-    const runs = await store.listRuns({ limit: 2 });
+      .resolvesOnce({ Items: [entry("r3")], LastEvaluatedKey: { pk: "RUN#r3" } })
+      .resolvesOnce({ Items: [entry("r2")], LastEvaluatedKey: { pk: "RUN#r2" } })
+      .resolves({ Items: [entry("r1")] });
+    // BatchGet answers in any order; the listing keeps the index's.
+    ddb.on(BatchGetCommand).resolves({
+      Responses: { runs: ["r2", "r3"].map((id) => ({ ...makeRun(id), pk: `RUN#${id}`, sk: "RUN" })) },
+    });
+    const runs = await paged.listRuns({ draftId: "d1", limit: 2 });
     expect(runs.map((r) => r.runId)).toEqual(["r3", "r2"]);
-    const calls = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
-    expect(calls).toHaveLength(2);
-    expect(calls[0]).toMatchObject({ IndexName: "byCreated", ScanIndexForward: false, Limit: 2 });
-    expect(calls[1]).toMatchObject({ ExclusiveStartKey: { pk: "RUN#r3" }, Limit: 1 });
+    const queries = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(queries[0]).toMatchObject({ IndexName: "byDraft", ScanIndexForward: false, Limit: 1 });
+    expect(queries[1]).toMatchObject({ ExclusiveStartKey: { pk: "RUN#r3" } });
+    expect(ddb.commandCalls(BatchGetCommand)[0]?.args[0].input).toMatchObject({
+      RequestItems: { runs: { Keys: [runKey("r3"), runKey("r2")], ConsistentRead: true } },
+    });
   });
 
-  it("queries one draft's index with a status filter and no read limit", async () => {
-    ddb.on(QueryCommand).resolves({ Items: [] });
-    await store.listRuns({ draftId: "d1", status: "validated", limit: 5 });
+  it("filters one draft's runs by status on the items read, not on the keys-only index", async () => {
+    ddb.on(QueryCommand).resolves({ Items: [{ pk: "RUN#r1", sk: "RUN", byDraftSk: `${at(0)}#r1` }] });
+    ddb
+      .on(BatchGetCommand)
+      .resolves({ Responses: { runs: [{ ...makeRun("r1"), pk: "RUN#r1", sk: "RUN" }] } });
+    await expect(store.listRuns({ draftId: "d1", status: "validated", limit: 5 })).resolves.toEqual([]);
     const input = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
-    expect(input).toMatchObject({ IndexName: "byDraft", FilterExpression: "#status = :status" });
-    expect(input?.Limit).toBeUndefined();
+    expect(input).toMatchObject({ IndexName: "byDraft" });
+    expect(input?.FilterExpression).toBeUndefined();
+  });
+
+  it("names a BatchGet that keeps keys unprocessed as unavailable", async () => {
+    ddb.on(QueryCommand).resolves({ Items: [{ pk: "RUN#r1", sk: "RUN", byDraftSk: `${at(0)}#r1` }] });
+    ddb.on(BatchGetCommand).resolves({ UnprocessedKeys: { runs: { Keys: [runKey("r1")] } } });
+    await expect(store.listRuns({ draftId: "d1" })).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   attemptKey,
   claimKey,
+  createdPartition,
   DESIGN_ATTRIBUTES,
   expiresAt,
   INDEXES,
@@ -43,7 +44,7 @@ describe("keys", () => {
       byDraftSk: `${at(0)}#r1`,
       byStatusPk: "STATUS#validated",
       byStatusSk: `${at(3)}#r1`,
-      byCreatedPk: "RUNS",
+      byCreatedPk: createdPartition("r1"),
       byCreatedSk: `${at(0)}#r1`,
     });
     expect(Object.keys(runIndexKeys(run)).every((k) => DESIGN_ATTRIBUTES.includes(k))).toBe(true);
