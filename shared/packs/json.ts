@@ -5,6 +5,7 @@ import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 import type { Draft, Repair } from "../draft.js";
 import { InvalidSchemaError } from "../errors.js";
+import { canonicalJson } from "../hash.js";
 import type { Finding, Pack, RepairResult, Rule } from "../pack.js";
 import { DEFAULT_SCHEMA_LIMITS, exceedsDepth, findRemoteRef } from "./json-schema-guard.js";
 
@@ -892,21 +893,6 @@ function valueHint(error: ErrorObject): string {
 
 // ---- the compiled-schema cache ---------------------------------------------------------------------
 
-/** Key order-independent JSON, so equal schemas parsed from different documents share one compilation. */
-export function stableStringify(value: unknown): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  const keys = Object.keys(value).sort();
-  let out = "{";
-  for (const key of keys) {
-    const child = (value as SchemaObject)[key];
-    if (child === undefined) continue;
-    if (out.length > 1) out += ",";
-    out += `${JSON.stringify(key)}:${stableStringify(child)}`;
-  }
-  return `${out}}`;
-}
-
 // By identity first (the same context object across repair, check and score), then by the schema's
 // JSON text (the same schema re-parsed from every draft), then by its key-order-independent text;
 // least recently used evicted first. Only a miss pays for the sorted serialization.
@@ -991,7 +977,8 @@ function lookupByContent(schema: SchemaObject): SchemaLookup {
   if (bytes > maxBytes) return invalidSchema(`it is ${bytes} bytes, over the limit of ${maxBytes} bytes`);
   let lookup = byText.get(text);
   if (!lookup) {
-    const stable = stableStringify(schema);
+    // Key-order-independent text: equal schemas parsed from different documents share one compilation.
+    const stable = canonicalJson(schema);
     lookup = byStableText.get(stable) ?? compileUncached(schema);
     remember(byStableText, stable, lookup);
   }
