@@ -59,7 +59,7 @@ describe("redraft run on the examples", () => {
   beforeAll(async () => {
     const out = await redraft([
       "run",
-      "examples/",
+      "examples/drafts/",
       "--json",
       "--llm",
       `replay:${CASSETTE}`,

@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDrafts, splitFile } from "../../cli/inputs.js";
-import { main } from "../../cli/main.js";
 import { synthesizedAsl } from "../workflow/harness.js";
+import { redraft as runCli } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DEPTH = 10_000;
@@ -13,26 +13,7 @@ let work: string;
 let clean: Record<string, unknown>;
 let repaired: Record<string, unknown>;
 
-/** Runs the command line in this process, as `bin/redraft.js` does, capturing what it prints. */
-async function redraft(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(["node", "redraft", ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const redraft = (args: string[]) => runCli(args);
 
 const jsonLines = (text: string) =>
   text

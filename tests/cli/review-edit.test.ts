@@ -1,15 +1,15 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../cli/inputs.js";
-import { main } from "../../cli/main.js";
 import { EditedRunFailedError, type ReviewRuntime, reviewRun } from "../../cli/review.js";
 import type { RunResult } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { synthesizedAsl } from "../workflow/harness.js";
+import { redraft as runCli } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 let work: string;
@@ -25,25 +25,7 @@ interface Outcome {
 }
 
 /** The command line in this process, over the test's data folder, with no model. */
-async function redraft(...args: string[]): Promise<Outcome> {
-  let stdout = "";
-  let stderr = "";
-  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(["node", "redraft", ...args, "--llm", "none", "--data-dir", dataDir]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const redraft = (...args: string[]) => runCli([...args, "--llm", "none", "--data-dir", dataDir]);
 
 async function runs(...filter: string[]): Promise<RunRecord[]> {
   const out = await redraft("runs", "--json", ...filter);
