@@ -227,13 +227,16 @@ export class LocalRuntime {
       this.runs.claimContent(contentHash, runId, new Date().toISOString(), LOCAL_CLAIM_WINDOW_MS, replace);
     let holder = await claim();
     while (holder !== runId) {
+      // The owner first, the run second: an owner record goes only once its run is final, so a
+      // holder found ownerless and still unfinished really has nobody behind it.
+      const alive = await ownerAlive(this.dataDir, holder);
       const run = await this.runs.getRun(holder);
       if (!options.rerun && run && FINISHED.includes(run.status)) {
         await this.release(runId);
         return { duplicateOf: holder };
       }
       const failed = run?.status === "failed";
-      if (options.rerun || failed || !(await ownerAlive(this.dataDir, holder))) {
+      if (options.rerun || failed || !alive) {
         if (!failed && !options.rerun)
           await finishInterrupted(this.deps, holder, await readOwner(this.dataDir, holder));
         holder = await claim(holder);
