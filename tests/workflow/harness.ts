@@ -16,13 +16,20 @@ export function synthesizedAsl(): Promise<AslDefinition> {
   return aslPromise;
 }
 
-/** A fresh local runtime over a temp data folder, answering from the given cassette entries. */
-export async function openRuntime(responses: unknown[] | undefined, deployment: DeploymentConfig = {}) {
+/**
+ * A fresh local runtime over a temp data folder, answering from the given cassette entries, running
+ * `asl` (by default the synthesized one).
+ */
+export async function openRuntime(
+  responses: unknown[] | undefined,
+  deployment: DeploymentConfig = {},
+  asl?: AslDefinition,
+) {
   const dataDir = await mkdtemp(join(tmpdir(), "redraft-wf-"));
   const model = responses ? ReplayModelClient.fromCassette({ version: 1, responses }) : undefined;
   const runtime = await LocalRuntime.open({
     dataDir,
-    asl: await synthesizedAsl(),
+    asl: asl ?? (await synthesizedAsl()),
     model,
     deployment,
     retryDelayMs: 0,

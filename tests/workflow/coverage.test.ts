@@ -1,0 +1,109 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { AslDefinition } from "../../infra/asl.js";
+import { StateNames } from "../../infra/state-names.js";
+import { coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
+import { synthesizedAsl } from "./harness.js";
+import { historiesOf, outcomeMismatch, runCorpus, SCENARIOS, type ScenarioResult } from "./scenarios.js";
+
+let asl: AslDefinition;
+let results: ScenarioResult[];
+
+beforeAll(async () => {
+  asl = await synthesizedAsl();
+  results = await runCorpus(asl);
+}, 300_000);
+
+const resultOf = (name: string) => {
+  const result = results.find((r) => r.scenario.name === name);
+  if (!result) throw new Error(`no scenario "${name}"`);
+  return result;
+};
+
+describe("the scenario corpus, run through the synthesized state machine", () => {
+  it.each(SCENARIOS.map((s) => s.name))("%s", (name) => {
+    expect(outcomeMismatch(resultOf(name))).toEqual([]);
+  });
+});
+
+describe("path coverage of the synthesized state machine", () => {
+  it("enters every state and takes every Next, Choice rule, Default, Catch and Retry", async () => {
+    const report = await coverageOf(asl, historiesOf(results));
+    expect(
+      { neverEntered: report.missingStates, neverTaken: report.missingTransitions },
+      report.summary,
+    ).toEqual({ neverEntered: [], neverTaken: [] });
+    expect(report.complete).toBe(true);
+  });
+
+  it("enters BudgetExhausted both after an execution attempt and after the judge", async () => {
+    const into = transitionsOf(asl).filter((t) => t.to === StateNames.BudgetExhausted);
+    expect(new Set(into.map((t) => t.from))).toEqual(
+      new Set([StateNames.NextStep, StateNames.HasCriticalFindings]),
+    );
+    const report = await coverageOf(asl, historiesOf(results));
+    for (const t of into)
+      expect(report.transitions.find((r) => r.id === t.id)?.taken, t.id).toBeGreaterThan(0);
+  });
+
+  it("tells apart two Choice rules that lead to the same state", async () => {
+    const rules = transitionsOf(asl).filter(
+      (t) => t.from === StateNames.HasCriticalFindings && t.to === StateNames.LogicUnresolved,
+    );
+    expect(rules).toHaveLength(2);
+    const takenBy = async (name: string) => {
+      const [execution] = resultOf(name).executions;
+      const { taken } = await transitionsTaken(asl, execution?.summary.history ?? []);
+      return rules.filter((r) => taken.includes(r.id)).map((r) => r.index);
+    };
+    const unusable = await takenBy("the judge's answer is unusable: logic_unresolved");
+    const spent = await takenBy("a critical finding outlives the logic budget: logic_unresolved");
+    expect(unusable).toHaveLength(1);
+    expect(spent).toHaveLength(1);
+    expect(unusable).not.toEqual(spent);
+  });
+
+  it("counts a declined retry (MaxAttempts 0) only when its error was not retried", async () => {
+    const [execution] = resultOf(
+      "MarkValidated's response is lost: the retry finds the status in place and carries on",
+    ).executions;
+    const { taken } = await transitionsTaken(asl, execution?.summary.history ?? []);
+    const mark = (kind: string) =>
+      taken.filter((id) => id.startsWith(`${StateNames.MarkValidated} `) && id.includes(kind));
+    // Lost response: retried once as a task failure; the retry meets the status in place, is not retried, is caught.
+    expect(mark("retry 1:")).toHaveLength(1);
+    expect(mark("retry 0:")).toHaveLength(1);
+    expect(mark("catch 0:")).toHaveLength(1);
+  });
+
+  it("leaves a state the ASL gains uncovered until a scenario enters it", async () => {
+    const announce = asl.States[StateNames.AnnounceValidated];
+    const catchers = (announce?.Catch ?? []) as unknown[];
+    const grown = {
+      ...asl,
+      States: {
+        ...asl.States,
+        // A new first Catch that no failure so far matches, and the state it leads to.
+        [StateNames.AnnounceValidated]: {
+          ...announce,
+          Catch: [{ ErrorEquals: ["EventBridge.ThrottlingException"], Next: "NotifyOperators" }, ...catchers],
+        },
+        NotifyOperators: { Type: "Pass", Next: StateNames.CorrectionFailed },
+      },
+    } as AslDefinition;
+    const report = await coverageOf(grown, historiesOf(results));
+    expect(report.complete).toBe(false);
+    expect(report.missingStates).toEqual(["NotifyOperators"]);
+    expect(report.missingTransitions).toEqual([
+      `${StateNames.AnnounceValidated} -> NotifyOperators [catch 0: EventBridge.ThrottlingException]`,
+      `NotifyOperators -> ${StateNames.CorrectionFailed} [next]`,
+    ]);
+  });
+
+  it("covers nothing without executions", async () => {
+    const report = await coverageOf(asl, []);
+    expect(report.missingStates).toHaveLength(Object.keys(asl.States).length);
+    expect(report.summary).toBe(
+      `states 0/${Object.keys(asl.States).length}, transitions 0/${transitionsOf(asl).length}`,
+    );
+  });
+});
