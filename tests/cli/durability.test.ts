@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SELF } from "../../local/lock.js";
+import { LOCK_FILE } from "../../local/shared-db.js";
+import { synthesizedAsl } from "../workflow/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const DRAFTS = 60;
+let work: string;
+let draftsFile: string;
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts the real command line as a person would; `done` settles when it exits. */
+function start(args: string[]): { child: ChildProcess; out: () => string; done: Promise<Finished> } {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ANTHROPIC_API_KEY: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => (stdout += d));
+  child.stderr?.on("data", (d) => (stderr += d));
+  const done = new Promise<Finished>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, out: () => stdout, done };
+}
+
+const redraft = (args: string[]) => start(args).done;
+
+const lines = (out: string) =>
+  out
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+const runArgs = (dataDir: string, ...extra: string[]) => [
+  "run",
+  draftsFile,
+  "--json",
+  "--llm",
+  "none",
+  "--data-dir",
+  dataDir,
+  ...extra,
+];
+
+async function listRuns(dataDir: string): Promise<Record<string, unknown>[]> {
+  const out = await redraft(["runs", "--json", "--limit", "1000", "--data-dir", dataDir]);
+  expect(out.code, out.stderr).toBe(0);
+  return lines(out.stdout);
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "redraft-durability-"));
+  await synthesizedAsl();
+  // The examples, copied under distinct ids: some validate, some go to review without a model.
+  const folder = join(ROOT, "examples", "drafts");
+  const examples = (await readdir(folder)).filter((f) => f.endsWith(".json")).sort();
+  const drafts: string[] = [];
+  for (let i = 0; i < DRAFTS; i++) {
+    const example = JSON.parse(await readFile(join(folder, examples[i % examples.length] ?? ""), "utf8"));
+    drafts.push(JSON.stringify({ ...example, id: `${example.id}-${i}` }));
+  }
+  draftsFile = join(work, "drafts.jsonl");
+  await writeFile(draftsFile, drafts.join("\n"));
+}, 180_000);
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+describe("two runs and a poller on one data folder", () => {
+  it("both exit 0, every draft has exactly one run, and nobody sees a closed database", async () => {
+    const dataDir = join(work, "concurrent");
+    const first = start(runArgs(dataDir, "--concurrency", "2"));
+    const second = start(runArgs(dataDir, "--concurrency", "2"));
+    let running = true;
+    const both = Promise.all([first.done, second.done]).finally(() => {
+      running = false;
+    });
+    const polls: Finished[] = [];
+    while (running) polls.push(await redraft(["runs", "--json", "--limit", "5", "--data-dir", dataDir]));
+    const [a, b] = await both;
+
+    for (const out of [a, b, ...polls]) {
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stderr).not.toMatch(/Database is closed|system failure/);
+    }
+    expect(polls.length).toBeGreaterThan(0);
+    const printed = [...lines(a.stdout), ...lines(b.stdout)];
+    expect(lines(a.stdout)).toHaveLength(DRAFTS);
+    expect(lines(b.stdout)).toHaveLength(DRAFTS);
+    // Each draft ran once, in one process or the other; the other reprinted that run as a duplicate.
+    const ran = printed.filter((r) => r.duplicate !== true);
+    const duplicates = printed.filter((r) => r.duplicate === true);
+    expect(ran).toHaveLength(DRAFTS);
+    expect(new Set(ran.map((r) => r.draftId)).size).toBe(DRAFTS);
+    expect(new Set(duplicates.map((r) => r.runId))).toEqual(new Set(ran.map((r) => r.runId)));
+
+    const runs = await listRuns(dataDir);
+    expect(runs).toHaveLength(DRAFTS);
+    expect(new Set(runs.map((r) => r.draftId)).size).toBe(DRAFTS);
+    expect(runs.every((r) => r.status === "validated" || r.status === "needs_manual_review")).toBe(true);
+    expect(existsSync(join(dataDir, LOCK_FILE)), "the last process out leaves no lock").toBe(false);
+  }, 300_000);
+});
+
+describe("a run killed mid-way", () => {
+  it("leaves no run unfinished: the next command finishes them as interrupted, and a re-run runs only the rest", async () => {
+    const dataDir = join(work, "killed");
+    const doomed = start(runArgs(dataDir, "--concurrency", "4"));
+    const deadline = Date.now() + 120_000;
+    while (lines(doomed.out()).length < 5 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    doomed.child.kill("SIGKILL");
+    const killed = await doomed.done;
+    expect(killed.signal).toBe("SIGKILL");
+    expect(lines(killed.stdout).length).toBeLessThan(DRAFTS);
+    expect(existsSync(join(dataDir, LOCK_FILE)), "a killed holder leaves its lock behind").toBe(true);
+
+    const before = await listRuns(dataDir);
+    expect(before.filter((r) => r.status === "draft" || r.status === "correcting")).toEqual([]);
+    const failed = before.filter((r) => r.status === "failed");
+    for (const r of failed) {
+      expect(r).toMatchObject({ reason: "interrupted" });
+      expect(String(r.message)).toMatch(/^interrupted: redraft process \d+ ended/);
+    }
+    // What the killed process printed had finished, so it is no interrupted run.
+    const finished = new Set(before.filter((r) => r.status !== "failed").map((r) => r.draftId));
+    for (const r of lines(killed.stdout)) expect(finished.has(r.draftId)).toBe(true);
+
+    const again = await redraft(runArgs(dataDir));
+    expect(again.code, again.stderr).toBe(0);
+    const results = lines(again.stdout);
+    expect(results).toHaveLength(DRAFTS);
+    for (const r of results)
+      expect(r.duplicate === true, String(r.draftId)).toBe(finished.has(String(r.draftId)));
+
+    const after = await listRuns(dataDir);
+    expect(after.filter((r) => r.status === "draft" || r.status === "correcting")).toEqual([]);
+    // One finished run per draft; the interrupted ones stay, reviewable, beside their re-runs.
+    const done = after.filter((r) => r.status !== "failed");
+    expect(done).toHaveLength(DRAFTS);
+    expect(new Set(done.map((r) => r.draftId)).size).toBe(DRAFTS);
+    expect(after.filter((r) => r.status === "failed")).toHaveLength(failed.length);
+
+    const rerun = await redraft(runArgs(dataDir, "--rerun"));
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(lines(rerun.stdout).filter((r) => r.duplicate === true)).toEqual([]);
+  }, 300_000);
+
+  it("an interrupted run can be reviewed like any other", async () => {
+    const dataDir = join(work, "killed");
+    const failed = (await listRuns(dataDir)).filter((r) => r.reason === "interrupted");
+    const [first] = failed;
+    if (!first) return;
+    const approved = await redraft(["review", String(first.runId), "approve", "--data-dir", dataDir]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect((await listRuns(dataDir)).find((r) => r.runId === first.runId)).toMatchObject({
+      status: "validated",
+      reason: "approved",
+    });
+  }, 120_000);
+});
+
+describe("an orphaned lock", () => {
+  it("naming a dead process is taken over by the next command", async () => {
+    const dataDir = join(work, "orphan");
+    await redraft(runArgs(dataDir));
+    const dead = Number(
+      spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout,
+    );
+    await writeFile(join(dataDir, LOCK_FILE), JSON.stringify({ ...SELF, pid: dead, port: 9, at: "x" }));
+    const listed = await redraft(["runs", "--json", "--limit", "1000", "--data-dir", dataDir]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(lines(listed.stdout)).toHaveLength(DRAFTS);
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+  }, 120_000);
+});
