@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
@@ -47,7 +47,34 @@ export async function examplesDataDir(): Promise<string> {
     "--no-progress",
   );
   if (run.code !== 0) throw new Error(`redraft run failed: ${run.stderr}`);
+  await runUnpriced(dir);
   return dir;
+}
+
+/** The draft id of a run whose model has no price: its cost must read "unpriced", never $0.00. */
+export const UNPRICED_DRAFT = "mcq-unpriced";
+
+/** mcq-seed004 again under another id, answered by a model the price table does not know. */
+async function runUnpriced(dir: string): Promise<void> {
+  const cassette = JSON.parse(await readFile(CASSETTE, "utf8")) as {
+    responses: { draftId: string; model?: string }[];
+  };
+  const responses = cassette.responses
+    .filter((r) => r.draftId === "mcq-seed004")
+    .map((r) => ({ ...r, draftId: UNPRICED_DRAFT, model: "mystery-model-1" }));
+  const draft = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "mcq-seed004.json"), "utf8"));
+  await writeFile(join(dir, "unpriced.cassette.json"), JSON.stringify({ ...cassette, responses }));
+  await writeFile(join(dir, "unpriced.json"), JSON.stringify({ ...draft, id: UNPRICED_DRAFT }));
+  const run = await redraft(
+    "run",
+    join(dir, "unpriced.json"),
+    "--llm",
+    `replay:${join(dir, "unpriced.cassette.json")}`,
+    "--data-dir",
+    dir,
+    "--no-progress",
+  );
+  if (run.code !== 0) throw new Error(`redraft run failed: ${run.stderr}`);
 }
 
 export interface Served {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../shared/store/types.js";
 import { TOKEN_HEADER } from "../ui/server.js";
-import { examplesDataDir, ROOT, redraft, type Served, serve } from "./harness.js";
+import { examplesDataDir, ROOT, redraft, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
 
 let dataDir: string;
 let served: Served;
@@ -76,10 +76,15 @@ describe("the viewer's server", () => {
 
   it("lists runs newest first, filtered, with totals; an unpriced model is not $0", async () => {
     const all = JSON.parse((await http("/api/runs")).body);
-    expect(all.runs).toHaveLength(8);
+    expect(all.runs).toHaveLength(9);
     const created = all.runs.map((r: { createdAt: string }) => r.createdAt);
     expect(created).toEqual([...created].sort().reverse());
-    expect(all.totals).toMatchObject({ runs: 8, needsReview: 2, validated: 6, cost: { priced: false } });
+    expect(all.totals).toMatchObject({ runs: 9, needsReview: 2, validated: 7, cost: { priced: false } });
+    expect(all.totals.unpricedRuns).toBe(1);
+    const cost = (draftId: string) => all.runs.find((r: { draftId: string }) => r.draftId === draftId).cost;
+    expect(cost(UNPRICED_DRAFT)).toEqual({ usd: 0, priced: false });
+    expect(cost("mcq-seed004")).toMatchObject({ priced: true });
+    expect(cost("mcq-seed004").usd).toBeGreaterThan(0);
     expect(all.topRules.length).toBeGreaterThan(0);
     const queue = JSON.parse((await http("/api/runs?status=needs_manual_review")).body);
     expect(queue.runs.map((r: { status: string }) => r.status)).toEqual([
@@ -207,7 +212,7 @@ describe("redraft ui", () => {
         child.once("exit", (code) => reject(new Error(`redraft ui exited with ${code}`)));
       });
       const runs = await fetch(`${url}api/runs`).then((r) => r.json());
-      expect(runs.runs).toHaveLength(8);
+      expect(runs.runs).toHaveLength(9);
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       expect(await exited).toBe(0);

@@ -45,8 +45,9 @@ export interface Cost {
 
 const runCost = (run: RunRecord): Cost => ({
   usd: run.costUsd,
-  // A priced call always costs something, so tokens at $0 with no model named were unpriced ones.
-  priced: run.tokens.total === 0 || (run.model ? isPriced(run.model) : run.costUsd > 0),
+  // A priced call always costs something, so tokens at $0 were spent on a model with no price (the
+  // run's own `model` names the client, "replay" for a cassette, not the model each answer stands for).
+  priced: run.tokens.total === 0 || run.costUsd > 0,
 });
 
 /** Rule ids with error severity at a run's first check, read once per run (the report never changes). */

@@ -17,11 +17,18 @@ function h(tag, attrs = {}, ...children) {
     else if (key === "className") el.className = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : String(child));
   }
   return el;
+}
+
+/** Replaces an element's children; arrays (from map) are spread, empty values skipped. */
+function fill(el, ...children) {
+  el.replaceChildren(
+    ...children.flat(Number.POSITIVE_INFINITY).filter((c) => c !== undefined && c !== null && c !== false),
+  );
 }
 
 const usd = (n) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
@@ -74,7 +81,7 @@ function navigate() {
   clearTimeout(timer);
   view.stop();
   const route = parseRoute();
-  main.replaceChildren();
+  fill(main);
   view = route.name === "run" ? runView(route.runId) : runsView(route.params);
   tick();
 }
@@ -116,7 +123,8 @@ function runsView(params) {
         ),
       );
     const statuses = ["draft", "correcting", "validated", "needs_manual_review", "rejected", "failed"];
-    form.replaceChildren(
+    fill(
+      form,
       select("status", "Status", statuses),
       select("reason", "Reason", facets.reasons),
       select("kind", "Kind", facets.kinds),
@@ -176,7 +184,8 @@ function renderSummary(el, data) {
       t.unpricedRuns ? h("div", { className: "muted" }, `${t.unpricedRuns} runs on an unpriced model`) : null,
     ),
   );
-  el.replaceChildren(
+  fill(
+    el,
     cards,
     h("div", {}, h("h2", { id: "rules-title" }, "Rules failing most often"), bars(data.topRules)),
   );
@@ -218,7 +227,7 @@ function bars(rules) {
 
 function renderTable(el, runs) {
   if (runs.length === 0) {
-    el.replaceChildren(h("p", { className: "muted" }, "No runs match."));
+    fill(el, h("p", { className: "muted" }, "No runs match."));
     return;
   }
   const head = [
@@ -232,7 +241,8 @@ function renderTable(el, runs) {
     "Cost",
     "Created",
   ];
-  el.replaceChildren(
+  fill(
+    el,
     h(
       "table",
       { className: "runs" },
@@ -326,7 +336,8 @@ function runView(runId) {
 function renderHead(el, d) {
   const r = d.run;
   const t = r.tokens;
-  el.replaceChildren(
+  fill(
+    el,
     h("p", {}, h("a", { href: "#/" }, "← All runs")),
     h("h1", {}, `Draft ${r.draftId} `, statusBadge(r.status)),
     h(
@@ -405,7 +416,7 @@ function renderHead(el, d) {
 
 function renderReview(el, d, reload) {
   if (d.run.status !== "needs_manual_review") {
-    el.replaceChildren();
+    fill(el);
     return;
   }
   const message = h("div", { className: "message", role: "status", "aria-live": "polite" });
@@ -449,7 +460,8 @@ function renderReview(el, d, reload) {
       message.textContent = error.message;
     }
   }
-  el.replaceChildren(
+  fill(
+    el,
     h(
       "div",
       { className: "review" },
@@ -521,11 +533,7 @@ async function renderGraph(el, d, getSelected, setSelected) {
         `Execution ${d.execution.status}, ended in ${d.execution.terminalState}. Highlighted: the states entered (×count) and the transitions taken.`,
       )
     : h("p", { className: "muted" }, "The execution is still running; its path appears when it ends.");
-  el.replaceChildren(
-    title,
-    note,
-    h("div", { className: "graph-layout" }, h("div", {}, picture, states), inspector),
-  );
+  fill(el, title, note, h("div", { className: "graph-layout" }, h("div", {}, picture, states), inspector));
   graphCounter += 1;
   const { svg } = await mermaid.render(`flow${graphCounter}`, d.graph.mermaid);
   picture.innerHTML = svg;
@@ -560,7 +568,8 @@ function renderStates(el, d, getSelected, setSelected) {
   const box = el.querySelector(".state-list-box");
   if (!box) return;
   const entered = Object.entries(d.graph.entered);
-  box.replaceChildren(
+  fill(
+    box,
     h("h3", {}, "States entered"),
     entered.length
       ? h(
@@ -594,7 +603,8 @@ function showState(el, d, state) {
     b.setAttribute("aria-pressed", String(b.dataset.state === state));
   const inspector = el.querySelector("#inspector");
   const entries = stateEntries(d.execution?.history, state);
-  inspector.replaceChildren(
+  fill(
+    inspector,
     h("h3", {}, state),
     entries.length === 0
       ? h("p", { className: "muted" }, "This run did not enter this state.")
@@ -796,7 +806,8 @@ function renderAttempts(el, d) {
       j.accepted.length ? h("p", {}, `Accepted by the draft: ${j.accepted.join(", ")}`) : null,
     ),
   );
-  el.replaceChildren(
+  fill(
+    el,
     h("h2", { id: "attempts-title" }, "Attempts"),
     initial,
     attempts,
@@ -807,7 +818,8 @@ function renderAttempts(el, d) {
 }
 
 function renderFinal(el, d) {
-  el.replaceChildren(
+  fill(
+    el,
     h("h2", { id: "final-title" }, "Final (best) draft"),
     d.finalDraft
       ? [

@@ -1,0 +1,185 @@
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { examplesDataDir, ROOT, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
+
+/** Debian's chromium; CI installs it (see .ci/run). */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** `npm run screenshots` rewrites the README's pictures; the plain test run leaves them alone. */
+const SCREENSHOTS = process.env.REDRAFT_SCREENSHOTS === "1";
+const SHOTS = join(ROOT, "docs", "screenshots");
+
+let dataDir: string;
+let served: Served;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  dataDir = await examplesDataDir();
+  served = await serve(dataDir);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on("console", (message) => {
+    if (message.type() === "error") consoleErrors.push(message.text());
+  });
+  page.on("pageerror", (error) => consoleErrors.push(error.message));
+  // Offline: nothing but the viewer itself may be asked for anything.
+  await page.route("**/*", (route) =>
+    route.request().url().startsWith(served.viewer.url) || route.request().url().startsWith("data:")
+      ? route.continue()
+      : route.abort(),
+  );
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const runIdOf = async (draftId: string) => {
+  const [run] = await served.runtime.runs.listRuns({ draftId });
+  if (!run) throw new Error(`no run of ${draftId}`);
+  return run.runId;
+};
+
+describe("the viewer in a browser", () => {
+  it("lists the runs with totals, the failing rules and unpriced costs", async () => {
+    await page.goto(served.viewer.url);
+    await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(9);
+    const cards = await page.locator(".cards").innerText();
+    expect(cards).toMatch(/Drafts\s+9/i);
+    expect(cards).toMatch(/Needs review\s+2/i);
+    expect(cards).toMatch(/Validated\s+78%/i);
+    expect(cards).toContain("unpriced");
+    expect(cards).not.toContain("$0.00");
+    expect(await page.locator("svg.bars rect").count()).toBeGreaterThan(0);
+    const row = (draftId: string) => page.locator("table.runs tbody tr", { hasText: draftId });
+    expect(await row(UNPRICED_DRAFT).innerText()).toContain("unpriced");
+    expect(await row("mcq-seed004").innerText()).toMatch(/\$\d/);
+    await page.selectOption("select[name=status]", "needs_manual_review");
+    await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(2);
+    await page.selectOption("select[name=status]", "");
+    await page.fill("input[name=q]", "seed");
+    await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(1);
+    await page.fill("input[name=q]", "");
+    await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(9);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "runs.png") });
+  });
+
+  it("draws a corrected run's path on the state machine and shows a state's input and output", async () => {
+    await page.getByRole("link", { name: "mcq-seed004" }).click();
+    await page.waitForSelector(".graph svg g.node[data-state]");
+    // Every state entered is highlighted, with its count; CorrectExecution ran twice.
+    const detail = await fetch(`${served.viewer.url}api/runs/${await runIdOf("mcq-seed004")}`).then((r) =>
+      r.json(),
+    );
+    const entered = Object.keys(detail.graph.entered);
+    expect(entered).toContain("CorrectExecution");
+    expect(await page.locator(".graph g.node.visited").count()).toBe(entered.length);
+    expect(await page.locator('.graph g.node[data-state="CorrectExecution"]').textContent()).toContain("×2");
+    expect(await page.locator('.graph g.node[data-state="InputRejected"].visited').count()).toBe(0);
+    await page.locator('.graph g.node[data-state="CorrectExecution"]').click();
+    const inspector = page.locator("#inspector");
+    await expect.poll(() => inspector.innerText()).toContain("Entry 2 of 2");
+    expect(await inspector.locator("pre.state-input").first().innerText()).toContain("runId");
+    expect(await inspector.locator("pre.state-output").first().innerText()).toContain("counters");
+    // Keyboard: a state in the picture is a focusable button.
+    await page.locator('.graph g.node[data-state="Validate"]').focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => inspector.locator("h3").innerText()).toBe("Validate");
+  });
+
+  it("shows each attempt's violations, diff old → new, analysis and cost; the final draft downloads", async () => {
+    const first = page.locator('article[data-attempt="1"]');
+    const diff = await first.locator("table.diff").innerText();
+    expect(diff).toContain("/content/rationale");
+    expect(diff).toContain("Aspirin and PCI");
+    expect(await first.locator("td.old").first().innerText()).toBe('""');
+    expect(await first.innerText()).toContain("Violations before");
+    expect(await first.innerText()).toMatch(/claude-sonnet-5-5, .*\$\d/);
+    expect(await page.locator('article[data-attempt="0"]').innerText()).toContain("initial validation");
+    expect(await page.locator("table.purposes").innerText()).toMatch(/correct\s+2/);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Download final draft" }).click(),
+    ]);
+    const saved = await download.path();
+    expect(JSON.parse(await readFile(saved, "utf8")).id).toBe("mcq-seed004");
+    await page.evaluate(() => window.scrollTo(0, 0));
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "run.png"), fullPage: false });
+  });
+
+  it("shows the judge's findings with confidence and whether they blocked", async () => {
+    await page.goto(`${served.viewer.url}#/run/${await runIdOf("mcq-judged")}`);
+    await page.waitForSelector("article.judge");
+    const judge = await page.locator("article.judge").first().innerText();
+    expect(judge).toMatch(/Judge round 1/);
+    expect(judge).toMatch(/blocked|kept as warning|No findings/);
+  });
+
+  it("approves a run that needs review, and the page shows its new status", async () => {
+    const runId = await runIdOf("mcq-breaker");
+    await page.goto(`${served.viewer.url}#/?status=needs_manual_review`);
+    await page.getByRole("link", { name: "mcq-breaker" }).click();
+    await page.waitForSelector(".review");
+    await page.fill("#review-note", "homogeneity is fine here");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => page.locator("h1 .status").innerText()).toBe("validated");
+    expect(await page.locator("[data-review]").innerText()).toContain("homogeneity is fine here");
+    expect(await page.locator(".review").count()).toBe(0);
+    // The same record `redraft review … approve` writes.
+    const run = await served.runtime.runs.getRun(runId);
+    expect(run).toMatchObject({
+      status: "validated",
+      reason: "approved",
+      review: { decision: "approve", reviewer: "tester", note: "homogeneity is fine here" },
+    });
+  });
+
+  it("shows a run started elsewhere without a reload, and its progress to the end", async () => {
+    await page.goto(served.viewer.url);
+    await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(9);
+    await page.evaluate(() => Object.assign(window, { notReloaded: true }));
+    const body = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
+    // Started in this process beside the server: a second process cannot open the data dir yet.
+    const running = served.submit({
+      label: "live.json",
+      body: JSON.stringify({ ...body, id: "live-draft" }),
+    });
+    const row = page.locator("table.runs tbody tr", { hasText: "live-draft" });
+    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
+    await running;
+    await expect.poll(() => row.locator(".status").innerText(), { timeout: 10_000 }).toBe("validated");
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
+      true,
+    );
+  });
+
+  it("is readable on a narrow window", async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.goto(`${served.viewer.url}#/run/${await runIdOf("mcq-seed004")}`);
+    await page.waitForSelector(".graph svg");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(1);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it("logged no console errors", () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});
