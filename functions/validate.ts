@@ -2,7 +2,7 @@ import { z } from "zod";
 import { validateStep } from "../shared/loop/steps.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
-import { MetricUnit, metrics } from "./lib/observability.js";
+import { emitOutcome, MetricUnit, metrics } from "./lib/observability.js";
 
 /** What the state machine hands Validate: its execution name as run id, and the execution input. */
 export const ValidateEventSchema = z.object({
@@ -68,6 +68,8 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
       if (state.decision === "rejected") metrics.addMetric("DraftsRejected", MetricUnit.Count, 1);
       else if (state.decision === "duplicate") metrics.addMetric("DuplicateDeliveries", MetricUnit.Count, 1);
       else metrics.addMetric("DraftsReceived", MetricUnit.Count, 1);
+      // Rejections end here (InputRejected / DuplicateIgnored): this is where their outcome is counted.
+      if (state.decision !== "correct") emitOutcome("rejected", state.kind, state.reason);
       return state;
     },
     getDeps,

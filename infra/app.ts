@@ -5,16 +5,17 @@ import { type EnvConfig, loadConfig } from "./config.js";
 import { RedraftStack, stackName } from "./stack.js";
 
 /**
- * `npx cdk synth|deploy -c env=dev|staging|prod` (default dev). `-c alarmEmail=ops@example.com`
- * overrides the environment's alarm address. cdk-nag's AwsSolutions checks run on every synth.
+ * `npx cdk synth|deploy -c env=dev|staging|prod` (default dev). `-c alarmEmail=ops@…` and
+ * `-c alarmTopicArn=arn:aws:sns:…` set where alarms go. cdk-nag's AwsSolutions checks run on every synth.
  */
 const app = new App();
 const envName = String(app.node.tryGetContext("env") ?? "dev");
 const alarmEmail = app.node.tryGetContext("alarmEmail") as string | undefined;
+const alarmTopicArn = app.node.tryGetContext("alarmTopicArn") as string | undefined;
 
 let config: EnvConfig;
 try {
-  config = loadConfig(envName, { alarmEmail });
+  config = loadConfig(envName, { alarmEmail, alarmTopicArn });
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);

@@ -34,8 +34,33 @@ export const EnvConfigSchema = z
     dedupeWindowMinutes: z.number().int().nonnegative(),
     logLevel: z.enum(["DEBUG", "INFO", "WARN", "ERROR"]),
     logRetention: z.enum(RetentionDays),
-    /** Where alarms are sent (an SNS e-mail subscription). Overridable with `-c alarmEmail=`. */
-    alarmEmail: z.email(),
+    /**
+     * Days a run is kept: the `ttl` of its run and attempt items, and the S3 expiration of
+     * `runs/`, `results/` and `drafts/` (noncurrent versions too). A run awaiting manual review
+     * keeps its run item until decided; the clock starts again at the decision.
+     */
+    retentionDays: z.number().int().positive().max(3650),
+    /**
+     * What the state machine logs (CloudWatch Logs). Outcome metrics do not depend on it: the
+     * steps publish them as embedded metrics.
+     */
+    stateMachineLogs: z
+      .object({
+        level: z.enum(["ALL", "ERROR", "FATAL", "OFF"]),
+        /** Execution input and output in each log event: drafts and results. */
+        includeExecutionData: z.boolean(),
+      })
+      .strict(),
+    /**
+     * Where alarms are sent: an e-mail subscription on the stack's alarm topic, and/or an existing
+     * topic (its ARN) the alarms also notify. Both may be absent: the topic then has no subscriber
+     * and synth prints a warning. Overridable with `-c alarmEmail=` / `-c alarmTopicArn=`.
+     */
+    alarmEmail: z.email().optional(),
+    alarmTopicArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/)
+      .optional(),
     /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps them. */
     removalPolicy: z.enum(["destroy", "retain"]),
     /** A run that takes longer is stopped by Step Functions (and alarmed on). */
@@ -50,12 +75,16 @@ export const EnvConfigSchema = z
         reviewRateThreshold: z.number().gt(0).lt(1),
         /** …once at least this many runs finished in that hour, so one unlucky draft does not page. */
         reviewRateMinRuns: z.number().int().positive(),
-        /** Alarm when model spend over a day goes above this. */
-        dailyCostUsd: z.number().positive(),
+        /** Alarm when model spend over one hour goes above this. */
+        hourlyCostUsd: z.number().positive(),
       })
       .strict(),
   })
   .strict()
+  .refine((c) => !`${c.alarmEmail ?? ""}`.toLowerCase().endsWith("@example.com"), {
+    path: ["alarmEmail"],
+    message: "example.com is a placeholder: configure a real address, or none (the topic then warns)",
+  })
   .refine((c) => c.model.provider !== "bedrock" || !c.model.id.startsWith("claude-"), {
     path: ["model", "id"],
     message: "a Bedrock model needs a Bedrock id (anthropic.… or a profile such as global.anthropic.…)",
@@ -74,10 +103,11 @@ export const environments: Record<EnvName, EnvConfig> = {
     dedupeWindowMinutes: 15,
     logLevel: "DEBUG",
     logRetention: RetentionDays.ONE_WEEK,
-    alarmEmail: "redraft-alerts-dev@example.com",
+    retentionDays: 7,
+    stateMachineLogs: { level: "ALL", includeExecutionData: true },
     removalPolicy: "destroy",
     executionTimeoutMinutes: 60,
-    alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, dailyCostUsd: 5 },
+    alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
   },
   staging: {
     envName: "staging",
@@ -89,10 +119,11 @@ export const environments: Record<EnvName, EnvConfig> = {
     dedupeWindowMinutes: 15,
     logLevel: "INFO",
     logRetention: RetentionDays.ONE_MONTH,
-    alarmEmail: "redraft-alerts-staging@example.com",
+    retentionDays: 30,
+    stateMachineLogs: { level: "ERROR", includeExecutionData: true },
     removalPolicy: "destroy",
     executionTimeoutMinutes: 60,
-    alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, dailyCostUsd: 25 },
+    alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
   },
   prod: {
     envName: "prod",
@@ -104,16 +135,19 @@ export const environments: Record<EnvName, EnvConfig> = {
     dedupeWindowMinutes: 60,
     logLevel: "INFO",
     logRetention: RetentionDays.SIX_MONTHS,
-    alarmEmail: "redraft-alerts@example.com",
+    retentionDays: 90,
+    // Errors only, without drafts or results: the run record and the bucket hold the evidence.
+    stateMachineLogs: { level: "ERROR", includeExecutionData: false },
     removalPolicy: "retain",
     executionTimeoutMinutes: 60,
-    alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, dailyCostUsd: 200 },
+    alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
   },
 };
 
 /** Context values that may override an environment's settings at deploy time (`-c alarmEmail=ops@…`). */
 export interface ConfigOverrides {
   alarmEmail?: string | undefined;
+  alarmTopicArn?: string | undefined;
 }
 
 /**
@@ -128,6 +162,7 @@ export function loadConfig(envName: string, overrides: ConfigOverrides = {}): En
   const merged = {
     ...environments[name.data],
     ...(overrides.alarmEmail !== undefined && { alarmEmail: overrides.alarmEmail }),
+    ...(overrides.alarmTopicArn !== undefined && { alarmTopicArn: overrides.alarmTopicArn }),
   };
   const parsed = EnvConfigSchema.safeParse(merged);
   if (!parsed.success) {

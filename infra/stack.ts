@@ -37,7 +37,10 @@ export class RedraftStack extends Stack {
     Tags.of(this).add("project", "redraft");
     Tags.of(this).add("environment", config.envName);
 
-    this.storage = new Storage(this, "Storage", { removalPolicy: config.removalPolicy });
+    this.storage = new Storage(this, "Storage", {
+      removalPolicy: config.removalPolicy,
+      retentionDays: config.retentionDays,
+    });
     this.projectBus = new ProjectBus(this, "Events", { eventBusName: name });
 
     const anthropicSecret =
@@ -74,10 +77,12 @@ export class RedraftStack extends Stack {
       stateMachineName: name,
       timeout: Duration.minutes(config.executionTimeoutMinutes),
       logRetention: config.logRetention,
+      logs: config.stateMachineLogs,
       removalPolicy,
     });
 
     this.triggers = new Triggers(this, "Triggers", {
+      config,
       stateMachine: this.workflow.stateMachine,
       bucket: this.storage.bucket,
       bus: this.projectBus.bus,
@@ -86,15 +91,20 @@ export class RedraftStack extends Stack {
     this.observability = new Observability(this, "Observability", {
       envName: config.envName,
       stateMachine: this.workflow.stateMachine,
-      stateMachineLogs: this.workflow.logGroup,
       functions: {
         validate: this.functions.validate,
         correct: this.functions.correct,
         revalidate: this.functions.revalidate,
         judge: this.functions.judge,
+        outcome: this.functions.outcome,
+        start: this.triggers.starter,
       },
+      outcome: this.functions.outcome,
+      bus: this.projectBus.bus,
+      table: this.storage.table,
       deadLetterQueue: this.triggers.deadLetterQueue,
       alarmEmail: config.alarmEmail,
+      alarmTopicArn: config.alarmTopicArn,
       ...config.alarms,
     });
 

@@ -9,7 +9,7 @@ import { DynamoRunStore } from "./dynamo-store.js";
 import type { Env } from "./env.js";
 import { readEnv } from "./env.js";
 import { tracer } from "./observability.js";
-import { S3BlobStore } from "./s3-blobs.js";
+import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
 
 /** Reads the Anthropic key from Secrets Manager (cached by Powertools across invocations). */
 async function anthropicKey(secretArn: string): Promise<string> {
@@ -82,8 +82,13 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
       const s3 = tracer.captureAWSv3Client(new S3Client({}));
       return {
         registry: new PackRegistry(env.DEPLOYMENT_CONFIG),
-        runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME }),
-        blobs: new S3BlobStore({ client: s3, bucket: env.BUCKET_NAME }),
+        runs: new DynamoRunStore({ client: dynamo, tableName: env.TABLE_NAME, ttlDays: env.RETENTION_DAYS }),
+        // Uploads are sized before they are read: an oversized one is rejected without a download.
+        blobs: new S3BlobStore({
+          client: s3,
+          bucket: env.BUCKET_NAME,
+          sizeLimit: { prefix: DRAFTS_PREFIX, maxBytes: env.MAX_DRAFT_BYTES },
+        }),
         model: options.model ? pricedFor(env, await modelFromEnv(env)) : undefined,
         modelAvailable: env.MODEL_PROVIDER !== "none",
         dedupeWindowMs: env.DEDUPE_WINDOW_MS,

@@ -32,6 +32,8 @@ const EnvSchema = z
       .int()
       .nonnegative()
       .default(15 * 60 * 1000),
+    /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
+    RETENTION_DAYS: z.coerce.number().int().positive().optional(),
     MAX_DRAFT_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_BYTES),
     /** Deepest JSON nesting a draft may have; checked without recursion before anything parses it. */
     MAX_DRAFT_DEPTH: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_DEPTH),

@@ -2,11 +2,30 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { LoopState } from "../../shared/loop/state.js";
+import {
+  COST_METRIC,
+  METRIC_NAMESPACE,
+  OUTCOME_METRICS,
+  type OutcomeStatus,
+  SERVICE_NAME,
+} from "./metric-names.js";
 
 /** Built once per container, shared by every handler in it. */
-export const logger = new Logger({ serviceName: "redraft" });
-export const metrics = new Metrics({ namespace: "Redraft", serviceName: "redraft" });
-export const tracer = new Tracer({ serviceName: "redraft" });
+export const logger = new Logger({ serviceName: SERVICE_NAME });
+export const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
+export const tracer = new Tracer({ serviceName: SERVICE_NAME });
+
+/**
+ * One run reached an outcome: counted once with only the service dimension (what the alarms read)
+ * and once per kind and reason (what the dashboard breaks down). Each is flushed at once.
+ */
+export function emitOutcome(status: OutcomeStatus, kind: string, reason: string | undefined): void {
+  const name = OUTCOME_METRICS[status];
+  metrics.singleMetric().addMetric(name, MetricUnit.Count, 1);
+  const detailed = metrics.singleMetric();
+  detailed.addDimensions({ kind, reason: reason ?? "none" });
+  detailed.addMetric(name, MetricUnit.Count, 1);
+}
 
 /** Every log line of a step carries the run and draft it is about. */
 export function withRunKeys(state: Pick<LoopState, "runId" | "draftId" | "kind">): void {
@@ -26,7 +45,10 @@ export function emitSpendMetrics(before: LoopState, after: LoopState): void {
   metrics.addMetric("OutputTokens", MetricUnit.Count, after.tokens.output - before.tokens.output);
   metrics.addMetric("CacheReadTokens", MetricUnit.Count, after.tokens.cacheRead - before.tokens.cacheRead);
   metrics.addMetric("CacheWriteTokens", MetricUnit.Count, after.tokens.cacheWrite - before.tokens.cacheWrite);
-  metrics.addMetric("CostMicroUsd", MetricUnit.Count, Math.round((after.costUsd - before.costUsd) * 1e6));
+  const micro = Math.round((after.costUsd - before.costUsd) * 1e6);
+  metrics.addMetric(COST_METRIC, MetricUnit.Count, micro);
+  // The hourly budget alarm reads the total over every kind: one metric without the kind dimension.
+  metrics.singleMetric().addMetric(COST_METRIC, MetricUnit.Count, micro);
 }
 
 export { MetricUnit };

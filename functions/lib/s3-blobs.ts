@@ -1,19 +1,47 @@
-import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { BlobNotFoundError } from "../../shared/errors.js";
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { BlobNotFoundError, DraftTooLargeError } from "../../shared/errors.js";
 import type { BlobStore } from "../../shared/store/types.js";
 import { awsErrorName, storeError } from "./table.js";
+
+/** Where uploads arrive (the same prefix as `infra/layout.ts`, which derives IAM from it). */
+export const DRAFTS_PREFIX = "drafts/";
 
 export interface S3BlobStoreOptions {
   client: S3Client;
   bucket: string;
+  /**
+   * Objects under `prefix` are sized with HeadObject before they are read, and one over `maxBytes`
+   * throws DraftTooLargeError without being downloaded. @default no limit
+   */
+  sizeLimit?: { prefix: string; maxBytes: number };
 }
 
 /** S3's answer when a conditional write finds the key taken (`If-None-Match: *`), HTTP 412. */
 const PRECONDITION_FAILED = "PreconditionFailed";
 
+/**
+ * A missing key. The roles have no s3:ListBucket (it would let them list every key), so S3 answers
+ * a read of a missing key with 403 rather than 404: on a key the role may read, that means missing.
+ * A key the role may not read is equally unreadable to the run, and reported the same way.
+ */
 function isMissingKey(error: unknown): boolean {
   const name = awsErrorName(error);
-  return name === "NoSuchKey" || name === "NotFound";
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
+    ?.httpStatusCode;
+  return (
+    name === "NoSuchKey" ||
+    name === "NotFound" ||
+    name === "AccessDenied" ||
+    name === "Forbidden" ||
+    status === 403 ||
+    status === 404
+  );
 }
 
 function isPreconditionFailed(error: unknown): boolean {
@@ -30,10 +58,12 @@ function isPreconditionFailed(error: unknown): boolean {
 export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client;
   readonly #bucket: string;
+  readonly #sizeLimit: S3BlobStoreOptions["sizeLimit"];
 
   constructor(options: S3BlobStoreOptions) {
     this.#s3 = options.client;
     this.#bucket = options.bucket;
+    this.#sizeLimit = options.sizeLimit;
   }
 
   async put(key: string, body: string, contentType?: string): Promise<void> {
@@ -46,6 +76,15 @@ export class S3BlobStore implements BlobStore {
 
   async get(key: string, version?: string): Promise<string> {
     try {
+      const limit = this.#sizeLimit;
+      if (limit && key.startsWith(limit.prefix)) {
+        const { ContentLength } = await this.#s3.send(
+          new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
+        );
+        if (ContentLength !== undefined && ContentLength > limit.maxBytes) {
+          throw new DraftTooLargeError(ContentLength, limit.maxBytes);
+        }
+      }
       const { Body } = await this.#s3.send(
         new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
       );

@@ -14,6 +14,7 @@ import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX, RUNS_PREFIX } from "../layout.js";
@@ -33,6 +34,24 @@ const ESM_REQUIRE_BANNER =
  */
 const QUICKJS_WASM = "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 
+/**
+ * Lambda's runtime. nodejs20.x reached its end of support in April 2026, so Lambda runs Node 22,
+ * while `engines` (>=20.19), CI and the local runtime run Node 20; the bundles target node20, the
+ * syntax both accept. The README's "Deploying" section says why the two differ.
+ */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
+/** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
+export const BUNDLE_TARGET = "node20";
+
+export interface RedraftFunctionProps {
+  readonly description: string;
+  readonly timeout: Duration;
+  readonly environment: Record<string, string>;
+  readonly config: EnvConfig;
+  /** Where Lambda sends an asynchronous invocation that failed its retries (the trigger DLQ). */
+  readonly deadLetterQueue?: IQueue;
+}
+
 export interface FunctionsProps {
   readonly config: EnvConfig;
   readonly table: Table;
@@ -42,14 +61,15 @@ export interface FunctionsProps {
 }
 
 /**
- * The four Lambda handlers the state machine chains, each with its own log group and a role that
- * can do what its step does and nothing else.
+ * The four Lambda handlers the state machine chains, and `outcome`, which counts how runs ended;
+ * each with its own log group and a role that can do what its step does and nothing else.
  */
 export class Functions extends Construct {
   readonly validate: NodejsFunction;
   readonly correct: NodejsFunction;
   readonly revalidate: NodejsFunction;
   readonly judge: NodejsFunction;
+  readonly outcome: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -64,6 +84,7 @@ export class Functions extends Construct {
       BUCKET_NAME: bucket.bucketName,
       DEPLOYMENT_CONFIG: JSON.stringify(config.deployment),
       DEDUPE_WINDOW_MS: String(config.dedupeWindowMinutes * 60_000),
+      RETENTION_DAYS: String(config.retentionDays),
       POWERTOOLS_SERVICE_NAME: "redraft",
       POWERTOOLS_METRICS_NAMESPACE: "Redraft",
       POWERTOOLS_LOG_LEVEL: config.logLevel,
@@ -80,7 +101,7 @@ export class Functions extends Construct {
       description: string,
       timeout: Duration,
       environment: Record<string, string>,
-    ) => this.nodeFunction(name, description, timeout, environment, config);
+    ) => redraftFunction(this, name, { description, timeout, environment, config });
 
     // Validate learns from MODEL_PROVIDER whether a model is configured (`modelAvailable`); it
     // carries the model settings so the environment check passes, but never reads the key.
@@ -111,6 +132,15 @@ export class Functions extends Construct {
       ...common,
       ...model,
     });
+
+    this.outcome = make("outcome", "Count how runs ended (embedded metrics)", Duration.seconds(30), {
+      TABLE_NAME: table.tableName,
+      POWERTOOLS_SERVICE_NAME: "redraft",
+      POWERTOOLS_METRICS_NAMESPACE: "Redraft",
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+      NODE_OPTIONS: "--enable-source-maps",
+    });
+    this.outcome.addToRolePolicy(tableItems(table, ["dynamodb:GetItem"]));
 
     this.grantValidate(table, bucket);
     this.grantCorrect(bucket);
@@ -147,70 +177,6 @@ export class Functions extends Construct {
     }
   }
 
-  private nodeFunction(
-    name: string,
-    description: string,
-    timeout: Duration,
-    environment: Record<string, string>,
-    config: EnvConfig,
-  ): NodejsFunction {
-    const logGroup = new LogGroup(this, `${name}Logs`, {
-      retention: config.logRetention,
-      removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
-    const fn = new NodejsFunction(this, name, {
-      description: `redraft ${config.envName}: ${description}`,
-      entry: entry(name),
-      handler: "handler",
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
-      memorySize: 1024,
-      timeout,
-      tracing: Tracing.ACTIVE,
-      logGroup,
-      loggingFormat: LoggingFormat.JSON,
-      applicationLogLevelV2: ApplicationLogLevel[config.logLevel],
-      systemLogLevelV2: SystemLogLevel.INFO,
-      environment,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: "node22",
-        mainFields: ["module", "main"],
-        banner: ESM_REQUIRE_BANNER,
-        sourceMap: true,
-        minify: true,
-        externalModules: ["@aws-sdk/*"],
-        forceDockerBundling: false,
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `if [ -f "${inputDir}/${QUICKJS_WASM}" ]; then cp "${inputDir}/${QUICKJS_WASM}" "${outputDir}/"; fi`,
-          ],
-        },
-      },
-    });
-    acknowledge(
-      fn,
-      {
-        id: "AwsSolutions-L1",
-        reason:
-          "Pinned to nodejs22.x on purpose: the bundles target node22 and the handlers are tested on it.",
-      },
-      {
-        id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
-        reason: "AWSLambdaBasicExecutionRole only allows writing this function's own log streams.",
-      },
-      {
-        id: "AwsSolutions-IAM5[Resource::*]",
-        reason: "X-Ray PutTraceSegments / PutTelemetryRecords support no resource-level permissions.",
-      },
-    );
-    return fn;
-  }
-
   /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
   private grantValidate(table: Table, bucket: Bucket): void {
     this.validate.addToRolePolicy(
@@ -235,11 +201,8 @@ export class Functions extends Construct {
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );
-    // Without ListBucket, S3 answers a missing key with 403 instead of 404, and a reference to a
-    // draft that is not there would fail the run instead of rejecting the input.
-    this.validate.addToRolePolicy(
-      new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }),
-    );
+    // No s3:ListBucket: without it S3 answers a missing key with 403, not 404, and the blob store
+    // reads a 403 on a key this role may read as "not there" (functions/lib/s3-blobs.ts).
   }
 
   /** Correct reads the best draft and report, writes the model's answer and the candidate. */
@@ -275,6 +238,66 @@ export class Functions extends Construct {
       }),
     );
   }
+}
+
+export function redraftFunction(scope: Construct, name: string, props: RedraftFunctionProps): NodejsFunction {
+  const { description, timeout, environment, config } = props;
+  const logGroup = new LogGroup(scope, `${name}Logs`, {
+    retention: config.logRetention,
+    removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+  });
+  const fn = new NodejsFunction(scope, name, {
+    description: `redraft ${config.envName}: ${description}`,
+    entry: entry(name),
+    handler: "handler",
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+    runtime: LAMBDA_RUNTIME,
+    architecture: Architecture.ARM_64,
+    memorySize: 1024,
+    timeout,
+    tracing: Tracing.ACTIVE,
+    logGroup,
+    loggingFormat: LoggingFormat.JSON,
+    applicationLogLevelV2: ApplicationLogLevel[config.logLevel],
+    systemLogLevelV2: SystemLogLevel.INFO,
+    environment,
+    ...(props.deadLetterQueue && { deadLetterQueue: props.deadLetterQueue, retryAttempts: 2 }),
+    bundling: {
+      format: OutputFormat.ESM,
+      target: BUNDLE_TARGET,
+      mainFields: ["module", "main"],
+      banner: ESM_REQUIRE_BANNER,
+      sourceMap: true,
+      minify: true,
+      externalModules: ["@aws-sdk/*"],
+      forceDockerBundling: false,
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        afterBundling: (inputDir: string, outputDir: string) => [
+          `if [ -f "${inputDir}/${QUICKJS_WASM}" ]; then cp "${inputDir}/${QUICKJS_WASM}" "${outputDir}/"; fi`,
+        ],
+      },
+    },
+  });
+  acknowledge(
+    fn,
+    {
+      id: "AwsSolutions-L1",
+      reason:
+        "Pinned to nodejs22.x, not the newest runtime, so that one known runtime runs the bundles; they target node20 (package.json engines), which nodejs22.x runs.",
+    },
+    {
+      id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,
+      reason: "AWSLambdaBasicExecutionRole only allows writing this function's own log streams.",
+    },
+    {
+      id: "AwsSolutions-IAM5[Resource::*]",
+      reason: "X-Ray PutTraceSegments / PutTelemetryRecords support no resource-level permissions.",
+    },
+  );
+  return fn;
 }
 
 /** Item-level actions on the table itself (not its indexes: the steps never query). */

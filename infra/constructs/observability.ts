@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Annotations, Duration } from "aws-cdk-lib";
 import {
   Alarm,
   AlarmStatusWidget,
@@ -14,76 +14,74 @@ import {
   TreatMissingData,
 } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
-import { FilterPattern, type LogGroup, MetricFilter } from "aws-cdk-lib/aws-logs";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import {
+  COST_METRIC,
+  METRIC_NAMESPACE,
+  OUTCOME_METRICS,
+  type OutcomeStatus,
+  SERVICE_NAME,
+} from "../../functions/lib/metric-names.js";
 import { acknowledge } from "../nag.js";
-import { StateNames } from "../state-names.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../state-names.js";
 
-/** The namespace of every redraft metric: the Lambdas' EMF metrics and the metric filters below. */
-export const METRIC_NAMESPACE = "Redraft";
+export { METRIC_NAMESPACE };
 
-/**
- * Outcome metrics, counted from the state machine's own log (the terminal state each run entered),
- * so they need no Lambda at the end of the workflow and carry no dimension an alarm would have to name.
- */
-export const OutcomeMetrics = {
-  Validated: {
-    metricName: "RunsValidated",
-    eventType: "SucceedStateEntered",
-    state: StateNames.DraftValidated,
-  },
-  NeedsReview: {
-    metricName: "RunsNeedingReview",
-    eventType: "SucceedStateEntered",
-    state: StateNames.DraftNeedsReview,
-  },
-  Rejected: { metricName: "RunsRejected", eventType: "SucceedStateEntered", state: StateNames.InputRejected },
-  Duplicate: {
-    metricName: "RunsDuplicate",
-    eventType: "SucceedStateEntered",
-    state: StateNames.DuplicateIgnored,
-  },
-  Failed: { metricName: "RunsFailed", eventType: "FailStateEntered", state: StateNames.CorrectionFailed },
-} as const;
-
-/** Model spend of all kinds together (micro-USD), summed from revalidate's EMF `CostMicroUsd` lines. */
-export const TOTAL_COST_METRIC = "TotalCostMicroUsd";
-
-/** Per-kind EMF metrics the Lambdas emit (Powertools adds the `service` dimension). */
+/** The EMF metrics' dimensions per kind and reason (Powertools adds `service`). */
 const EMF_DIMENSIONS = "{Redraft,kind,service}";
+const OUTCOME_DIMENSIONS = "{Redraft,kind,reason,service}";
+
+/** Table operations the steps and listings send, for the throttled-requests alarm. */
+const TABLE_OPERATIONS = ["GetItem", "PutItem", "UpdateItem", "Query", "BatchGetItem"] as const;
 
 export interface ObservabilityProps {
   readonly envName: string;
   readonly stateMachine: StateMachine;
-  /** The state machine's execution log (level ALL). */
-  readonly stateMachineLogs: LogGroup;
-  readonly functions: Record<"validate" | "correct" | "revalidate" | "judge", LambdaFunction>;
+  /** The functions whose errors and throttles are alarmed on, by name. */
+  readonly functions: Record<string, LambdaFunction>;
+  /** λ outcome: subscribed here to the outcome events and the failed executions. */
+  readonly outcome: LambdaFunction;
+  /** The project's bus, where `Draft Validated` / `Draft Needs Review` are published. */
+  readonly bus: EventBus;
+  readonly table: Table;
   /** The trigger rules' dead-letter queue. */
   readonly deadLetterQueue: Queue;
-  readonly alarmEmail: string;
+  /** An e-mail subscription on the alarm topic. */
+  readonly alarmEmail?: string | undefined;
+  /** An existing topic every alarm also notifies. */
+  readonly alarmTopicArn?: string | undefined;
   /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour is above this share… */
   readonly reviewRateThreshold: number;
   /** …and at least this many runs finished in that hour. */
   readonly reviewRateMinRuns: number;
-  /** Alarm when the model spend of one day is above this. */
-  readonly dailyCostUsd: number;
+  /** Alarm when the model spend of one hour is above this. */
+  readonly hourlyCostUsd: number;
+}
+
+/** One alarm: its construct id is its name, and the runbook line in the README's "Deploying" says what to do. */
+export interface AlarmSpec {
+  readonly id: string;
+  readonly description: string;
 }
 
 /**
- * Metrics, a dashboard and alarms for one environment. Alarms go to one SNS topic with the
- * environment's e-mail subscription: failed or timed-out executions, a rising manual-review rate,
- * a day's model spend over budget, and trigger events that could not start a run.
+ * Metrics, a dashboard and alarms for one environment. Outcomes are counted by the handlers as
+ * embedded metrics (λ validate for rejections, λ outcome for the rest), never from the execution
+ * log. Every alarm notifies one SSL-only SNS topic whose subscriber comes from the configuration.
  */
 export class Observability extends Construct {
   readonly alarmTopic: Topic;
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
-  readonly outcomeMetrics: Record<keyof typeof OutcomeMetrics, Metric>;
+  readonly outcomeMetrics: Record<OutcomeStatus, Metric>;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
@@ -93,7 +91,17 @@ export class Observability extends Construct {
       displayName: `redraft ${props.envName} alarms`,
       enforceSSL: true,
     });
-    this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const external = props.alarmTopicArn
+      ? Topic.fromTopicArn(this, "ExternalAlarmTopic", props.alarmTopicArn)
+      : undefined;
+    if (!props.alarmEmail && !external) {
+      Annotations.of(this.alarmTopic).addWarningV2(
+        "redraft:alarms-unsubscribed",
+        `redraft ${props.envName}: no alarmEmail or alarmTopicArn is configured, so alarms reach nobody ` +
+          "(set one in infra/config.ts, or -c alarmEmail=… / -c alarmTopicArn=…)",
+      );
+    }
     acknowledge(this.alarmTopic, {
       id: "AwsSolutions-SNS2",
       reason:
@@ -101,72 +109,62 @@ export class Observability extends Construct {
         "encrypted with the AWS-managed SNS key, and a customer key for this alone is not worth its cost.",
     });
 
-    const hourly = Duration.hours(1);
-    const outcome = (key: keyof typeof OutcomeMetrics): Metric => {
-      const def = OutcomeMetrics[key];
-      new MetricFilter(this, `${def.metricName}Filter`, {
-        logGroup: props.stateMachineLogs,
-        filterPattern: FilterPattern.all(
-          FilterPattern.stringValue("$.type", "=", def.eventType),
-          FilterPattern.stringValue("$.details.name", "=", def.state),
-        ),
-        metricNamespace: METRIC_NAMESPACE,
-        metricName: def.metricName,
-        metricValue: "1",
-        defaultValue: 0,
-      });
-      return new Metric({
-        namespace: METRIC_NAMESPACE,
-        metricName: def.metricName,
-        statistic: "Sum",
-        period: hourly,
-      });
-    };
-    this.outcomeMetrics = {
-      Validated: outcome("Validated"),
-      NeedsReview: outcome("NeedsReview"),
-      Rejected: outcome("Rejected"),
-      Duplicate: outcome("Duplicate"),
-      Failed: outcome("Failed"),
-    };
+    // ── Outcomes, counted by λ outcome from the events that announce them ────────────────────
+    new Rule(this, "OutcomeAnnounced", {
+      description: "Count validated and needs-review runs (λ outcome)",
+      eventBus: props.bus,
+      eventPattern: {
+        source: [OUTCOME_EVENT_SOURCE],
+        detailType: [OutcomeEvents.Validated, OutcomeEvents.NeedsReview],
+      },
+      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+    });
+    new Rule(this, "ExecutionStopped", {
+      description: "Count failed, timed-out and aborted runs (λ outcome)",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: {
+          stateMachineArn: [stateMachine.stateMachineArn],
+          status: ["FAILED", "TIMED_OUT", "ABORTED"],
+        },
+      },
+      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+    });
 
-    // Spend happens in two places: corrections (counted when revalidated) and judge rounds.
-    for (const [id, fn] of [
-      ["TotalCostFilter", props.functions.revalidate],
-      ["JudgeCostFilter", props.functions.judge],
-    ] as const) {
-      new MetricFilter(this, id, {
-        logGroup: fn.logGroup,
-        filterPattern: FilterPattern.numberValue("$.CostMicroUsd", ">=", 0),
-        metricNamespace: METRIC_NAMESPACE,
-        metricName: TOTAL_COST_METRIC,
-        metricValue: "$.CostMicroUsd",
+    const hourly = Duration.hours(1);
+    const fiveMinutes = Duration.minutes(5);
+    // The aggregates carry only Powertools' service dimension: one metric per outcome, every kind.
+    const total = (metricName: string, period: Duration) =>
+      new Metric({
+        namespace: METRIC_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE_NAME },
+        statistic: "Sum",
+        period,
       });
-    }
+    this.outcomeMetrics = {
+      validated: total(OUTCOME_METRICS.validated, hourly),
+      needs_manual_review: total(OUTCOME_METRICS.needs_manual_review, hourly),
+      rejected: total(OUTCOME_METRICS.rejected, hourly),
+      failed: total(OUTCOME_METRICS.failed, hourly),
+    };
     const costUsd = (period: Duration) =>
       new MathExpression({
         expression: "FILL(micro, 0) / 1000000",
-        usingMetrics: {
-          micro: new Metric({
-            namespace: METRIC_NAMESPACE,
-            metricName: TOTAL_COST_METRIC,
-            statistic: "Sum",
-            period,
-          }),
-        },
+        usingMetrics: { micro: total(COST_METRIC, period) },
         label: "Model cost (USD)",
         period,
       });
 
     const reviewRate = new MathExpression({
       expression: `IF((FILL(v, 0) + FILL(r, 0)) >= ${props.reviewRateMinRuns}, FILL(r, 0) / (FILL(v, 0) + FILL(r, 0)), 0)`,
-      usingMetrics: { v: this.outcomeMetrics.Validated, r: this.outcomeMetrics.NeedsReview },
+      usingMetrics: { v: this.outcomeMetrics.validated, r: this.outcomeMetrics.needs_manual_review },
       label: "NeedsReview / (Validated + NeedsReview)",
       period: hourly,
     });
 
     // ── Alarms ────────────────────────────────────────────────────────────────────────────────
-    const fiveMinutes = Duration.minutes(5);
     const alarm = (name: string, metric: IMetric, threshold: number, description: string) => {
       const created = new Alarm(this, name, {
         alarmDescription: `redraft ${props.envName}: ${description}`,
@@ -177,20 +175,48 @@ export class Observability extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       created.addAlarmAction(new SnsAction(this.alarmTopic));
+      if (external) created.addAlarmAction(new SnsAction(external));
       this.alarms.push(created);
       return created;
     };
+    const sum = { period: fiveMinutes, statistic: "Sum" };
     alarm(
       "ExecutionsFailed",
-      stateMachine.metricFailed({ period: fiveMinutes, statistic: "Sum" }),
+      stateMachine.metricFailed(sum),
       1,
       "a correction run failed (RecordFailure wrote why on the run record)",
     );
     alarm(
       "ExecutionsTimedOut",
-      stateMachine.metricTimedOut({ period: fiveMinutes, statistic: "Sum" }),
+      stateMachine.metricTimedOut(sum),
       1,
       "a correction run hit the state machine's timeout",
+    );
+    alarm(
+      "ExecutionsAborted",
+      stateMachine.metricAborted(sum),
+      1,
+      "a correction run was stopped by hand or by a deploy",
+    );
+    alarm(
+      "ExecutionsThrottled",
+      stateMachine.metricThrottled(sum),
+      1,
+      "Step Functions throttled state transitions or StartExecution",
+    );
+    for (const [name, fn] of Object.entries(props.functions)) {
+      const title = name.charAt(0).toUpperCase() + name.slice(1);
+      alarm(`${title}Errors`, fn.metricErrors(sum), 1, `λ ${name} failed an invocation`);
+      alarm(`${title}Throttles`, fn.metricThrottles(sum), 1, `λ ${name} was throttled`);
+    }
+    alarm(
+      "TableThrottled",
+      props.table.metricThrottledRequestsForOperations({
+        operations: [...TABLE_OPERATIONS] as never,
+        ...sum,
+      }),
+      1,
+      "DynamoDB throttled requests on the runs table",
     );
     const reviewRateAlarm = alarm(
       "ManualReviewRate",
@@ -199,10 +225,10 @@ export class Observability extends Construct {
       `more than ${Math.round(props.reviewRateThreshold * 100)}% of finished runs needed manual review in the last hour`,
     );
     const costAlarm = alarm(
-      "DailyModelCost",
-      costUsd(Duration.days(1)),
-      props.dailyCostUsd,
-      `model spend over ${props.dailyCostUsd} USD in a day`,
+      "HourlyModelCost",
+      costUsd(hourly),
+      props.hourlyCostUsd,
+      `model spend over ${props.hourlyCostUsd} USD in an hour`,
     );
     alarm(
       "TriggerDeadLetters",
@@ -238,7 +264,7 @@ export class Observability extends Construct {
     });
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# redraft ${props.envName}\nOutcomes are counted from the state machine's log; attempts, tokens and cost from the Lambdas' EMF metrics (namespace \`${METRIC_NAMESPACE}\`).`,
+        markdown: `# redraft ${props.envName}\nOutcomes, attempts, tokens and cost are the Lambdas' embedded metrics (namespace \`${METRIC_NAMESPACE}\`).`,
         width: 24,
         height: 2,
       }),
@@ -247,11 +273,10 @@ export class Observability extends Construct {
       new GraphWidget({
         title: "Outcomes per hour",
         left: [
-          this.outcomeMetrics.Validated.with({ label: "validated" }),
-          this.outcomeMetrics.NeedsReview.with({ label: "needs manual review" }),
-          this.outcomeMetrics.Rejected.with({ label: "rejected (bad input)" }),
-          this.outcomeMetrics.Failed.with({ label: "failed" }),
-          this.outcomeMetrics.Duplicate.with({ label: "duplicate delivery" }),
+          this.outcomeMetrics.validated.with({ label: "validated" }),
+          this.outcomeMetrics.needs_manual_review.with({ label: "needs manual review" }),
+          this.outcomeMetrics.rejected.with({ label: "rejected (bad input or duplicate)" }),
+          this.outcomeMetrics.failed.with({ label: "failed" }),
         ],
         stacked: true,
         width,
@@ -278,12 +303,27 @@ export class Observability extends Construct {
           stateMachine.metricSucceeded({ period: fiveMinutes }),
           stateMachine.metricFailed({ period: fiveMinutes }),
           stateMachine.metricTimedOut({ period: fiveMinutes }),
+          stateMachine.metricAborted({ period: fiveMinutes }),
+          stateMachine.metricThrottled({ period: fiveMinutes }),
         ],
         width,
       }),
       new GraphWidget({
         title: "Correction attempts per kind",
         left: [perKind("CorrectionAttempts")],
+        width,
+      }),
+      new GraphWidget({
+        title: "Outcomes per kind and reason",
+        left: Object.values(OUTCOME_METRICS).map(
+          (name) =>
+            new MathExpression({
+              expression: `SEARCH('${OUTCOME_DIMENSIONS} MetricName="${name}"', 'Sum', ${hourly.toSeconds()})`,
+              usingMetrics: {},
+              label: "",
+              period: hourly,
+            }),
+        ),
         width,
       }),
       new GraphWidget({

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import {
   BlockPublicAccess,
   Bucket,
@@ -8,18 +8,30 @@ import {
   ObjectOwnership,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
+import {
+  INDEX_PROJECTION,
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+  TTL_ATTRIBUTE,
+} from "../../functions/lib/table.js";
+import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge } from "../nag.js";
 
 export interface StorageProps {
   /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps both. */
   readonly removalPolicy: "destroy" | "retain";
   /**
-   * Days before a noncurrent object version (an overwritten attempt blob) is deleted.
-   * @default 30
+   * Days a run's objects are kept: uploads under `drafts/`, attempts under `runs/` and published
+   * drafts under `results/` expire this long after they were written, and a version that was
+   * overwritten or deleted this long after it stopped being current. The table's `ttl` (written
+   * by the store, see `functions/lib/table.ts`) uses the same number.
    */
-  readonly noncurrentVersionDays?: number;
+  readonly retentionDays: number;
 }
+
+/** The prefixes whose objects expire with the run; the access logs have their own rule. */
+export const RETAINED_PREFIXES = [DRAFTS_PREFIX, RUNS_PREFIX, RESULTS_PREFIX] as const;
 
 /**
  * Where drafts and runs live: one private bucket (uploads under `drafts/`, every attempt under `runs/`,
@@ -65,10 +77,13 @@ export class Storage extends Construct {
       serverAccessLogsBucket: this.accessLogsBucket as IBucket,
       serverAccessLogsPrefix: "drafts-bucket/",
       lifecycleRules: [
-        {
-          noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays ?? 30),
-          abortIncompleteMultipartUploadAfter: Duration.days(7),
-        },
+        { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        ...RETAINED_PREFIXES.map((prefix) => ({
+          id: `expire-${prefix.replace("/", "")}`,
+          prefix,
+          expiration: Duration.days(props.retentionDays),
+          noncurrentVersionExpiration: Duration.days(props.retentionDays),
+        })),
       ],
       removalPolicy,
       autoDeleteObjects: destroy,
@@ -91,6 +106,8 @@ export class Storage extends Construct {
         indexName: index.indexName,
         partitionKey: stringKey(index.partitionKey),
         sortKey: stringKey(index.sortKey),
+        // Listings read the order from the index and the runs from the table (BatchGetItem).
+        projectionType: ProjectionType[INDEX_PROJECTION],
       });
     }
   }

@@ -1,15 +1,19 @@
 import { Duration } from "aws-cdk-lib";
-import { type EventBus, EventField, Match, Rule, RuleTargetInput } from "aws-cdk-lib/aws-events";
-import { SfnStateMachine } from "aws-cdk-lib/aws-events-targets";
+import { type EventBus, Match, Rule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX } from "../layout.js";
 import { acknowledge } from "../nag.js";
 import { SubmissionEvent } from "../state-names.js";
+import { redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
+  readonly config: EnvConfig;
   readonly stateMachine: StateMachine;
   /** The drafts bucket (EventBridge notifications enabled). */
   readonly bucket: Bucket;
@@ -25,19 +29,23 @@ export interface TriggersProps {
 }
 
 /**
- * What starts a run:
- * - an upload under `drafts/` (S3 → default bus → rule), input `{ draftRef: { bucket, key, versionId }, submissionId: etag }`;
+ * What starts a run, through λ start (`functions/start.ts`), which names the execution after the
+ * delivery so that a repeated delivery starts nothing (`ExecutionAlreadyExists` is success):
+ * - an upload under `drafts/` (S3 → default bus → rule), input `{ draftRef: { bucket, key, versionId } }`,
+ *   named from bucket, key and version id;
  * - a `Draft Submitted` event on the project's bus from source `redraft.client`, whose detail is the
  *   execution input: `{ draft }` inline, or `{ draftRef: { bucket, key } }`, plus optional
- *   `submissionId` / `parentRunId`.
+ *   `submissionId` / `parentRunId`; named from the event id.
  *
- * Both deliver at least once; Validate's content claim turns a repeated delivery into `DuplicateIgnored`.
- * Events that cannot start an execution land in one encrypted DLQ.
+ * A new upload of the same content is a new submission: Validate's content claim marks it
+ * `duplicate` within the dedupe window. Events that cannot start an execution (the rule could not
+ * invoke λ start, or λ start failed its retries) land in one encrypted DLQ.
  */
 export class Triggers extends Construct {
   readonly deadLetterQueue: Queue;
   readonly uploadRule: Rule;
   readonly submissionRule: Rule;
+  readonly starter: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: TriggersProps) {
     super(scope, id);
@@ -52,11 +60,24 @@ export class Triggers extends Construct {
       id: "AwsSolutions-SQS3",
       reason: "This queue is itself the dead-letter queue of the trigger rules.",
     });
-    const targetOptions = {
+    this.starter = redraftFunction(this, "start", {
+      description: "Start one execution per delivery, named after it",
+      timeout: Duration.seconds(30),
+      environment: {
+        STATE_MACHINE_ARN: stateMachine.stateMachineArn,
+        POWERTOOLS_SERVICE_NAME: "redraft",
+        POWERTOOLS_LOG_LEVEL: props.config.logLevel,
+        NODE_OPTIONS: "--enable-source-maps",
+      },
+      config: props.config,
+      deadLetterQueue: this.deadLetterQueue,
+    });
+    stateMachine.grantStartExecution(this.starter);
+    const target = new LambdaFunction(this.starter, {
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: props.retryAttempts ?? 8,
       maxEventAge: props.maxEventAge ?? Duration.hours(2),
-    };
+    });
 
     this.uploadRule = new Rule(this, "DraftUploaded", {
       description: `Start a correction run for each draft uploaded under ${DRAFTS_PREFIX}`,
@@ -69,32 +90,13 @@ export class Triggers extends Construct {
         },
       },
     });
-    this.uploadRule.addTarget(
-      new SfnStateMachine(stateMachine, {
-        ...targetOptions,
-        input: RuleTargetInput.fromObject({
-          draftRef: {
-            bucket: EventField.fromPath("$.detail.bucket.name"),
-            key: EventField.fromPath("$.detail.object.key"),
-            // The bucket is versioned: the run reads exactly the version that was uploaded.
-            versionId: EventField.fromPath("$.detail.object.version-id"),
-          },
-          // The same upload delivered twice carries the same etag: Validate's dedupe treats it as one.
-          submissionId: EventField.fromPath("$.detail.object.etag"),
-        }),
-      }),
-    );
+    this.uploadRule.addTarget(target);
 
     this.submissionRule = new Rule(this, "DraftSubmitted", {
       description: `Start a correction run for each "${SubmissionEvent.detailType}" event from ${SubmissionEvent.source}`,
       eventBus: bus,
       eventPattern: { source: [SubmissionEvent.source], detailType: [SubmissionEvent.detailType] },
     });
-    this.submissionRule.addTarget(
-      new SfnStateMachine(stateMachine, {
-        ...targetOptions,
-        input: RuleTargetInput.fromEventPath("$.detail"),
-      }),
-    );
+    this.submissionRule.addTarget(target);
   }
 }

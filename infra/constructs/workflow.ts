@@ -64,6 +64,12 @@ export interface CorrectionWorkflowProps {
    */
   readonly timeout?: Duration;
   readonly logRetention: RetentionDays;
+  /**
+   * What the execution log keeps: every state (`ALL`) or failures only (`ERROR`), with or without
+   * the states' input and output (drafts and results). Nothing counts outcomes from this log.
+   * @default { level: "ERROR", includeExecutionData: false }
+   */
+  readonly logs?: { level: "ALL" | "ERROR" | "FATAL" | "OFF"; includeExecutionData: boolean };
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -388,9 +394,21 @@ export class CorrectionWorkflow extends Construct {
       definitionBody: DefinitionBody.fromChainable(definition),
       timeout: props.timeout ?? Duration.hours(1),
       tracingEnabled: true,
-      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
+      logs: {
+        destination: this.logGroup,
+        level: LogLevel[props.logs?.level ?? "ERROR"],
+        includeExecutionData: props.logs?.includeExecutionData ?? false,
+      },
     });
 
+    if ((props.logs?.level ?? "ERROR") !== "ALL") {
+      acknowledge(this.stateMachine, {
+        id: "AwsSolutions-SF1",
+        reason:
+          "Per environment on purpose: this one logs failures only, so drafts and results stay out of the log; " +
+          "outcomes are counted by the Lambdas' metrics and each run's history is in its run record.",
+      });
+    }
     acknowledge(
       this.stateMachine,
       {

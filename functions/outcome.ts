@@ -1,0 +1,66 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { z } from "zod";
+import type { RunStore } from "../shared/store/types.js";
+import { DynamoRunStore } from "./lib/dynamo-store.js";
+import { emitOutcome, metrics, tracer } from "./lib/observability.js";
+
+/**
+ * λ outcome: counts how runs ended, as embedded metrics, from the events that say so — not from
+ * the state machine's execution log, which prod keeps at ERROR without execution data.
+ *
+ * - `Draft Validated` / `Draft Needs Review` (source `redraft`, the project's bus): the detail
+ *   carries the kind and reason.
+ * - Step Functions `Execution Status Change` FAILED / TIMED_OUT / ABORTED (the default bus): the
+ *   run item says the kind and the reason RecordFailure wrote (a timeout or abort writes none).
+ *
+ * Rejections and duplicates are counted by Validate, where they are decided.
+ */
+
+const OutcomeEventSchema = z.object({
+  source: z.literal("redraft"),
+  "detail-type": z.enum(["Draft Validated", "Draft Needs Review"]),
+  detail: z.object({ runId: z.string(), kind: z.string(), reason: z.string().optional() }),
+});
+
+const ExecutionEventSchema = z.object({
+  source: z.literal("aws.states"),
+  detail: z.object({ name: z.string().min(1), status: z.enum(["FAILED", "TIMED_OUT", "ABORTED"]) }),
+});
+
+export const OutcomeHandlerEventSchema = z.union([OutcomeEventSchema, ExecutionEventSchema]);
+
+/** What a timeout or an abort is counted as: the run record has no reason for it. */
+const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
+
+export function createOutcomeHandler(getRuns: () => RunStore) {
+  return async (event: unknown): Promise<void> => {
+    const parsed = OutcomeHandlerEventSchema.parse(event);
+    try {
+      if (parsed.source === "redraft") {
+        const { kind, reason } = parsed.detail;
+        const status = parsed["detail-type"] === "Draft Validated" ? "validated" : "needs_manual_review";
+        emitOutcome(status, kind, reason);
+        return;
+      }
+      const { name: runId, status } = parsed.detail;
+      // The execution name is the run id. A run that never got a record is still counted.
+      const run = await getRuns().getRun(runId);
+      const reason = status === "FAILED" ? (run?.reason ?? "system_error") : STOPPED_REASON[status];
+      emitOutcome("failed", run?.kind ?? "unknown", reason);
+    } finally {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+  };
+}
+
+const OutcomeEnvSchema = z.object({ TABLE_NAME: z.string().min(1) });
+let runs: RunStore | undefined;
+
+/** The store is built on the first event (a bad environment fails it loudly), then reused. */
+export const handler = createOutcomeHandler(() => {
+  runs ??= new DynamoRunStore({
+    client: tracer.captureAWSv3Client(new DynamoDBClient({})),
+    tableName: OutcomeEnvSchema.parse(process.env).TABLE_NAME,
+  });
+  return runs;
+});

@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { z } from "zod";
+import { logger, tracer } from "./lib/observability.js";
+
+/**
+ * λ start: between the trigger rules and StartExecution, so that a delivery has one execution name.
+ *
+ * EventBridge delivers at least once, and its Step Functions target cannot name the execution:
+ * every redelivery would start (and pay for) a Validate that only finds a duplicate. Here the
+ * name is a hash of what identifies the delivery — bucket, key and version id of an upload; the
+ * event id of a `Draft Submitted` — so Step Functions itself refuses the second start
+ * (`ExecutionAlreadyExists`), which is success.
+ *
+ * A *new* upload of identical content (a new version) gets a new name and a run of its own, which
+ * Validate's content claim marks `rejected` / `duplicate` within the dedupe window: a re-upload is
+ * a deliberate re-submission, answered cheaply; after the window it is corrected again.
+ */
+
+/** Step Functions: at most 80 characters of `[A-Za-z0-9-_]`. */
+const NAME_HASH_CHARS = 64;
+
+/** The S3 `Object Created` event, as EventBridge delivers it (only what the run needs). */
+const UploadEventSchema = z.object({
+  id: z.string().min(1),
+  source: z.literal("aws.s3"),
+  detail: z.object({
+    bucket: z.object({ name: z.string().min(1) }),
+    object: z.object({
+      key: z.string().min(1),
+      size: z.number().int().nonnegative().optional(),
+      "version-id": z.string().min(1).optional(),
+      sequencer: z.string().optional(),
+    }),
+  }),
+});
+
+/** A client's `Draft Submitted`: its detail is the execution input. */
+const SubmissionEventSchema = z.object({
+  id: z.string().min(1),
+  source: z.string().min(1),
+  detail: z.looseObject({}),
+});
+
+export const StartEventSchema = z.union([UploadEventSchema, SubmissionEventSchema]);
+export type StartEvent = z.infer<typeof StartEventSchema>;
+
+export interface Start {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+const digest = (parts: string[]): string =>
+  createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, NAME_HASH_CHARS);
+
+/** The execution name and input of one delivery; the same delivery always gives the same name. */
+export function startFor(event: StartEvent): Start {
+  if (event.source === "aws.s3" && "bucket" in event.detail) {
+    const { bucket, object } = (event as z.infer<typeof UploadEventSchema>).detail;
+    // The bucket is versioned, so an upload has a version id; the sequencer stands in without one.
+    const version = object["version-id"] ?? `seq:${object.sequencer ?? event.id}`;
+    return {
+      name: `u-${digest(["upload", bucket.name, object.key, version])}`,
+      input: {
+        draftRef: {
+          bucket: bucket.name,
+          key: object.key,
+          ...(object["version-id"] && { versionId: object["version-id"] }),
+        },
+      },
+    };
+  }
+  return { name: `e-${digest(["event", event.id])}`, input: event.detail };
+}
+
+export interface StartHandlerOptions {
+  client: SFNClient;
+  stateMachineArn: string;
+}
+
+/** Starts the execution of one delivery; a name already taken means the delivery already started one. */
+export function createStartHandler(options: StartHandlerOptions) {
+  return async (event: unknown): Promise<{ name: string; started: boolean }> => {
+    const { name, input } = startFor(StartEventSchema.parse(event));
+    try {
+      await options.client.send(
+        new StartExecutionCommand({
+          stateMachineArn: options.stateMachineArn,
+          name,
+          input: JSON.stringify(input),
+        }),
+      );
+      logger.info("execution started", { name });
+      return { name, started: true };
+    } catch (error) {
+      // Names are unique for 90 days per state machine: the same delivery, seen again.
+      if ((error as { name?: string }).name === "ExecutionAlreadyExists") {
+        logger.info("repeated delivery: execution exists", { name });
+        return { name, started: false };
+      }
+      // Anything else fails the invocation: Lambda retries it, then it goes to the dead-letter queue.
+      logger.error("could not start the execution", error as Error);
+      throw error;
+    }
+  };
+}
+
+const StartEnvSchema = z.object({ STATE_MACHINE_ARN: z.string().min(1) });
+let start: ReturnType<typeof createStartHandler> | undefined;
+
+/** Built on the first event (a bad environment fails it loudly), then reused by the container. */
+export const handler = (event: unknown) => {
+  start ??= createStartHandler({
+    client: tracer.captureAWSv3Client(new SFNClient({})),
+    stateMachineArn: StartEnvSchema.parse(process.env).STATE_MACHINE_ARN,
+  });
+  return start(event);
+};
