@@ -1,16 +1,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AslDefinition } from "../../infra/asl.js";
 import { StateNames } from "../../infra/state-names.js";
-import { coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
+import { type CoverageReport, coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
 import { synthesizedAsl } from "./harness.js";
 import { historiesOf, outcomeMismatch, runCorpus, SCENARIOS, type ScenarioResult } from "./scenarios.js";
 
 let asl: AslDefinition;
 let results: ScenarioResult[];
+let report: CoverageReport;
 
 beforeAll(async () => {
   asl = await synthesizedAsl();
   results = await runCorpus(asl);
+  report = await coverageOf(asl, historiesOf(results));
 }, 300_000);
 
 const resultOf = (name: string) => {
@@ -26,8 +28,7 @@ describe("the scenario corpus, run through the synthesized state machine", () =>
 });
 
 describe("path coverage of the synthesized state machine", () => {
-  it("enters every state and takes every Next, Choice rule, Default, Catch and Retry", async () => {
-    const report = await coverageOf(asl, historiesOf(results));
+  it("enters every state and takes every Next, Choice rule, Default, Catch and Retry", () => {
     expect(
       { neverEntered: report.missingStates, neverTaken: report.missingTransitions },
       report.summary,
@@ -35,12 +36,11 @@ describe("path coverage of the synthesized state machine", () => {
     expect(report.complete).toBe(true);
   });
 
-  it("enters BudgetExhausted both after an execution attempt and after the judge", async () => {
+  it("enters BudgetExhausted both after an execution attempt and after the judge", () => {
     const into = transitionsOf(asl).filter((t) => t.to === StateNames.BudgetExhausted);
     expect(new Set(into.map((t) => t.from))).toEqual(
       new Set([StateNames.NextStep, StateNames.HasCriticalFindings]),
     );
-    const report = await coverageOf(asl, historiesOf(results));
     for (const t of into)
       expect(report.transitions.find((r) => r.id === t.id)?.taken, t.id).toBeGreaterThan(0);
   });
@@ -90,19 +90,19 @@ describe("path coverage of the synthesized state machine", () => {
         NotifyOperators: { Type: "Pass", Next: StateNames.CorrectionFailed },
       },
     } as AslDefinition;
-    const report = await coverageOf(grown, historiesOf(results));
-    expect(report.complete).toBe(false);
-    expect(report.missingStates).toEqual(["NotifyOperators"]);
-    expect(report.missingTransitions).toEqual([
+    const grownReport = await coverageOf(grown, historiesOf(results));
+    expect(grownReport.complete).toBe(false);
+    expect(grownReport.missingStates).toEqual(["NotifyOperators"]);
+    expect(grownReport.missingTransitions).toEqual([
       `${StateNames.AnnounceValidated} -> NotifyOperators [catch 0: EventBridge.ThrottlingException]`,
       `NotifyOperators -> ${StateNames.CorrectionFailed} [next]`,
     ]);
   });
 
   it("covers nothing without executions", async () => {
-    const report = await coverageOf(asl, []);
-    expect(report.missingStates).toHaveLength(Object.keys(asl.States).length);
-    expect(report.summary).toBe(
+    const empty = await coverageOf(asl, []);
+    expect(empty.missingStates).toHaveLength(Object.keys(asl.States).length);
+    expect(empty.summary).toBe(
       `states 0/${Object.keys(asl.States).length}, transitions 0/${transitionsOf(asl).length}`,
     );
   });

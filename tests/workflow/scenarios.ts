@@ -329,7 +329,7 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: [failed("system_error")],
   },
   {
-    name: "RecordModelFailure's response is lost, then DynamoDB is down for it: model_error",
+    name: "RecordModelFailure's response is lost: the retry finds the status in place, the execution still fails: model_error",
     responses: [modelError(ID, "correct", "failed")],
     drafts: [DRAFT_WITH_ERRORS],
     faults: async () => faultyStatusUpdates(["failed"], "response-lost"),
