@@ -1,6 +1,6 @@
 import "./polyfill.js";
 import { randomUUID } from "node:crypto";
-import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type DynamoDBClient,
@@ -27,6 +27,7 @@ import type { RunStatus } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
 import { FsBlobStore } from "./fs-blobs.js";
+import { writeAtomic } from "./lock.js";
 import {
   finishInterrupted,
   markOwned,
@@ -405,7 +406,8 @@ export class LocalRuntime {
         history,
       };
     }
-    await writeFile(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
+    // Atomic: `redraft show` in another process may read it while it is written.
+    await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
     const run = await this.runs.getRun(runId).catch(() => undefined);
     // A run without a record yet stays owned: its submitter records the failure, then releases it.
     if (run && run.status !== "draft" && run.status !== "correcting") await this.release(runId);
