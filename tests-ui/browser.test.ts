@@ -78,6 +78,7 @@ describe("the viewer in a browser", () => {
     await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(1);
     await page.fill("input[name=q]", "");
     await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(9);
+    await page.locator("input[name=q]").blur();
     if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "runs.png") });
   });
 
@@ -120,8 +121,14 @@ describe("the viewer in a browser", () => {
     ]);
     const saved = await download.path();
     expect(JSON.parse(await readFile(saved, "utf8")).id).toBe("mcq-seed004");
-    await page.evaluate(() => window.scrollTo(0, 0));
-    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "run.png"), fullPage: false });
+    // The picture: the path on the state machine, a state's input and output beside it.
+    await page.locator('.graph g.node[data-state="CorrectExecution"]').click();
+    await page.evaluate(() => {
+      document.getElementById("graph-title")?.scrollIntoView();
+    });
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "run.png") });
+    await page.locator("article[data-attempt='1']").scrollIntoViewIfNeeded();
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "attempt.png") });
   });
 
   it("shows the judge's findings with confidence and whether they blocked", async () => {

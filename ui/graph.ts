@@ -27,6 +27,16 @@ export function executionPath(history: readonly HistoryEvent[], startAt: string)
 /** The same node ids local/mermaid.ts gives states. */
 export const mermaidNodeId = (name: string) => name.replace(/[^A-Za-z0-9_]/g, "_");
 
+/** Edge labels longer than this are cut: a Choice rule listing six error names would make the picture 3,000 px wide. */
+const MAX_EDGE_LABEL = 48;
+
+/** The edge with its condition cut to MAX_EDGE_LABEL characters (the ASL and the state's input hold it whole). */
+function shortenLabel(line: string): string {
+  return line.replace(/\|"([^"]*)"\|/, (whole, text: string) =>
+    text.length > MAX_EDGE_LABEL ? `|"${text.slice(0, MAX_EDGE_LABEL - 1)}…"|` : whole,
+  );
+}
+
 const EDGE = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/;
 
 /**
@@ -35,7 +45,9 @@ const EDGE = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/;
  * Built on the generated flowchart rather than beside it, so the picture cannot drift from the ASL.
  */
 export function highlightedMermaid(asl: AslDefinition, path: ExecutionPath | undefined): string {
-  const lines = aslToMermaid(asl).split("\n");
+  const lines = aslToMermaid(asl)
+    .split("\n")
+    .map((line) => (EDGE.test(line) ? shortenLabel(line) : line));
   if (!path) return lines.join("\n");
   const counts = new Map(Object.entries(path.entered).map(([name, n]) => [mermaidNodeId(name), n]));
   const taken = new Set(path.transitions.map(([from, to]) => `${mermaidNodeId(from)}>${mermaidNodeId(to)}`));

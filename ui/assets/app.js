@@ -170,7 +170,11 @@ function renderSummary(el, data) {
   const cards = h(
     "div",
     { className: "cards" },
-    card("Drafts", String(t.drafts), h("div", { className: "muted" }, `${t.runs} runs`)),
+    card(
+      "Drafts",
+      String(t.drafts),
+      h("div", { className: "muted" }, `${t.runs} run${t.runs === 1 ? "" : "s"}`),
+    ),
     card("Validated", rate, h("div", { className: "muted" }, `${t.validated} of ${t.finished} finished`)),
     card(
       "Needs review",
@@ -181,7 +185,13 @@ function renderSummary(el, data) {
     card(
       "Cost",
       cost(t.cost),
-      t.unpricedRuns ? h("div", { className: "muted" }, `${t.unpricedRuns} runs on an unpriced model`) : null,
+      t.unpricedRuns
+        ? h(
+            "div",
+            { className: "muted" },
+            `${t.unpricedRuns} run${t.unpricedRuns === 1 ? "" : "s"} on an unpriced model`,
+          )
+        : null,
     ),
   );
   fill(
@@ -521,6 +531,7 @@ async function renderGraph(el, d, getSelected, setSelected) {
   const title = h("h2", { id: "graph-title" }, "State machine and this run's path");
   const picture = h("div", { className: "graph", role: "group", "aria-label": "State machine flowchart" });
   const states = h("div", { className: "state-list-box" });
+  const zoom = h("div", { className: "zoom", role: "group", "aria-label": "Zoom" });
   const inspector = h(
     "aside",
     { className: "inspector", "aria-live": "polite", id: "inspector" },
@@ -533,10 +544,18 @@ async function renderGraph(el, d, getSelected, setSelected) {
         `Execution ${d.execution.status}, ended in ${d.execution.terminalState}. Highlighted: the states entered (×count) and the transitions taken.`,
       )
     : h("p", { className: "muted" }, "The execution is still running; its path appears when it ends.");
-  fill(el, title, note, h("div", { className: "graph-layout" }, h("div", {}, picture, states), inspector));
+  fill(
+    el,
+    title,
+    note,
+    h("div", { className: "graph-layout" }, h("div", {}, zoom, picture, states), inspector),
+  );
   graphCounter += 1;
   const { svg } = await mermaid.render(`flow${graphCounter}`, d.graph.mermaid);
   picture.innerHTML = svg;
+  zoomable(picture, zoom);
+  const first = picture.querySelector("g.node.visited");
+  if (first) centerOn(picture, first);
   for (const node of picture.querySelectorAll("g.node")) {
     const id = /flowchart-([A-Za-z0-9_]+)-\d+$/.exec(node.id)?.[1];
     const state = id && d.graph.nodes[id];
@@ -562,6 +581,43 @@ async function renderGraph(el, d, getSelected, setSelected) {
     showState(el, d, state);
   }
   renderStates(el, d, getSelected, setSelected);
+}
+
+/** Zoom buttons for the flowchart: the whole machine is wider than a window, its labels need ~60 %. */
+function zoomable(picture, controls) {
+  const svg = picture.querySelector("svg");
+  const natural = svg?.viewBox.baseVal.width || svg?.getBoundingClientRect().width || 0;
+  if (!svg || !natural) return;
+  const fit = () => Math.min(1, (picture.clientWidth - 20) / natural);
+  let scale = Math.min(1, Math.max(fit(), 0.6));
+  const apply = () => {
+    svg.style.width = `${Math.round(natural * scale)}px`;
+    svg.style.height = "auto";
+    label.textContent = `${Math.round(scale * 100)}%`;
+  };
+  const label = h("span", { className: "muted" });
+  const button = (text, name, next) =>
+    h(
+      "button",
+      {
+        type: "button",
+        "aria-label": name,
+        onclick: () => {
+          scale = Math.min(2, Math.max(0.1, next()));
+          apply();
+        },
+      },
+      text,
+    );
+  fill(
+    controls,
+    button("−", "Zoom out", () => scale / 1.25),
+    button("+", "Zoom in", () => scale * 1.25),
+    button("Fit", "Fit to width", fit),
+    button("100%", "Actual size", () => 1),
+    label,
+  );
+  apply();
 }
 
 function renderStates(el, d, getSelected, setSelected) {
@@ -596,9 +652,19 @@ function renderStates(el, d, getSelected, setSelected) {
   if (getSelected()) showState(el, d, getSelected());
 }
 
+/** Scrolls the picture (not the page) so that a node is in the middle of it. */
+function centerOn(picture, node) {
+  const box = picture.getBoundingClientRect();
+  const r = node.getBoundingClientRect();
+  picture.scrollLeft += r.left - box.left - box.width / 2 + r.width / 2;
+  picture.scrollTop += r.top - box.top - box.height / 3 + r.height / 2;
+}
+
 function showState(el, d, state) {
-  for (const node of el.querySelectorAll("g.node"))
+  for (const node of el.querySelectorAll("g.node")) {
     node.classList.toggle("selected", node.dataset.state === state);
+    if (node.dataset.state === state) centerOn(el.querySelector(".graph"), node);
+  }
   for (const b of el.querySelectorAll(".state-list button"))
     b.setAttribute("aria-pressed", String(b.dataset.state === state));
   const inspector = el.querySelector("#inspector");
