@@ -588,8 +588,8 @@ function zoomable(picture, controls) {
   const svg = picture.querySelector("svg");
   const natural = svg?.viewBox.baseVal.width || svg?.getBoundingClientRect().width || 0;
   if (!svg || !natural) return;
-  const fit = () => Math.min(1, (picture.clientWidth - 20) / natural);
-  let scale = Math.min(1, Math.max(fit(), 0.6));
+  const fitScale = () => Math.min(1, (picture.clientWidth - 20) / natural);
+  let scale = Math.min(1, Math.max(fitScale(), 0.6));
   const apply = () => {
     svg.style.width = `${Math.round(natural * scale)}px`;
     svg.style.height = "auto";
@@ -613,7 +613,7 @@ function zoomable(picture, controls) {
     controls,
     button("−", "Zoom out", () => scale / 1.25),
     button("+", "Zoom in", () => scale * 1.25),
-    button("Fit", "Fit to width", fit),
+    button("Fit", "Fit to width", fitScale),
     button("100%", "Actual size", () => 1),
     label,
   );
