@@ -415,32 +415,6 @@ function program(): Command {
     );
 
   cli
-    .command("ui")
-    .description("a local web page over the data dir: runs, each run's path and attempts, reviews, live")
-    .addOption(
-      new Option("--port <n>", "port on 127.0.0.1 (0: any free port)").argParser(wholeNumber(0, 65535)).default(4321),
-    )
-    .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
-    .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
-    .action(async (cmd: { port: number; reviewer: string }) => {
-      const runtime = await openRuntime(cli.opts<GlobalOptions>());
-      try {
-        await serveUntilStopped(
-          {
-            runtime,
-            asl: await loadAsl(),
-            port: cmd.port,
-            reviewer: cmd.reviewer,
-            submit: (source, parentRunId) => submit(runtime, source, randomUUID(), parentRunId),
-          },
-          say,
-        );
-      } finally {
-        await runtime.close();
-      }
-    });
-
-  cli
     .command("asl")
     .description("print the synthesized state machine definition (ASL), or a Mermaid flowchart of it")
     .option("--mermaid", "a Mermaid flowchart instead of the ASL JSON")
@@ -506,6 +480,33 @@ function program(): Command {
         await runtime.close();
       }
     });
+
+  cli
+    .command("ui")
+    .description("a local web page over the data dir: runs, each run's path and attempts, reviews, live")
+    .addOption(
+      new Option("--port <n>", "port on 127.0.0.1 (0: any free port)").argParser(wholeNumber(0, 65535)).default(4321),
+    )
+    .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
+    .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
+    .action(async (cmd: { port: number; reviewer: string }) => {
+      const runtime = await openRuntime(cli.opts<GlobalOptions>());
+      try {
+        await serveUntilStopped(
+          {
+            runtime,
+            asl: await loadAsl(),
+            port: cmd.port,
+            reviewer: cmd.reviewer,
+            submit: (source, parentRunId) => submit(runtime, source, randomUUID(), parentRunId),
+          },
+          say,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
+
   return cli;
 }
 
