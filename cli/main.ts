@@ -485,7 +485,9 @@ function program(): Command {
     .command("ui")
     .description("a local web page over the data dir: runs, each run's path and attempts, reviews, live")
     .addOption(
-      new Option("--port <n>", "port on 127.0.0.1 (0: any free port)").argParser(wholeNumber(0, 65535)).default(4321),
+      new Option("--port <n>", "port on 127.0.0.1 (0: any free port)")
+        .argParser(wholeNumber(0, 65535))
+        .default(4321),
     )
     .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
     .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
