@@ -19,6 +19,7 @@ describe("per-environment settings", () => {
 
   it("fails on an invalid override, naming the field", () => {
     expect(() => loadConfig("dev", { alarmEmail: "not-an-address" })).toThrow(/alarmEmail/);
+    expect(() => loadConfig("dev", { alarmTopicArn: "oncall" })).toThrow(/alarmTopicArn/);
     expect(loadConfig("dev", { alarmEmail: "ops@example.org" }).alarmEmail).toBe("ops@example.org");
   });
 
@@ -74,8 +75,9 @@ describe("per-environment settings", () => {
     });
   });
 
-  it("sets log retention and alarm address per environment", () => {
+  it("sets log retention per environment, and the alarm address from configuration", () => {
     prod.template.allResourcesProperties("AWS::Logs::LogGroup", { RetentionInDays: 180 });
-    prod.template.hasResourceProperties("AWS::SNS::Subscription", { Endpoint: environments.prod.alarmEmail });
+    const { template } = synthesize("prod", { alarmEmail: "oncall@redraft.dev" });
+    template.hasResourceProperties("AWS::SNS::Subscription", { Endpoint: "oncall@redraft.dev" });
   });
 });

@@ -1,28 +1,44 @@
-import { Match } from "aws-cdk-lib/assertions";
+import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../functions/lib/metric-names.js";
 import { environments } from "../../infra/config.js";
-import { METRIC_NAMESPACE, OutcomeMetrics, TOTAL_COST_METRIC } from "../../infra/constructs/observability.js";
+import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../infra/state-names.js";
 import { logicalId, synthesize } from "./synth.js";
 
-const { stack, template } = synthesize("dev");
+const OPS = "ops@redraft.dev";
+const EXTERNAL_TOPIC = "arn:aws:sns:eu-west-1:123456789012:oncall";
+const { stack, template } = synthesize("dev", { alarmEmail: OPS });
 const topicRef = { Ref: logicalId(stack.observability.alarmTopic) };
 
 type AlarmProps = {
+  AlarmDescription: string;
   MetricName?: string;
   Namespace?: string;
+  Dimensions?: { Name: string; Value: unknown }[];
   Threshold: number;
-  Metrics?: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+  Metrics?: {
+    Id: string;
+    Expression?: string;
+    MetricStat?: { Metric: { MetricName: string; Dimensions?: unknown[] } };
+  }[];
   AlarmActions: unknown[];
 };
-const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")).map(
-  (r) => (r as { Properties: AlarmProps }).Properties,
-);
+const alarmsOf = (t: typeof template) =>
+  Object.entries(t.findResources("AWS::CloudWatch::Alarm")).map(([id, r]) => ({
+    id,
+    ...(r as { Properties: AlarmProps }).Properties,
+  }));
+const alarms = alarmsOf(template);
+const stateMachineDimension = [
+  { Name: "StateMachineArn", Value: { Ref: logicalId(stack.workflow.stateMachine) } },
+];
 
-describe("observability", () => {
-  it("sends alarms to one SSL-only topic with the environment's e-mail", () => {
+describe("observability: where alarms go", () => {
+  it("sends every alarm to one SSL-only topic, subscribed with the configured e-mail", () => {
     template.hasResourceProperties("AWS::SNS::Subscription", {
       Protocol: "email",
-      Endpoint: environments.dev.alarmEmail,
+      Endpoint: OPS,
       TopicArn: topicRef,
     });
     template.hasResourceProperties("AWS::SNS::TopicPolicy", {
@@ -32,90 +48,143 @@ describe("observability", () => {
         ]),
       },
     });
-    expect(alarms.length).toBeGreaterThanOrEqual(5);
     for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([topicRef]);
   });
 
-  it("alarms on failed and timed-out executions", () => {
-    for (const metricName of ["ExecutionsFailed", "ExecutionsTimedOut"]) {
+  it("also notifies an existing topic when its ARN is configured", () => {
+    const { template: t } = synthesize("prod", { alarmTopicArn: EXTERNAL_TOPIC });
+    for (const alarm of alarmsOf(t)) expect(alarm.AlarmActions).toContainEqual(EXTERNAL_TOPIC);
+    t.resourceCountIs("AWS::SNS::Subscription", 0);
+  });
+
+  it.each(["dev", "staging", "prod"] as const)(
+    "%s configures no placeholder address: no subscription, and a warning at synth",
+    (env) => {
+      expect(environments[env].alarmEmail ?? "").not.toMatch(/example\.com$/);
+      const { stack: s, template: t } = synthesize(env);
+      t.resourceCountIs("AWS::SNS::Subscription", 0);
+      Annotations.fromStack(s).hasWarning(
+        `/${s.stackName}/Observability/AlarmTopic`,
+        Match.stringLikeRegexp("no alarmEmail or alarmTopicArn is configured"),
+      );
+    },
+  );
+
+  it("refuses an example.com address", () => {
+    expect(() => synthesize("prod", { alarmEmail: "redraft-alerts@example.com" })).toThrow(/placeholder/);
+  });
+});
+
+describe("observability: the alarms that matter", () => {
+  it.each(["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted", "ExecutionThrottled"])(
+    "alarms on %s of the state machine",
+    (metricName) => {
       template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         Namespace: "AWS/States",
         MetricName: metricName,
-        Dimensions: [{ Name: "StateMachineArn", Value: { Ref: logicalId(stack.workflow.stateMachine) } }],
+        Dimensions: stateMachineDimension,
         Threshold: 1,
         ComparisonOperator: "GreaterThanOrEqualToThreshold",
-      });
-    }
-  });
-
-  it("alarms on a rising manual-review rate: NeedsReview / (Validated + NeedsReview) over the threshold", () => {
-    const alarm = alarms.find((a) =>
-      a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === OutcomeMetrics.NeedsReview.metricName),
-    );
-    expect(alarm?.Threshold).toBe(environments.dev.alarms.reviewRateThreshold);
-    const used = alarm?.Metrics?.flatMap((m) =>
-      m.MetricStat ? [m.MetricStat.Metric.MetricName] : [],
-    ).sort();
-    expect(used).toEqual([OutcomeMetrics.NeedsReview.metricName, OutcomeMetrics.Validated.metricName].sort());
-    const ids = Object.fromEntries(
-      (alarm?.Metrics ?? []).flatMap((m) => (m.MetricStat ? [[m.MetricStat.Metric.MetricName, m.Id]] : [])),
-    );
-    const [review, validated] = [
-      ids[OutcomeMetrics.NeedsReview.metricName],
-      ids[OutcomeMetrics.Validated.metricName],
-    ];
-    const expression = alarm?.Metrics?.find((m) => m.Expression)?.Expression;
-    expect(expression).toBe(
-      `IF((FILL(${validated}, 0) + FILL(${review}, 0)) >= ${environments.dev.alarms.reviewRateMinRuns}, ` +
-        `FILL(${review}, 0) / (FILL(${validated}, 0) + FILL(${review}, 0)), 0)`,
-    );
-  });
-
-  it("alarms on a day's model spend and on trigger dead letters", () => {
-    const cost = alarms.find((a) =>
-      a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === TOTAL_COST_METRIC),
-    );
-    expect(cost?.Threshold).toBe(environments.dev.alarms.dailyCostUsd);
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      Namespace: "AWS/SQS",
-      MetricName: "ApproximateNumberOfMessagesVisible",
-      Threshold: 1,
-    });
-  });
-
-  it("counts each outcome from the state machine's log", () => {
-    for (const outcome of Object.values(OutcomeMetrics)) {
-      template.hasResourceProperties("AWS::Logs::MetricFilter", {
-        LogGroupName: { Ref: logicalId(stack.workflow.logGroup) },
-        FilterPattern: Match.stringLikeRegexp(`${outcome.eventType}.*${outcome.state.replace("?", "\\?")}`),
-        MetricTransformations: [
-          Match.objectLike({
-            MetricNamespace: METRIC_NAMESPACE,
-            MetricName: outcome.metricName,
-            MetricValue: "1",
-          }),
-        ],
-      });
-    }
-  });
-
-  it.each(["revalidateLogs", "judgeLogs"])(
-    "sums model cost from the EMF lines in %s (corrections and judge rounds)",
-    (logs) => {
-      template.hasResourceProperties("AWS::Logs::MetricFilter", {
-        LogGroupName: { Ref: Match.stringLikeRegexp(logs) },
-        MetricTransformations: [
-          Match.objectLike({
-            MetricNamespace: METRIC_NAMESPACE,
-            MetricName: TOTAL_COST_METRIC,
-            MetricValue: "$.CostMicroUsd",
-          }),
-        ],
       });
     },
   );
 
-  it("has a dashboard with outcomes, review rate, attempts, tokens and cost", () => {
+  it("alarms on errors and throttles of every function, the starter and the outcome counter included", () => {
+    const fns = [
+      ...Object.values({ ...stack.functions }).filter(
+        (f) => typeof f === "object" && f && "functionName" in f,
+      ),
+      stack.triggers.starter,
+    ];
+    expect(fns.length).toBe(6);
+    for (const fn of fns) {
+      for (const metricName of ["Errors", "Throttles"]) {
+        template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+          Namespace: "AWS/Lambda",
+          MetricName: metricName,
+          Dimensions: [{ Name: "FunctionName", Value: { Ref: logicalId(fn) } }],
+          Threshold: 1,
+        });
+      }
+    }
+  });
+
+  it("alarms on DynamoDB throttled requests of the table", () => {
+    const alarm = alarms.find((a) => a.id.startsWith("ObservabilityTableThrottled"));
+    const stats = alarm?.Metrics?.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
+    expect(new Set(stats)).toEqual(new Set(["ThrottledRequests"]));
+    expect(alarm?.Threshold).toBe(1);
+  });
+
+  it("alarms on trigger dead letters", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [
+        {
+          Name: "QueueName",
+          Value: { "Fn::GetAtt": [logicalId(stack.triggers.deadLetterQueue), "QueueName"] },
+        },
+      ],
+      Threshold: 1,
+    });
+  });
+
+  it("alarms on a rising manual-review rate: NeedsReview / (Validated + NeedsReview) from the handlers' metrics", () => {
+    const alarm = alarms.find((a) =>
+      a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === OUTCOME_METRICS.needs_manual_review),
+    );
+    expect(alarm?.Threshold).toBe(environments.dev.alarms.reviewRateThreshold);
+    const ids = Object.fromEntries(
+      (alarm?.Metrics ?? []).flatMap((m) => (m.MetricStat ? [[m.MetricStat.Metric.MetricName, m.Id]] : [])),
+    );
+    const [review, validated] = [ids[OUTCOME_METRICS.needs_manual_review], ids[OUTCOME_METRICS.validated]];
+    expect(alarm?.Metrics?.find((m) => m.Expression)?.Expression).toBe(
+      `IF((FILL(${validated}, 0) + FILL(${review}, 0)) >= ${environments.dev.alarms.reviewRateMinRuns}, ` +
+        `FILL(${review}, 0) / (FILL(${validated}, 0) + FILL(${review}, 0)), 0)`,
+    );
+    for (const m of alarm?.Metrics ?? []) {
+      if (m.MetricStat)
+        expect(m.MetricStat.Metric.Dimensions).toEqual([{ Name: "service", Value: SERVICE_NAME }]);
+    }
+  });
+
+  it("alarms on the model cost of one hour over the environment's budget", () => {
+    const cost = alarms.find((a) => a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === COST_METRIC));
+    expect(cost?.Threshold).toBe(environments.dev.alarms.hourlyCostUsd);
+    expect(cost?.id).toMatch(/^ObservabilityHourlyModelCost/);
+  });
+});
+
+describe("observability: outcomes are embedded metrics, not log filters", () => {
+  it("derives no metric from any log", () => {
+    template.resourceCountIs("AWS::Logs::MetricFilter", 0);
+  });
+
+  it("sends the outcome events and stopped executions to λ outcome", () => {
+    const outcome = { "Fn::GetAtt": [logicalId(stack.functions.outcome), "Arn"] };
+    template.hasResourceProperties("AWS::Events::Rule", {
+      EventBusName: { Ref: logicalId(stack.projectBus.bus) },
+      EventPattern: {
+        source: [OUTCOME_EVENT_SOURCE],
+        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview],
+      },
+      Targets: [Match.objectLike({ Arn: outcome })],
+    });
+    template.hasResourceProperties("AWS::Events::Rule", {
+      EventBusName: Match.absent(),
+      EventPattern: {
+        source: ["aws.states"],
+        detail: {
+          stateMachineArn: [{ Ref: logicalId(stack.workflow.stateMachine) }],
+          status: ["FAILED", "TIMED_OUT", "ABORTED"],
+        },
+      },
+      Targets: [Match.objectLike({ Arn: outcome })],
+    });
+  });
+
+  it("has a dashboard with outcomes by kind and reason, review rate, attempts, tokens and cost", () => {
     const dashboards = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(
@@ -123,6 +192,7 @@ describe("observability", () => {
     );
     for (const title of [
       "Outcomes per hour",
+      "Outcomes per kind and reason",
       "Manual-review rate",
       "Correction attempts per kind",
       "Tokens",
@@ -130,27 +200,23 @@ describe("observability", () => {
     ]) {
       expect(body).toContain(title);
     }
-    for (const metric of ["CorrectionAttempts", "InputTokens", "OutputTokens", TOTAL_COST_METRIC]) {
+    for (const metric of [
+      "CorrectionAttempts",
+      "InputTokens",
+      "OutputTokens",
+      COST_METRIC,
+      ...Object.values(OUTCOME_METRICS),
+    ]) {
       expect(body).toContain(metric);
     }
-  });
-
-  it("graphs errors, throttles and duration of every function, the judge included", () => {
-    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
-    const body = JSON.stringify(
-      (dashboard as { Properties: { DashboardBody: unknown } }).Properties.DashboardBody,
-    );
-    const { validate, correct, revalidate, judge } = stack.functions;
-    for (const fn of [validate, correct, revalidate, judge]) {
-      expect(body).toContain(JSON.stringify({ Ref: logicalId(fn) }));
-    }
+    expect(body).toContain(METRIC_NAMESPACE);
   });
 
   it("keeps Lambda and Step Functions logs for the environment's retention", () => {
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
       (r) => (r as { Properties: { RetentionInDays: number } }).Properties.RetentionInDays,
     );
-    // One per function (validate, correct, revalidate, judge) and the state machine's.
-    expect(groups).toEqual([7, 7, 7, 7, 7]);
+    // One per function (validate, correct, revalidate, judge, outcome, start) and the state machine's.
+    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7]);
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { App, type CfnElement, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
-import { type EnvName, loadConfig } from "../../infra/config.js";
+import { type ConfigOverrides, type EnvName, loadConfig } from "../../infra/config.js";
 import { RedraftStack, stackName } from "../../infra/stack.js";
 
 /** The feature flags and context of cdk.json, so that tests synthesize what `cdk synth` does. */
@@ -19,9 +19,9 @@ export interface Synthesized {
 }
 
 /** One environment's stack, synthesized without bundling the Lambdas (no esbuild run in unit tests). */
-export function synthesize(envName: EnvName): Synthesized {
+export function synthesize(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
   const app = new App({ context: { ...cdkContext, "aws:cdk:bundling-stacks": [] } });
-  const stack = new RedraftStack(app, stackName(envName), { config: loadConfig(envName) });
+  const stack = new RedraftStack(app, stackName(envName), { config: loadConfig(envName, overrides) });
   return { app, stack, template: Template.fromStack(stack) };
 }
 

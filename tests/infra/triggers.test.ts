@@ -8,7 +8,9 @@ const stateMachineRef = { Ref: logicalId(stack.workflow.stateMachine) };
 const dlqArn = { "Fn::GetAtt": [logicalId(stack.triggers.deadLetterQueue), "Arn"] };
 
 describe("triggers", () => {
-  it("starts a run for each upload under drafts/ (S3 → default bus → rule)", () => {
+  const starterArn = { "Fn::GetAtt": [logicalId(stack.triggers.starter), "Arn"] };
+
+  it("sends each upload under drafts/ to λ start (S3 → default bus → rule), the whole event as input", () => {
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: Match.absent(),
       EventPattern: {
@@ -21,17 +23,8 @@ describe("triggers", () => {
       },
       Targets: [
         Match.objectLike({
-          Arn: stateMachineRef,
-          InputTransformer: {
-            InputPathsMap: {
-              "detail-bucket-name": "$.detail.bucket.name",
-              "detail-object-key": "$.detail.object.key",
-              "detail-object-version-id": "$.detail.object.version-id",
-              "detail-object-etag": "$.detail.object.etag",
-            },
-            InputTemplate:
-              '{"draftRef":{"bucket":<detail-bucket-name>,"key":<detail-object-key>,"versionId":<detail-object-version-id>},"submissionId":<detail-object-etag>}',
-          },
+          Arn: starterArn,
+          InputTransformer: Match.absent(),
           DeadLetterConfig: { Arn: dlqArn },
           RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 8 }),
         }),
@@ -39,15 +32,14 @@ describe("triggers", () => {
     });
   });
 
-  it("starts a run for each Draft Submitted event on the project's bus, with the detail as input", () => {
+  it("sends each Draft Submitted event on the project's bus to λ start", () => {
     template.hasResourceProperties("AWS::Events::EventBus", { Name: "redraft-dev" });
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: { Ref: logicalId(stack.projectBus.bus) },
       EventPattern: { source: [SubmissionEvent.source], "detail-type": [SubmissionEvent.detailType] },
       Targets: [
         Match.objectLike({
-          Arn: stateMachineRef,
-          InputPath: "$.detail",
+          Arn: starterArn,
           DeadLetterConfig: { Arn: dlqArn },
           RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 8 }),
         }),
@@ -55,7 +47,17 @@ describe("triggers", () => {
     });
   });
 
-  it("puts events that cannot start a run in an encrypted, SSL-only queue that EventBridge alone may write", () => {
+  it("gives λ start the state machine and its failed invocations to the same dead-letter queue", () => {
+    const props = template.toJSON().Resources[logicalId(stack.triggers.starter)].Properties;
+    expect(props.Environment.Variables.STATE_MACHINE_ARN).toEqual(stateMachineRef);
+    expect(props.DeadLetterConfig).toEqual({ TargetArn: dlqArn });
+    template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      FunctionName: { Ref: logicalId(stack.triggers.starter) },
+      MaximumRetryAttempts: 2,
+    });
+  });
+
+  it("puts events that cannot start a run in an encrypted, SSL-only queue that EventBridge may write", () => {
     template.hasResourceProperties("AWS::SQS::Queue", {
       SqsManagedSseEnabled: true,
       MessageRetentionPeriod: 1_209_600,
@@ -74,15 +76,20 @@ describe("triggers", () => {
     });
   });
 
-  it("lets only the rules' role start executions", () => {
-    template.hasResourceProperties("AWS::IAM::Policy", {
-      PolicyDocument: {
-        Statement: [Match.objectLike({ Action: "states:StartExecution", Resource: stateMachineRef })],
-      },
-    });
+  it("lets only λ start start executions", () => {
+    const starters = Object.values(template.findResources("AWS::IAM::Policy")).filter((p) =>
+      JSON.stringify(p).includes("states:StartExecution"),
+    );
+    expect(starters).toHaveLength(1);
+    expect(JSON.stringify(starters[0])).toContain(
+      logicalId(stack.triggers.starter.role ?? stack.triggers.starter),
+    );
   });
 
-  it("keeps exactly the two triggers", () => {
-    expect(Object.keys(template.findResources("AWS::Events::Rule"))).toHaveLength(2);
+  it("keeps exactly the two triggers, plus the two outcome-counting rules", () => {
+    const rules = Object.values(template.findResources("AWS::Events::Rule"));
+    expect(rules).toHaveLength(4);
+    const starting = rules.filter((r) => JSON.stringify(r).includes(logicalId(stack.triggers.starter)));
+    expect(starting).toHaveLength(2);
   });
 });
