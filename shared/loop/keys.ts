@@ -10,5 +10,6 @@ export const blobKeys = {
   attemptAnswer: (runId: string, n: number) => `runs/${runId}/attempts/${n}/answer.json`,
   attemptDiff: (runId: string, n: number) => `runs/${runId}/attempts/${n}/diff.json`,
   judgeReport: (runId: string, round: number) => `runs/${runId}/judge/${round}.json`,
+  judgeAnswer: (runId: string, round: number) => `runs/${runId}/judge/${round}.answer.json`,
   result: (draftId: string, runId: string) => `results/${draftId}/${runId}.json`,
 };

@@ -12,7 +12,7 @@ import {
 import { canonicalJson, sha256 } from "../hash.js";
 import { topLevelField } from "../json-depth.js";
 import { costUsd } from "../model/pricing.js";
-import { addUsage, type ModelClient, totalTokens } from "../model/types.js";
+import { addUsage, type ModelClient, type ModelResponse, totalTokens } from "../model/types.js";
 import type { Persona } from "../pack.js";
 import { fromPointer } from "../pointer.js";
 import type { PackRegistry } from "../registry.js";
@@ -464,26 +464,27 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     phase: state.phase,
     personas: judged?.personas ?? [],
   });
-  const response = await model.complete({
-    runId: state.runId,
-    draftId: state.draftId,
-    purpose: "correct",
-    system: prompt.system,
-    user: prompt.user,
-    tool: prompt.tool,
-    maxTokens: deps.maxOutputTokens ?? 8192,
-    subject: {
-      phase: state.phase,
-      attempt: promptAttempt,
-      maxAttempts,
-      content: best.content,
-      violations: violations.map((v) => ({
-        ruleId: v.ruleId,
-        ...(v.path !== undefined && { path: v.path }),
-      })),
-    },
-  });
-  await deps.blobs.put(blobKeys.attemptAnswer(state.runId, attempt), JSON.stringify(response));
+  const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
+    model.complete({
+      runId: state.runId,
+      draftId: state.draftId,
+      purpose: "correct",
+      system: prompt.system,
+      user: prompt.user,
+      tool: prompt.tool,
+      maxTokens: deps.maxOutputTokens ?? 8192,
+      subject: {
+        phase: state.phase,
+        attempt: promptAttempt,
+        maxAttempts,
+        content: best.content,
+        violations: violations.map((v) => ({
+          ruleId: v.ruleId,
+          ...(v.path !== undefined && { path: v.path }),
+        })),
+      },
+    }),
+  );
   const parsed = parseCorrectionAnswer(response);
   const pending: Pending = {
     attempt,
@@ -783,6 +784,27 @@ export interface JudgeReport {
 }
 
 /**
+ * The model's answer for one attempt or judge round, asked for at most once. A task retried after
+ * a later write failed (S3 throttled) finds the answer it already paid for and uses it, instead of
+ * calling the model again and losing the first call's tokens from the run's totals. The answer is
+ * stored before anything else happens; only a failure of that one write can still cost a second call.
+ */
+async function answerOnce(
+  deps: LoopDeps,
+  key: string,
+  call: () => Promise<ModelResponse>,
+): Promise<ModelResponse> {
+  const stored = await deps.blobs.get(key).catch((error: unknown) => {
+    if (error instanceof BlobNotFoundError) return undefined;
+    throw error;
+  });
+  if (stored !== undefined) return JSON.parse(stored) as ModelResponse;
+  const response = await call();
+  await deps.blobs.put(key, JSON.stringify(response));
+  return response;
+}
+
+/**
  * Step 4 (λ judge): the logic phase. Asks the model, through a tool, whether the best draft does
  * what was asked, follows the rubric and personas, and is sound; gates findings by severity,
  * confidence and the draft's `acceptFindings`; stores the evidence whole.
@@ -794,15 +816,17 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   const best = await loadJson<Draft>(deps.blobs, state.best.draftRef);
   const resolved = await packFor(best, deps.registry);
   const prompt = buildJudgePrompt(resolved, best);
-  const response = await model.complete({
-    runId: state.runId,
-    draftId: state.draftId,
-    purpose: "judge",
-    system: prompt.system,
-    user: prompt.user,
-    tool: prompt.tool,
-    maxTokens: deps.maxOutputTokens ?? 8192,
-  });
+  const response = await answerOnce(deps, blobKeys.judgeAnswer(state.runId, round), () =>
+    model.complete({
+      runId: state.runId,
+      draftId: state.draftId,
+      purpose: "judge",
+      system: prompt.system,
+      user: prompt.user,
+      tool: prompt.tool,
+      maxTokens: deps.maxOutputTokens ?? 8192,
+    }),
+  );
   const verdict = parseJudgeAnswer(response);
   const accept = best.options?.acceptFindings ?? [];
   const classified = verdict.ok
