@@ -1,8 +1,9 @@
-import { readFile, rm } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { examplesDataDir, ROOT, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
+import { CASSETTE, examplesDataDir, ROOT, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
 
 /** Debian's chromium; CI installs it (see .ci/run). */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -158,23 +159,45 @@ describe("the viewer in a browser", () => {
     });
   });
 
-  it("shows a run started elsewhere without a reload, and its progress to the end", async () => {
+  it("shows a run started by `redraft run` in another process without a reload, and its progress", async () => {
     await page.goto(served.viewer.url);
     await expect.poll(() => page.locator("table.runs tbody tr").count()).toBe(9);
     await page.evaluate(() => Object.assign(window, { notReloaded: true }));
     const body = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"));
-    // Started in this process beside the server: a second process cannot open the data dir yet.
-    const running = served.submit({
-      label: "live.json",
-      body: JSON.stringify({ ...body, id: "live-draft" }),
-    });
-    const row = page.locator("table.runs tbody tr", { hasText: "live-draft" });
-    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
-    await running;
-    await expect.poll(() => row.locator(".status").innerText(), { timeout: 10_000 }).toBe("validated");
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
-      true,
+    // A draft is data: markup in it must reach the page as text.
+    const hostile = `${body.content.rationale} <img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`;
+    const file = join(dataDir, "live.json");
+    await writeFile(
+      file,
+      JSON.stringify({ ...body, id: "live-draft", content: { ...body.content, rationale: hostile } }),
     );
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin", "redraft.js"), "run", file, "--llm", `replay:${CASSETTE}`, "--data-dir", dataDir],
+      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      const row = page.locator("table.runs tbody tr", { hasText: "live-draft" });
+      await expect.poll(() => row.count(), { timeout: 30_000 }).toBe(1);
+      expect(await exited, stderr).toBe(0);
+      await expect.poll(() => row.locator(".status").innerText(), { timeout: 10_000 }).toBe("validated");
+      expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
+        true,
+      );
+      await row.getByRole("link", { name: "live-draft" }).click();
+      await expect
+        .poll(() => page.locator("pre.final").innerText())
+        .toContain('<img src=x onerror=\\"window.pwned=1\\">');
+      expect(await page.locator("main img, main script").count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 
   it("is readable on a narrow window", async () => {

@@ -194,7 +194,7 @@ describe("the viewer's server", () => {
 
 describe("redraft ui", () => {
   it("prints its URL, serves on 127.0.0.1 over the data dir and stops on SIGTERM", async () => {
-    // Its own data dir: two processes cannot share one yet.
+    // Its own data dir, so that this process holds no lock on it and the child serves it alone.
     const own = await examplesDataDir();
     const child = spawn(
       process.execPath,
