@@ -71,6 +71,10 @@ export function shortIds(ids: readonly string[]): Map<string, string> {
 const attemptModels = (r: RunResult) =>
   r.attemptsDetail.filter((a) => a.tokens.input + a.tokens.output > 0).map((a) => a.model);
 
+/** The end of a long text (a source's file name and line matter more than its folders). */
+const tail = (text: string, width: number): string =>
+  text.length <= width ? text : `…${text.slice(text.length - width + 1)}`;
+
 /** Per-draft lines and a summary per status, printed after a run; each table fits `style.width`. */
 export function resultsTable(results: readonly SourcedResult[], style: OutputStyle = stdoutStyle()): string {
   const short = shortIds(results.map((r) => r.runId));
@@ -88,7 +92,7 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
     ],
     results.map((r) => [
       r.draftId,
-      r.source ?? "",
+      tail(r.source ?? "", 14),
       r.status,
       r.reason ?? "",
       r.attempts,
@@ -98,7 +102,8 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
       short.get(r.runId) ?? r.runId,
     ]),
     style,
-    ["source", "attempts", "tokens", "errors per attempt"],
+    // Where each draft came from tells apart two drafts with one id: it gives way last.
+    ["attempts", "tokens", "errors per attempt", "source"],
   );
   type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
   const add = (s: Sum, r: SourcedResult): Sum => ({
