@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { StateNames } from "../../infra/state-names.js";
+import type { HistoryEvent } from "../../local/runtime.js";
+import { executionPath, highlightedMermaid, mermaidNodeId } from "../../ui/graph.js";
+import { synthesizedAsl } from "../workflow/harness.js";
+
+const entered = (...states: string[]): HistoryEvent[] =>
+  states.flatMap((state) => [
+    { type: "StateEntered", at: "2026-01-01T00:00:00.000Z", state },
+    { type: "StateExited", at: "2026-01-01T00:00:00.000Z", state },
+  ]);
+
+/** A draft corrected twice: the execution loop goes round once more than it goes straight. */
+const corrected = entered(
+  StateNames.Validate,
+  StateNames.HasErrors,
+  StateNames.CorrectExecution,
+  StateNames.CountExecutionAttempt,
+  StateNames.Revalidate,
+  StateNames.NextStep,
+  StateNames.CorrectExecution,
+  StateNames.CountExecutionAttempt,
+  StateNames.Revalidate,
+  StateNames.NextStep,
+  StateNames.JudgeEnabled,
+);
+
+describe("the viewer's flowchart", () => {
+  it("counts the entries of each state and the transitions in order, from start", async () => {
+    const asl = await synthesizedAsl();
+    const path = executionPath(corrected, asl.StartAt);
+    expect(path.entered[StateNames.CorrectExecution]).toBe(2);
+    expect(path.entered[StateNames.Validate]).toBe(1);
+    expect(path.transitions[0]).toEqual(["start", asl.StartAt]);
+    expect(path.transitions).toContainEqual([StateNames.NextStep, StateNames.CorrectExecution]);
+  });
+
+  it("highlights exactly the states entered, with their counts, and the links taken", async () => {
+    const asl = await synthesizedAsl();
+    const text = highlightedMermaid(asl, executionPath(corrected, asl.StartAt));
+    const visited = /^ {2}class (\S+) visited$/m.exec(text)?.[1]?.split(",");
+    expect(visited?.sort()).toEqual(
+      [...new Set(corrected.map((e) => e.state ?? ""))].map(mermaidNodeId).sort(),
+    );
+    expect(text).toContain(
+      `${mermaidNodeId(StateNames.CorrectExecution)}("${StateNames.CorrectExecution} ×2")`,
+    );
+    // linkStyle numbers the links in the order they are declared: each one named must be a transition taken.
+    const links = text.split("\n").filter((line) => / (-->|-\.->)/.test(line));
+    const styled = (/^ {2}linkStyle ([\d,]+) /m.exec(text)?.[1] ?? "").split(",").map(Number);
+    const pairs = styled.map((i) => {
+      const [, from = "", to = ""] = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/.exec(links[i] ?? "") ?? [];
+      return `${from.replace(/\(.*$/, "")}>${to}`;
+    });
+    expect(pairs).toContain(
+      `${mermaidNodeId(StateNames.NextStep)}>${mermaidNodeId(StateNames.CorrectExecution)}`,
+    );
+    const taken = executionPath(corrected, asl.StartAt).transitions.map(
+      ([from, to]) => `${mermaidNodeId(from)}>${mermaidNodeId(to)}`,
+    );
+    for (const pair of pairs) expect(taken).toContain(pair);
+    expect(pairs).toContain(
+      `${mermaidNodeId(StateNames.NextStep)}>${mermaidNodeId(StateNames.JudgeEnabled)}`,
+    );
+    expect(pairs).toContain(`start>${mermaidNodeId(asl.StartAt)}`);
+    expect(pairs).not.toContain(
+      `${mermaidNodeId(StateNames.HasErrors)}>${mermaidNodeId(StateNames.InputRejected)}`,
+    );
+  });
+
+  it("keeps every edge label short and draws no path for a run still in flight", async () => {
+    const asl = await synthesizedAsl();
+    const text = highlightedMermaid(asl, undefined);
+    for (const [, label = ""] of text.matchAll(/\|"([^"]*)"\|/g))
+      expect(label.length).toBeLessThanOrEqual(48);
+    expect(text).not.toContain("visited");
+    expect(text).not.toContain("linkStyle");
+  });
+});
