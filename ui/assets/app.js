@@ -425,7 +425,8 @@ function renderHead(el, d) {
 }
 
 function renderReview(el, d, reload) {
-  if (d.run.status !== "needs_manual_review") {
+  // The statuses `redraft review` accepts: a draft waiting for review, or a run that failed.
+  if (d.run.status !== "needs_manual_review" && d.run.status !== "failed") {
     fill(el);
     return;
   }
@@ -479,7 +480,9 @@ function renderReview(el, d, reload) {
       h(
         "p",
         {},
-        "This draft needs a person's decision. The page writes the same record as ",
+        d.run.status === "failed"
+          ? "This run failed; a person can still approve, reject or edit its best draft. The page writes the same record as "
+          : "This draft needs a person's decision. The page writes the same record as ",
         h("code", {}, "redraft review"),
         ".",
       ),
