@@ -30,7 +30,6 @@ import {
   type OutcomeStatus,
   SERVICE_NAME,
 } from "../../functions/lib/metric-names.js";
-import { acknowledge } from "../nag.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../state-names.js";
 
 export { METRIC_NAMESPACE };
@@ -102,12 +101,6 @@ export class Observability extends Construct {
           "(set one in infra/config.ts, or -c alarmEmail=… / -c alarmTopicArn=…)",
       );
     }
-    acknowledge(this.alarmTopic, {
-      id: "AwsSolutions-SNS2",
-      reason:
-        "Alarm notifications carry alarm names and states only; CloudWatch cannot publish to a topic " +
-        "encrypted with the AWS-managed SNS key, and a customer key for this alone is not worth its cost.",
-    });
 
     // ── Outcomes, counted by λ outcome from the events that announce them ────────────────────
     new Rule(this, "OutcomeAnnounced", {

@@ -16,7 +16,6 @@ import {
   TTL_ATTRIBUTE,
 } from "../../functions/lib/table.js";
 import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
-import { acknowledge } from "../nag.js";
 
 export interface StorageProps {
   /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps both. */
@@ -57,10 +56,6 @@ export class Storage extends Construct {
       lifecycleRules: [{ expiration: Duration.days(365), noncurrentVersionExpiration: Duration.days(30) }],
       removalPolicy,
       autoDeleteObjects: destroy,
-    });
-    acknowledge(this.accessLogsBucket, {
-      id: "AwsSolutions-S1",
-      reason: "This is the access-log target itself; logging it into itself or a third bucket adds nothing.",
     });
 
     this.bucket = new Bucket(this, "Drafts", {

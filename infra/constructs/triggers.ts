@@ -8,7 +8,6 @@ import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX } from "../layout.js";
-import { acknowledge } from "../nag.js";
 import { SubmissionEvent } from "../state-names.js";
 import { redraftFunction } from "./functions.js";
 
@@ -55,10 +54,6 @@ export class Triggers extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.deadLetterQueue, {
-      id: "AwsSolutions-SQS3",
-      reason: "This queue is itself the dead-letter queue of the trigger rules.",
     });
     this.starter = redraftFunction(this, "start", {
       description: "Start one execution per delivery, named after it",

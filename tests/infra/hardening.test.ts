@@ -1,0 +1,332 @@
+import { readFileSync } from "node:fs";
+import { Validations } from "aws-cdk-lib";
+import { Match, type Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks, NagPack } from "cdk-nag";
+import type { IConstruct } from "constructs";
+import { describe, expect, it } from "vitest";
+import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
+import { ENV_NAMES, environments } from "../../infra/config.js";
+import { BUNDLE_TARGET, LAMBDA_RUNTIME } from "../../infra/constructs/functions.js";
+import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
+import { acknowledge } from "../../infra/nag.js";
+import { StateNames } from "../../infra/state-names.js";
+import { makeRun } from "../stores/fixtures.js";
+import { getAsl, stateOf } from "./asl.js";
+import { logicalId, type Synthesized, synthesize } from "./synth.js";
+
+const synthesized = Object.fromEntries(ENV_NAMES.map((env) => [env, synthesize(env)])) as Record<
+  (typeof ENV_NAMES)[number],
+  Synthesized
+>;
+
+type LifecycleRule = {
+  Id?: string;
+  Prefix?: string;
+  Status: string;
+  ExpirationInDays?: number;
+  NoncurrentVersionExpiration?: { NoncurrentDays: number };
+};
+
+function lifecycleOf(s: Synthesized): LifecycleRule[] {
+  const bucket = s.template.toJSON().Resources[logicalId(s.stack.storage.bucket)].Properties;
+  return bucket.LifecycleConfiguration.Rules as LifecycleRule[];
+}
+
+const functionVariables = (template: Template) =>
+  Object.values(template.findResources("AWS::Lambda::Function")).map(
+    (f) =>
+      (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment
+        ?.Variables ?? {},
+  );
+
+describe("1. retention per environment", () => {
+  it("keeps 90 days in prod and 7 in dev", () => {
+    expect(environments.prod.retentionDays).toBe(90);
+    expect(environments.dev.retentionDays).toBe(7);
+  });
+
+  it.each(ENV_NAMES)(
+    "%s: runs/, results/ and drafts/ expire after retentionDays, noncurrent versions too",
+    (env) => {
+      const days = environments[env].retentionDays;
+      const rules = lifecycleOf(synthesized[env]);
+      expect(RETAINED_PREFIXES).toEqual(["drafts/", "runs/", "results/"]);
+      for (const prefix of RETAINED_PREFIXES) {
+        expect(rules).toContainEqual(
+          expect.objectContaining({
+            Prefix: prefix,
+            Status: "Enabled",
+            ExpirationInDays: days,
+            NoncurrentVersionExpiration: { NoncurrentDays: days },
+          }),
+        );
+      }
+    },
+  );
+
+  it.each(ENV_NAMES)(
+    "%s: the table expires items by ttl, which the store writes for retentionDays",
+    (env) => {
+      const { template } = synthesized[env];
+      template.hasResourceProperties("AWS::DynamoDB::Table", {
+        TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
+      });
+      const writers = functionVariables(template).filter((v) => "BUCKET_NAME" in v);
+      expect(writers).toHaveLength(4);
+      for (const variables of writers)
+        expect(variables.RETENTION_DAYS).toBe(String(environments[env].retentionDays));
+    },
+  );
+
+  it("keeps the review queue: MarkNeedsReview removes the run's ttl, MarkValidated leaves it", () => {
+    const asl = getAsl(synthesized.prod.template);
+    const params = (name: string) =>
+      (stateOf(asl, name) as unknown as { Parameters: { UpdateExpression: string } }).Parameters;
+    expect(params(StateNames.MarkNeedsReview).UpdateExpression).toMatch(/ REMOVE #ttl$/);
+    expect(params(StateNames.MarkValidated).UpdateExpression).not.toMatch(/ttl/);
+  });
+});
+
+describe("2. keys that scale", () => {
+  it("spreads byCreated over shards: no index has one constant partition", () => {
+    const partitions = new Set(
+      Array.from(
+        { length: 400 },
+        (_, i) => runIndexKeys(makeRun(`run-${i}`))[INDEXES.byCreated.partitionKey],
+      ),
+    );
+    expect(partitions.size).toBe(CREATED_SHARDS);
+  });
+
+  it.each(ENV_NAMES)("%s: every index projects keys only", (env) => {
+    const table = Object.values(synthesized[env].template.findResources("AWS::DynamoDB::Table")).find((t) =>
+      JSON.stringify(t).includes("GlobalSecondaryIndexes"),
+    ) as { Properties: { GlobalSecondaryIndexes: { Projection: unknown }[] } };
+    expect(table.Properties.GlobalSecondaryIndexes).toHaveLength(Object.keys(INDEXES).length);
+    for (const index of table.Properties.GlobalSecondaryIndexes) {
+      expect(index.Projection).toEqual({ ProjectionType: "KEYS_ONLY" });
+    }
+  });
+});
+
+describe("3. logs per environment", () => {
+  it.each([
+    ["prod", "ERROR", false],
+    ["staging", "ERROR", true],
+    ["dev", "ALL", true],
+  ] as const)("%s: the state machine logs %s, execution data %s", (env, level, data) => {
+    expect(environments[env].stateMachineLogs).toEqual({ level, includeExecutionData: data });
+    synthesized[env].template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({ Level: level, IncludeExecutionData: data }),
+    });
+  });
+});
+
+describe("7. least privilege, justified", () => {
+  const { stack, template } = synthesized.prod;
+  type Statement = { Action: string | string[]; Resource: unknown };
+  const bucket = logicalId(stack.storage.bucket);
+  const table = logicalId(stack.storage.table);
+  const objects = (prefix: string) => `${bucket}.Arn/${prefix}*`;
+  const XRAY = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"];
+
+  /** Renders a resource as `Logical.Attr[/suffix]` or the literal, so the table below reads plainly. */
+  function render(resource: unknown): string {
+    if (typeof resource === "string") return resource;
+    const r = resource as Record<string, unknown>;
+    if (r["Fn::GetAtt"]) return (r["Fn::GetAtt"] as string[]).join(".");
+    if (r.Ref) return `${r.Ref}`;
+    if (r["Fn::Join"]) return (r["Fn::Join"] as [string, unknown[]])[1].map(render).join("");
+    return JSON.stringify(resource);
+  }
+
+  /** Every (action, resource) pair a role is allowed, as `action on resource`. */
+  function grantsOf(role: IConstruct): string[] {
+    const policies = template.findResources("AWS::IAM::Policy", {
+      Properties: { Roles: Match.arrayWith([{ Ref: logicalId(role) }]) },
+    });
+    const pairs = Object.values(policies).flatMap((p) =>
+      (
+        p as { Properties: { PolicyDocument: { Statement: Statement[] } } }
+      ).Properties.PolicyDocument.Statement.flatMap((s) =>
+        [s.Action].flat().flatMap((a) => [s.Resource].flat().map((r) => `${a} on ${render(r)}`)),
+      ),
+    );
+    return [...new Set(pairs)].sort();
+  }
+
+  const fn = stack.functions;
+  const model = environments.prod.model.id;
+  const expected: Record<string, { role: IConstruct; grants: string[] }> = {
+    validate: {
+      role: fn.validate.role as IConstruct,
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+        `s3:GetObject on ${objects("drafts/")}`,
+        `s3:GetObject on ${objects("runs/")}`,
+        `s3:GetObjectVersion on ${objects("drafts/")}`,
+        `s3:PutObject on ${objects("runs/")}`,
+      ],
+    },
+    revalidate: {
+      role: fn.revalidate.role as IConstruct,
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+        `s3:GetObject on ${objects("runs/")}`,
+        `s3:PutObject on ${objects("runs/")}`,
+      ],
+    },
+    outcome: {
+      role: fn.outcome.role as IConstruct,
+      grants: [...XRAY.map((a) => `${a} on *`), `dynamodb:GetItem on ${table}.Arn`],
+    },
+    start: {
+      role: stack.triggers.starter.role as IConstruct,
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        `states:StartExecution on ${logicalId(stack.workflow.stateMachine)}`,
+        // Lambda's own asynchronous-invocation DLQ.
+        `sqs:SendMessage on ${logicalId(stack.triggers.deadLetterQueue)}.Arn`,
+      ],
+    },
+  };
+
+  it.each(Object.keys(expected))("%s: exactly the actions and resources of its table", (name) => {
+    const { role, grants } = expected[name] as { role: IConstruct; grants: string[] };
+    expect(grantsOf(role)).toEqual([...grants].sort());
+  });
+
+  it.each(["correct", "judge"] as const)(
+    "%s (prod, Bedrock): runs/ objects and the one model, nothing else",
+    (name) => {
+      const grants = grantsOf(fn[name].role as IConstruct);
+      const others = grants.filter((g) => !g.startsWith("bedrock:InvokeModel on "));
+      expect(
+        grants
+          .filter((g) => g.startsWith("bedrock:"))
+          .every((g) => g.includes(model.replace(/^global\./, ""))),
+      ).toBe(true);
+      const expectedOthers = [
+        ...XRAY.map((a) => `${a} on *`),
+        `s3:GetObject on ${objects("runs/")}`,
+        `s3:PutObject on ${objects("runs/")}`,
+        ...(name === "judge" ? ["GetItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`) : []),
+      ].sort();
+      expect(others).toEqual(expectedOthers);
+    },
+  );
+
+  it("grants s3:ListBucket to no role", () => {
+    expect(JSON.stringify(template.findResources("AWS::IAM::Policy"))).not.toContain("s3:ListBucket");
+  });
+});
+
+describe("7. cdk-nag acknowledgments: each matches a finding and has its own reason", () => {
+  /** aws-cdk-lib records `Annotation::AwsSolutions-S1`; cdk-nag matches `AwsSolutions-S1`. */
+  const ruleIdOf = (key: string) => key.replace(/^annotation::/i, "");
+
+  /** Every AwsSolutions acknowledgment in a stack, as construct path → rule id → reason. */
+  function acknowledgments(root: IConstruct): { path: string; id: string; reason: string }[] {
+    return root.node.findAll().flatMap((c) =>
+      c.node.metadata
+        .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((m) => Object.entries(m.data as Record<string, string>))
+        .map(([id, reason]) => [ruleIdOf(id), reason] as const)
+        .filter(([id]) => id.startsWith("AwsSolutions-"))
+        .map(([id, reason]) => ({ path: c.node.path, id, reason })),
+    );
+  }
+
+  /** The acknowledgments cdk-nag consulted and found: the (ancestor path, rule id) of each suppressed finding. */
+  function usedAcknowledgments(s: Synthesized): Set<string> {
+    const used = new Set<string>();
+    const proto = NagPack.prototype as unknown as {
+      isAcknowledged: (node: IConstruct, ruleId: string) => boolean;
+    };
+    const original = proto.isAcknowledged;
+    proto.isAcknowledged = (node: IConstruct, ruleId: string) => {
+      for (let current: IConstruct | undefined = node; current; current = current.node.scope) {
+        const here = current.node.metadata.some(
+          (m) =>
+            m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY &&
+            Object.keys(m.data as Record<string, string>)
+              .map(ruleIdOf)
+              .includes(ruleId),
+        );
+        if (here) {
+          used.add(`${current.node.path} ${ruleId}`);
+          return true;
+        }
+      }
+      return false;
+    };
+    try {
+      new AwsSolutionsChecks(s.app).validateScope(s.stack);
+    } finally {
+      proto.isAcknowledged = original;
+    }
+    return used;
+  }
+
+  it.each(ENV_NAMES)("%s: no stale acknowledgment", (env) => {
+    const s = synthesized[env];
+    const used = usedAcknowledgments(s);
+    const stale = acknowledgments(s.stack)
+      .map((a) => `${a.path} ${a.id}`)
+      .filter((a) => !used.has(a));
+    expect(stale).toEqual([]);
+  });
+
+  it("catches a stale acknowledgment (the check is live)", () => {
+    const s = synthesize("dev");
+    acknowledge(s.stack.storage.table, { id: "AwsSolutions-S1", reason: "stale on purpose" });
+    const used = usedAcknowledgments(s);
+    expect(used.size).toBeGreaterThan(10);
+    expect(used.has(`${s.stack.storage.table.node.path} AwsSolutions-S1`)).toBe(false);
+  });
+
+  it.each(ENV_NAMES)("%s: no reason is shared by two different rules", (env) => {
+    const byReason = new Map<string, Set<string>>();
+    for (const a of acknowledgments(synthesized[env].stack)) {
+      // One finding acknowledged on several resources for one cause keeps one reason (the resource
+      // it names differs, `<Logical.Arn>`); two different findings may not share one.
+      const finding = a.id.replace(/<[^>]*>/g, "<resource>");
+      byReason.set(a.reason, (byReason.get(a.reason) ?? new Set()).add(finding));
+    }
+    const shared = [...byReason]
+      .filter(([, ids]) => ids.size > 1)
+      .map(([reason, ids]) => `${reason}: ${[...ids].join(", ")}`);
+    expect(shared).toEqual([]);
+  });
+});
+
+describe("8. one Node version story", () => {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    engines: { node: string };
+  };
+  const enginesMajor = Number(/(\d+)/.exec(pkg.engines.node)?.[1]);
+
+  it("bundles for the oldest Node that engines allow, so the bundles run where tests run", () => {
+    expect(BUNDLE_TARGET).toBe(`node${enginesMajor}`);
+  });
+
+  it("runs every redraft function on the one pinned runtime, no older than engines (README, Deploying)", () => {
+    for (const env of ENV_NAMES) {
+      const { stack, template } = synthesized[env];
+      const fns = [
+        stack.functions.validate,
+        stack.functions.correct,
+        stack.functions.revalidate,
+        stack.functions.judge,
+        stack.functions.outcome,
+        stack.triggers.starter,
+      ];
+      for (const fn of fns) {
+        expect(template.toJSON().Resources[logicalId(fn)].Properties.Runtime).toBe(LAMBDA_RUNTIME.name);
+      }
+    }
+    expect(Number(/nodejs(\d+)/.exec(LAMBDA_RUNTIME.name)?.[1])).toBeGreaterThanOrEqual(enginesMajor);
+  });
+});
