@@ -1,0 +1,81 @@
+import { describe, expect, it, vi } from "vitest";
+import { OUTCOME_METRICS } from "../../functions/lib/metric-names.js";
+import { metrics } from "../../functions/lib/observability.js";
+import { createOutcomeHandler } from "../../functions/outcome.js";
+import { MemoryRunStore } from "../../shared/store/memory.js";
+import { makeRun } from "../stores/fixtures.js";
+
+/**
+ * The metrics `run` published, each as its name and dimensions. The test environment disables
+ * Powertools' output (vitest.config.ts), so the single metrics are recorded where they are made.
+ */
+async function emf(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+  const published: Record<string, unknown>[] = [];
+  const spy = vi.spyOn(metrics, "singleMetric").mockImplementation(() => {
+    const dimensions: Record<string, string> = {};
+    return {
+      addDimensions: (d: Record<string, string>) => Object.assign(dimensions, d),
+      addMetric: (name: string, _unit: unknown, value: number) =>
+        published.push({ ...dimensions, [name]: value }),
+    } as unknown as ReturnType<typeof metrics.singleMetric>;
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return published;
+}
+
+const counted = (docs: Record<string, unknown>[], metric: string) =>
+  docs
+    .filter((d) => d[metric] === 1)
+    .map((d) => ({ kind: d.kind, reason: d.reason }))
+    .sort((a, b) => String(a.kind).localeCompare(String(b.kind)));
+
+describe("λ outcome: outcomes as embedded metrics", () => {
+  const runs = new MemoryRunStore();
+  const handler = createOutcomeHandler(() => runs);
+
+  it("counts a Draft Needs Review once in total and once by kind and reason", async () => {
+    const docs = await emf(() =>
+      handler({
+        source: "redraft",
+        "detail-type": "Draft Needs Review",
+        detail: { runId: "r1", draftId: "d1", kind: "mcq", status: "needs_manual_review", reason: "stuck" },
+      }),
+    );
+    expect(counted(docs, OUTCOME_METRICS.needs_manual_review)).toEqual([
+      { kind: "mcq", reason: "stuck" },
+      { kind: undefined, reason: undefined },
+    ]);
+  });
+
+  it("counts a Draft Validated with no reason as reason none", async () => {
+    const docs = await emf(() =>
+      handler({ source: "redraft", "detail-type": "Draft Validated", detail: { runId: "r1", kind: "json" } }),
+    );
+    expect(counted(docs, OUTCOME_METRICS.validated)).toContainEqual({ kind: "json", reason: "none" });
+  });
+
+  it("counts a failed execution with the kind and reason its run record holds", async () => {
+    await runs.createRun(makeRun("r-failed", { kind: "code", status: "failed", reason: "model_error" }));
+    const docs = await emf(() =>
+      handler({ source: "aws.states", detail: { name: "r-failed", status: "FAILED" } }),
+    );
+    expect(counted(docs, OUTCOME_METRICS.failed)).toContainEqual({ kind: "code", reason: "model_error" });
+  });
+
+  it("counts a timed-out execution as failed / timed_out, even without a run record", async () => {
+    const docs = await emf(() =>
+      handler({ source: "aws.states", detail: { name: "r-unknown", status: "TIMED_OUT" } }),
+    );
+    expect(counted(docs, OUTCOME_METRICS.failed)).toContainEqual({ kind: "unknown", reason: "timed_out" });
+  });
+
+  it("refuses any other event", async () => {
+    await expect(
+      handler({ source: "aws.states", detail: { name: "r", status: "SUCCEEDED" } }),
+    ).rejects.toThrow();
+  });
+});
