@@ -181,7 +181,9 @@ async function loadEngine(): Promise<Engine> {
     initial: ENGINE_BASE_BYTES / WASM_PAGE_BYTES,
     maximum: (ENGINE_BASE_BYTES + MAX_MEMORY_LIMIT_BYTES) / WASM_PAGE_BYTES,
   });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }));
+  // The variant's type names WebAssembly.Memory, which only the DOM lib declares fully.
+  const options = { wasmMemory: memory } as Parameters<typeof newVariant>[1];
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
   return { module, memory };
 }
 
