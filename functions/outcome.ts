@@ -14,7 +14,16 @@ import { emitOutcome, metrics, tracer } from "./lib/observability.js";
  *   run item says the kind and the reason RecordFailure wrote (a timeout or abort writes none).
  *
  * Rejections and duplicates are counted by Validate, where they are decided.
+ *
+ * A run that needs review is also held: its attempt items lose their `ttl` (MarkNeedsReview
+ * removed the run item's), so the review queue keeps them until a person decides.
  */
+
+/** What λ outcome needs of the store. */
+export interface OutcomeStore {
+  getRun: RunStore["getRun"];
+  holdForReview(runId: string): Promise<void>;
+}
 
 const OutcomeEventSchema = z.object({
   source: z.literal("redraft"),
@@ -32,13 +41,14 @@ export const OutcomeHandlerEventSchema = z.union([OutcomeEventSchema, ExecutionE
 /** What a timeout or an abort is counted as: the run record has no reason for it. */
 const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
 
-export function createOutcomeHandler(getRuns: () => RunStore) {
+export function createOutcomeHandler(getRuns: () => OutcomeStore) {
   return async (event: unknown): Promise<void> => {
     const parsed = OutcomeHandlerEventSchema.parse(event);
     try {
       if (parsed.source === "redraft") {
-        const { kind, reason } = parsed.detail;
+        const { runId, kind, reason } = parsed.detail;
         const status = parsed["detail-type"] === "Draft Validated" ? "validated" : "needs_manual_review";
+        if (status === "needs_manual_review") await getRuns().holdForReview(runId);
         emitOutcome(status, kind, reason);
         return;
       }
@@ -53,14 +63,19 @@ export function createOutcomeHandler(getRuns: () => RunStore) {
   };
 }
 
-const OutcomeEnvSchema = z.object({ TABLE_NAME: z.string().min(1) });
-let runs: RunStore | undefined;
+const OutcomeEnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  RETENTION_DAYS: z.coerce.number().int().positive().optional(),
+});
+let runs: DynamoRunStore | undefined;
 
 /** The store is built on the first event (a bad environment fails it loudly), then reused. */
 export const handler = createOutcomeHandler(() => {
+  const env = OutcomeEnvSchema.parse(process.env);
   runs ??= new DynamoRunStore({
     client: tracer.captureAWSv3Client(new DynamoDBClient({})),
-    tableName: OutcomeEnvSchema.parse(process.env).TABLE_NAME,
+    tableName: env.TABLE_NAME,
+    ttlDays: env.RETENTION_DAYS,
   });
   return runs;
 });

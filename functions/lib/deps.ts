@@ -87,7 +87,7 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
         blobs: new S3BlobStore({
           client: s3,
           bucket: env.BUCKET_NAME,
-          sizeLimit: { prefix: DRAFTS_PREFIX, maxBytes: env.MAX_DRAFT_BYTES },
+          uploads: { prefix: DRAFTS_PREFIX, maxBytes: env.MAX_DRAFT_BYTES },
         }),
         model: options.model ? pricedFor(env, await modelFromEnv(env)) : undefined,
         modelAvailable: env.MODEL_PROVIDER !== "none",

@@ -196,7 +196,10 @@ export class DynamoRunStore implements RunStore {
           }),
         }),
       );
-      if (moved) return;
+      if (moved) {
+        await this.#retainAttempts(runId, status === "needs_manual_review" ? undefined : ttl);
+        return;
+      }
       // The condition failed: either there is no such run, or it is in this status already (a retry).
       const current = await this.#get("setStatus", runKey(runId));
       if (!current) throw new RunNotFoundError(runId);
@@ -269,6 +272,41 @@ export class DynamoRunStore implements RunStore {
     if (added) return true;
     if (!(await this.#get("addUsage", runKey(runId)))) throw new RunNotFoundError(runId);
     return false;
+  }
+
+  /**
+   * Keeps a run that awaits a person: removes the `ttl` of its attempt items (the state machine's
+   * MarkNeedsReview removed the run item's already), so the review queue keeps its evidence until a
+   * decision, which {@link setStatus} answers by starting the clock again. Idempotent.
+   */
+  async holdForReview(runId: string): Promise<void> {
+    await this.#retainAttempts(runId, undefined);
+  }
+
+  /** Sets (`ttl`) or removes (undefined) the expiry of a run's attempt items; a no-op without retention. */
+  async #retainAttempts(runId: string, ttl: number | undefined): Promise<void> {
+    if (this.#ttlDays === undefined) return;
+    const keys = await this.#query("retainAttempts", {
+      KeyConditionExpression: "#pk = :pk AND begins_with(#sk, :prefix)",
+      ExpressionAttributeNames: { "#pk": PARTITION_KEY, "#sk": SORT_KEY },
+      ExpressionAttributeValues: { ":pk": `${RUN_KEY_PREFIX}${runId}`, ":prefix": ATTEMPT_SORT_KEY_PREFIX },
+      ProjectionExpression: "#pk, #sk",
+      ConsistentRead: true,
+    });
+    for (const item of keys) {
+      const key = { pk: String(item[PARTITION_KEY]), sk: String(item[SORT_KEY]) };
+      await this.#conditional(
+        "retainAttempts",
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: key,
+          UpdateExpression: ttl === undefined ? "REMOVE #ttl" : "SET #ttl = :ttl",
+          ConditionExpression: `attribute_exists(${PARTITION_KEY})`,
+          ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE },
+          ...(ttl !== undefined && { ExpressionAttributeValues: { ":ttl": ttl } }),
+        }),
+      );
+    }
   }
 
   async listAttempts(runId: string): Promise<AttemptRecord[]> {

@@ -16,32 +16,31 @@ export interface S3BlobStoreOptions {
   client: S3Client;
   bucket: string;
   /**
-   * Objects under `prefix` are sized with HeadObject before they are read, and one over `maxBytes`
-   * throws DraftTooLargeError without being downloaded. @default no limit
+   * Uploads (objects under `prefix`) are sized with HeadObject before they are read, and one over
+   * `maxBytes` throws DraftTooLargeError without being downloaded. A 403 on an upload means it is
+   * not there (see {@link isMissingKey}). @default no uploads prefix: every read is a plain GET
    */
-  sizeLimit?: { prefix: string; maxBytes: number };
+  uploads?: { prefix: string; maxBytes: number };
 }
 
 /** S3's answer when a conditional write finds the key taken (`If-None-Match: *`), HTTP 412. */
 const PRECONDITION_FAILED = "PreconditionFailed";
 
-/**
- * A missing key. The roles have no s3:ListBucket (it would let them list every key), so S3 answers
- * a read of a missing key with 403 rather than 404: on a key the role may read, that means missing.
- * A key the role may not read is equally unreadable to the run, and reported the same way.
- */
 function isMissingKey(error: unknown): boolean {
   const name = awsErrorName(error);
+  return name === "NoSuchKey" || name === "NotFound";
+}
+
+/**
+ * A missing upload. No role has s3:ListBucket (it would let it list every key), so S3 answers a
+ * read of a missing key with 403 rather than 404; Validate may read every key under `drafts/`, so
+ * a 403 there means the upload is not there: bad input, not a system fault.
+ */
+function isMissingUpload(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
     ?.httpStatusCode;
-  return (
-    name === "NoSuchKey" ||
-    name === "NotFound" ||
-    name === "AccessDenied" ||
-    name === "Forbidden" ||
-    status === 403 ||
-    status === 404
-  );
+  const name = awsErrorName(error);
+  return isMissingKey(error) || name === "AccessDenied" || name === "Forbidden" || status === 403;
 }
 
 function isPreconditionFailed(error: unknown): boolean {
@@ -58,12 +57,12 @@ function isPreconditionFailed(error: unknown): boolean {
 export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client;
   readonly #bucket: string;
-  readonly #sizeLimit: S3BlobStoreOptions["sizeLimit"];
+  readonly #uploads: S3BlobStoreOptions["uploads"];
 
   constructor(options: S3BlobStoreOptions) {
     this.#s3 = options.client;
     this.#bucket = options.bucket;
-    this.#sizeLimit = options.sizeLimit;
+    this.#uploads = options.uploads;
   }
 
   async put(key: string, body: string, contentType?: string): Promise<void> {
@@ -75,14 +74,15 @@ export class S3BlobStore implements BlobStore {
   }
 
   async get(key: string, version?: string): Promise<string> {
+    const uploads = this.#uploads;
+    const upload = uploads !== undefined && key.startsWith(uploads.prefix);
     try {
-      const limit = this.#sizeLimit;
-      if (limit && key.startsWith(limit.prefix)) {
+      if (upload) {
         const { ContentLength } = await this.#s3.send(
           new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
         );
-        if (ContentLength !== undefined && ContentLength > limit.maxBytes) {
-          throw new DraftTooLargeError(ContentLength, limit.maxBytes);
+        if (ContentLength !== undefined && ContentLength > uploads.maxBytes) {
+          throw new DraftTooLargeError(ContentLength, uploads.maxBytes);
         }
       }
       const { Body } = await this.#s3.send(
@@ -91,7 +91,7 @@ export class S3BlobStore implements BlobStore {
       if (!Body) throw new BlobNotFoundError(key);
       return await Body.transformToString("utf-8");
     } catch (error) {
-      if (isMissingKey(error)) throw new BlobNotFoundError(key);
+      if (upload ? isMissingUpload(error) : isMissingKey(error)) throw new BlobNotFoundError(key);
       throw storeError(`get ${key}`, error);
     }
   }

@@ -135,12 +135,16 @@ export class Functions extends Construct {
 
     this.outcome = make("outcome", "Count how runs ended (embedded metrics)", Duration.seconds(30), {
       TABLE_NAME: table.tableName,
+      RETENTION_DAYS: String(config.retentionDays),
       POWERTOOLS_SERVICE_NAME: "redraft",
       POWERTOOLS_METRICS_NAMESPACE: "Redraft",
       POWERTOOLS_LOG_LEVEL: config.logLevel,
       NODE_OPTIONS: "--enable-source-maps",
     });
-    this.outcome.addToRolePolicy(tableItems(table, ["dynamodb:GetItem"]));
+    // Reads the run of a failed execution; holds a run needing review (its attempts' ttl removed).
+    this.outcome.addToRolePolicy(
+      tableItems(table, ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]),
+    );
 
     this.grantValidate(table, bucket);
     this.grantCorrect(bucket);

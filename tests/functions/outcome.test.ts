@@ -35,7 +35,13 @@ const counted = (docs: Record<string, unknown>[], metric: string) =>
 
 describe("λ outcome: outcomes as embedded metrics", () => {
   const runs = new MemoryRunStore();
-  const handler = createOutcomeHandler(() => runs);
+  const held: string[] = [];
+  const handler = createOutcomeHandler(() => ({
+    getRun: (runId: string) => runs.getRun(runId),
+    holdForReview: async (runId: string) => {
+      held.push(runId);
+    },
+  }));
 
   it("counts a Draft Needs Review once in total and once by kind and reason", async () => {
     const docs = await emf(() =>
@@ -45,6 +51,7 @@ describe("λ outcome: outcomes as embedded metrics", () => {
         detail: { runId: "r1", draftId: "d1", kind: "mcq", status: "needs_manual_review", reason: "stuck" },
       }),
     );
+    expect(held).toEqual(["r1"]);
     expect(counted(docs, OUTCOME_METRICS.needs_manual_review)).toEqual([
       { kind: "mcq", reason: "stuck" },
       { kind: undefined, reason: undefined },

@@ -120,7 +120,7 @@ describe("size before download", () => {
   const blobs = new S3BlobStore({
     client: new S3Client({ region: "eu-west-1" }),
     bucket: BUCKET,
-    sizeLimit: { prefix: BLOB_DRAFTS_PREFIX, maxBytes: limit },
+    uploads: { prefix: BLOB_DRAFTS_PREFIX, maxBytes: limit },
   });
 
   it("uses the uploads prefix the infrastructure grants and triggers on", () => {

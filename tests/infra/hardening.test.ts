@@ -180,7 +180,10 @@ describe("7. least privilege, justified", () => {
     },
     outcome: {
       role: fn.outcome.role as IConstruct,
-      grants: [...XRAY.map((a) => `${a} on *`), `dynamodb:GetItem on ${table}.Arn`],
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        ...["GetItem", "Query", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+      ],
     },
     start: {
       role: stack.triggers.starter.role as IConstruct,

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import {
+  attemptKey,
   CREATED_SHARDS,
   claimKey,
   createdPartition,
@@ -16,7 +17,7 @@ import {
   timeSortKey,
 } from "../../functions/lib/table.js";
 import { ensureTable, type LocalDynamo, localDynamoClient, startDynalite } from "../../local/dynalite.js";
-import { at, makeRun } from "./fixtures.js";
+import { at, makeAttempt, makeRun } from "./fixtures.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
 /** The fidelity tier (`npm run test:fidelity`) points this at DynamoDB Local; dynalite otherwise. */
@@ -186,6 +187,29 @@ describe(`DynamoRunStore on ${engine}: retention`, () => {
     expect(await ttlOf("r1")).toBeUndefined();
     await store.setStatus("r1", "validated", at(60 * 24 * 30));
     expect(await ttlOf("r1")).toBe(expiresAt(at(60 * 24 * 30), 7));
+  });
+
+  it("holds a run's attempts while it awaits review, and lets them expire from the decision", async () => {
+    const attemptTtl = async (n: number) =>
+      (
+        await doc.send(
+          new GetCommand({ TableName: tableName, Key: attemptKey("r1", n), ConsistentRead: true }),
+        )
+      ).Item?.ttl;
+    await store.createRun(makeRun("r1", { status: "correcting" }));
+    await store.putAttempt(makeAttempt("r1", 1));
+    await store.putAttempt(makeAttempt("r1", 2));
+    expect(await attemptTtl(2)).toBe(expiresAt(at(2), 7));
+    // What λ outcome does on Draft Needs Review, after the state machine's MarkNeedsReview.
+    await store.holdForReview("r1");
+    await store.holdForReview("r1");
+    expect([await attemptTtl(1), await attemptTtl(2)]).toEqual([undefined, undefined]);
+    const decided = at(60 * 24 * 40);
+    await store.setStatus("r1", "rejected", decided);
+    expect([await attemptTtl(1), await attemptTtl(2)]).toEqual([
+      expiresAt(decided, 7),
+      expiresAt(decided, 7),
+    ]);
   });
 
   it("removes the ttl when the state machine's MarkNeedsReview update moves the run", async () => {
