@@ -7,14 +7,13 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
-import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
+import type { StateMachine } from "aws-local-stepfunctions";
 import { createCorrectHandler } from "../functions/correct.js";
 import { createJudgeHandler } from "../functions/judge.js";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition } from "../infra/asl.js";
-import { StateNames } from "../infra/state-names.js";
 import { DraftTooDeepError, SelfCorrectionError } from "../shared/errors.js";
 import { canonicalJson, sha256 } from "../shared/hash.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
@@ -26,6 +25,17 @@ import { PackRegistry } from "../shared/registry.js";
 import type { RunStatus } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
+import {
+  bindTasks,
+  buildMachine,
+  copyObjectIn,
+  ENTERED_TIME_MARKER,
+  type ExecutionSummary,
+  type PutEventsInput,
+  retryIntervals,
+  runExecution,
+  type TaskHandler,
+} from "./engine.js";
 import { FsBlobStore } from "./fs-blobs.js";
 import { writeAtomic } from "./lock.js";
 import {
@@ -37,10 +47,10 @@ import {
   releaseOwned,
 } from "./recovery.js";
 import { SharedDynamo } from "./shared-db.js";
+import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE } from "./state-machine.js";
 
-/** The bucket name the local runtime gives the state machine; blobs live in `<dataDir>/blobs`. */
-export const LOCAL_BUCKET = "redraft-local";
-export const LOCAL_TABLE = "redraft-local";
+export type { ExecutionSummary, HistoryEvent } from "./engine.js";
+export { LOCAL_BUCKET, LOCAL_TABLE };
 /**
  * The submission id of every local `run`: the content claim is `sha256(draft, submission)`, so with
  * one fixed id the same content is one claim in a data folder, whichever process or day submits it.
@@ -51,8 +61,6 @@ const LOCAL_CLAIM_WINDOW_MS = 100 * 365 * 24 * 3600 * 1000;
 /** Statuses whose result a re-run reprints instead of running again (a failed run is retried). */
 const FINISHED: readonly RunStatus[] = ["validated", "needs_manual_review", "rejected"];
 const WAIT_FOR_HOLDER_MS = 200;
-/** Stands for `$$.State.EnteredTime` in the local context; replaced by the time of the call. */
-const ENTERED_TIME_MARKER = "1970-01-01T00:00:00.000Z#entered";
 
 /** What starts an execution: the state machine's input, as the triggers build it in the cloud. */
 export interface ExecutionInput {
@@ -64,34 +72,10 @@ export interface ExecutionInput {
   rejectWith?: InputRejection;
 }
 
-/** One entry of an execution's event history, as the Step Functions console lists them. */
-export interface HistoryEvent {
-  type: string;
-  at: string;
-  state?: string;
-  stateType?: string;
-  error?: string;
-  cause?: string;
-  retry?: { attempt: number };
-  /** The state's input and output, as the console shows them. */
-  input?: unknown;
-  output?: unknown;
-}
-
-export interface ExecutionSummary {
-  runId: string;
-  status: "SUCCEEDED" | "FAILED";
-  /** The last state entered: DraftValidated, DraftNeedsReview, InputRejected, CorrectionFailed… */
-  terminalState: string;
-  output?: unknown;
-  error?: { error: string; cause: string };
-  history: HistoryEvent[];
-}
-
 export interface LocalRuntimeOptions {
   /** Folder holding the database, blobs, event log and execution histories. */
   dataDir: string;
-  /** The synthesized state machine (see `loadAsl`). */
+  /** The state machine: infra/state-machine.asl.json, as `loadAsl` reads it. */
   asl: AslDefinition;
   model?: ModelClient | undefined;
   deployment?: DeploymentConfig;
@@ -118,10 +102,9 @@ export type Admission =
   | { runId: string; duplicateOf?: undefined }
   | { duplicateOf: string; runId?: undefined };
 
-type TaskHandler = (input: unknown) => Promise<unknown>;
-
 /**
- * The deployed state machine, run in-process: the ASL synthesized from `infra/`, every Lambda task
+ * The deployed state machine, run in-process: the ASL synthesized from `infra/` and committed as
+ * infra/state-machine.asl.json (see `loadAsl`), every Lambda task
  * bound to the real handler, every direct service integration bound to a local adapter doing the
  * same call against dynalite, a folder, and an event log.
  */
@@ -150,19 +133,9 @@ export class LocalRuntime {
     this.runs = deps.runs as DynamoRunStore;
     this.blobs = deps.blobs as FsBlobStore;
     this.#close = close;
-    // Building the machine validates the definition (~170 ms): once per runtime, not per draft.
-    this.#machine = new StateMachine(asl as unknown as StateMachineDefinition, {
-      validationOptions: { checkArn: false },
-    });
+    this.#machine = buildMachine(asl);
     this.#handlers = this.#bindTasks(asl, dynamo);
-    this.#retryOverrides =
-      retryDelayMs === undefined
-        ? undefined
-        : Object.fromEntries(
-            Object.entries(asl.States)
-              .filter(([, s]) => Array.isArray(s.Retry))
-              .map(([name]) => [name, retryDelayMs]),
-          );
+    this.#retryOverrides = retryIntervals(asl, retryDelayMs);
   }
 
   static async open(options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -261,45 +234,23 @@ export class LocalRuntime {
     await releaseOwned(this.dataDir, runId);
   }
 
-  /** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
+  /** Binds each Lambda state to its real handler and each direct integration to a local adapter. */
   #bindTasks(asl: AslDefinition, dynamo: DynamoDBClient): Record<string, TaskHandler> {
     const getDeps = async () => this.deps;
-    const correct = createCorrectHandler(getDeps);
-    const revalidate = createRevalidateHandler(getDeps);
-    const lambdas: Record<string, (event: unknown) => Promise<unknown>> = {
-      [StateNames.Validate]: createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
-      [StateNames.CorrectExecution]: correct,
-      [StateNames.Revalidate]: revalidate,
-      [StateNames.Judge]: createJudgeHandler(getDeps),
-      [StateNames.CorrectLogic]: correct,
-      [StateNames.RevalidateLogic]: revalidate,
-    };
-    const handlers: Record<string, TaskHandler> = {};
-    for (const [name, state] of Object.entries(asl.States)) {
-      if (state.Type !== "Task") continue;
-      const resource = String(state.Resource);
-      const lambda = lambdas[name];
-      if (lambda) {
-        // `lambda:invoke` hands over {FunctionName, Payload} and expects the Invoke response back.
-        handlers[name] = resource.endsWith(":lambda:invoke")
-          ? async (input) => ({
-              StatusCode: 200,
-              ExecutedVersion: "$LATEST",
-              Payload: await lambda((input as { Payload: unknown }).Payload),
-            })
-          : lambda;
-      } else if (resource.endsWith(":dynamodb:updateItem")) {
-        handlers[name] = (input) => this.#updateItem(dynamo, input as UpdateItemCommandInput);
-      } else if (resource.endsWith(":s3:copyObject")) {
-        handlers[name] = (input) =>
-          this.#copyObject(input as { Bucket: string; CopySource: string; Key: string });
-      } else if (resource.endsWith(":events:putEvents")) {
-        handlers[name] = (input) => this.#putEvents(input as { Entries: Record<string, unknown>[] });
-      } else {
-        throw new Error(`the local runtime has no adapter for task state "${name}" (${resource})`);
-      }
-    }
-    return handlers;
+    return bindTasks(
+      asl,
+      {
+        validate: createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
+        correct: createCorrectHandler(getDeps),
+        revalidate: createRevalidateHandler(getDeps),
+        judge: createJudgeHandler(getDeps),
+      },
+      {
+        updateItem: (input) => this.#updateItem(dynamo, input),
+        copyObject: copyObjectIn(this.blobs),
+        putEvents: (input) => this.#putEvents(input),
+      },
+    );
   }
 
   /** The state's own UpdateItem, against dynalite; errors named as Step Functions names them. */
@@ -327,21 +278,15 @@ export class LocalRuntime {
     }
   }
 
-  async #copyObject(input: { Bucket: string; CopySource: string; Key: string }): Promise<unknown> {
-    const source = decodeURIComponent(input.CopySource.replace(/^\/?[^/]+\//, ""));
-    await this.blobs.put(input.Key, await this.blobs.get(source));
-    return { CopyObjectResult: { LastModified: new Date().toISOString() } };
-  }
-
   /** Publishes an outcome event outside an execution (a reviewer's decision), like the Announce states. */
   async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
     await this.#putEvents({
-      Entries: [{ Source: "redraft", DetailType: detailType, Detail: detail, EventBusName: "local" }],
+      Entries: [{ Source: "redraft", DetailType: detailType, Detail: detail, EventBusName: LOCAL_EVENT_BUS }],
     });
   }
 
   /** EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. */
-  async #putEvents(input: { Entries: Record<string, unknown>[] }): Promise<unknown> {
+  async #putEvents(input: PutEventsInput): Promise<unknown> {
     const lines = input.Entries.map((entry) => {
       const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
       return JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), ...entry, Detail: detail });
@@ -374,38 +319,10 @@ export class LocalRuntime {
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
     await this.#own(runId, input.draftRef?.key);
-    const execution = this.#machine.run(this.#bounded(input) as never, {
-      overrides: {
-        taskResourceLocalHandlers: this.#handlers as never,
-        ...(this.#retryOverrides && { retryIntervalOverrides: this.#retryOverrides }),
-      },
-      context: {
-        Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` },
-        State: { EnteredTime: ENTERED_TIME_MARKER },
-      },
+    const summary = await runExecution(this.#machine, this.#bounded(input), runId, {
+      handlers: this.#handlers,
+      retryIntervals: this.#retryOverrides,
     });
-    const history: HistoryEvent[] = [];
-    const collecting = (async () => {
-      for await (const event of execution.eventLogs) history.push(toHistory(event as LibraryEvent));
-    })();
-    let summary: ExecutionSummary;
-    try {
-      const output = await execution.result;
-      await collecting;
-      summary = { runId, status: "SUCCEEDED", terminalState: lastState(history), output, history };
-    } catch (error) {
-      // An engine fault outside any state ends no event stream: take the events so far, do not wait.
-      await Promise.race([collecting, new Promise((resolve) => setImmediate(resolve))]);
-      const e = error as Error & { cause?: { name?: string; message?: string } };
-      const failed = [...history].reverse().find((h) => h.type === "ExecutionFailed");
-      summary = {
-        runId,
-        status: "FAILED",
-        terminalState: lastState(history),
-        error: { error: failed?.error ?? e.name, cause: failed?.cause ?? e.message },
-        history,
-      };
-    }
     // Atomic: `redraft show` in another process may read it while it is written.
     await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
     const run = await this.runs.getRun(runId).catch(() => undefined);
@@ -430,34 +347,4 @@ export class LocalRuntime {
     await Promise.all([...this.#owned].map((runId) => this.release(runId)));
     await this.#close();
   }
-}
-
-function lastState(history: readonly HistoryEvent[]): string {
-  return [...history].reverse().find((h) => h.type === "StateEntered")?.state ?? "";
-}
-
-/** aws-local-stepfunctions does not export its event type; these are the fields read here. */
-interface LibraryEvent {
-  type: string;
-  timestamp: number;
-  state?: { name: string; type: string; input?: unknown; output?: unknown };
-  Error?: unknown;
-  Cause?: unknown;
-  retry?: { attempt: number };
-}
-
-function toHistory(event: LibraryEvent): HistoryEvent {
-  const h: HistoryEvent = { type: event.type, at: new Date(event.timestamp).toISOString() };
-  if (event.state) {
-    h.state = event.state.name;
-    h.stateType = event.state.type;
-    if (event.type === "StateEntered") h.input = event.state.input;
-    if (event.type === "StateExited") h.output = event.state.output;
-  }
-  if (event.Error !== undefined) {
-    h.error = String(event.Error);
-    h.cause = typeof event.Cause === "string" ? event.Cause : JSON.stringify(event.Cause);
-  }
-  if (event.retry) h.retry = { attempt: event.retry.attempt };
-  return h;
 }

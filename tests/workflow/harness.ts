@@ -2,18 +2,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AslDefinition } from "../../infra/asl.js";
-import { loadAsl } from "../../local/asl-cache.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
+import { loadAsl } from "../../local/state-machine.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import type { DeploymentConfig } from "../../shared/pack.js";
 
-let aslPromise: Promise<AslDefinition> | undefined;
-
-/** The ASL synthesized from infra/, once per test process (cached on disk across runs). */
+/** The committed state machine, infra/state-machine.asl.json: the one every local path runs. */
 export function synthesizedAsl(): Promise<AslDefinition> {
-  aslPromise ??= loadAsl();
-  return aslPromise;
+  return loadAsl();
 }
 
 /**

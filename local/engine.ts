@@ -1,0 +1,210 @@
+import "./polyfill.js";
+import type { UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
+import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
+import type { AslDefinition } from "../infra/asl.js";
+import { StateNames } from "../infra/state-names.js";
+import type { BlobStore } from "../shared/store/types.js";
+
+/**
+ * How the committed state machine runs in aws-local-stepfunctions, whatever stores lie behind it:
+ * every Task state bound by name to a Lambda step or to a stand-in for its direct integration. The
+ * local runtime (dynalite, a folder, an event log) and the in-process `correctDraft` (memory stores)
+ * both bind through here.
+ */
+
+export type TaskHandler = (input: unknown) => Promise<unknown>;
+
+/** The four Lambda functions the state machine invokes; the logic phase reuses correct and revalidate. */
+export interface LambdaSteps {
+  validate: TaskHandler;
+  correct: TaskHandler;
+  revalidate: TaskHandler;
+  judge: TaskHandler;
+}
+
+export interface CopyObjectInput {
+  Bucket: string;
+  CopySource: string;
+  Key: string;
+}
+
+export interface PutEventsInput {
+  Entries: Record<string, unknown>[];
+}
+
+/** Stand-ins for the state machine's direct service integrations. */
+export interface Integrations {
+  updateItem(input: UpdateItemCommandInput): Promise<unknown>;
+  copyObject(input: CopyObjectInput): Promise<unknown>;
+  putEvents(input: PutEventsInput): Promise<unknown>;
+}
+
+/** Stands for `$$.State.EnteredTime` in the local context; an adapter replaces it by the time of the call. */
+export const ENTERED_TIME_MARKER = "1970-01-01T00:00:00.000Z#entered";
+
+/** Builds the machine, which validates the definition (~170 ms): once per definition, not per draft. */
+export function buildMachine(asl: AslDefinition): StateMachine {
+  return new StateMachine(asl as unknown as StateMachineDefinition, {
+    validationOptions: { checkArn: false },
+  });
+}
+
+/** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
+export function bindTasks(
+  asl: AslDefinition,
+  steps: LambdaSteps,
+  integrations: Integrations,
+): Record<string, TaskHandler> {
+  const lambdas: Record<string, TaskHandler> = {
+    [StateNames.Validate]: steps.validate,
+    [StateNames.CorrectExecution]: steps.correct,
+    [StateNames.Revalidate]: steps.revalidate,
+    [StateNames.Judge]: steps.judge,
+    [StateNames.CorrectLogic]: steps.correct,
+    [StateNames.RevalidateLogic]: steps.revalidate,
+  };
+  const handlers: Record<string, TaskHandler> = {};
+  for (const [name, state] of Object.entries(asl.States)) {
+    if (state.Type !== "Task") continue;
+    const resource = String(state.Resource);
+    const lambda = lambdas[name];
+    if (lambda) {
+      // `lambda:invoke` hands over {FunctionName, Payload} and expects the Invoke response back.
+      handlers[name] = resource.endsWith(":lambda:invoke")
+        ? async (input) => ({
+            StatusCode: 200,
+            ExecutedVersion: "$LATEST",
+            Payload: await lambda((input as { Payload: unknown }).Payload),
+          })
+        : lambda;
+    } else if (resource.endsWith(":dynamodb:updateItem")) {
+      handlers[name] = (input) => integrations.updateItem(input as UpdateItemCommandInput);
+    } else if (resource.endsWith(":s3:copyObject")) {
+      handlers[name] = (input) => integrations.copyObject(input as CopyObjectInput);
+    } else if (resource.endsWith(":events:putEvents")) {
+      handlers[name] = (input) => integrations.putEvents(input as PutEventsInput);
+    } else {
+      throw new Error(`the local runtime has no adapter for task state "${name}" (${resource})`);
+    }
+  }
+  return handlers;
+}
+
+/** S3 CopyObject within one blob store: the bucket in `CopySource` is the store itself. */
+export function copyObjectIn(blobs: BlobStore): Integrations["copyObject"] {
+  return async (input) => {
+    const source = decodeURIComponent(input.CopySource.replace(/^\/?[^/]+\//, ""));
+    await blobs.put(input.Key, await blobs.get(source));
+    return { CopyObjectResult: { LastModified: new Date().toISOString() } };
+  };
+}
+
+/**
+ * The wait before each retry of every state with a `Retry`, instead of the ASL's backoff; undefined
+ * keeps the ASL's own intervals. Which errors are retried, and how often, stays the ASL's.
+ */
+export function retryIntervals(
+  asl: AslDefinition,
+  delayMs: number | undefined,
+): Record<string, number> | undefined {
+  if (delayMs === undefined) return undefined;
+  return Object.fromEntries(
+    Object.entries(asl.States)
+      .filter(([, s]) => Array.isArray(s.Retry))
+      .map(([name]) => [name, delayMs]),
+  );
+}
+
+/** One entry of an execution's event history, as the Step Functions console lists them. */
+export interface HistoryEvent {
+  type: string;
+  at: string;
+  state?: string;
+  stateType?: string;
+  error?: string;
+  cause?: string;
+  retry?: { attempt: number };
+  /** The state's input and output, as the console shows them. */
+  input?: unknown;
+  output?: unknown;
+}
+
+export interface ExecutionSummary {
+  runId: string;
+  status: "SUCCEEDED" | "FAILED";
+  /** The last state entered: DraftValidated, DraftNeedsReview, InputRejected, CorrectionFailed… */
+  terminalState: string;
+  output?: unknown;
+  error?: { error: string; cause: string };
+  history: HistoryEvent[];
+}
+
+/** Runs one execution named `runId` to its end, keeping its event history like the console does. */
+export async function runExecution(
+  machine: StateMachine,
+  input: unknown,
+  runId: string,
+  tasks: { handlers: Record<string, TaskHandler>; retryIntervals: Record<string, number> | undefined },
+): Promise<ExecutionSummary> {
+  const execution = machine.run(input as never, {
+    overrides: {
+      taskResourceLocalHandlers: tasks.handlers as never,
+      ...(tasks.retryIntervals && { retryIntervalOverrides: tasks.retryIntervals }),
+    },
+    context: {
+      Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` },
+      State: { EnteredTime: ENTERED_TIME_MARKER },
+    },
+  });
+  const history: HistoryEvent[] = [];
+  const collecting = (async () => {
+    for await (const event of execution.eventLogs) history.push(toHistory(event as LibraryEvent));
+  })();
+  try {
+    const output = await execution.result;
+    await collecting;
+    return { runId, status: "SUCCEEDED", terminalState: lastState(history), output, history };
+  } catch (error) {
+    // An engine fault outside any state ends no event stream: take the events so far, do not wait.
+    await Promise.race([collecting, new Promise((resolve) => setImmediate(resolve))]);
+    const e = error as Error & { cause?: { name?: string; message?: string } };
+    const failed = [...history].reverse().find((h) => h.type === "ExecutionFailed");
+    return {
+      runId,
+      status: "FAILED",
+      terminalState: lastState(history),
+      error: { error: failed?.error ?? e.name, cause: failed?.cause ?? e.message },
+      history,
+    };
+  }
+}
+
+function lastState(history: readonly HistoryEvent[]): string {
+  return [...history].reverse().find((h) => h.type === "StateEntered")?.state ?? "";
+}
+
+/** aws-local-stepfunctions does not export its event type; these are the fields read here. */
+interface LibraryEvent {
+  type: string;
+  timestamp: number;
+  state?: { name: string; type: string; input?: unknown; output?: unknown };
+  Error?: unknown;
+  Cause?: unknown;
+  retry?: { attempt: number };
+}
+
+function toHistory(event: LibraryEvent): HistoryEvent {
+  const h: HistoryEvent = { type: event.type, at: new Date(event.timestamp).toISOString() };
+  if (event.state) {
+    h.state = event.state.name;
+    h.stateType = event.state.type;
+    if (event.type === "StateEntered") h.input = event.state.input;
+    if (event.type === "StateExited") h.output = event.state.output;
+  }
+  if (event.Error !== undefined) {
+    h.error = String(event.Error);
+    h.cause = typeof event.Cause === "string" ? event.Cause : JSON.stringify(event.Cause);
+  }
+  if (event.retry) h.retry = { attempt: event.retry.attempt };
+  return h;
+}

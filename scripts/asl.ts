@@ -1,0 +1,110 @@
+/**
+ * `npm run asl`: synthesizes the CDK app and writes the per-draft state machine's definition to
+ * `infra/state-machine.asl.json`, the one file every local path executes (the local runtime,
+ * `redraft run`, `npm start`, `correctDraft`, the workflow tests). `--out <file>` writes elsewhere
+ * (tests/infra/asl-artifact.test.ts compares a fresh one with the committed file).
+ *
+ * Environment-specific values become `${Kind:Name}` placeholders that the loader
+ * (local/state-machine.ts) fills in: `${FunctionArn:Functionsvalidate}`, `${TableName:StorageRuns}`,
+ * `${BucketName:StorageDrafts}`, `${EventBusArn:BusProjectBus}`. The name is the logical id without
+ * CDK's hash, so a placeholder changes only when the construct does.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { App, type CfnElement } from "aws-cdk-lib";
+import { type AslDefinition, type AslState, aslFromTemplate, type ResourceRef } from "../infra/asl.js";
+import { loadConfig } from "../infra/config.js";
+import { RedraftStack, stackName } from "../infra/stack.js";
+
+const ROOT = new URL("..", import.meta.url);
+const ARTIFACT = "infra/state-machine.asl.json";
+
+/** The kind a reference stands for, by resource type: what the loader knows how to fill. */
+const KINDS: Record<string, string> = {
+  "AWS::Lambda::Function": "Function",
+  "AWS::DynamoDB::Table": "Table",
+  "AWS::S3::Bucket": "Bucket",
+  "AWS::Events::EventBus": "EventBus",
+};
+
+/** `${FunctionArn:Functionsvalidate}`: the kind, the attribute (`Name` for a `Ref`), the logical id without its hash. */
+function placeholder(ref: ResourceRef): string {
+  const kind = KINDS[ref.type] ?? ref.type.replaceAll("::", "");
+  const attribute = ref.attribute === undefined || ref.attribute.endsWith("Name") ? "Name" : ref.attribute;
+  return `\${${kind}${attribute}:${ref.logicalId.replace(/[0-9A-F]{8}$/, "")}}`;
+}
+
+/** The order a person reads a state in: what it is, what it does, how it fails, where it goes. */
+const STATE_KEYS = [
+  "Type",
+  "Comment",
+  "QueryLanguage",
+  "Resource",
+  "Parameters",
+  "Result",
+  "InputPath",
+  "OutputPath",
+  "ResultSelector",
+  "ResultPath",
+  "TimeoutSeconds",
+  "HeartbeatSeconds",
+  "Choices",
+  "Default",
+  "Retry",
+  "Catch",
+  "Error",
+  "Cause",
+  "Next",
+  "End",
+];
+const TOP_KEYS = ["Comment", "QueryLanguage", "StartAt", "TimeoutSeconds", "States"];
+
+/** `keys` first in that order, any other key after them alphabetically. */
+function ordered<T extends Record<string, unknown>>(value: T, keys: readonly string[]): T {
+  const rank = (k: string) => (keys.includes(k) ? keys.indexOf(k) : keys.length);
+  const sorted = Object.keys(value).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(sorted.map((k) => [k, value[k]])) as T;
+}
+
+/** Synthesizes the dev stack (bundling skipped, cdk.json's context) and returns the per-draft ASL. */
+async function synthesizeAsl(): Promise<AslDefinition> {
+  const { context } = JSON.parse(await readFile(new URL("cdk.json", ROOT), "utf8")) as {
+    context: Record<string, unknown>;
+  };
+  const outdir = await mkdtemp(join(tmpdir(), "redraft-synth-"));
+  try {
+    const app = new App({ outdir, context: { ...context, "aws:cdk:bundling-stacks": [] } });
+    const config = loadConfig("dev");
+    const stack = new RedraftStack(app, stackName(config.envName), { config });
+    // The per-draft state machine by its construct: the stack may hold others.
+    const stateMachineLogicalId = stack.getLogicalId(
+      stack.workflow.stateMachine.node.defaultChild as CfnElement,
+    );
+    const template = app.synth().getStackArtifact(stack.artifactId).template;
+    const asl = aslFromTemplate(template, { stateMachineLogicalId, resolve: placeholder });
+    const states = Object.fromEntries(
+      Object.entries(asl.States).map(([name, state]) => [name, ordered<AslState>(state, STATE_KEYS)]),
+    );
+    return ordered({ ...asl, States: states }, TOP_KEYS);
+  } finally {
+    await rm(outdir, { recursive: true, force: true });
+  }
+}
+
+/** The ASL as 2-space JSON, then as Biome formats JSON, so `npm run lint` accepts the file as written. */
+function format(asl: AslDefinition): string {
+  const json = `${JSON.stringify(asl, null, 2)}\n`;
+  return execFileSync("npx", ["biome", "format", `--stdin-file-path=${ARTIFACT}`], {
+    cwd: ROOT,
+    input: json,
+    encoding: "utf8",
+  });
+}
+
+const { values } = parseArgs({ options: { out: { type: "string" } } });
+const out = values.out ?? new URL(ARTIFACT, ROOT).pathname;
+await writeFile(out, format(await synthesizeAsl()));
+console.error(`wrote ${values.out ?? ARTIFACT}`);
