@@ -19,7 +19,7 @@ import { RunStatusSchema } from "../shared/store/types.js";
 import { serveUntilStopped } from "../ui/server.js";
 import { jsonLine, resultsTable, runsTable, type SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
-import { chooseModel } from "./model.js";
+import { boundModel, chooseModel } from "./model.js";
 import { stdoutStyle } from "./output.js";
 import { catalogText, packCatalog } from "./pack-catalog.js";
 import { loadConfig, loadPacks } from "./packs.js";
@@ -100,7 +100,7 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
   const runtime = await LocalRuntime.open({
     dataDir: resolve(opts.dataDir),
     asl: await loadAsl(),
-    model: choice.model,
+    model: boundModel(choice, deployment.modelConcurrency),
     deployment,
     extraPacks: packs,
     retryDelayMs: choice.live ? undefined : 0,

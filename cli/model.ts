@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createModelClient } from "../shared/model/index.js";
+import { DEFAULT_MODEL_CONCURRENCY, limitModel } from "../shared/model/limited.js";
 import { RecordingModelClient } from "../shared/model/recorder.js";
 import { cassetteProblem, ReplayModelClient } from "../shared/model/replay.js";
 import type { ModelClient } from "../shared/model/types.js";
@@ -93,4 +94,16 @@ function replayClient(file: string): ReplayModelClient {
   const problem = cassetteProblem(value);
   if (problem !== undefined) throw new UsageError(`${flag}: ${problem}`);
   return ReplayModelClient.fromCassette(value);
+}
+
+/**
+ * The chosen model behind the deployment's bound on calls in flight (`modelConcurrency`): a burst
+ * waits its turn, and a 429 is waited out with jittered backoff (at once for a replayed model,
+ * which, like the local Retry, needs no backoff). Outermost, so a recorder sees only real answers.
+ */
+export function boundModel(
+  choice: ModelChoice,
+  concurrency = DEFAULT_MODEL_CONCURRENCY,
+): ModelClient | undefined {
+  return limitModel(choice.model, { concurrency, backoff: choice.live });
 }

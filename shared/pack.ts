@@ -154,6 +154,11 @@ export const DeploymentConfigSchema = z
     /** Deployment-wide loop defaults, under the per-kind overrides. */
     loop: LoopSettingsSchema.partial().optional(),
     judge: JudgeSettingsSchema.partial().optional(),
+    /**
+     * Model calls in flight at once; a burst beyond it waits its turn instead of failing. Locally
+     * the bound of one process's LimitedModelClient (shared/model/limited.ts). @default 4
+     */
+    modelConcurrency: z.number().int().positive().optional(),
   })
   .strict();
 export type DeploymentConfig = z.infer<typeof DeploymentConfigSchema>;

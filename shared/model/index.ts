@@ -6,6 +6,7 @@ import type { ModelClient } from "./types.js";
 
 export * from "./anthropic.js";
 export * from "./bedrock.js";
+export * from "./limited.js";
 export * from "./messages.js";
 export * from "./pricing.js";
 export * from "./recorder.js";
