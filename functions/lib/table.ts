@@ -82,11 +82,14 @@ function shardOf(runId: string): number {
 
 /** `RUNS#<shard>`: the byCreated partition of a run. */
 export const createdPartition = (runId: string): string => `${ALL_RUNS_PARTITION}#${shardOf(runId)}`;
-/** Every byCreated partition, for the merge. */
-export const CREATED_PARTITIONS: readonly string[] = Array.from(
-  { length: CREATED_SHARDS },
-  (_, shard) => `${ALL_RUNS_PARTITION}#${shard}`,
-);
+/**
+ * Every byCreated partition a listing merges: the shards, and `RUNS`, where runs written before
+ * the sharding (an existing table, a local data folder) still are. Nothing writes to `RUNS` now.
+ */
+export const CREATED_PARTITIONS: readonly string[] = [
+  ...Array.from({ length: CREATED_SHARDS }, (_, shard) => `${ALL_RUNS_PARTITION}#${shard}`),
+  ALL_RUNS_PARTITION,
+];
 
 /** Attempt numbers are zero-padded to this width so that the sort key orders them numerically. */
 const ATTEMPT_DIGITS = 4;

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import {
@@ -11,6 +11,7 @@ import {
   INDEXES,
   RUN_KEY_PREFIX,
   RUN_SORT_KEY,
+  runIndexKeys,
   runKey,
   statusUpdate,
   statusUpdateValues,
@@ -290,6 +291,32 @@ describe(`DynamoRunStore on ${engine}: listing thousands of runs across the byCr
     await expect(store.listRuns({ limit: 5 }).then((rs) => rs.map((r) => r.runId))).resolves.toEqual(
       newestFirst.slice(0, 5),
     );
+  });
+
+  it("still lists runs written before the sharding, under the one RUNS partition, in order", async () => {
+    const tableName = await freshTable();
+    const legacy = new DynamoRunStore({ client, tableName, pageSize: 3 });
+    const doc = DynamoDBDocumentClient.from(client);
+    for (const [id, minute] of [
+      ["old-1", 1],
+      ["old-2", 3],
+    ] as const) {
+      const run = makeRun(id, { createdAt: at(minute) });
+      await doc.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...run, ...runKey(id), ...runIndexKeys(run), [INDEXES.byCreated.partitionKey]: "RUNS" },
+        }),
+      );
+    }
+    await legacy.createRun(makeRun("new-1", { createdAt: at(2) }));
+    await legacy.createRun(makeRun("new-2", { createdAt: at(4) }));
+    await expect(legacy.listRuns().then((rs) => rs.map((r) => r.runId))).resolves.toEqual([
+      "new-2",
+      "old-2",
+      "new-1",
+      "old-1",
+    ]);
   });
 
   it("refuses a cursor it did not issue", async () => {
