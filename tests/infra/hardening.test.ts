@@ -221,6 +221,28 @@ describe("7. least privilege, justified", () => {
     },
   );
 
+  it("state machine: invoke the four steps, update runs, publish runs/ → results/, put outcome events", () => {
+    const grants = grantsOf(stack.workflow.stateMachine.role);
+    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].flatMap((f) => [
+      `lambda:InvokeFunction on ${logicalId(f)}.Arn`,
+      `lambda:InvokeFunction on ${logicalId(f)}.Arn:*`,
+    ]);
+    const logDelivery = grants.filter((g) => g.startsWith("logs:"));
+    expect(logDelivery.every((g) => g.endsWith(" on *"))).toBe(true);
+    expect(grants.filter((g) => !g.startsWith("logs:")).sort()).toEqual(
+      [
+        ...XRAY.map((a) => `${a} on *`),
+        "xray:GetSamplingRules on *",
+        "xray:GetSamplingTargets on *",
+        ...invoke,
+        `dynamodb:UpdateItem on arn:AWS::Partition:dynamodb:AWS::Region:AWS::AccountId:table/${table}`,
+        `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
+        `s3:GetObject on ${objects("runs/")}`,
+        `s3:PutObject on ${objects("results/")}`,
+      ].sort(),
+    );
+  });
+
   it("grants s3:ListBucket to no role", () => {
     expect(JSON.stringify(template.findResources("AWS::IAM::Policy"))).not.toContain("s3:ListBucket");
   });
