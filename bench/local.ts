@@ -15,9 +15,9 @@ import "../cli/quiet.js";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadAsl } from "../local/asl-cache.js";
+import { correctDraft } from "../local/in-process.js";
 import { LocalRuntime } from "../local/runtime.js";
-import { correctDraft } from "../shared/loop/run.js";
+import { loadAsl } from "../local/state-machine.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
@@ -56,7 +56,7 @@ async function inProcess(): Promise<number> {
     runs: new MemoryRunStore(),
     blobs: new MemoryBlobStore(),
     model: model(),
-    retryBaseMs: 0,
+    retryDelayMs: 0,
   };
   const start = performance.now();
   for (const d of drafts) await correctDraft(d, deps);
@@ -68,7 +68,7 @@ async function inProcessSameStores(): Promise<number> {
   const dataDir = await mkdtemp(join(tmpdir(), "redraft-bench-"));
   const runtime = await LocalRuntime.open({ dataDir, asl, model: model(), retryDelayMs: 0 });
   try {
-    const deps = { ...runtime.deps, retryBaseMs: 0 };
+    const deps = { ...runtime.deps, retryDelayMs: 0 };
     const start = performance.now();
     for (const d of drafts) await correctDraft(d, deps);
     return drafts.length / ((performance.now() - start) / 1000);

@@ -51,11 +51,13 @@
  * delivered content WITHOUT repair (redraft delivers its repaired best draft; naive its last answer).
  * "validated" = no error-severity violation left; score = the pack's proportional score.
  */
+
+import { correctDraft } from "../local/in-process.js";
 import type { Draft, ValidationReport, Violation } from "../shared/draft.js";
 import { inspectWithPack, type ResolvedPack } from "../shared/engine.js";
 import { buildCorrectionPrompt } from "../shared/loop/prompt.js";
 import { parseCorrectionAnswer } from "../shared/loop/response.js";
-import { correctDraft, type RunResult } from "../shared/loop/run.js";
+import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import { costUsd } from "../shared/model/pricing.js";
 import {
@@ -431,8 +433,7 @@ async function redraft(
   const result: RunResult = await correctDraft(c.draft, {
     ...deps,
     runId: `redraft-${c.draft.id}`,
-    transientRetries: 0,
-    retryBaseMs: 0,
+    retryDelayMs: 0,
   });
   if (!result.finalDraft)
     throw new Error(`run of ${c.draft.id} ended ${result.status}: ${result.message ?? ""}`);

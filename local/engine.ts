@@ -3,7 +3,11 @@ import type { UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
 import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
+import { DraftTooDeepError } from "../shared/errors.js";
+import { topLevelField, valueDepth } from "../shared/json-depth.js";
+import type { InputRejection } from "../shared/loop/steps.js";
 import type { BlobStore } from "../shared/store/types.js";
+import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 
 /**
  * How the committed state machine runs in aws-local-stepfunctions, whatever stores lie behind it:
@@ -113,6 +117,30 @@ export function retryIntervals(
       .filter(([, s]) => Array.isArray(s.Retry))
       .map(([name]) => [name, delayMs]),
   );
+}
+
+/**
+ * An inline draft too deep for the engine's JSONPath handling, which recurses over the input and
+ * would overflow before Validate runs, is refused here with the reason Validate would give.
+ */
+export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: InputRejection }>(
+  input: T,
+  maxDraftDepth: number | undefined,
+): T {
+  if (input.draft === undefined) return input;
+  const limit = maxDraftDepth ?? DEFAULT_MAX_DRAFT_DEPTH;
+  const depth = valueDepth(input.draft, limit);
+  if (depth <= limit) return input;
+  const { draft, ...rest } = input;
+  const draftId = topLevelField(draft, "id");
+  return {
+    ...rest,
+    rejectWith: {
+      reason: "too_deep",
+      message: new DraftTooDeepError(depth, limit).message,
+      ...(draftId && { draftId }),
+    },
+  } as T;
 }
 
 /** One entry of an execution's event history, as the Step Functions console lists them. */

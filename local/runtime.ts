@@ -14,19 +14,19 @@ import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition } from "../infra/asl.js";
-import { DraftTooDeepError, SelfCorrectionError } from "../shared/errors.js";
+import { SelfCorrectionError } from "../shared/errors.js";
 import { canonicalJson, sha256 } from "../shared/hash.js";
-import { topLevelField, valueDepth } from "../shared/json-depth.js";
 import type { InputRejection, LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
 import type { RunStatus } from "../shared/store/types.js";
-import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../shared/validate.js";
+import { parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
 import {
   bindTasks,
+  boundInlineDraft,
   buildMachine,
   copyObjectIn,
   ENTERED_TIME_MARKER,
@@ -295,34 +295,18 @@ export class LocalRuntime {
     return { FailedEntryCount: 0, Entries: lines.map(() => ({ EventId: randomUUID() })) };
   }
 
-  /**
-   * An inline draft too deep for the engine's JSONPath handling, which recurses over the input and
-   * would overflow before Validate runs, is refused here with the reason Validate would give.
-   */
-  #bounded(input: ExecutionInput): ExecutionInput {
-    if (input.draft === undefined) return input;
-    const limit = this.deps.maxDraftDepth ?? DEFAULT_MAX_DRAFT_DEPTH;
-    const depth = valueDepth(input.draft, limit);
-    if (depth <= limit) return input;
-    const { draft, ...rest } = input;
-    const draftId = topLevelField(draft, "id");
-    return {
-      ...rest,
-      rejectWith: {
-        reason: "too_deep",
-        message: new DraftTooDeepError(depth, limit).message,
-        ...(draftId && { draftId }),
-      },
-    };
-  }
-
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
     await this.#own(runId, input.draftRef?.key);
-    const summary = await runExecution(this.#machine, this.#bounded(input), runId, {
-      handlers: this.#handlers,
-      retryIntervals: this.#retryOverrides,
-    });
+    const summary = await runExecution(
+      this.#machine,
+      boundInlineDraft(input, this.deps.maxDraftDepth),
+      runId,
+      {
+        handlers: this.#handlers,
+        retryIntervals: this.#retryOverrides,
+      },
+    );
     // Atomic: `redraft show` in another process may read it while it is written.
     await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
     const run = await this.runs.getRun(runId).catch(() => undefined);

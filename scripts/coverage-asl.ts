@@ -7,7 +7,7 @@
  *   npm run -s coverage:asl
  */
 import "../cli/quiet.js";
-import { loadAsl } from "../local/asl-cache.js";
+import { loadAsl } from "../local/state-machine.js";
 import { coverageOf } from "../tests/workflow/asl-coverage.js";
 import { historiesOf, outcomeMismatch, runCorpus } from "../tests/workflow/scenarios.js";
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
+import { correctDraft } from "../../local/in-process.js";
 import { SelfCorrectionError } from "../../shared/errors.js";
 import { jsonTextDepth, splitTopLevel, topLevelField, valueDepth } from "../../shared/json-depth.js";
-import { buildRunResult, correctDraft } from "../../shared/loop/run.js";
+import { buildRunResult } from "../../shared/loop/run.js";
 import { validateStep } from "../../shared/loop/steps.js";
 import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../../shared/validate.js";
 import { FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";

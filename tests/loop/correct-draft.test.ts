@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../../functions/lib/table.js";
+import { StateNames } from "../../infra/state-names.js";
+import { correctDraft } from "../../local/in-process.js";
+import { loadAsl } from "../../local/state-machine.js";
 import type { Draft } from "../../shared/draft.js";
-import { correctDraft } from "../../shared/loop/run.js";
+import { ErrorNames } from "../../shared/errors.js";
+import type { BlobStore } from "../../shared/store/types.js";
 import {
   DRAFT_WITH_ERRORS,
   FULLY_CORRECTED_DRAFT,
@@ -335,6 +340,45 @@ describe("correctDraft: stop rules and failures", () => {
     expect(result.status).toBe("validated");
     expect(result.attempts).toBe(1);
     expect(model?.requests).toHaveLength(3);
+  });
+
+  it("retries a rate-limited model call as often as the ASL's Retry says, then records a model failure", async () => {
+    const asl = await loadAsl();
+    const retriers = (asl.States[StateNames.CorrectExecution]?.Retry ?? []) as {
+      ErrorEquals: string[];
+      MaxAttempts: number;
+    }[];
+    const retries = retriers.find((r) => r.ErrorEquals.includes(ErrorNames.ModelRateLimited))?.MaxAttempts;
+    expect(retries).toBeGreaterThan(0);
+    const limited = { draftId: ID, purpose: "correct", error: "rate_limited" };
+    const recovers = makeDeps([...Array(retries).fill(limited), answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    expect(await correctDraft(DRAFT_WITH_ERRORS, recovers.deps)).toMatchObject({
+      status: "validated",
+      attempts: 1,
+    });
+    expect(recovers.model?.requests).toHaveLength(Number(retries) + 1);
+
+    const gives = makeDeps(Array(Number(retries) + 1).fill(limited));
+    const result = await correctDraft(DRAFT_WITH_ERRORS, gives.deps);
+    expect(result).toMatchObject({ status: "failed", reason: "model_error" });
+    expect(gives.model?.requests).toHaveLength(Number(retries) + 1);
+  });
+
+  it("retries a step whose store was briefly unavailable, as the ASL retries StoreUnavailableError", async () => {
+    const { deps, blobs } = makeDeps([answer(ID, FULLY_CORRECTED_DRAFT.content)]);
+    let failures = 0;
+    const flaky: BlobStore = {
+      get: (key) => blobs.get(key),
+      putIfAbsent: (key, body) => blobs.putIfAbsent(key, body),
+      put: async (key, body) => {
+        if (key.endsWith("attempts/1/draft.json") && failures++ === 0)
+          throw new StoreUnavailableError("PutObject", new Error("SlowDown"));
+        return blobs.put(key, body);
+      },
+    };
+    const result = await correctDraft(DRAFT_WITH_ERRORS, { ...deps, blobs: flaky });
+    expect(failures).toBe(2);
+    expect(result).toMatchObject({ status: "validated", attempts: 1 });
   });
 
   it("ends a run as failed, saying why, on a model failure that is not transient", async () => {

@@ -44,7 +44,7 @@ export function makeDeps(responses: unknown[] | undefined, config: DeploymentCon
     : undefined;
   const runs = new MemoryRunStore();
   const blobs = new MemoryBlobStore();
-  const deps: LoopDeps & { retryBaseMs: number } = {
+  const deps: LoopDeps & { retryDelayMs: number } = {
     registry: new PackRegistry(config),
     runs,
     blobs,
@@ -53,7 +53,7 @@ export function makeDeps(responses: unknown[] | undefined, config: DeploymentCon
       t += 1000;
       return new Date(t);
     },
-    retryBaseMs: 0,
+    retryDelayMs: 0,
   };
   return { deps, model, runs, blobs };
 }

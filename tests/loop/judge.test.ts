@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
 import {
   buildJudgePrompt,
@@ -6,7 +7,6 @@ import {
   JUDGE_SYSTEM_PROMPT,
   type JudgeFinding,
 } from "../../shared/loop/judge.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer, makeDeps } from "./harness.js";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Draft, Violation } from "../../shared/draft.js";
 import {
   buildJudgePrompt,
@@ -13,7 +14,6 @@ import {
   type CorrectionPrompt,
   DATA_TAGS,
 } from "../../shared/loop/prompt.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import type { ModelRequest } from "../../shared/model/types.js";
 import type { DeploymentConfig } from "../../shared/pack.js";
 import { PackRegistry } from "../../shared/registry.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Violation } from "../../shared/draft.js";
 import { buildCorrectionPrompt, CORRECTION_SYSTEM_PROMPT } from "../../shared/loop/prompt.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 import { DRAFT_WITH_ERRORS } from "../fixtures/seed004.js";

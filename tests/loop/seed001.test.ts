@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import { validateDraft } from "../../shared/validate.js";
 import { answer, makeDeps } from "./harness.js";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
 import { DEFAULT_SCHEMA_LIMITS } from "../../shared/packs/json-schema-guard.js";
 import { inspectDraft, validateDraft } from "../../shared/validate.js";

@@ -1,8 +1,8 @@
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
+import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
-import { correctDraft } from "../../shared/loop/run.js";
 import { type McqContent, mcqPack } from "../../shared/packs/mcq.js";
 import { validateDraft } from "../../shared/validate.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";

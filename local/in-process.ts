@@ -1,0 +1,168 @@
+import { randomUUID } from "node:crypto";
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/lib/table.js";
+import type { AslDefinition } from "../infra/asl.js";
+import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import { LoopStateSchema } from "../shared/loop/state.js";
+import {
+  correctStep,
+  type InputRejection,
+  judgeStep,
+  type LoopDeps,
+  recordFailure,
+  revalidateStep,
+  validateStep,
+} from "../shared/loop/steps.js";
+import type { RunOutcome, RunStore } from "../shared/store/types.js";
+import { RunStatusSchema } from "../shared/store/types.js";
+import {
+  bindTasks,
+  boundInlineDraft,
+  buildMachine,
+  copyObjectIn,
+  ENTERED_TIME_MARKER,
+  type Integrations,
+  type LambdaSteps,
+  retryIntervals,
+  runExecution,
+} from "./engine.js";
+import { loadAsl } from "./state-machine.js";
+
+/** Where the state machine's outcome events go in-process (Announce*): EventBridge's stand-in. */
+export interface EventSink {
+  publish(detailType: string, detail: Record<string, unknown>): Promise<void>;
+}
+
+export interface CorrectDraftOptions {
+  runId?: string;
+  events?: EventSink;
+  parentRunId?: string;
+  submissionId?: string;
+  /**
+   * Wait before each retry, in ms, instead of the ASL's backoff (which errors are retried, and how
+   * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
+   */
+  retryDelayMs?: number | undefined;
+}
+
+/** What the state machine hands Validate: `{ runId: $$.Execution.Name, input: $ }`. */
+interface ValidateEvent {
+  runId: string;
+  input: { draft?: unknown; submissionId?: string; parentRunId?: string; rejectWith?: InputRejection };
+}
+
+let machine: Promise<{ asl: AslDefinition; machine: ReturnType<typeof buildMachine> }> | undefined;
+
+/** The committed state machine, built (and so validated) once per process. */
+function stateMachine() {
+  machine ??= loadAsl().then((asl) => ({ asl, machine: buildMachine(asl) }));
+  return machine;
+}
+
+/**
+ * Corrects one draft in-process: the committed state machine (infra/state-machine.asl.json) runs in
+ * aws-local-stepfunctions with each Lambda state bound to its core step over the given stores, and
+ * each direct integration (UpdateItem, CopyObject, PutEvents) to the same stores and `events`. Every
+ * Choice, Retry and Catch is the ASL's. Returns the run result; a model or system failure ends the
+ * run as `failed` with the reason recorded, not as an exception.
+ */
+export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult> {
+  const { asl, machine } = await stateMachine();
+  const runId = deps.runId ?? randomUUID();
+  const now = () => deps.clock?.() ?? new Date();
+  const steps: LambdaSteps = {
+    validate: (event) => {
+      const { runId, input } = event as ValidateEvent;
+      return validateStep(
+        {
+          runId,
+          ...(input.draft !== undefined && { draft: input.draft }),
+          ...(input.submissionId && { submissionId: input.submissionId }),
+          ...(input.parentRunId && { parentRunId: input.parentRunId }),
+          ...(input.rejectWith && { rejectWith: input.rejectWith }),
+        },
+        deps,
+      );
+    },
+    correct: (event) => correctStep(LoopStateSchema.parse(event), deps),
+    revalidate: (event) => revalidateStep(LoopStateSchema.parse(event), deps),
+    judge: (event) => judgeStep(LoopStateSchema.parse(event), deps),
+  };
+  const integrations: Integrations = {
+    updateItem: statusUpdateIn(deps.runs, now),
+    copyObject: copyObjectIn(deps.blobs),
+    putEvents: async ({ Entries }) => {
+      for (const entry of Entries) {
+        const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
+        await deps.events?.publish(String(entry.DetailType), detail as Record<string, unknown>);
+      }
+      return { FailedEntryCount: 0, Entries: Entries.map(() => ({ EventId: randomUUID() })) };
+    },
+  };
+  const replayed = deps.model === undefined || deps.model.provider === "replay";
+  const delayMs = "retryDelayMs" in deps ? deps.retryDelayMs : replayed ? 0 : undefined;
+  const input = boundInlineDraft(
+    {
+      draft,
+      ...(deps.submissionId && { submissionId: deps.submissionId }),
+      ...(deps.parentRunId && { parentRunId: deps.parentRunId }),
+    } as ValidateEvent["input"],
+    deps.maxDraftDepth,
+  );
+  const execution = await runExecution(machine, input, runId, {
+    handlers: bindTasks(asl, steps, integrations),
+    retryIntervals: retryIntervals(asl, delayMs),
+  });
+  if (!(await deps.runs.getRun(runId))) {
+    // The execution failed before any run record existed (Validate itself failed for good): record
+    // it as the CLI does, so the caller still gets a result.
+    await recordFailure(deps, {
+      runId,
+      draft,
+      at: now().toISOString(),
+      reason: "system_error",
+      message: `${execution.error?.error ?? "ExecutionFailed"}: ${execution.error?.cause ?? ""}`,
+    });
+  }
+  return buildRunResult(runId, deps);
+}
+
+/** An error named as Step Functions names a DynamoDB error, for the state's Retry and Catch. */
+function dynamoError(name: string, message: string): Error {
+  const error = new Error(message);
+  error.name = `DynamoDB.${name}`;
+  return error;
+}
+
+const STRUCTURAL = new Set(["status", "updatedAt", "transitions"]);
+
+/**
+ * The state machine's status UpdateItem (Mark*, Record*, built by `statusUpdate` in
+ * functions/lib/table.ts) against a RunStore: the run moves to `:status` with the outcome fields the
+ * update sets, under the same condition (the run exists and is not in that status yet).
+ */
+function statusUpdateIn(runs: RunStore, now: () => Date): Integrations["updateItem"] {
+  return async (input) => {
+    const at = now().toISOString();
+    const text = (value: AttributeValue | undefined) =>
+      value && "S" in value && value.S !== undefined
+        ? value.S.replaceAll(ENTERED_TIME_MARKER, at)
+        : undefined;
+    const values = input.ExpressionAttributeValues ?? {};
+    const names = input.ExpressionAttributeNames ?? {};
+    const runId = text(input.Key?.pk)?.slice(RUN_KEY_PREFIX.length) ?? "";
+    const status = RunStatusSchema.parse(text(values[":status"]));
+    const fields: Partial<RunOutcome> = {};
+    for (const [, name, value] of (input.UpdateExpression ?? "").matchAll(/(#\w+) = (:\w+)/g)) {
+      const attribute = names[name ?? ""] as OutcomeField | undefined;
+      const set = text(values[value ?? ""]);
+      if (attribute && !STRUCTURAL.has(attribute) && OUTCOME_FIELDS.includes(attribute) && set !== undefined)
+        Object.assign(fields, { [attribute]: set });
+    }
+    const run = await runs.getRun(runId);
+    if (!run || run.status === status)
+      throw dynamoError("ConditionalCheckFailedException", "The conditional request failed");
+    await runs.setStatus(runId, status, at, fields);
+    return {};
+  };
+}
