@@ -5,9 +5,9 @@ import { join, resolve } from "node:path";
 import cliProgress from "cli-progress";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pLimit from "p-limit";
-import { loadAsl } from "../local/asl-cache.js";
 import { aslToMermaid } from "../local/mermaid.js";
 import { type ExecutionInput, LOCAL_BUCKET, LOCAL_SUBMISSION_ID, LocalRuntime } from "../local/runtime.js";
+import { loadAsl, readAslArtifact } from "../local/state-machine.js";
 import { ErrorNames } from "../shared/errors.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
@@ -416,12 +416,12 @@ function program(): Command {
 
   cli
     .command("asl")
-    .description("print the synthesized state machine definition (ASL), or a Mermaid flowchart of it")
+    .description("print the state machine (infra/state-machine.asl.json), or a Mermaid flowchart of it")
     .option("--mermaid", "a Mermaid flowchart instead of the ASL JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft asl --mermaid")
     .action(async (cmd: { mermaid?: boolean }) => {
-      const asl = await loadAsl();
-      process.stdout.write(`${cmd.mermaid ? aslToMermaid(asl) : JSON.stringify(asl, null, 2)}\n`);
+      // The committed file as it is, its placeholders for deployed names included.
+      process.stdout.write(cmd.mermaid ? `${aslToMermaid(await loadAsl())}\n` : await readAslArtifact());
     });
 
   cli
