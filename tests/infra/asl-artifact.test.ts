@@ -47,3 +47,41 @@ describe("infra/state-machine.asl.json", () => {
     );
   });
 });
+
+/** The CommonJS files loaded once `entry` is imported (aws-cdk-lib and constructs are CommonJS). */
+async function loadedBy(entry: string): Promise<string[]> {
+  const probe = `
+    import { createRequire } from "node:module";
+    await import(${JSON.stringify(entry)});
+    process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));
+  `;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", "--input-type=module", "-e", probe],
+    { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout) as string[];
+}
+
+/**
+ * The loaded files of aws-cdk-lib or constructs: devDependencies that nothing redraft needs at run
+ * time depends on, so `npm ci --omit=dev` leaves them out. (Other devDependencies, such as esbuild,
+ * are also installed as a runtime package's own dependency.)
+ */
+const cdkModules = (files: string[]) =>
+  files.filter((f) => /\/node_modules\/(aws-cdk-lib|constructs)\//.test(f));
+
+describe("running redraft needs no CDK (aws-cdk-lib and constructs are devDependencies)", () => {
+  it("loads neither with the CLI's module graph, nor with the library's", async () => {
+    for (const entry of ["./cli/main.ts", "./index.ts"]) {
+      const files = await loadedBy(entry);
+      expect(files.length, `${entry} loaded no CommonJS at all: the probe is broken`).toBeGreaterThan(0);
+      expect(cdkModules(files), entry).toEqual([]);
+    }
+  }, 60_000);
+
+  it("would see them if a module pulled them in", async () => {
+    const files = await loadedBy("./tests/infra/synth.ts");
+    expect(cdkModules(files).some((f) => f.includes("/node_modules/aws-cdk-lib/"))).toBe(true);
+  }, 60_000);
+});
