@@ -188,64 +188,10 @@ describe("correction workflow: Lambda steps", () => {
   });
 });
 
+// What each Choice decides is tested by running the ASL, not by copying its rules here:
+// tests/infra/workflow-run.test.ts (stub tasks) and tests/workflow/ (real handlers, every rule,
+// Default, Catch and Retry taken at least once by tests/workflow/coverage.test.ts).
 describe("correction workflow: routing", () => {
-  it("HasErrors? filters by severity in the order of the in-process route()", () => {
-    expect(choicesOf(asl, StateNames.HasErrors)).toEqual([
-      { Variable: "$.decision", StringEquals: "rejected", Next: StateNames.InputRejected },
-      { Variable: "$.decision", StringEquals: "duplicate", Next: StateNames.DuplicateIgnored },
-      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.JudgeEnabled },
-      { Variable: "$.modelAvailable", BooleanEquals: false, Next: StateNames.NoModelConfigured },
-      {
-        Variable: "$.counters.execution",
-        NumericGreaterThanEqualsPath: "$.limits.maxAttempts",
-        Next: StateNames.MaxAttemptsReached,
-      },
-    ]);
-    expect(stateOf(asl, StateNames.HasErrors).Default).toBe(StateNames.CorrectExecution);
-  });
-
-  it("NextStep? checks no errors left, breaker, stuck, budget, attempts in that order, else loops", () => {
-    expect(choicesOf(asl, StateNames.NextStep)).toEqual([
-      { Variable: "$.verdict.errors", NumericEquals: 0, Next: StateNames.JudgeEnabled },
-      { Variable: "$.verdict.breakerTripped", BooleanEquals: true, Next: StateNames.CircuitBreakerTripped },
-      { Variable: "$.verdict.stuck", BooleanEquals: true, Next: StateNames.StuckNoImprovement },
-      { Variable: "$.verdict.budgetExhausted", BooleanEquals: true, Next: StateNames.BudgetExhausted },
-      {
-        Variable: "$.counters.execution",
-        NumericGreaterThanEqualsPath: "$.limits.maxAttempts",
-        Next: StateNames.MaxAttemptsReached,
-      },
-    ]);
-    expect(stateOf(asl, StateNames.NextStep).Default).toBe(StateNames.CorrectExecution);
-  });
-
-  it("JudgeEnabled? runs the judge only when it is on and a model is available, else validates", () => {
-    expect(choicesOf(asl, StateNames.JudgeEnabled)).toEqual([
-      {
-        And: [
-          { Variable: "$.judge.enabled", BooleanEquals: true },
-          { Variable: "$.modelAvailable", BooleanEquals: true },
-        ],
-        Next: StateNames.Judge,
-      },
-    ]);
-    expect(stateOf(asl, StateNames.JudgeEnabled).Default).toBe(StateNames.PublishCorrectedDraft);
-  });
-
-  it("HasCriticalFindings? checks failed, nothing blocking, token budget, logic budget in the order of routeAfterJudge()", () => {
-    expect(choicesOf(asl, StateNames.HasCriticalFindings)).toEqual([
-      { Variable: "$.judge.failed", BooleanEquals: true, Next: StateNames.LogicUnresolved },
-      { Variable: "$.judge.blocking", NumericEquals: 0, Next: StateNames.PublishCorrectedDraft },
-      { Variable: "$.verdict.budgetExhausted", BooleanEquals: true, Next: StateNames.BudgetExhausted },
-      {
-        Variable: "$.counters.logic",
-        NumericGreaterThanEqualsPath: "$.limits.maxLogicAttempts",
-        Next: StateNames.LogicUnresolved,
-      },
-    ]);
-    expect(stateOf(asl, StateNames.HasCriticalFindings).Default).toBe(StateNames.CorrectLogic);
-  });
-
   it.each([
     [StateNames.NoModelConfigured, "no_model"],
     [StateNames.CircuitBreakerTripped, "circuit_breaker"],
@@ -277,7 +223,7 @@ describe("correction workflow: routing", () => {
       return c.StringEquals;
     });
     expect(matched).toEqual(MODEL_FAILURES);
-    // The in-process loop records `instanceof ModelError` as model_error: the same set of names.
+    // Every ModelError subclass, and only those, is a model failure.
     const modelErrors: ModelError[] = [
       new ModelRateLimitedError(),
       new ModelOverloadedError(),
