@@ -1,4 +1,8 @@
-/** redraft's pure core: drafts, rule packs, validation, repair, and the correction loop. */
+/**
+ * redraft's pure core: drafts, rule packs, validation, repair, and the correction loop's steps.
+ * `correctDraft`, which runs those steps through the state machine, is exported by the library's
+ * entry, index.ts at the root (it lives in local/, which shared/ never imports).
+ */
 export * from "./draft.js";
 export * from "./engine.js";
 export * from "./errors.js";
