@@ -35,7 +35,7 @@ const onlyArg = process.argv.indexOf("--only");
 /** `--only <word>` runs the scenarios whose function name holds the word (while debugging one). */
 const ONLY = onlyArg > 0 ? process.argv[onlyArg + 1] : undefined;
 
-interface Row extends Omit<Audit, "problems" | "outcomes"> {
+interface Row extends Omit<Audit, "problems" | "outcomes" | "interruptedRuns"> {
   scenario: string;
   notes: string;
   problems: string[];
@@ -92,8 +92,13 @@ const outcomesText = (outcomes: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(", ");
 
-function row(scenario: string, a: Audit, notes: string[], problems: string[] = []): Row {
-  const { problems: found, outcomes, ...figures } = a;
+/**
+ * One row of the table. `killed`: the scenario killed processes, so interrupted runs are expected;
+ * anywhere else a run finished as interrupted had a live process and is a problem.
+ */
+function row(scenario: string, a: Audit, notes: string[], problems: string[] = [], killed = false): Row {
+  const { problems: found, outcomes, interruptedRuns, ...figures } = a;
+  if (!killed) problems.push(...interruptedRuns);
   return {
     scenario,
     ...figures,
@@ -147,6 +152,7 @@ async function killScenario(work: string): Promise<Row> {
     a,
     [`killed after ${moments.join(", ")} new results`, `last run reprinted ${reprinted} as duplicate`],
     problems,
+    true,
   );
 }
 
@@ -355,6 +361,14 @@ async function main(): Promise<number> {
     "",
     ...lines,
     "",
+    ...(total.problems > 0
+      ? [
+          `Problems found (${total.problems}):`,
+          "",
+          ...rows.flatMap((r) => r.problems.map((p) => `- ${r.scenario}: ${p}`)),
+          "",
+        ]
+      : []),
     "```",
     lastLine,
     "```",

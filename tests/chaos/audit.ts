@@ -19,6 +19,8 @@ export interface Audit {
   tokenMismatches: number;
   /** Runs finished as failed/interrupted (their process was killed). */
   interrupted: number;
+  /** Those runs, one line each: a problem wherever no process was killed. */
+  interruptedRuns: string[];
   /** Final statuses (reason after a slash when there is one) and how many runs have each. */
   outcomes: Record<string, number>;
   /** One line per problem found, for the report. */
@@ -76,11 +78,14 @@ export async function audit(runs: RunStore, blobs: BlobStore, draftIds: readonly
   const ended = new Map<string, number>();
   const outcomes: Record<string, number> = {};
   let tokenMismatches = 0;
+  const interrupted: string[] = [];
   for (const run of all) {
     const outcome = run.reason ? `${run.status}/${run.reason}` : run.status;
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     if (!TERMINAL.includes(run.status))
       problems.push(`run ${run.runId} (${run.draftId}) is still ${run.status}`);
+    if (run.reason === "interrupted")
+      interrupted.push(`run ${run.runId} (${run.draftId}) finished as interrupted: ${run.message ?? ""}`);
     if (ranToEnd(run)) ended.set(run.draftId, (ended.get(run.draftId) ?? 0) + 1);
     const attempts = await runs.listAttempts(run.runId);
     const judge = await judgeUsage(blobs, run.runId);
@@ -126,7 +131,8 @@ export async function audit(runs: RunStore, blobs: BlobStore, draftIds: readonly
     duplicated,
     lost,
     tokenMismatches,
-    interrupted: outcomes["failed/interrupted"] ?? 0,
+    interrupted: interrupted.length,
+    interruptedRuns: interrupted,
     outcomes,
     problems,
   };
