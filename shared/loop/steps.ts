@@ -532,12 +532,6 @@ function protectedChange(
   return undefined;
 }
 
-/** Mirror of the CountAttempt Pass state (`States.MathAdd`), for the in-process loop. */
-export function countAttempt(state: LoopState): LoopState {
-  const key = state.phase === "logic" ? "logic" : "execution";
-  return { ...state, counters: { ...state.counters, [key]: state.counters[key] + 1 } };
-}
-
 const violationKey = (v: Violation) => `${v.ruleId}\u0000${v.path ?? ""}`;
 
 /**

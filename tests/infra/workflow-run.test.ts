@@ -1,8 +1,8 @@
 /**
  * Runs the synthesized ASL itself in aws-local-stepfunctions, with stub tasks standing in for the
- * Lambdas and direct integrations: the Choice conditions, the counters, Retry and Catch behave as the
- * route()/routeAfterJudge()/correctDraft() mirror in shared/loop/run.ts says they should. (The real handlers against
- * local stores are the local runtime's tests.)
+ * Lambdas and direct integrations: the Choice conditions, the counters, Retry and Catch route as the
+ * stop rules of docs/DESIGN.md §2 say. (The real handlers against local stores are the workflow
+ * tests in tests/workflow.)
  */
 
 import { beforeAll, describe, expect, it } from "vitest";
