@@ -1,8 +1,11 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
 import { z } from "zod";
+import { blobKeys } from "../shared/loop/keys.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import { emitOutcome, metrics, tracer } from "./lib/observability.js";
+import { S3BlobStore } from "./lib/s3-blobs.js";
 
 /**
  * λ outcome: counts how runs ended, as embedded metrics, from the events that say so — not from
@@ -16,19 +19,25 @@ import { emitOutcome, metrics, tracer } from "./lib/observability.js";
  * Rejections and duplicates are counted by Validate, where they are decided.
  *
  * A run that needs review is also held: its attempt items lose their `ttl` (MarkNeedsReview
- * removed the run item's), so the review queue keeps them until a person decides.
+ * removed the run item's) and its objects are re-tagged `review` (functions/lib/retention.ts), so
+ * the review queue keeps them until a person decides.
  */
 
-/** What λ outcome needs of the store. */
-export interface OutcomeStore {
-  getRun: RunStore["getRun"];
-  holdForReview(runId: string): Promise<void>;
+/** What λ outcome needs of the stores. */
+export interface OutcomeDeps {
+  runs: { getRun: RunStore["getRun"]; holdForReview(runId: string): Promise<void> };
+  blobs: Pick<S3BlobStore, "retain">;
 }
 
 const OutcomeEventSchema = z.object({
   source: z.literal("redraft"),
   "detail-type": z.enum(["Draft Validated", "Draft Needs Review"]),
-  detail: z.object({ runId: z.string(), kind: z.string(), reason: z.string().optional() }),
+  detail: z.object({
+    runId: z.string().min(1),
+    kind: z.string(),
+    reason: z.string().optional(),
+    resultRef: z.string().optional(),
+  }),
 });
 
 const ExecutionEventSchema = z.object({
@@ -41,20 +50,30 @@ export const OutcomeHandlerEventSchema = z.union([OutcomeEventSchema, ExecutionE
 /** What a timeout or an abort is counted as: the run record has no reason for it. */
 const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
 
-export function createOutcomeHandler(getRuns: () => OutcomeStore) {
+/** `runs/<runId>/`: every object of one run. */
+const runPrefix = (runId: string): string => {
+  const original = blobKeys.original(runId);
+  return original.slice(0, original.lastIndexOf("/") + 1);
+};
+
+export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   return async (event: unknown): Promise<void> => {
     const parsed = OutcomeHandlerEventSchema.parse(event);
     try {
       if (parsed.source === "redraft") {
-        const { runId, kind, reason } = parsed.detail;
+        const { runId, kind, reason, resultRef } = parsed.detail;
         const status = parsed["detail-type"] === "Draft Validated" ? "validated" : "needs_manual_review";
-        if (status === "needs_manual_review") await getRuns().holdForReview(runId);
+        if (status === "needs_manual_review") {
+          const { runs, blobs } = getDeps();
+          await runs.holdForReview(runId);
+          await blobs.retain(runPrefix(runId), resultRef ? [resultRef] : [], "review");
+        }
         emitOutcome(status, kind, reason);
         return;
       }
       const { name: runId, status } = parsed.detail;
       // The execution name is the run id. A run that never got a record is still counted.
-      const run = await getRuns().getRun(runId);
+      const run = await getDeps().runs.getRun(runId);
       const reason = status === "FAILED" ? (run?.reason ?? "system_error") : STOPPED_REASON[status];
       emitOutcome("failed", run?.kind ?? "unknown", reason);
     } finally {
@@ -65,17 +84,26 @@ export function createOutcomeHandler(getRuns: () => OutcomeStore) {
 
 const OutcomeEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
   RETENTION_DAYS: z.coerce.number().int().positive().optional(),
 });
-let runs: DynamoRunStore | undefined;
+let deps: OutcomeDeps | undefined;
 
-/** The store is built on the first event (a bad environment fails it loudly), then reused. */
+/** The stores are built on the first event (a bad environment fails it loudly), then reused. */
 export const handler = createOutcomeHandler(() => {
-  const env = OutcomeEnvSchema.parse(process.env);
-  runs ??= new DynamoRunStore({
-    client: tracer.captureAWSv3Client(new DynamoDBClient({})),
-    tableName: env.TABLE_NAME,
-    ttlDays: env.RETENTION_DAYS,
-  });
-  return runs;
+  if (!deps) {
+    const env = OutcomeEnvSchema.parse(process.env);
+    deps = {
+      runs: new DynamoRunStore({
+        client: tracer.captureAWSv3Client(new DynamoDBClient({})),
+        tableName: env.TABLE_NAME,
+        ttlDays: env.RETENTION_DAYS,
+      }),
+      blobs: new S3BlobStore({
+        client: tracer.captureAWSv3Client(new S3Client({})),
+        bucket: env.BUCKET_NAME,
+      }),
+    };
+  }
+  return deps;
 });

@@ -2,11 +2,14 @@ import {
   CopyObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
+  PutObjectTaggingCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { BlobNotFoundError, DraftTooLargeError } from "../../shared/errors.js";
 import type { BlobStore } from "../../shared/store/types.js";
+import { RETENTION_TAG, RetentionTagValues, STANDARD_TAGGING } from "./retention.js";
 import { awsErrorName, storeError } from "./table.js";
 
 /** Where uploads arrive (the same prefix as `infra/layout.ts`, which derives IAM from it). */
@@ -121,12 +124,51 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /**
+   * Marks every object under `prefix` and each of `keys` for the lifecycle: `review` keeps them
+   * (a run awaiting a person), `standard` lets them expire again. Idempotent.
+   */
+  async retain(
+    prefix: string,
+    keys: readonly string[],
+    value: keyof typeof RetentionTagValues,
+  ): Promise<void> {
+    const all = [...keys];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.#s3.send(
+          new ListObjectsV2Command({
+            Bucket: this.#bucket,
+            Prefix: prefix,
+            ...(token && { ContinuationToken: token }),
+          }),
+        );
+        for (const object of page.Contents ?? []) if (object.Key) all.push(object.Key);
+        token = page.NextContinuationToken;
+      } while (token);
+      for (const key of new Set(all)) {
+        await this.#s3.send(
+          new PutObjectTaggingCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            Tagging: { TagSet: [{ Key: RETENTION_TAG, Value: RetentionTagValues[value] }] },
+          }),
+        );
+      }
+    } catch (error) {
+      throw storeError(`retain ${prefix}`, error);
+    }
+  }
+
   #putInput(key: string, body: string, contentType: string | undefined) {
     return {
       Bucket: this.#bucket,
       Key: key,
       Body: body,
       ContentType: contentType ?? "application/json",
+      // Only tagged objects expire (see retention.ts): everything redraft writes starts standard.
+      Tagging: STANDARD_TAGGING,
     };
   }
 }

@@ -17,7 +17,7 @@ import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { EnvConfig } from "../config.js";
-import { DRAFTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
 /** The repository root: entries, lockfile and node_modules are resolved from here. */
@@ -135,6 +135,7 @@ export class Functions extends Construct {
 
     this.outcome = make("outcome", "Count how runs ended (embedded metrics)", Duration.seconds(30), {
       TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
       RETENTION_DAYS: String(config.retentionDays),
       POWERTOOLS_SERVICE_NAME: "redraft",
       POWERTOOLS_METRICS_NAMESPACE: "Redraft",
@@ -144,6 +145,20 @@ export class Functions extends Construct {
     // Reads the run of a failed execution; holds a run needing review (its attempts' ttl removed).
     this.outcome.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]),
+    );
+    // …and its objects: lists the run's own prefix (no other key), re-tags them `review`.
+    this.outcome.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:ListBucket"],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { "s3:prefix": [`${RUNS_PREFIX}*`] } },
+      }),
+    );
+    this.outcome.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:PutObjectTagging"],
+        resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`), bucket.arnForObjects(`${RESULTS_PREFIX}*`)],
+      }),
     );
 
     this.grantValidate(table, bucket);
@@ -164,6 +179,15 @@ export class Functions extends Construct {
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.judge, { id: objects(RUNS_PREFIX), reason: perRun });
+    acknowledge(
+      this.outcome,
+      { id: objects(RUNS_PREFIX), reason: perRun },
+      {
+        id: objects(RESULTS_PREFIX),
+        reason:
+          "A run's published draft is results/<draftId>/<runId>.json, named at run time; λ outcome re-tags it for review.",
+      },
+    );
 
     // Only the two steps that call the model can read its key or invoke it; Validate only needs
     // to know whether a model is configured (MODEL_PROVIDER).
@@ -201,7 +225,8 @@ export class Functions extends Construct {
     );
     this.validate.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:PutObject"],
+        // PutObjectTagging: every object is written with its retention tag (functions/lib/retention.ts).
+        actions: ["s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );
@@ -213,7 +238,7 @@ export class Functions extends Construct {
   private grantCorrect(bucket: Bucket): void {
     this.correct.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject"],
+        actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );
@@ -226,7 +251,7 @@ export class Functions extends Construct {
     );
     this.revalidate.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject"],
+        actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );
@@ -237,7 +262,7 @@ export class Functions extends Construct {
     this.judge.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:UpdateItem"]));
     this.judge.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject"],
+        actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
     );

@@ -8,6 +8,7 @@ import {
   ObjectOwnership,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { RETENTION_TAG, RetentionTagValues } from "../../functions/lib/retention.js";
 import {
   INDEX_PROJECTION,
   INDEXES,
@@ -76,6 +77,11 @@ export class Storage extends Construct {
         ...RETAINED_PREFIXES.map((prefix) => ({
           id: `expire-${prefix.replace("/", "")}`,
           prefix,
+          // Uploads are not redraft's to tag; runs/ and results/ expire only while tagged standard,
+          // so a run awaiting review (re-tagged `review` by λ outcome) keeps its objects.
+          ...(prefix !== DRAFTS_PREFIX && {
+            tagFilters: { [RETENTION_TAG]: RetentionTagValues.standard },
+          }),
           expiration: Duration.days(props.retentionDays),
           noncurrentVersionExpiration: Duration.days(props.retentionDays),
         })),

@@ -461,8 +461,13 @@ export class CorrectionWorkflow extends Construct {
       iamResources: [bucket.arnForObjects(`${RESULTS_PREFIX}*`)],
       additionalIamStatements: [
         new PolicyStatement({
-          actions: ["s3:GetObject"],
+          // The copy keeps the source's retention tag (TaggingDirective COPY), which reads and writes tags.
+          actions: ["s3:GetObject", "s3:GetObjectTagging"],
           resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+        }),
+        new PolicyStatement({
+          actions: ["s3:PutObjectTagging"],
+          resources: [bucket.arnForObjects(`${RESULTS_PREFIX}*`)],
         }),
       ],
       resultPath: JsonPath.DISCARD,

@@ -36,22 +36,38 @@ const counted = (docs: Record<string, unknown>[], metric: string) =>
 describe("λ outcome: outcomes as embedded metrics", () => {
   const runs = new MemoryRunStore();
   const held: string[] = [];
+  const tagged: unknown[] = [];
   const handler = createOutcomeHandler(() => ({
-    getRun: (runId: string) => runs.getRun(runId),
-    holdForReview: async (runId: string) => {
-      held.push(runId);
+    runs: {
+      getRun: (runId: string) => runs.getRun(runId),
+      holdForReview: async (runId: string) => {
+        held.push(runId);
+      },
+    },
+    blobs: {
+      retain: async (...args: unknown[]) => {
+        tagged.push(args);
+      },
     },
   }));
 
-  it("counts a Draft Needs Review once in total and once by kind and reason", async () => {
+  it("holds a run needing review (items and objects) and counts it once in total and once by kind and reason", async () => {
     const docs = await emf(() =>
       handler({
         source: "redraft",
         "detail-type": "Draft Needs Review",
-        detail: { runId: "r1", draftId: "d1", kind: "mcq", status: "needs_manual_review", reason: "stuck" },
+        detail: {
+          runId: "r1",
+          draftId: "d1",
+          kind: "mcq",
+          status: "needs_manual_review",
+          reason: "stuck",
+          resultRef: "results/d1/r1.json",
+        },
       }),
     );
     expect(held).toEqual(["r1"]);
+    expect(tagged).toEqual([["runs/r1/", ["results/d1/r1.json"], "review"]]);
     expect(counted(docs, OUTCOME_METRICS.needs_manual_review)).toEqual([
       { kind: "mcq", reason: "stuck" },
       { kind: undefined, reason: undefined },

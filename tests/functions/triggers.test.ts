@@ -1,9 +1,17 @@
 import { Readable } from "node:stream";
-import { GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { sdkStreamMixin } from "@smithy/util-stream";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { RETENTION_TAG, STANDARD_TAGGING } from "../../functions/lib/retention.js";
 import { DRAFTS_PREFIX as BLOB_DRAFTS_PREFIX, S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/validate.js";
@@ -153,6 +161,28 @@ describe("size before download", () => {
     s3.on(GetObjectCommand).resolves({ Body: sdkStreamMixin(Readable.from([body])) });
     await expect(blobs.get("drafts/ok.json", "v1")).resolves.toBe(body);
     expect(s3.commandCalls(GetObjectCommand)).toHaveLength(1);
+  });
+
+  it("writes every object tagged for the lifecycle, and re-tags a held run's objects for review", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    await blobs.put("runs/r1/attempts/0/draft.json", "{}");
+    expect(s3.commandCalls(PutObjectCommand)[0]?.args[0].input.Tagging).toBe(STANDARD_TAGGING);
+    s3.on(ListObjectsV2Command)
+      .resolvesOnce({ Contents: [{ Key: "runs/r1/original.json" }], NextContinuationToken: "t" })
+      .resolves({ Contents: [{ Key: "runs/r1/attempts/0/draft.json" }] });
+    s3.on(PutObjectTaggingCommand).resolves({});
+    await blobs.retain("runs/r1/", ["results/d1/r1.json"], "review");
+    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input).toMatchObject({
+      Prefix: "runs/r1/",
+      ContinuationToken: "t",
+    });
+    expect(s3.commandCalls(PutObjectTaggingCommand).map((c) => c.args[0].input)).toEqual(
+      ["results/d1/r1.json", "runs/r1/original.json", "runs/r1/attempts/0/draft.json"].map((Key) => ({
+        Bucket: BUCKET,
+        Key,
+        Tagging: { TagSet: [{ Key: RETENTION_TAG, Value: "review" }] },
+      })),
+    );
   });
 
   it("does not size the run's own objects", async () => {

@@ -4,6 +4,7 @@ import { Match, type Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks, NagPack } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
+import { RETENTION_TAG } from "../../functions/lib/retention.js";
 import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
 import { ENV_NAMES, environments } from "../../infra/config.js";
 import { BUNDLE_TARGET, LAMBDA_RUNTIME } from "../../infra/constructs/functions.js";
@@ -21,6 +22,7 @@ const synthesized = Object.fromEntries(ENV_NAMES.map((env) => [env, synthesize(e
 
 type LifecycleRule = {
   Id?: string;
+  TagFilters?: { Key: string; Value: string }[];
   Prefix?: string;
   Status: string;
   ExpirationInDays?: number;
@@ -60,6 +62,11 @@ describe("1. retention per environment", () => {
             NoncurrentVersionExpiration: { NoncurrentDays: days },
           }),
         );
+        // Uploads expire by age; the run's own objects only while not held for review (λ outcome).
+        const rule = rules.find((r) => r.Prefix === prefix);
+        expect(rule?.TagFilters).toEqual(
+          prefix === "drafts/" ? undefined : [{ Key: RETENTION_TAG, Value: "standard" }],
+        );
       }
     },
   );
@@ -71,8 +78,8 @@ describe("1. retention per environment", () => {
       template.hasResourceProperties("AWS::DynamoDB::Table", {
         TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
       });
-      const writers = functionVariables(template).filter((v) => "BUCKET_NAME" in v);
-      expect(writers).toHaveLength(4);
+      const writers = functionVariables(template).filter((v) => "TABLE_NAME" in v);
+      expect(writers).toHaveLength(5);
       for (const variables of writers)
         expect(variables.RETENTION_DAYS).toBe(String(environments[env].retentionDays));
     },
@@ -167,6 +174,7 @@ describe("7. least privilege, justified", () => {
         `s3:GetObject on ${objects("runs/")}`,
         `s3:GetObjectVersion on ${objects("drafts/")}`,
         `s3:PutObject on ${objects("runs/")}`,
+        `s3:PutObjectTagging on ${objects("runs/")}`,
       ],
     },
     revalidate: {
@@ -176,6 +184,7 @@ describe("7. least privilege, justified", () => {
         ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
         `s3:GetObject on ${objects("runs/")}`,
         `s3:PutObject on ${objects("runs/")}`,
+        `s3:PutObjectTagging on ${objects("runs/")}`,
       ],
     },
     outcome: {
@@ -183,6 +192,10 @@ describe("7. least privilege, justified", () => {
       grants: [
         ...XRAY.map((a) => `${a} on *`),
         ...["GetItem", "Query", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+        // Only its runs' keys (condition s3:prefix runs/*, asserted below), and their tags.
+        `s3:ListBucket on ${bucket}.Arn`,
+        `s3:PutObjectTagging on ${objects("runs/")}`,
+        `s3:PutObjectTagging on ${objects("results/")}`,
       ],
     },
     start: {
@@ -215,6 +228,7 @@ describe("7. least privilege, justified", () => {
         ...XRAY.map((a) => `${a} on *`),
         `s3:GetObject on ${objects("runs/")}`,
         `s3:PutObject on ${objects("runs/")}`,
+        `s3:PutObjectTagging on ${objects("runs/")}`,
         ...(name === "judge" ? ["GetItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`) : []),
       ].sort();
       expect(others).toEqual(expectedOthers);
@@ -238,13 +252,26 @@ describe("7. least privilege, justified", () => {
         `dynamodb:UpdateItem on arn:AWS::Partition:dynamodb:AWS::Region:AWS::AccountId:table/${table}`,
         `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
         `s3:GetObject on ${objects("runs/")}`,
+        `s3:GetObjectTagging on ${objects("runs/")}`,
         `s3:PutObject on ${objects("results/")}`,
+        `s3:PutObjectTagging on ${objects("results/")}`,
       ].sort(),
     );
   });
 
-  it("grants s3:ListBucket to no role", () => {
-    expect(JSON.stringify(template.findResources("AWS::IAM::Policy"))).not.toContain("s3:ListBucket");
+  it("grants s3:ListBucket only to λ outcome, only on runs/ keys", () => {
+    const listing = Object.values(template.findResources("AWS::IAM::Policy")).flatMap((p) =>
+      (
+        p as { Properties: { PolicyDocument: { Statement: (Statement & { Condition?: unknown })[] } } }
+      ).Properties.PolicyDocument.Statement.filter((s) => [s.Action].flat().includes("s3:ListBucket")),
+    );
+    expect(listing).toEqual([
+      expect.objectContaining({
+        Action: "s3:ListBucket",
+        Condition: { StringLike: { "s3:prefix": ["runs/*"] } },
+      }),
+    ]);
+    expect(grantsOf(fn.validate.role as IConstruct).some((g) => g.startsWith("s3:ListBucket"))).toBe(false);
   });
 });
 

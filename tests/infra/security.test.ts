@@ -55,6 +55,7 @@ describe("least-privilege IAM per function", () => {
         "s3:GetObject",
         "s3:GetObjectVersion",
         "s3:PutObject",
+        "s3:PutObjectTagging",
       ].sort(),
     );
     expect(statements).toContainEqual(
@@ -73,16 +74,21 @@ describe("least-privilege IAM per function", () => {
       }),
     );
     expect(statements).toContainEqual(
-      expect.objectContaining({ Action: "s3:PutObject", Resource: objectsArn(bucketId, "runs/") }),
+      expect.objectContaining({
+        Action: ["s3:PutObject", "s3:PutObjectTagging"],
+        Resource: objectsArn(bucketId, "runs/"),
+      }),
     );
   });
 
   it("correct: runs/ only, plus the API key (anthropic) — no table access", () => {
     const statements = statementsOf(template, roleOf(stack.functions.correct));
-    expect(actionsOf(statements)).toEqual([...XRAY, "s3:GetObject", "s3:PutObject", ...SECRET_READ].sort());
+    expect(actionsOf(statements)).toEqual(
+      [...XRAY, "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", ...SECRET_READ].sort(),
+    );
     expect(statements).toContainEqual(
       expect.objectContaining({
-        Action: ["s3:GetObject", "s3:PutObject"],
+        Action: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         Resource: objectsArn(bucketId, "runs/"),
       }),
     );
@@ -97,7 +103,7 @@ describe("least-privilege IAM per function", () => {
   it("correct on Bedrock: InvokeModel on the configured model only, no secret", () => {
     const statements = statementsOf(prod.template, roleOf(prod.stack.functions.correct));
     expect(actionsOf(statements)).toEqual(
-      [...XRAY, "bedrock:InvokeModel", "s3:GetObject", "s3:PutObject"].sort(),
+      [...XRAY, "bedrock:InvokeModel", "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"].sort(),
     );
     const modelId = environments.prod.model.id;
     const invoke = statements.find((s) => s.Action === "bedrock:InvokeModel");
@@ -117,6 +123,7 @@ describe("least-privilege IAM per function", () => {
         "dynamodb:UpdateItem",
         "s3:GetObject",
         "s3:PutObject",
+        "s3:PutObjectTagging",
         ...SECRET_READ,
       ].sort(),
     );
@@ -125,7 +132,7 @@ describe("least-privilege IAM per function", () => {
     );
     expect(statements).toContainEqual(
       expect.objectContaining({
-        Action: ["s3:GetObject", "s3:PutObject"],
+        Action: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         Resource: objectsArn(bucketId, "runs/"),
       }),
     );
@@ -147,6 +154,7 @@ describe("least-privilege IAM per function", () => {
         "dynamodb:UpdateItem",
         "s3:GetObject",
         "s3:PutObject",
+        "s3:PutObjectTagging",
       ].sort(),
     );
     const correctInvoke = statementsOf(prod.template, roleOf(prod.stack.functions.correct)).find(
@@ -186,6 +194,7 @@ describe("least-privilege IAM per function", () => {
         "dynamodb:UpdateItem",
         "s3:GetObject",
         "s3:PutObject",
+        "s3:PutObjectTagging",
       ].sort(),
     );
     template.hasResourceProperties("AWS::Lambda::Function", {
@@ -220,14 +229,25 @@ describe("least-privilege IAM per function", () => {
       }),
     );
     expect(statements).toContainEqual(
-      expect.objectContaining({ Action: "s3:GetObject", Resource: objectsArn(bucketId, "runs/") }),
+      expect.objectContaining({
+        Action: ["s3:GetObject", "s3:GetObjectTagging"],
+        Resource: objectsArn(bucketId, "runs/"),
+      }),
     );
     expect(statements).toContainEqual(
-      expect.objectContaining({ Action: "s3:PutObject", Resource: objectsArn(bucketId, "results/") }),
+      expect.objectContaining({
+        Action: ["s3:PutObject", "s3:PutObjectTagging"],
+        Resource: objectsArn(bucketId, "results/"),
+      }),
     );
     const actions = actionsOf(statements);
     expect(actions.filter((a) => a.startsWith("dynamodb:"))).toEqual(["dynamodb:UpdateItem"]);
-    expect(actions.filter((a) => a.startsWith("s3:"))).toEqual(["s3:GetObject", "s3:PutObject"]);
+    expect(actions.filter((a) => a.startsWith("s3:"))).toEqual([
+      "s3:GetObject",
+      "s3:GetObjectTagging",
+      "s3:PutObject",
+      "s3:PutObjectTagging",
+    ]);
   });
 
   it("grants no service-wide wildcard actions anywhere", () => {
