@@ -230,11 +230,11 @@ export const SCENARIOS: readonly Scenario[] = [
   // Storage faults in the Lambdas: S3 slowing down is retried in every one of them; a refusal is a system failure.
   {
     name: "S3 slows down once in each Lambda of both loops, and every retry carries on",
-    // A retried model step asks the model again: each faulted answer is asked for twice.
+    // A model answer whose own write failed is asked for again (twice in all); the judge's answer
+    // was stored before its report failed to write, so the retried Judge reuses it (once).
     responses: [
       answer(ID, FULLY_CORRECTED_DRAFT.content),
       answer(ID, FULLY_CORRECTED_DRAFT.content),
-      judge(ID, [CRITICAL]),
       judge(ID, [CRITICAL]),
       answer(ID, IMPROVED),
       answer(ID, IMPROVED),
