@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { describe, expect, it } from "vitest";
+import { boundModel, chooseModel } from "../../cli/model.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
 import {
   ErrorNames,
@@ -13,6 +14,7 @@ import {
 import { buildRunResult } from "../../shared/loop/run.js";
 import { LimitedModelClient, limitModel, retryAfterMs } from "../../shared/model/limited.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
+import { DeploymentConfigSchema } from "../../shared/pack.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 
@@ -191,6 +193,30 @@ describe("LimitedModelClient", () => {
     const model = new ScriptedModel([]);
     expect(() => new LimitedModelClient(model, { concurrency: 0 })).toThrow(RangeError);
     expect(() => new LimitedModelClient(model, { concurrency: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe("modelConcurrency, the deployment's bound", () => {
+  it("is a whole number from 1 up, and optional", () => {
+    expect(DeploymentConfigSchema.safeParse({ modelConcurrency: 8 }).success).toBe(true);
+    expect(DeploymentConfigSchema.safeParse({}).success).toBe(true);
+    for (const bad of [0, -1, 1.5, "4"])
+      expect(DeploymentConfigSchema.safeParse({ modelConcurrency: bad }).success).toBe(false);
+  });
+
+  it("bounds the command line's model: 4 unless the config says, no backoff for a replayed model", async () => {
+    const replay = chooseModel("replay:examples/example.cassette.json", {});
+    const bounded = boundModel(replay);
+    expect(bounded).toBeInstanceOf(LimitedModelClient);
+    expect((bounded as LimitedModelClient).concurrency).toBe(4);
+    expect((boundModel(replay, 9) as LimitedModelClient).concurrency).toBe(9);
+    expect(boundModel(chooseModel("none", {}))).toBeUndefined();
+    // Replayed 429s are retried at once, as the local Retry does for a replayed model.
+    const scripted = new ScriptedModel([new ModelRateLimitedError(), new ModelRateLimitedError()]);
+    const started = Date.now();
+    await boundModel({ model: scripted, live: false, description: "" })?.complete(request("q"));
+    expect(scripted.calls).toBe(3);
+    expect(Date.now() - started).toBeLessThan(100);
   });
 });
 
