@@ -1,0 +1,46 @@
+/**
+ * `npm run bench:all [-- --smoke] [-- --write-docs]`: every benchmark, one after the other, each in its
+ * own process (so one bench's JIT and heap cannot colour the next).
+ *
+ * - full mode by default; `--smoke` runs each bench's smoke mode (seconds, tiny) and never writes docs;
+ * - `--write-docs` rewrites each bench's section of docs/BENCHMARKS.md with its output verbatim, the
+ *   command, the date, the commit and the machine line;
+ * - `--only a,b` runs only those benches (their sections alone are rewritten).
+ *
+ * A bench that exits non-zero fails the whole run and no section is written.
+ */
+import { spawnSync } from "node:child_process";
+import { BENCHMARKS_MD, type SectionInput, writeSections } from "./lib/docs.js";
+
+/** Every bench, in the order of docs/BENCHMARKS.md. */
+export const BENCHES = ["validate", "policy", "local", "startup", "coldstart"] as const;
+
+const SMOKE = process.argv.includes("--smoke");
+const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
+const onlyAt = process.argv.indexOf("--only");
+const only = onlyAt >= 0 ? new Set((process.argv[onlyAt + 1] ?? "").split(",")) : undefined;
+if (process.argv.includes("--write-docs") && SMOKE)
+  console.error("--smoke never writes docs: ignoring --write-docs");
+
+const sections: SectionInput[] = [];
+for (const bench of BENCHES) {
+  if (only && !only.has(bench)) continue;
+  const args = ["--import", "tsx", `bench/${bench}.ts`, ...(SMOKE ? ["--smoke"] : [])];
+  console.error(`\n=== bench:${bench}${SMOKE ? " --smoke" : ""}`);
+  const date = new Date();
+  const child = spawnSync(process.execPath, args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  process.stdout.write(child.stdout ?? "");
+  if (child.status !== 0) {
+    console.error(`bench:${bench} failed (exit ${child.status ?? child.signal}): nothing written`);
+    process.exit(1);
+  }
+  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date });
+}
+if (WRITE_DOCS) {
+  writeSections(sections);
+  console.error(`\nwrote ${sections.length} sections of ${BENCHMARKS_MD}`);
+}

@@ -1,0 +1,70 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+
+/** The file every bench writes its section of; nothing in it is typed by hand between the markers. */
+export const BENCHMARKS_MD = "docs/BENCHMARKS.md";
+
+export const startMarker = (bench: string) => `<!-- bench:${bench}:start -->`;
+export const endMarker = (bench: string) => `<!-- bench:${bench}:end -->`;
+
+/** The machine line every section carries: CPU model, logical cores, Node version. */
+export function machineLine(): string {
+  const list = cpus();
+  const model = list[0]?.model.trim() ?? "unknown CPU";
+  return `${model}, ${list.length} logical cores, Node ${process.version} (${process.platform}/${process.arch})`;
+}
+
+/** `git rev-parse --short HEAD`, or "unknown" outside a checkout. */
+export function commitId(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+export interface SectionInput {
+  bench: string;
+  /** The command that produced `output`, as a reader would type it. */
+  command: string;
+  /** The bench's stdout, verbatim. */
+  output: string;
+  date?: Date;
+}
+
+/** One bench's section: its provenance (command, date, commit, machine) and its output verbatim. */
+export function renderSection({ bench, command, output, date = new Date() }: SectionInput): string {
+  return [
+    startMarker(bench),
+    "",
+    `- command: \`${command}\``,
+    `- date: ${date.toISOString().slice(0, 16).replace("T", " ")} UTC`,
+    `- commit: \`${commitId()}\``,
+    `- machine: ${machineLine()}`,
+    "",
+    "```text",
+    output.trimEnd(),
+    "```",
+    "",
+    endMarker(bench),
+  ].join("\n");
+}
+
+/**
+ * Replaces the text between a bench's markers. A missing marker pair is an error, not an append:
+ * the document's layout (and its prose without figures) is written by hand, the figures never.
+ */
+export function replaceSection(doc: string, bench: string, section: string): string {
+  const start = doc.indexOf(startMarker(bench));
+  const end = doc.indexOf(endMarker(bench));
+  if (start < 0 || end < start)
+    throw new Error(`${BENCHMARKS_MD} has no ${startMarker(bench)} … ${endMarker(bench)} pair`);
+  return doc.slice(0, start) + section + doc.slice(end + endMarker(bench).length);
+}
+
+export function writeSections(sections: readonly SectionInput[], file = BENCHMARKS_MD): void {
+  let doc = readFileSync(file, "utf8");
+  for (const s of sections) doc = replaceSection(doc, s.bench, renderSection(s));
+  writeFileSync(file, doc);
+}
