@@ -67,6 +67,9 @@ export async function finishInterrupted(
   const who = owner ? `redraft process ${owner.pid}` : "the redraft process running it";
   const run = await deps.runs.getRun(runId);
   if (run && !isUnfinished(run)) return false;
+  // Neither a run nor an owner: nothing was ever registered or claimed under this id (an admission
+  // that turned out to be a duplicate releases its owner record without a run).
+  if (!run && !owner) return false;
   if (!run) {
     const draft = owner?.draftRef ? await deps.blobs.get(owner.draftRef).catch(() => undefined) : undefined;
     await recordFailure(deps, {
@@ -120,6 +123,8 @@ export async function recoverInterrupted(
     if (!name.endsWith(".json")) continue;
     const runId = name.slice(0, -".json".length);
     const owner = await readOwner(dataDir, runId);
+    // Released between the listing and the read: its process finished with it, nothing is orphaned.
+    if (owner === undefined && (await readIfExists(ownerFile(dataDir, runId))) === undefined) continue;
     if (owner && isAlive(owner)) continue;
     if (await finishInterrupted(deps, runId, owner)) finished.push(runId);
     await releaseOwned(dataDir, runId);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SELF } from "../../local/lock.js";
+import { finishInterrupted } from "../../local/recovery.js";
 import { LocalRuntime } from "../../local/runtime.js";
 import { makeAttempt, makeRun } from "../stores/fixtures.js";
 import { synthesizedAsl } from "../workflow/harness.js";
@@ -90,6 +91,16 @@ describe("runs whose process is gone", () => {
       expect(await next.runs.getRun("r-orphan")).toMatchObject({ status: "failed", reason: "interrupted" });
     } finally {
       await next.close();
+    }
+  });
+
+  it("an id with neither a run nor an owner record (a released duplicate admission) is left alone", async () => {
+    const runtime = await open();
+    try {
+      expect(await finishInterrupted(runtime.deps, "r-never", undefined)).toBe(false);
+      expect(await runtime.runs.getRun("r-never")).toBeUndefined();
+    } finally {
+      await runtime.close();
     }
   });
 
