@@ -209,6 +209,41 @@ export class DynamoRunStore implements RunStore {
     throw new StoreRequestFailedError("setStatus", new Error(`run ${runId} kept changing status`));
   }
 
+  /**
+   * Moves the run to `status` only while it is in one of `from` (one conditional update): false when
+   * it is elsewhere already, or missing. Unlike {@link setStatus} it never writes over another status.
+   */
+  async finishActive(
+    runId: string,
+    status: RunStatus,
+    from: readonly RunStatus[],
+    at: string,
+    fields: Partial<RunOutcome> = {},
+  ): Promise<boolean> {
+    const outcome = definedOutcome(fields);
+    const expires = this.#ttlDays !== undefined;
+    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[], { expires, from });
+    const ttl = expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
+    const moved = await this.#conditional(
+      "finishActive",
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(runId),
+        UpdateExpression: update.UpdateExpression,
+        ConditionExpression: update.ConditionExpression,
+        ExpressionAttributeNames: update.ExpressionAttributeNames,
+        ExpressionAttributeValues: statusUpdateValues(update, {
+          runId,
+          at,
+          fields: outcome,
+          ...(ttl !== undefined && { ttl }),
+        }),
+      }),
+    );
+    // The attempts keep the ttl they were written with: a run ends within hours of its attempts.
+    return moved;
+  }
+
   async updateRun(runId: string, fields: Partial<RunOutcome>): Promise<void> {
     const outcome: Record<string, unknown> = definedOutcome(fields);
     // The status is no outcome field, but RunOutcome allows it: keep the byStatus partition in step.
@@ -352,6 +387,8 @@ export class DynamoRunStore implements RunStore {
     const streams = partitions.map((p) => this.#indexEntries(index, p, before));
     const heads = await Promise.all(streams.map((s) => s.next()));
     const runs: RunRecord[] = [];
+    // A run whose index entry moved while the index was read (a status update) shows up twice.
+    const listed = new Set<string>();
     let last: string | undefined;
     let exhausted = false;
     while (runs.length < limit) {
@@ -378,6 +415,8 @@ export class DynamoRunStore implements RunStore {
       );
       for (const entry of batch) {
         last = entry.sort;
+        if (listed.has(entry.key.pk)) continue;
+        listed.add(entry.key.pk);
         const item = items.get(entry.key.pk);
         // Gone (expired) since the index was read, or moved out of the status queried: skip it.
         if (!item) continue;
@@ -445,7 +484,9 @@ export class DynamoRunStore implements RunStore {
   /** The items of `keys` by their `pk` (consistent reads); missing ones are left out. */
   async #batchGet(operation: string, keys: ItemKey[]): Promise<Map<string, Record<string, unknown>>> {
     const found = new Map<string, Record<string, unknown>>();
-    let pending: ItemKey[] = keys;
+    // BatchGetItem refuses a request that names one key twice; a listing merged from several index
+    // pages or shards can name a run twice (an index entry moving while it is read).
+    let pending: ItemKey[] = [...new Map(keys.map((k) => [`${k.pk}\u0000${k.sk}`, k])).values()];
     for (let round = 0; pending.length > 0; round++) {
       if (round >= BATCH_GET_ROUNDS) {
         throw storeError(
