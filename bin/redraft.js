@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// Runs the TypeScript command line through tsx, so `npx redraft …` works straight after `npm ci`.
-import { register } from "tsx/esm/api";
+// Runs the command line compiled to dist/ by `npm run build`, which `npm ci` runs (`prepare`), so a
+// command starts without compiling TypeScript. Without dist/ (installed with --omit=dev or
+// --ignore-scripts), or when a source it was built from has changed since (dist/build.json lists
+// them), the TypeScript sources run through tsx instead: slower to start, never stale.
+import { readFileSync, statSync } from "node:fs";
 
 // A reader that stops early (`redraft runs --json | head`) closes the pipe; that is no failure to report.
 process.stdout.on("error", (error) => {
@@ -8,6 +11,28 @@ process.stdout.on("error", (error) => {
   throw error;
 });
 
-register();
-const { main } = await import("../cli/main.ts");
+const ROOT = new URL("../", import.meta.url);
+
+/** dist/cli/main.js when the build is complete and no source has changed since it started. */
+function builtMain() {
+  try {
+    const { startedAt, sources } = JSON.parse(readFileSync(new URL("dist/build.json", ROOT), "utf8"));
+    for (const source of sources) if (statSync(new URL(source, ROOT)).mtimeMs >= startedAt) return undefined;
+    return new URL("dist/cli/main.js", ROOT).href;
+  } catch {
+    // No build, half a build, or a source gone since: the sources are the truth.
+    return undefined;
+  }
+}
+
+let entry = builtMain();
+if (entry) {
+  // --debug prints stacks: point them at the TypeScript lines.
+  if (process.argv.includes("--debug")) process.setSourceMapsEnabled(true);
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  entry = new URL("cli/main.ts", ROOT).href;
+}
+const { main } = await import(entry);
 process.exitCode = await main(process.argv);
