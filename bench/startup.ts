@@ -73,10 +73,12 @@ function main(): void {
   console.log("redraft bench:startup");
   console.log(machine());
   const made = ensureDataDir();
-  const listed = run([BIN, "runs", "--data-dir", DATA_DIR, "--json"]).stdout.trim().split("\n").length;
+  const listed = run([BIN, "runs", "--data-dir", DATA_DIR, "--json", "--limit", String(RUNS_IN_DIR + 1)])
+    .stdout.trim()
+    .split("\n").length;
   console.log(
     `data dir: ${RUNS_IN_DIR} runs${made > 0 ? ` (made now by redraft run in ${made.toFixed(1)} s)` : " (reused)"}; ` +
-      `redraft runs --json lists ${listed} lines`,
+      `redraft runs --json --limit ${RUNS_IN_DIR + 1} lists ${listed} (redraft runs itself shows its default page)`,
   );
   console.log(`wall time per process, median of ${N} processes each, measured interleaved\n`);
   const cases: [string, string[]][] = [

@@ -8,7 +8,7 @@ import type { Rng } from "./rng.js";
  * fault injectors: some that deterministic repair removes, some that only a correction can fix.
  */
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
 const str = (extra: JsonObject = {}): JsonObject => ({ type: "string", ...extra });

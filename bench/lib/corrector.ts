@@ -1,0 +1,239 @@
+import { DEFAULT_ANTHROPIC_MODEL } from "../../shared/model/pricing.js";
+import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
+import {
+  deepClone,
+  fillEmptyOptionals,
+  getAt,
+  JSON_MODEL_FAULT_IDS,
+  JSON_MODEL_FAULTS,
+  type Json,
+  type JsonObject,
+  setAt,
+} from "./json-corpus.js";
+import { MCQ_FAULT_IDS, MCQ_FAULTS, type Question } from "./mcq-corpus.js";
+import { type PromptCache, type PromptSegment, redraftSegments } from "./prompt-cache.js";
+import { keyedRng, keyedUniform, Rng } from "./rng.js";
+
+export const CORRECTOR_MODEL = DEFAULT_ANTHROPIC_MODEL;
+
+/** How the simulated corrector behaves; every probability is per answer unless said otherwise. */
+export interface Behaviour {
+  /** Probability of fixing each flagged violation (with the reference's value). */
+  p: number;
+  /** Correlation: probability that a violation's outcome copies the previous violation's in the same answer. */
+  c: number;
+  /** Probability that a violation not fixed is rewritten the model's own way, ignoring the suggestion (still wrong). */
+  s: number;
+  /** Probability per applied fix of a regression in a field next to it that was fine. */
+  g: number;
+  /** Probability of seed 001's failure: absent optional pattern fields filled with "". */
+  q: number;
+  /** Probability of breaking one unflagged thing anywhere. */
+  r: number;
+  /** Probability of an unusable (text, not tool) answer. */
+  m: number;
+}
+
+export const describe = (b: Behaviour) => `p=${b.p} c=${b.c} s=${b.s} g=${b.g} q=${b.q} r=${b.r} m=${b.m}`;
+
+interface Flagged {
+  ruleId: string;
+  path: string;
+}
+
+/** What a request asks, from its structured subject, never from the prompt's wording. */
+export function readRequest(request: ModelRequest): {
+  attempt: number;
+  content: unknown;
+  flagged: Flagged[];
+} {
+  const subject = request.subject;
+  if (!subject) throw new Error(`the request for ${request.draftId} carries no correction subject`);
+  const flagged = subject.violations.map((v) => ({ ruleId: v.ruleId, path: v.path ?? "" }));
+  return { attempt: subject.attempt, content: subject.content, flagged };
+}
+
+const segmentsOf = (pointer: string): string[] =>
+  pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+
+function fixMcq(q: Question, v: Flagged, ref: Question): void {
+  const [field, index, sub] = segmentsOf(v.path);
+  const sameShape = Array.isArray(q.options) && q.options.length === ref.options.length;
+  if (field === "options" && (index === undefined || !sameShape)) {
+    // A whole-options problem (count, homogeneity, form): the options are rewritten.
+    q.options = deepClone(ref.options);
+    q.correct_answer = ref.correct_answer;
+  } else if (field === "options" && index !== undefined && (sub === "text" || sub === "key")) {
+    const option = q.options[Number(index)];
+    const fixed = ref.options[Number(index)];
+    if (option && fixed) option[sub] = fixed[sub];
+  } else if (
+    field === "stem" ||
+    field === "rationale" ||
+    field === "correct_answer" ||
+    field === "vignette"
+  ) {
+    q[field] = ref[field];
+  }
+}
+
+function fixJson(record: JsonObject, v: Flagged, ref: JsonObject): void {
+  const path = segmentsOf(v.path);
+  if (path.length === 0) return;
+  if (v.ruleId === "schema:additionalProperties" || v.ruleId === "schema:unevaluatedProperties") {
+    setAt(record, path, undefined);
+    return;
+  }
+  const value = getAt(ref, path);
+  setAt(record, path, value === undefined ? undefined : deepClone(value));
+}
+
+/** The model's own idea of a fix, not the suggestion's: the field changes and stays wrong. */
+function ignoreSuggestionMcq(q: Question, v: Flagged, rng: Rng): Question {
+  const fault = MCQ_FAULTS[v.ruleId];
+  return fault && Array.isArray(q.options) && v.ruleId !== "mcq_option_count" ? fault(q, rng) : q;
+}
+
+function ignoreSuggestionJson(record: JsonObject, v: Flagged): void {
+  const path = segmentsOf(v.path);
+  if (path.length === 0) return;
+  const current = getAt(record, path);
+  if (typeof current === "number") setAt(record, path, -current - 1);
+  else if (typeof current === "string") setAt(record, path, current === "" ? "n/a" : "");
+  else if (current === undefined) setAt(record, path, "");
+}
+
+/** A regression next to a fix: a sibling value that was right is changed (a violation or a silent loss). */
+function regressJson(record: JsonObject, v: Flagged, ref: JsonObject, rng: Rng): void {
+  const path = segmentsOf(v.path);
+  const parentPath = path.slice(0, -1);
+  const parent = getAt(record, parentPath);
+  if (!parent || typeof parent !== "object" || Array.isArray(parent)) {
+    JSON_MODEL_FAULTS[rng.pick(JSON_MODEL_FAULT_IDS)]?.(record, rng);
+    return;
+  }
+  const fine = Object.keys(parent).filter((k) => {
+    const value = parent[k];
+    return (
+      k !== path.at(-1) &&
+      (typeof value === "string" || typeof value === "number") &&
+      value === getAt(ref, [...parentPath, k])
+    );
+  });
+  if (fine.length === 0) return;
+  const key = rng.pick(fine);
+  const value = parent[key] as Json;
+  parent[key] =
+    typeof value === "number" ? value + 1 : String(value).slice(0, Math.ceil(String(value).length / 2));
+}
+
+function breakMcq(q: Question, flagged: readonly Flagged[], rng: Rng): Question {
+  const flaggedRules = new Set(flagged.map((f) => f.ruleId));
+  const kinds = MCQ_FAULT_IDS.filter((id) => id !== "mcq_option_count" && !flaggedRules.has(id));
+  if (kinds.length === 0 || !Array.isArray(q.options)) return q;
+  return MCQ_FAULTS[rng.pick(kinds)]?.(q, rng) ?? q;
+}
+
+type Outcome = "fixed" | "ignored" | "untouched";
+
+/**
+ * A model that corrects imperfectly and is not built around any policy's strengths: correlated
+ * outcomes within an answer, answers that ignore the suggestion, regressions next to a fix, seed 001's
+ * empty strings, unflagged breakage, unusable answers. Every draw is keyed by (seed, draftId, attempt,
+ * purpose[, violation]), so every policy meets the same behaviour in the same situation. Usage is
+ * priced through a shared {@link PromptCache}: redraft's requests with their own cache breakpoint
+ * ({@link complete}), the baselines' with theirs ({@link completeWith}).
+ */
+export class SimulatedCorrector implements ModelClient {
+  readonly provider = "simulated";
+  readonly model = CORRECTOR_MODEL;
+  calls = 0;
+
+  constructor(
+    private readonly references: ReadonlyMap<string, Question | JsonObject>,
+    private readonly behaviour: Behaviour,
+    private readonly seed: number,
+    private readonly cache: PromptCache,
+    private readonly onRequest?: (request: ModelRequest) => void,
+  ) {}
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    return this.completeWith(request, redraftSegments(request));
+  }
+
+  async completeWith(request: ModelRequest, segments: readonly PromptSegment[]): Promise<ModelResponse> {
+    this.calls += 1;
+    this.onRequest?.(request);
+    const answer = this.answer(request);
+    const outputChars = answer.output ? JSON.stringify(answer.output).length : (answer.raw ?? "").length;
+    return {
+      ...answer,
+      usage: this.cache.usage(segments, outputChars),
+      model: CORRECTOR_MODEL,
+      latencyMs: 0,
+      stopReason: answer.output ? "tool_use" : "end_turn",
+    };
+  }
+
+  answer(request: ModelRequest): { output?: Record<string, unknown>; raw?: string } {
+    const { p, c, s, g, q, r, m } = this.behaviour;
+    const { attempt, content, flagged } = readRequest(request);
+    const reference = this.references.get(request.draftId);
+    if (!reference) throw new Error(`no reference for ${request.draftId}`);
+    const key = [this.seed, request.draftId, attempt] as const;
+    if (keyedUniform(...key, "unusable") < m) {
+      return {
+        raw: "I have corrected the draft as requested; the main problems were in the flagged fields.",
+      };
+    }
+    const isMcq = request.draftId.startsWith("mcq-");
+    const rngFor = (...purpose: string[]) => new Rng(keyedRng(...key, ...purpose)() * 2 ** 32);
+    let next = deepClone(content) as Question | JsonObject;
+    const seen = new Set<string>();
+    let previous: Outcome | undefined;
+    let fixed = 0;
+    for (const v of flagged) {
+      const id = `${v.ruleId} ${v.path}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      let outcome: Outcome;
+      if (previous !== undefined && keyedUniform(...key, "correlated", id) < c) outcome = previous;
+      else if (keyedUniform(...key, "fix", id) < p) outcome = "fixed";
+      else outcome = keyedUniform(...key, "ignore", id) < s ? "ignored" : "untouched";
+      previous = outcome;
+      if (outcome === "fixed") {
+        fixed += 1;
+        if (isMcq) fixMcq(next as Question, v, reference as Question);
+        else fixJson(next as JsonObject, v, reference as JsonObject);
+        if (keyedUniform(...key, "regress", id) < g) {
+          const rng = rngFor("regress-which", id);
+          if (isMcq) next = breakMcq(next as Question, flagged, rng);
+          else regressJson(next as JsonObject, v, reference as JsonObject, rng);
+        }
+      } else if (outcome === "ignored") {
+        if (isMcq) next = ignoreSuggestionMcq(next as Question, v, rngFor("ignore-how", id));
+        else ignoreSuggestionJson(next as JsonObject, v);
+      }
+    }
+    if (keyedUniform(...key, "break") < r) {
+      const rng = rngFor("break-which");
+      if (isMcq) next = breakMcq(next as Question, flagged, rng);
+      else JSON_MODEL_FAULTS[rng.pick(JSON_MODEL_FAULT_IDS)]?.(next as JsonObject, rng);
+    }
+    if (!isMcq && keyedUniform(...key, "empty") < q) {
+      fillEmptyOptionals(next as JsonObject, rngFor("empty-which"), 0.5);
+    }
+    return {
+      output: {
+        content: next,
+        analysis: `Attempt ${attempt}: ${flagged.length} violations flagged.`,
+        fixDescription: `Fixed ${fixed} of them.`,
+      },
+    };
+  }
+}

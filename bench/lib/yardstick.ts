@@ -1,0 +1,49 @@
+import type { Draft, ValidationReport, Violation } from "../../shared/draft.js";
+import { inspectWithPack, type ResolvedPack } from "../../shared/engine.js";
+import type { PackRegistry } from "../../shared/registry.js";
+
+/** How one policy left one draft. */
+export interface Outcome {
+  draftId: string;
+  kind: string;
+  validated: boolean;
+  score: number;
+  /** Share of the reference's values present unchanged in the delivered content. */
+  fidelity: number;
+  /** Model calls made for this draft. */
+  calls: number;
+  tokens: number;
+  costUsd: number;
+  reason: string;
+}
+
+/** The pack without any deterministic repair: what a loop without repair validates with. */
+function withoutRepair(resolved: ResolvedPack): ResolvedPack {
+  const { repair: _repair, ...pack } = resolved.pack;
+  const rules = resolved.rules.map(({ rule, severity }) => {
+    const { repair: _r, ...bare } = rule;
+    return { rule: bare, severity };
+  });
+  return { ...resolved, pack, rules };
+}
+
+export const errorsOf = (report: ValidationReport): Violation[] =>
+  report.violations.filter((v) => v.severity === "error");
+
+/**
+ * The one yardstick every policy is judged by: the pack's rules and schema on the delivered content
+ * as it is, with no repair. It is also the validator the baselines' users run in their loops.
+ */
+export class Yardstick {
+  readonly registry: PackRegistry;
+  readonly #bare = new Map<string, ResolvedPack>();
+  constructor(registry: PackRegistry) {
+    this.registry = registry;
+    for (const kind of registry.kinds()) this.#bare.set(kind, withoutRepair(registry.get(kind)));
+  }
+  check(draft: Draft): ValidationReport {
+    const bare = this.#bare.get(draft.kind);
+    if (!bare) throw new Error(`unknown kind ${draft.kind}`);
+    return inspectWithPack(bare, draft).report;
+  }
+}
