@@ -2,30 +2,18 @@ import "./quiet.js";
 import { randomUUID } from "node:crypto";
 import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import cliProgress from "cli-progress";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import pLimit from "p-limit";
-import { aslToMermaid } from "../local/mermaid.js";
-import { type ExecutionInput, LOCAL_BUCKET, LOCAL_SUBMISSION_ID, LocalRuntime } from "../local/runtime.js";
-import { loadAsl, readAslArtifact } from "../local/state-machine.js";
+import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
-import { sha256 } from "../shared/hash.js";
-import { buildRunResult } from "../shared/loop/run.js";
-import { recordFailure } from "../shared/loop/steps.js";
-import { isPriced } from "../shared/model/pricing.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
-import { builtinPacks } from "../shared/packs/index.js";
 import { RunStatusSchema } from "../shared/store/types.js";
-import { serveUntilStopped } from "../ui/server.js";
-import { jsonLine, resultsTable, runsTable, type SourcedResult } from "./format.js";
+import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
-import { boundModel, chooseModel } from "./model.js";
-import { stdoutStyle } from "./output.js";
-import { catalogText, packCatalog } from "./pack-catalog.js";
-import { loadConfig, loadPacks } from "./packs.js";
-import { REVIEW_DECISIONS, type ReviewDecision, reviewRun } from "./review.js";
-import { resolveRun } from "./run-id.js";
-import { loadRunEvidence, timeline } from "./show.js";
+import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
+
+// Everything else is imported by the command that uses it: `redraft --help` loads commander and
+// the option schemas, `redraft runs` the database but no state machine, model SDK or viewer.
+// LocalRuntime alone takes about a second to import (dynalite, the AWS SDK, the handlers).
 
 interface GlobalOptions {
   dataDir: string;
@@ -60,7 +48,9 @@ async function deploymentConfig(
   packs: readonly AnyPack[],
   maxAttempts?: number,
 ): Promise<DeploymentConfig> {
-  let config: DeploymentConfig = opts.config ? await loadConfig(opts.config, packs) : {};
+  let config: DeploymentConfig = opts.config
+    ? await (await import("./packs.js")).loadConfig(opts.config, packs)
+    : {};
   if (maxAttempts !== undefined) {
     // --max-attempts overrides the limit for this run, for every kind, caps included.
     const packs = Object.fromEntries(
@@ -90,6 +80,15 @@ interface Session {
  * anything, so that a usage error is the only line a person sees; then opens the runtime.
  */
 async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<Session> {
+  const [{ boundModel, chooseModel }, { loadPacks }, { builtinPacks }, { isPriced }, runtimeModule, asl] =
+    await Promise.all([
+      import("./model.js"),
+      import("./packs.js"),
+      import("../shared/packs/index.js"),
+      import("../shared/model/pricing.js"),
+      import("../local/runtime.js"),
+      import("../local/state-machine.js"),
+    ]);
   const choice = chooseModel(opts.llm, {
     ...(opts.model && { model: opts.model }),
     ...(opts.record && { record: opts.record }),
@@ -97,9 +96,9 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
   const packs: AnyPack[] = [];
   for (const file of opts.pack ?? []) packs.push(...(await loadPacks(file)));
   const deployment = await deploymentConfig(opts, [...builtinPacks, ...packs], maxAttempts);
-  const runtime = await LocalRuntime.open({
+  const runtime = await runtimeModule.LocalRuntime.open({
     dataDir: resolve(opts.dataDir),
-    asl: await loadAsl(),
+    asl: await asl.loadAsl(),
     model: boundModel(choice, deployment.modelConcurrency),
     deployment,
     extraPacks: packs,
@@ -131,6 +130,12 @@ async function submit(
   parentRunId?: string,
   runId: string = randomUUID(),
 ): Promise<SourcedResult> {
+  const [{ sha256 }, { LOCAL_BUCKET }, { buildRunResult }, { recordFailure }] = await Promise.all([
+    import("../shared/hash.js"),
+    import("../local/state-machine.js"),
+    import("../shared/loop/run.js"),
+    import("../shared/loop/steps.js"),
+  ]);
   // The content's hash in the key: a changed file is a new upload (never an overwrite), and two
   // labels that look alike once made safe cannot share a key.
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
@@ -169,6 +174,15 @@ async function runCommand(
   cmd: { json?: boolean; maxAttempts?: number; concurrency: number; progress: boolean; rerun?: boolean },
   opts: GlobalOptions,
 ) {
+  const [{ default: cliProgress }, { default: pLimit }, { LOCAL_SUBMISSION_ID }, { buildRunResult }, format] =
+    await Promise.all([
+      import("cli-progress"),
+      import("p-limit"),
+      import("../local/runtime.js"),
+      import("../shared/loop/run.js"),
+      import("./format.js"),
+    ]);
+  const { jsonLine, resultsTable } = format;
   const sources = await collectDrafts(paths);
   if (sources.length === 0)
     throw new UsageError(`no drafts found in ${paths.join(", ")} (looking for .json, .jsonl files)`);
@@ -287,6 +301,7 @@ function program(): Command {
     .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
       const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true });
       try {
+        const { runsTable } = await import("./format.js");
         const runs = await runtime.runs.listRuns({
           ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
           ...(cmd.draft && { draftId: cmd.draft }),
@@ -311,6 +326,11 @@ function program(): Command {
       const opts = cli.opts<GlobalOptions>();
       const runtime = await openRuntime(opts, { quiet: true });
       try {
+        const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }] = await Promise.all([
+          import("./run-id.js"),
+          import("../shared/loop/run.js"),
+          import("./show.js"),
+        ]);
         const run = await resolveRun(runtime.runs, runId, opts.dataDir);
         const result = await buildRunResult(run.runId, runtime.deps);
         const execution = await runtime.history(run.runId);
@@ -337,6 +357,10 @@ function program(): Command {
       const opts = cli.opts<GlobalOptions>();
       const runtime = await openRuntime(opts, { quiet: true });
       try {
+        const [{ resolveRun }, { buildRunResult }] = await Promise.all([
+          import("./run-id.js"),
+          import("../shared/loop/run.js"),
+        ]);
         const run = await resolveRun(runtime.runs, runId, opts.dataDir);
         const { finalDraft } = await buildRunResult(run.runId, runtime.deps);
         if (!finalDraft)
@@ -365,6 +389,13 @@ function program(): Command {
       "\nExamples:\n  $ npx redraft packs mcq\n  $ npx redraft packs --pack examples/packs/haiku.ts --json",
     )
     .action(async (kind: string | undefined, cmd: { json?: boolean }) => {
+      const [{ loadPacks }, { builtinPacks }, { catalogText, packCatalog }, { stdoutStyle }] =
+        await Promise.all([
+          import("./packs.js"),
+          import("../shared/packs/index.js"),
+          import("./pack-catalog.js"),
+          import("./output.js"),
+        ]);
       const extra: AnyPack[] = [];
       for (const file of cli.opts<GlobalOptions>().pack ?? []) extra.push(...(await loadPacks(file)));
       const entries = packCatalog([...builtinPacks, ...extra], kind);
@@ -399,6 +430,7 @@ function program(): Command {
           throw new UsageError(`review … ${decision} takes no file (only edit does): ${file}`);
         const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
+          const { reviewRun } = await import("./review.js");
           const outcome = await reviewRun(runtime, runId, decision, {
             ...(file && { file }),
             ...(cmd.note && { note: cmd.note }),
@@ -420,8 +452,13 @@ function program(): Command {
     .option("--mermaid", "a Mermaid flowchart instead of the ASL JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft asl --mermaid")
     .action(async (cmd: { mermaid?: boolean }) => {
+      const { loadAsl, readAslArtifact } = await import("../local/state-machine.js");
+      if (cmd.mermaid) {
+        const { aslToMermaid } = await import("../local/mermaid.js");
+        process.stdout.write(`${aslToMermaid(await loadAsl())}\n`);
+      }
       // The committed file as it is, its placeholders for deployed names included.
-      process.stdout.write(cmd.mermaid ? `${aslToMermaid(await loadAsl())}\n` : await readAslArtifact());
+      else process.stdout.write(await readAslArtifact());
     });
 
   cli
@@ -436,6 +473,7 @@ function program(): Command {
       "\nExample:\n  $ npx redraft watch inbox/ --llm replay:examples/example.cassette.json",
     )
     .action(async (dir: string, cmd: { json?: boolean }) => {
+      const { jsonLine } = await import("./format.js");
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
       say(`Watching ${dir} for drafts (Ctrl-C to stop).`);
       const controller = new AbortController();
@@ -492,6 +530,10 @@ function program(): Command {
     .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
     .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
     .action(async (cmd: { port: number; reviewer: string }) => {
+      const [{ serveUntilStopped }, { loadAsl }] = await Promise.all([
+        import("../ui/server.js"),
+        import("../local/state-machine.js"),
+      ]);
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
       try {
         await serveUntilStopped(

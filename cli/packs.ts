@@ -14,11 +14,27 @@ const looksLikePack = (value: unknown): value is AnyPack =>
   typeof (value as { kind?: unknown }).kind === "string" &&
   Array.isArray((value as { rules?: unknown }).rules);
 
+/**
+ * Imports a pack module. The command line compiled to dist/ runs without tsx, so a TypeScript pack
+ * that Node cannot load brings tsx in, once, when it is first needed.
+ */
+async function importPackModule(href: string): Promise<unknown> {
+  try {
+    return await import(href);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
+    const { register } = await import("tsx/esm/api");
+    register();
+    // Node remembers the failed load of `href`: the same file under another URL loads afresh.
+    return await import(`${href}?tsx`);
+  }
+}
+
 async function readPacks(file: string): Promise<AnyPack[]> {
   if (!/\.(ts|mts|js|mjs)$/.test(file)) return [await loadPackFile(file)];
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+    module = (await importPackModule(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
     throw new InvalidPackError(`pack module ${file} cannot be loaded: ${(error as Error).message}`, {
       cause: error,

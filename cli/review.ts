@@ -4,7 +4,6 @@ import { SelfCorrectionError } from "../shared/errors.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import type { RunStatus, RunStore } from "../shared/store/types.js";
-import { parseDraft } from "../shared/validate.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
 
 export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
@@ -49,7 +48,7 @@ async function readEdit(
     throw new UsageError(`${file} must hold exactly one draft, not ${sources.length}`);
   let draft: Draft;
   try {
-    draft = parseDraft(source.body);
+    draft = (await import("../shared/validate.js")).parseDraft(source.body);
     runtime.deps.registry.get(draft.kind);
   } catch (error) {
     if (!(error instanceof SelfCorrectionError)) throw error;
