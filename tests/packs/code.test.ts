@@ -457,7 +457,7 @@ describe("code pack through validateDraft", () => {
   });
 
   it("describes its content, loop and instructions for the correction prompt", () => {
-    expect(codePack.loop).toEqual({ maxAttempts: 3 });
+    expect(codePack.loop).toEqual({ maxAttempts: 3, breakerAfter: 3 });
     expect(codePack.instructions).toMatch(/Never edit `tests`/);
     expect(codePack.instructions).toMatch(/Keep the names/);
     const schema = codePack.contentJsonSchema?.({ id: "x", kind: "code", content: {} });
