@@ -35,7 +35,9 @@
 
 import { correctDraft } from "../local/in-process.js";
 import type { Draft } from "../shared/draft.js";
+import { embedJson } from "../shared/loop/prompt.js";
 import { priceFor } from "../shared/model/pricing.js";
+import type { ModelRequest } from "../shared/model/types.js";
 import type { DeploymentConfig } from "../shared/pack.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
@@ -194,15 +196,14 @@ async function runPolicy(
   for (const c of cases) {
     const record =
       policy === "redraft" && sizes
-        ? (request: {
-            draftId: string;
-            system: { text: string }[];
-            user: string;
-            subject?: { attempt: number };
-          }) => {
+        ? (request: ModelRequest) => {
             const chars = request.system.reduce((s, b) => s + b.text.length, 0) + request.user.length;
             const attempt = request.subject?.attempt ?? 0;
             sizes.set(request.draftId, (sizes.get(request.draftId) ?? new Map()).set(attempt, chars));
+            // The draft's own share of the prompt, as the builder embeds it: what the model changed, not the loop.
+            const draft = embedJson(request.subject?.content).length;
+            const loopOnly = `${request.draftId} loop-only`;
+            sizes.set(loopOnly, (sizes.get(loopOnly) ?? new Map()).set(attempt, chars - draft));
           }
         : undefined;
     const model = new SimulatedCorrector(references, behaviour, seed, cache, record);
@@ -297,12 +298,17 @@ async function runAll(
 }
 
 /** Max of attempt-3 / attempt-1 prompt characters over the drafts that reached attempt 3. */
-function growth(sizes: PromptSizes): { drafts: number; max: number; worst: string; mean: number } {
+function growth(
+  sizes: PromptSizes,
+  part: "whole" | "loop-only" = "whole",
+): { drafts: number; max: number; worst: string; mean: number } {
   let max = 0;
   let worst = "none";
   let total = 0;
   let drafts = 0;
-  for (const [id, byAttempt] of sizes) {
+  for (const [key, byAttempt] of sizes) {
+    if (key.endsWith(" loop-only") !== (part === "loop-only")) continue;
+    const id = key.replace(/ loop-only$/, "");
     const first = byAttempt.get(1);
     const third = byAttempt.get(3);
     if (first === undefined || third === undefined) continue;
@@ -445,10 +451,13 @@ async function main(): Promise<void> {
       `${gainNoRepair >= 0 ? "+" : "−"}${Math.abs(gainNoRepair).toFixed(1)} pts with json repair off; ` +
       `${gainNoQ >= 0 ? "+" : "−"}${Math.abs(gainNoQ).toFixed(1)} pts when the corrector never writes empty strings (q=0).`,
   );
+  const share = (x: number) =>
+    gain > 0 ? `${Math.max(0, Math.min(100, (x / gain) * 100)).toFixed(0)} %` : "n/a";
   console.log(
-    `  So ${gain > 0 ? Math.max(0, Math.min(100, ((gain - gainNoRepair) / gain) * 100)).toFixed(0) : "n/a"} % of the json gain is deterministic repair, ` +
-      "most of it removing the empty optional strings that this corrector itself injects (q) and the corpus starts with: " +
-      "the gain is as large as the simulated model is prone to seed 001's failure, not a measure of correction.",
+    `  So ${share(gain - gainNoRepair)} of the json gain is deterministic repair, not correction; ${share(gain - gainNoQ)} of it ` +
+      "goes away when the corrector stops injecting the empty optional strings (seed 001's fault) that repair removes: " +
+      "that part measures how prone the simulated model is to that one fault, which repair undoes for free. The rest of the repair " +
+      `gain is the corpus's own repairable faults (${jsonCases.filter((c) => c.faults.every((f) => JSON_REPAIRABLE_FAULT_IDS.includes(f))).length} json drafts need nothing else).`,
   );
 
   const stuckOff = await runPolicy("redraft", cases, MAIN, {
@@ -469,6 +478,11 @@ async function main(): Promise<void> {
   );
   console.log(
     `  redraft: ${g.drafts} drafts reach attempt 3; max ${g.max.toFixed(3)}× (${g.worst}), mean ${g.mean.toFixed(3)}× — goal ≤ ${GROWTH_GOAL}×: ${g.drafts === 0 ? "no draft reached attempt 3" : g.max <= GROWTH_GOAL ? "met" : "NOT met"}`,
+  );
+  const gl = growth(sizes.redraft, "loop-only");
+  console.log(
+    `  redraft without the draft's own content (which the model changes, e.g. options added): max ${gl.max.toFixed(3)}× (${gl.worst}), mean ${gl.mean.toFixed(3)}× — ` +
+      "what the loop itself adds: the attempt line, the violations and the notes on earlier attempts",
   );
   console.log(
     `  conversation retry, for contrast: ${gc.drafts} drafts; max ${gc.max.toFixed(3)}×, mean ${gc.mean.toFixed(3)}×`,
