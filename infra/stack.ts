@@ -3,6 +3,7 @@ import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import type { EnvConfig } from "./config.js";
 import { ProjectBus } from "./constructs/bus.js";
+import { Finalizer } from "./constructs/finalizer.js";
 import { Functions } from "./constructs/functions.js";
 import { Observability } from "./constructs/observability.js";
 import { Storage } from "./constructs/storage.js";
@@ -18,8 +19,8 @@ export interface RedraftStackProps extends StackProps {
 export const stackName = (envName: string): string => `Redraft-${envName}`;
 
 /**
- * One environment of redraft: storage, the project's bus, the three handlers, the correction
- * workflow, its triggers, and observability, wired together and nothing more.
+ * One environment of redraft: storage, the project's bus, the handlers, the correction workflow,
+ * its triggers, the finalizer of stopped executions, and observability, wired together and nothing more.
  */
 export class RedraftStack extends Stack {
   readonly storage: Storage;
@@ -27,6 +28,7 @@ export class RedraftStack extends Stack {
   readonly functions: Functions;
   readonly workflow: CorrectionWorkflow;
   readonly triggers: Triggers;
+  readonly finalizer: Finalizer;
   readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: RedraftStackProps) {
@@ -88,6 +90,13 @@ export class RedraftStack extends Stack {
       bus: this.projectBus.bus,
     });
 
+    this.finalizer = new Finalizer(this, "Finalizer", {
+      config,
+      stateMachine: this.workflow.stateMachine,
+      table: this.storage.table,
+      bus: this.projectBus.bus,
+    });
+
     this.observability = new Observability(this, "Observability", {
       envName: config.envName,
       stateMachine: this.workflow.stateMachine,
@@ -98,11 +107,13 @@ export class RedraftStack extends Stack {
         judge: this.functions.judge,
         outcome: this.functions.outcome,
         start: this.triggers.starter,
+        finalize: this.finalizer.function,
       },
       outcome: this.functions.outcome,
       bus: this.projectBus.bus,
       table: this.storage.table,
       deadLetterQueue: this.triggers.deadLetterQueue,
+      finalizerDeadLetterQueue: this.finalizer.deadLetterQueue,
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
       ...config.alarms,

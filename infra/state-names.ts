@@ -1,3 +1,5 @@
+import { DRAFT_FAILED, OUTCOME_SOURCE } from "../functions/lib/finalizer.js";
+
 /**
  * The state machine's state names: what a person reads in the Step Functions console, and a contract
  * with the local runtime, which binds each Task state to a local adapter by name. Tests and the local
@@ -87,14 +89,18 @@ export const RECORD_STATES = [
 /** Task states publishing an outcome event on the project's bus (an event log locally). */
 export const ANNOUNCE_STATES = [StateNames.AnnounceValidated, StateNames.AnnounceNeedsReview] as const;
 
-/** Outcome event detail types, as published by the Announce states and consumed downstream. */
+/**
+ * Outcome event detail types, as published by the Announce states (and λ finalize, for a run an
+ * execution left unfinished) and consumed downstream.
+ */
 export const OutcomeEvents = {
   Validated: "Draft Validated",
   NeedsReview: "Draft Needs Review",
+  Failed: DRAFT_FAILED,
 } as const;
 
 /** Source of the outcome events redraft publishes on its bus. */
-export const OUTCOME_EVENT_SOURCE = "redraft";
+export const OUTCOME_EVENT_SOURCE = OUTCOME_SOURCE;
 
 /**
  * What clients put on the project's bus to submit a draft:

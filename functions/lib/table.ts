@@ -225,6 +225,9 @@ export interface StatusUpdate {
  * An optional field that is absent must be left out of `fields` rather than passed empty: DynamoDB
  * rejects a placeholder without a value, and a value without a placeholder.
  *
+ * With `from`, the condition is `attribute_exists(pk) AND #status IN (:from0, …)` instead: only a
+ * run still in one of those statuses moves (the finalizer fails active runs, never finished ones).
+ *
  * Idempotency: when the run is already in `status`, the condition fails with
  * `ConditionalCheckFailedException` and nothing is written (no second transition). The store reads
  * the run to tell that apart from a missing run; a state machine should `Catch` that error on these
@@ -233,7 +236,7 @@ export interface StatusUpdate {
 export function statusUpdate(
   status: RunStatus,
   fields: readonly OutcomeField[] = [],
-  options: { expires?: boolean } = {},
+  options: { expires?: boolean; from?: readonly RunStatus[] } = {},
 ): StatusUpdate {
   const names: Record<string, string> = {
     "#status": "status",
@@ -260,9 +263,16 @@ export function statusUpdate(
   const awaitsReview = status === "needs_manual_review";
   if (awaitsReview || options.expires) names["#ttl"] = TTL_ATTRIBUTE;
   if (options.expires && !awaitsReview) sets.push("#ttl = :ttl");
+  // `from`: only a run in one of these statuses moves (a finalizer must not overwrite an outcome).
+  const from = options.from ?? [];
+  const fromValues = Object.fromEntries(from.map((s, i) => [`:from${i}`, s]));
+  const condition =
+    from.length > 0
+      ? `attribute_exists(${PARTITION_KEY}) AND #status IN (${Object.keys(fromValues).join(", ")})`
+      : `attribute_exists(${PARTITION_KEY}) AND #status <> :status`;
   return {
     UpdateExpression: `SET ${sets.join(", ")}${awaitsReview ? " REMOVE #ttl" : ""}`,
-    ConditionExpression: `attribute_exists(${PARTITION_KEY}) AND #status <> :status`,
+    ConditionExpression: condition,
     ExpressionAttributeNames: names,
     valueNames: {
       status: ":status",
@@ -273,7 +283,7 @@ export function statusUpdate(
       fields: fieldValues,
       ...(options.expires && !awaitsReview && { ttl: ":ttl" }),
     },
-    fixedValues: { ":status": status, ":statusKey": statusPartition(status) },
+    fixedValues: { ":status": status, ":statusKey": statusPartition(status), ...fromValues },
   };
 }
 

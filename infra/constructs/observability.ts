@@ -53,6 +53,8 @@ export interface ObservabilityProps {
   readonly table: Table;
   /** The trigger rules' dead-letter queue. */
   readonly deadLetterQueue: Queue;
+  /** λ finalize's dead-letter queue: stopped executions whose run could not be finalized. */
+  readonly finalizerDeadLetterQueue: Queue;
   /** An e-mail subscription on the alarm topic. */
   readonly alarmEmail?: string | undefined;
   /** An existing topic every alarm also notifies. */
@@ -232,6 +234,15 @@ export class Observability extends Construct {
       1,
       "submitted or uploaded drafts could not start a run (see the trigger DLQ)",
     );
+    alarm(
+      "FinalizerDeadLetters",
+      props.finalizerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: fiveMinutes,
+        statistic: "Maximum",
+      }),
+      1,
+      "a stopped execution's run could not be finalized (see the finalizer DLQ)",
+    );
 
     // ── Dashboard ─────────────────────────────────────────────────────────────────────────────
     const search = (metricName: string, label: string, period = fiveMinutes) =>
@@ -373,8 +384,17 @@ export class Observability extends Construct {
         width,
       }),
       new GraphWidget({
-        title: "Trigger dead letters",
-        left: [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes })],
+        title: "Dead letters",
+        left: [
+          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: fiveMinutes,
+            label: "triggers",
+          }),
+          props.finalizerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: fiveMinutes,
+            label: "finalizer",
+          }),
+        ],
         width,
       }),
     );

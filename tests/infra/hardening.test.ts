@@ -79,7 +79,8 @@ describe("1. retention per environment", () => {
         TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
       });
       const writers = functionVariables(template).filter((v) => "TABLE_NAME" in v);
-      expect(writers).toHaveLength(5);
+      // validate, correct, revalidate, judge, outcome, finalize
+      expect(writers).toHaveLength(6);
       for (const variables of writers)
         expect(variables.RETENTION_DAYS).toBe(String(environments[env].retentionDays));
     },
@@ -196,6 +197,17 @@ describe("7. least privilege, justified", () => {
         `s3:ListBucket on ${bucket}.Arn`,
         `s3:PutObjectTagging on ${objects("runs/")}`,
         `s3:PutObjectTagging on ${objects("results/")}`,
+      ],
+    },
+    finalize: {
+      role: stack.finalizer.function.role as IConstruct,
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        // Reads the run, fails it conditionally, or registers a failed one.
+        ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+        `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
+        // Lambda's own asynchronous-invocation DLQ.
+        `sqs:SendMessage on ${logicalId(stack.finalizer.deadLetterQueue)}.Arn`,
       ],
     },
     start: {
@@ -374,6 +386,7 @@ describe("8. one Node version story", () => {
         stack.functions.judge,
         stack.functions.outcome,
         stack.triggers.starter,
+        stack.finalizer.function,
       ];
       for (const fn of fns) {
         expect(template.toJSON().Resources[logicalId(fn)].Properties.Runtime).toBe(LAMBDA_RUNTIME.name);

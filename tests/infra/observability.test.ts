@@ -89,14 +89,15 @@ describe("observability: the alarms that matter", () => {
     },
   );
 
-  it("alarms on errors and throttles of every function, the starter and the outcome counter included", () => {
+  it("alarms on errors and throttles of every function, the starter, outcome counter and finalizer included", () => {
     const fns = [
       ...Object.values({ ...stack.functions }).filter(
         (f) => typeof f === "object" && f && "functionName" in f,
       ),
       stack.triggers.starter,
+      stack.finalizer.function,
     ];
-    expect(fns.length).toBe(6);
+    expect(fns.length).toBe(7);
     for (const fn of fns) {
       for (const metricName of ["Errors", "Throttles"]) {
         template.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -216,7 +217,7 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
       (r) => (r as { Properties: { RetentionInDays: number } }).Properties.RetentionInDays,
     );
-    // One per function (validate, correct, revalidate, judge, outcome, start) and the state machine's.
-    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7]);
+    // One per function (validate, correct, revalidate, judge, outcome, start, finalize) and the state machine's.
+    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7, 7]);
   });
 });

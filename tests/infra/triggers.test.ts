@@ -86,9 +86,9 @@ describe("triggers", () => {
     );
   });
 
-  it("keeps exactly the two triggers, plus the two outcome-counting rules", () => {
+  it("keeps exactly the two triggers, plus the two outcome-counting rules and the finalizer's", () => {
     const rules = Object.values(template.findResources("AWS::Events::Rule"));
-    expect(rules).toHaveLength(4);
+    expect(rules).toHaveLength(5);
     const starting = rules.filter((r) => JSON.stringify(r).includes(logicalId(stack.triggers.starter)));
     expect(starting).toHaveLength(2);
   });
