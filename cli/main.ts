@@ -43,14 +43,20 @@ const collect = (value: string, previous: string[] | undefined): string[] => [..
 /** Everything a person should read goes to stderr, so `--json` stdout holds only result lines. */
 const say = (text: string) => process.stderr.write(`${text}\n`);
 
+/** The `--config` file checked against the built-in packs and `extraPacks`, with `--max-attempts` applied. */
 async function deploymentConfig(
   opts: GlobalOptions,
-  packs: readonly AnyPack[],
+  extraPacks: readonly AnyPack[],
   maxAttempts?: number,
 ): Promise<DeploymentConfig> {
-  let config: DeploymentConfig = opts.config
-    ? await (await import("./packs.js")).loadConfig(opts.config, packs)
-    : {};
+  let config: DeploymentConfig = {};
+  if (opts.config) {
+    const [{ loadConfig }, { builtinPacks }] = await Promise.all([
+      import("./packs.js"),
+      import("../shared/packs/index.js"),
+    ]);
+    config = await loadConfig(opts.config, [...builtinPacks, ...extraPacks]);
+  }
   if (maxAttempts !== undefined) {
     // --max-attempts overrides the limit for this run, for every kind, caps included.
     const packs = Object.fromEntries(
@@ -79,23 +85,30 @@ interface Session {
  * Checks everything the options name (model, cassette, packs, config) before printing or opening
  * anything, so that a usage error is the only line a person sees; then opens the runtime.
  */
-async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<Session> {
-  const [{ boundModel, chooseModel }, { loadPacks }, { builtinPacks }, { isPriced }, runtimeModule, asl] =
-    await Promise.all([
+async function openSession(
+  opts: GlobalOptions,
+  { maxAttempts, readOnly }: { maxAttempts?: number; readOnly?: boolean } = {},
+): Promise<Session> {
+  const [{ boundModel, chooseModel, liveModelFactory }, { isPriced }, runtimeModule, asl] = await Promise.all(
+    [
       import("./model.js"),
-      import("./packs.js"),
-      import("../shared/packs/index.js"),
       import("../shared/model/pricing.js"),
       import("../local/runtime.js"),
       import("../local/state-machine.js"),
-    ]);
-  const choice = chooseModel(opts.llm, {
-    ...(opts.model && { model: opts.model }),
-    ...(opts.record && { record: opts.record }),
-  });
+    ],
+  );
+  const choice = chooseModel(
+    opts.llm,
+    {
+      ...(opts.model && { model: opts.model }),
+      ...(opts.record && { record: opts.record }),
+    },
+    process.env,
+    await liveModelFactory(opts.llm),
+  );
   const packs: AnyPack[] = [];
-  for (const file of opts.pack ?? []) packs.push(...(await loadPacks(file)));
-  const deployment = await deploymentConfig(opts, [...builtinPacks, ...packs], maxAttempts);
+  for (const file of opts.pack ?? []) packs.push(...(await (await import("./packs.js")).loadPacks(file)));
+  const deployment = await deploymentConfig(opts, packs, maxAttempts);
   const runtime = await runtimeModule.LocalRuntime.open({
     dataDir: resolve(opts.dataDir),
     asl: await asl.loadAsl(),
@@ -103,6 +116,7 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
     deployment,
     extraPacks: packs,
     retryDelayMs: choice.live ? undefined : 0,
+    ...(readOnly && { readOnly }),
   });
   const notices = [choice.description];
   if (choice.live && choice.model && !isPriced(choice.model.model))
@@ -112,8 +126,11 @@ async function openSession(opts: GlobalOptions, maxAttempts?: number): Promise<S
   return { runtime, notices };
 }
 
-async function openRuntime(opts: GlobalOptions, extra: { maxAttempts?: number; quiet?: boolean } = {}) {
-  const { runtime, notices } = await openSession(opts, extra.maxAttempts);
+async function openRuntime(
+  opts: GlobalOptions,
+  extra: { maxAttempts?: number; quiet?: boolean; readOnly?: boolean } = {},
+) {
+  const { runtime, notices } = await openSession(opts, extra);
   if (!extra.quiet) for (const line of notices) say(line);
   if (runtime.interrupted.length > 0)
     say(
@@ -299,7 +316,7 @@ function program(): Command {
     .option("--json", "one JSON run record per line")
     .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review")
     .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
-      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true });
+      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
       try {
         const { runsTable } = await import("./format.js");
         const runs = await runtime.runs.listRuns({
@@ -324,7 +341,7 @@ function program(): Command {
     .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e")
     .action(async (runId: string, cmd: { json?: boolean }) => {
       const opts = cli.opts<GlobalOptions>();
-      const runtime = await openRuntime(opts, { quiet: true });
+      const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }] = await Promise.all([
           import("./run-id.js"),
@@ -355,7 +372,7 @@ function program(): Command {
     )
     .action(async (runId: string, cmd: { out?: string }) => {
       const opts = cli.opts<GlobalOptions>();
-      const runtime = await openRuntime(opts, { quiet: true });
+      const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { buildRunResult }] = await Promise.all([
           import("./run-id.js"),

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createModelClient } from "../shared/model/index.js";
+import type { createModelClient } from "../shared/model/index.js";
 import { DEFAULT_MODEL_CONCURRENCY, limitModel } from "../shared/model/limited.js";
 import { RecordingModelClient } from "../shared/model/recorder.js";
 import { cassetteProblem, ReplayModelClient } from "../shared/model/replay.js";
@@ -14,28 +14,50 @@ export interface ModelChoice {
   live: boolean;
 }
 
+/** Builds a live client (`createModelClient`); the model SDKs behind it take a third of a second to import. */
+export type LiveModelFactory = typeof createModelClient;
+
+const specOf = (llm: string | undefined, env: NodeJS.ProcessEnv) =>
+  llm ?? (env.ANTHROPIC_API_KEY ? "anthropic" : "none");
+
+/** The factory for live models, imported only when `--llm` (or ANTHROPIC_API_KEY) names one. */
+export async function liveModelFactory(
+  llm: string | undefined,
+  env = process.env,
+): Promise<LiveModelFactory | undefined> {
+  const spec = specOf(llm, env);
+  if (spec !== "anthropic" && spec !== "bedrock") return undefined;
+  return (await import("../shared/model/index.js")).createModelClient;
+}
+
 /**
  * `--llm`: Claude when ANTHROPIC_API_KEY is set (the default), `bedrock`, `replay:<file>`, or `none`.
- * `--record <file>` wraps a live model so its answers become a cassette.
+ * `--record <file>` wraps a live model so its answers become a cassette. A live model is built with
+ * `createLive`, from `liveModelFactory`.
  */
 export function chooseModel(
   llm: string | undefined,
   options: { model?: string; record?: string },
   env = process.env,
+  createLive?: LiveModelFactory,
 ): ModelChoice {
-  const spec = llm ?? (env.ANTHROPIC_API_KEY ? "anthropic" : "none");
+  const spec = specOf(llm, env);
+  const buildLive: LiveModelFactory = (live) => {
+    if (!createLive) throw new Error(`--llm ${spec} needs the live model factory (liveModelFactory)`);
+    return createLive(live);
+  };
   let choice: ModelChoice;
   if (spec === "anthropic") {
     const apiKey = env.ANTHROPIC_API_KEY ?? "";
     if (!apiKey) throw new UsageError("--llm anthropic needs ANTHROPIC_API_KEY in the environment");
-    const model = createModelClient({
+    const model = buildLive({
       provider: "anthropic",
       apiKey,
       ...(options.model && { model: options.model }),
     });
     choice = { model, live: true, description: `Model: Claude via the Anthropic API (${model?.model}).` };
   } else if (spec === "bedrock") {
-    const model = createModelClient({
+    const model = buildLive({
       provider: "bedrock",
       ...(options.model && { model: options.model }),
       ...(env.AWS_REGION && { region: env.AWS_REGION }),

@@ -1,7 +1,6 @@
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { LoopDeps } from "../shared/loop/steps.js";
-import { recordFailure } from "../shared/loop/steps.js";
 import { totalTokens } from "../shared/model/types.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
@@ -71,6 +70,8 @@ export async function finishInterrupted(
   // that turned out to be a duplicate releases its owner record without a run).
   if (!run && !owner) return false;
   if (!run) {
+    // Imported here: the loop's steps are a tenth of a second that a listing of runs never needs.
+    const { recordFailure } = await import("../shared/loop/steps.js");
     const draft = owner?.draftRef ? await deps.blobs.get(owner.draftRef).catch(() => undefined) : undefined;
     await recordFailure(deps, {
       runId,

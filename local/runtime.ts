@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import { randomUUID } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -8,11 +7,7 @@ import {
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
 import type { StateMachine } from "aws-local-stepfunctions";
-import { createCorrectHandler } from "../functions/correct.js";
-import { createJudgeHandler } from "../functions/judge.js";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
-import { createRevalidateHandler } from "../functions/revalidate.js";
-import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import { canonicalJson, sha256 } from "../shared/hash.js";
@@ -24,18 +19,7 @@ import { PackRegistry } from "../shared/registry.js";
 import type { RunStatus } from "../shared/store/types.js";
 import { parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
-import {
-  bindTasks,
-  boundInlineDraft,
-  buildMachine,
-  copyObjectIn,
-  ENTERED_TIME_MARKER,
-  type ExecutionSummary,
-  type PutEventsInput,
-  retryIntervals,
-  runExecution,
-  type TaskHandler,
-} from "./engine.js";
+import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./engine.js";
 import { FsBlobStore } from "./fs-blobs.js";
 import { writeAtomic } from "./lock.js";
 import {
@@ -95,6 +79,20 @@ export interface LocalRuntimeOptions {
   onWait?: (message: string) => void;
   /** How long to wait for the folder's database. @default 60_000 */
   dbTimeoutMs?: number;
+  /**
+   * Only reads runs and histories (`redraft runs`, `show`, `export`): the state machine and the
+   * handlers (a second of imports) are then loaded by the first `execute`, not by `open`.
+   * @default false
+   */
+  readOnly?: boolean;
+}
+
+/** The state machine, its tasks bound, and the engine that runs it (local/engine.ts). */
+interface Executor {
+  engine: typeof import("./engine.js");
+  machine: StateMachine;
+  handlers: Record<string, TaskHandler>;
+  retryIntervals: Record<string, number> | undefined;
 }
 
 /** What `admit` decided: run the draft under `runId`, or print the finished run `duplicateOf`. */
@@ -112,9 +110,10 @@ export class LocalRuntime {
   readonly runs: DynamoRunStore;
   readonly blobs: FsBlobStore;
   readonly deps: LoopDeps;
-  readonly #machine: StateMachine;
-  readonly #handlers: Record<string, TaskHandler>;
-  readonly #retryOverrides: Record<string, number> | undefined;
+  readonly #asl: AslDefinition;
+  readonly #dynamo: DynamoDBClient;
+  readonly #retryDelayMs: number | undefined;
+  #executor: Promise<Executor> | undefined;
   readonly #close: () => Promise<void>;
   /** Executions this runtime owns (see local/recovery.ts); released when their run is final. */
   readonly #owned = new Set<string>();
@@ -133,9 +132,44 @@ export class LocalRuntime {
     this.runs = deps.runs as DynamoRunStore;
     this.blobs = deps.blobs as FsBlobStore;
     this.#close = close;
-    this.#machine = buildMachine(asl);
-    this.#handlers = this.#bindTasks(asl, dynamo);
-    this.#retryOverrides = retryIntervals(asl, retryDelayMs);
+    this.#asl = asl;
+    this.#dynamo = dynamo;
+    this.#retryDelayMs = retryDelayMs;
+  }
+
+  /** The state machine with every task bound, built once, on first need. */
+  #executorReady(): Promise<Executor> {
+    this.#executor ??= (async () => {
+      const [engine, validate, correct, revalidate, judge] = await Promise.all([
+        import("./engine.js"),
+        import("../functions/validate.js"),
+        import("../functions/correct.js"),
+        import("../functions/revalidate.js"),
+        import("../functions/judge.js"),
+      ]);
+      const getDeps = async () => this.deps;
+      const handlers = engine.bindTasks(
+        this.#asl,
+        {
+          validate: validate.createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
+          correct: correct.createCorrectHandler(getDeps),
+          revalidate: revalidate.createRevalidateHandler(getDeps),
+          judge: judge.createJudgeHandler(getDeps),
+        },
+        {
+          updateItem: (input) => this.#updateItem(this.#dynamo, input, engine.ENTERED_TIME_MARKER),
+          copyObject: engine.copyObjectIn(this.blobs),
+          putEvents: (input) => this.#putEvents(input),
+        },
+      );
+      return {
+        engine,
+        machine: engine.buildMachine(this.#asl),
+        handlers,
+        retryIntervals: engine.retryIntervals(this.#asl, this.#retryDelayMs),
+      };
+    })();
+    return this.#executor;
   }
 
   static async open(options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -164,6 +198,8 @@ export class LocalRuntime {
       db.close(),
     );
     try {
+      // Built at open unless only reading, so that a state machine the engine refuses fails here.
+      if (!options.readOnly) await runtime.#executorReady();
       runtime.interrupted = await recoverInterrupted(dataDir, deps);
     } catch (error) {
       await db.close();
@@ -234,31 +270,16 @@ export class LocalRuntime {
     await releaseOwned(this.dataDir, runId);
   }
 
-  /** Binds each Lambda state to its real handler and each direct integration to a local adapter. */
-  #bindTasks(asl: AslDefinition, dynamo: DynamoDBClient): Record<string, TaskHandler> {
-    const getDeps = async () => this.deps;
-    return bindTasks(
-      asl,
-      {
-        validate: createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
-        correct: createCorrectHandler(getDeps),
-        revalidate: createRevalidateHandler(getDeps),
-        judge: createJudgeHandler(getDeps),
-      },
-      {
-        updateItem: (input) => this.#updateItem(dynamo, input),
-        copyObject: copyObjectIn(this.blobs),
-        putEvents: (input) => this.#putEvents(input),
-      },
-    );
-  }
-
   /** The state's own UpdateItem, against dynalite; errors named as Step Functions names them. */
-  async #updateItem(dynamo: DynamoDBClient, input: UpdateItemCommandInput): Promise<unknown> {
+  async #updateItem(
+    dynamo: DynamoDBClient,
+    input: UpdateItemCommandInput,
+    enteredTimeMarker: string,
+  ): Promise<unknown> {
     // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
     // per execution, so the runtime passes a marker there and stamps the real time here.
     const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
-      ENTERED_TIME_MARKER,
+      enteredTimeMarker,
       new Date().toISOString(),
     );
     try {
@@ -297,15 +318,13 @@ export class LocalRuntime {
 
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
+    const { engine, machine, handlers, retryIntervals } = await this.#executorReady();
     await this.#own(runId, input.draftRef?.key);
-    const summary = await runExecution(
-      this.#machine,
-      boundInlineDraft(input, this.deps.maxDraftDepth),
+    const summary = await engine.runExecution(
+      machine,
+      engine.boundInlineDraft(input, this.deps.maxDraftDepth),
       runId,
-      {
-        handlers: this.#handlers,
-        retryIntervals: this.#retryOverrides,
-      },
+      { handlers, retryIntervals },
     );
     // Atomic: `redraft show` in another process may read it while it is written.
     await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
