@@ -10,6 +10,7 @@
  * A bench that exits non-zero fails the whole run and no section is written.
  */
 import { spawnSync } from "node:child_process";
+import { loadavg } from "node:os";
 import { BENCHMARKS_MD, type SectionInput, writeSections } from "./lib/docs.js";
 
 /** Every bench, in the order of docs/BENCHMARKS.md. */
@@ -28,6 +29,7 @@ for (const bench of BENCHES) {
   const args = ["--import", "tsx", `bench/${bench}.ts`, ...(SMOKE ? ["--smoke"] : [])];
   console.error(`\n=== bench:${bench}${SMOKE ? " --smoke" : ""}`);
   const date = new Date();
+  const load = loadavg();
   const child = spawnSync(process.execPath, args, {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
@@ -38,7 +40,7 @@ for (const bench of BENCHES) {
     console.error(`bench:${bench} failed (exit ${child.status ?? child.signal}): nothing written`);
     process.exit(1);
   }
-  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date });
+  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date, load });
 }
 if (WRITE_DOCS) {
   writeSections(sections);

@@ -460,15 +460,30 @@ async function main(): Promise<void> {
       `gain is the corpus's own repairable faults (${jsonCases.filter((c) => c.faults.every((f) => JSON_REPAIRABLE_FAULT_IDS.includes(f))).length} json drafts need nothing else).`,
   );
 
-  const stuckOff = await runPolicy("redraft", cases, MAIN, {
-    config: { loop: { maxAttempts: MAX_ATTEMPTS, stuckAfter: MAX_ATTEMPTS } },
-  });
-  const mcqStuckOff = stuckOff.filter((o) => o.kind === "mcq");
+  // Where the mcq loss comes from: redraft's early exits stop runs the baselines carry on with.
   const mcqRuns = byKind(main, "mcq");
+  const variants: [string, NonNullable<DeploymentConfig["loop"]>][] = [
+    [`stuck exit off (stuckAfter = ${MAX_ATTEMPTS})`, { stuckAfter: MAX_ATTEMPTS }],
+    [`breaker later (breakerAfter = ${MAX_ATTEMPTS})`, { breakerAfter: MAX_ATTEMPTS }],
+    ["both", { stuckAfter: MAX_ATTEMPTS, breakerAfter: MAX_ATTEMPTS }],
+  ];
+  const variantRows: string[][] = [];
+  for (const [label, loop] of [["defaults", {}] as const, ...variants]) {
+    const runs = (
+      await runPolicy("redraft", mcqCases, MAIN, { config: { loop: { maxAttempts: MAX_ATTEMPTS, ...loop } } })
+    ).filter((o) => o.kind === "mcq");
+    const s = summarize(runs);
+    variantRows.push([
+      `redraft, ${label}`,
+      pct(s.validated),
+      s.calls.toFixed(2),
+      int(s.tokensPerValidated),
+      verdictText(verdict(runs, mcqRuns["last-answer"])),
+    ]);
+  }
+  console.log("\nwhere the mcq loss comes from (mcq drafts only; verdict vs last-answer retry, pts):");
   console.log(
-    `\nmcq with the stuck exit off (stuckAfter = ${MAX_ATTEMPTS}): redraft validates ${pct(summarize(mcqStuckOff).validated)} ` +
-      `(defaults ${pct(summarize(mcqRuns.redraft).validated)}); vs last-answer retry: ${verdictText(verdict(mcqStuckOff, mcqRuns["last-answer"]))} pts, ` +
-      `${fmtInt(summarize(mcqStuckOff).tokensPerValidated)} tokens per validated draft`,
+    table(["variant", "validated", "calls/draft", "tokens/validated", "vs last-answer"], variantRows),
   );
 
   const g = growth(sizes.redraft);

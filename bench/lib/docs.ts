@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 
 /** The file every bench writes its section of; nothing in it is typed by hand between the markers. */
 export const BENCHMARKS_MD = "docs/BENCHMARKS.md";
@@ -8,11 +8,17 @@ export const BENCHMARKS_MD = "docs/BENCHMARKS.md";
 export const startMarker = (bench: string) => `<!-- bench:${bench}:start -->`;
 export const endMarker = (bench: string) => `<!-- bench:${bench}:end -->`;
 
-/** The machine line every section carries: CPU model, logical cores, Node version. */
-export function machineLine(): string {
+/**
+ * The machine line every section carries: CPU model, logical cores, Node version, and the load average
+ * when the bench started (on a shared machine, other jobs' load moves every timing).
+ */
+export function machineLine(load: readonly number[] = loadavg()): string {
   const list = cpus();
   const model = list[0]?.model.trim() ?? "unknown CPU";
-  return `${model}, ${list.length} logical cores, Node ${process.version} (${process.platform}/${process.arch})`;
+  return (
+    `${model}, ${list.length} logical cores, Node ${process.version} (${process.platform}/${process.arch}); ` +
+    `load average ${load.map((x) => x.toFixed(1)).join(" ")} at the start`
+  );
 }
 
 /** `git rev-parse --short HEAD`, or "unknown" outside a checkout. */
@@ -31,17 +37,19 @@ export interface SectionInput {
   /** The bench's stdout, verbatim. */
   output: string;
   date?: Date;
+  /** The 1, 5 and 15 minute load averages when the bench started. */
+  load?: readonly number[];
 }
 
 /** One bench's section: its provenance (command, date, commit, machine) and its output verbatim. */
-export function renderSection({ bench, command, output, date = new Date() }: SectionInput): string {
+export function renderSection({ bench, command, output, date = new Date(), load }: SectionInput): string {
   return [
     startMarker(bench),
     "",
     `- command: \`${command}\``,
     `- date: ${date.toISOString().slice(0, 16).replace("T", " ")} UTC`,
     `- commit: \`${commitId()}\``,
-    `- machine: ${machineLine()}`,
+    `- machine: ${machineLine(load)}`,
     "",
     "```text",
     output.trimEnd(),
