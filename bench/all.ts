@@ -11,7 +11,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
-import { BENCHMARKS_MD, type SectionInput, writeSections } from "./lib/docs.js";
+import { BENCHMARKS_MD, commitId, type SectionInput, writeSections } from "./lib/docs.js";
 
 /** Every bench, in the order of docs/BENCHMARKS.md. */
 export const BENCHES = ["validate", "policy", "local", "startup", "coldstart"] as const;
@@ -30,6 +30,7 @@ for (const bench of BENCHES) {
   console.error(`\n=== bench:${bench}${SMOKE ? " --smoke" : ""}`);
   const date = new Date();
   const load = loadavg();
+  const commit = commitId();
   const child = spawnSync(process.execPath, args, {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
@@ -40,7 +41,7 @@ for (const bench of BENCHES) {
     console.error(`bench:${bench} failed (exit ${child.status ?? child.signal}): nothing written`);
     process.exit(1);
   }
-  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date, load });
+  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date, load, commit });
 }
 if (WRITE_DOCS) {
   writeSections(sections);

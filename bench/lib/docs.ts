@@ -21,10 +21,17 @@ export function machineLine(load: readonly number[] = loadavg()): string {
   );
 }
 
-/** `git rev-parse --short HEAD`, or "unknown" outside a checkout. */
+/**
+ * `git rev-parse --short HEAD` in backticks, or "unknown" outside a checkout; says so when the working tree has
+ * changes the commit does not hold (what ran is then the commit plus those changes).
+ */
 export function commitId(): string {
   try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" })
+      .split("\n")
+      .filter((line) => line.trim() !== "" && !line.endsWith(BENCHMARKS_MD)).length;
+    return dirty > 0 ? `\`${head}\` plus ${dirty} files changed in the working tree` : `\`${head}\``;
   } catch {
     return "unknown";
   }
@@ -39,16 +46,25 @@ export interface SectionInput {
   date?: Date;
   /** The 1, 5 and 15 minute load averages when the bench started. */
   load?: readonly number[];
+  /** The commit when the bench started ({@link commitId}). */
+  commit?: string;
 }
 
 /** One bench's section: its provenance (command, date, commit, machine) and its output verbatim. */
-export function renderSection({ bench, command, output, date = new Date(), load }: SectionInput): string {
+export function renderSection({
+  bench,
+  command,
+  output,
+  date = new Date(),
+  load,
+  commit = commitId(),
+}: SectionInput): string {
   return [
     startMarker(bench),
     "",
     `- command: \`${command}\``,
     `- date: ${date.toISOString().slice(0, 16).replace("T", " ")} UTC`,
-    `- commit: \`${commitId()}\``,
+    `- commit: ${commit}`,
     `- machine: ${machineLine(load)}`,
     "",
     "```text",
