@@ -12,7 +12,11 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import { cpus, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import pLimit from "p-limit";
+import { createFinalizeHandler } from "../functions/finalize.js";
+import type { DynamoRunStore } from "../functions/lib/dynamo-store.js";
+import { FAILURE_REASONS, type StoppedStatus } from "../functions/lib/finalizer.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
+import { validateStep } from "../shared/loop/steps.js";
 import { limitModel } from "../shared/model/limited.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
 import { type Audit, audit } from "../tests/chaos/audit.js";
@@ -24,6 +28,7 @@ import {
   firstWriteOfEachStepLost,
   SteadyModel,
 } from "../tests/chaos/faults.js";
+import { makeRun } from "../tests/stores/fixtures.js";
 import { synthesizedAsl } from "../tests/workflow/harness.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -274,6 +279,119 @@ async function modelScenario(work: string): Promise<Row> {
   ]);
 }
 
+/**
+ * The cloud finalizer (λ finalize) fed the `Step Functions Execution Status Change` events AWS
+ * documents, TIMED_OUT, ABORTED and FAILED, each delivered twice (EventBridge is at least once),
+ * for runs in each non-terminal status, runs that already have an outcome, and an execution that
+ * died before Validate registered its run; over the local store (DynamoRunStore on dynalite).
+ * A run Validate really registered (its content claimed) is resubmitted after finalizing: the
+ * resubmission must run, not be refused as a duplicate.
+ */
+async function finalizerScenario(work: string): Promise<Row> {
+  const runtime = await LocalRuntime.open({
+    dataDir: join(work, "finalizer", "data"),
+    asl: await synthesizedAsl(),
+    onWait: () => {},
+  });
+  const problems: string[] = [];
+  const announced: string[] = [];
+  const handler = createFinalizeHandler(() => ({
+    runs: runtime.runs as DynamoRunStore,
+    announce: async (_type, detail) => {
+      announced.push(String(detail.runId));
+    },
+    now: () => new Date().toISOString(),
+  }));
+  const event = (name: string, status: StoppedStatus) => ({
+    source: "aws.states",
+    "detail-type": "Step Functions Execution Status Change",
+    detail: {
+      executionArn: `arn:aws:states:us-east-1:123456789012:execution:redraft-local:${name}`,
+      stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:redraft-local",
+      name,
+      status,
+      startDate: Date.now() - 3_600_000,
+      stopDate: Date.now(),
+      input: null,
+      output: null,
+      error: status === "FAILED" ? "States.Runtime" : null,
+      cause: null,
+    },
+  });
+  const expected = new Map<string, { status: string; reason?: string }>();
+  const statuses = ["TIMED_OUT", "ABORTED", "FAILED"] as const;
+  try {
+    for (const status of statuses) {
+      const reason = FAILURE_REASONS[status];
+      for (const active of ["draft", "correcting"] as const) {
+        const runId = `fin-${status}-${active}`;
+        await runtime.runs.createRun(makeRun(runId, { status: active, draftId: runId }));
+        expected.set(runId, { status: "failed", reason });
+      }
+      for (const final of ["validated", "needs_manual_review", "rejected"] as const) {
+        const runId = `fin-${status}-${final}`;
+        await runtime.runs.createRun(makeRun(runId, { status: final, draftId: runId }));
+        expected.set(runId, { status: final });
+      }
+      expected.set(`fin-${status}-unregistered`, { status: "failed", reason });
+    }
+    // A run Validate registered for real, its content claimed: finalized, then resubmitted.
+    const draft = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "mcq-seed004.json"), "utf8"));
+    const claimed = await validateStep({ runId: "fin-claimed", draft, submissionId: "chaos" }, runtime.deps);
+    if (claimed.decision === "rejected" || claimed.decision === "duplicate")
+      problems.push(`the claimed run was ${claimed.decision} before any finalizing`);
+    expected.set("fin-claimed", { status: "failed", reason: FAILURE_REASONS.TIMED_OUT });
+
+    for (const runId of expected.keys()) {
+      const status = statuses.find((s) => runId.includes(s)) ?? "TIMED_OUT";
+      for (let delivery = 0; delivery < 2; delivery++) await handler(event(runId, status));
+    }
+    const again = await validateStep(
+      { runId: "fin-resubmitted", draft, submissionId: "chaos" },
+      runtime.deps,
+    );
+    if (again.decision === "duplicate" || again.decision === "rejected")
+      problems.push(`a resubmission after the finalizer was ${again.decision}: the claim was not released`);
+
+    let terminal = 0;
+    const outcomes: Record<string, number> = {};
+    for (const [runId, want] of expected) {
+      const run = await runtime.runs.getRun(runId);
+      const got = run ? `${run.status}${run.reason ? `/${run.reason}` : ""}` : "missing";
+      outcomes[got] = (outcomes[got] ?? 0) + 1;
+      if (run && !["draft", "correcting"].includes(run.status)) terminal++;
+      if (!run || run.status !== want.status || (want.reason && run.reason !== want.reason))
+        problems.push(`${runId}: ${got}, expected ${want.status}${want.reason ? `/${want.reason}` : ""}`);
+      const wasFinal = want.reason === undefined;
+      if (wasFinal && announced.includes(runId))
+        problems.push(`${runId}: announced though it had an outcome`);
+      if (!wasFinal && !announced.includes(runId)) problems.push(`${runId}: its failure was never announced`);
+    }
+    return row(
+      "cloud finalizer: TIMED_OUT / ABORTED / FAILED events, each delivered twice",
+      {
+        runs: expected.size,
+        terminal,
+        duplicated: 0,
+        lost: 0,
+        tokenMismatches: 0,
+        interrupted: 0,
+        interruptedRuns: [],
+        outcomes,
+        problems: [],
+      },
+      [
+        `${expected.size * 2} events for runs in draft, correcting, validated, needs_manual_review, rejected and unregistered`,
+        `${announced.length} Draft Failed announcements`,
+        "a finalized run's content resubmitted runs again",
+      ],
+      problems,
+    );
+  } finally {
+    await runtime.close();
+  }
+}
+
 function table(rows: Row[]): string[] {
   const head = [
     "scenario",
@@ -309,7 +427,13 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   try {
     await synthesizedAsl();
-    for (const scenario of [killScenario, concurrentScenario, storeScenario, modelScenario]) {
+    for (const scenario of [
+      killScenario,
+      concurrentScenario,
+      storeScenario,
+      modelScenario,
+      finalizerScenario,
+    ]) {
       if (ONLY && !scenario.name.includes(ONLY)) continue;
       const t = Date.now();
       const r = await scenario(work);
@@ -332,8 +456,7 @@ async function main(): Promise<number> {
     problems: sum((r) => r.problems.length),
   };
   const lastLine = `runs ${total.runs}, terminal ${total.terminal}, duplicated ${total.duplicated}, lost ${total.lost}, token mismatches ${total.mismatches}`;
-  const pending = "pending: cloud finalizer not built";
-  const lines = [...table(rows), "", pending];
+  const lines = table(rows);
   say("");
   for (const l of lines) say(l);
   say(lastLine);
