@@ -63,7 +63,11 @@ export const EnvConfigSchema = z
       .optional(),
     /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps them. */
     removalPolicy: z.enum(["destroy", "retain"]),
-    /** A run that takes longer is stopped by Step Functions (and alarmed on). */
+    /**
+     * A run that takes longer is stopped by Step Functions (alarmed on, and finalized as `timed_out`).
+     * At least the run's worst case (infra/worst-case.ts; tests/infra checks it), so that a run whose
+     * every retry is spent is never cut short.
+     */
     executionTimeoutMinutes: z
       .number()
       .int()
@@ -99,6 +103,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 200_000, maxCostUsd: 0.5 },
       caps: { maxAttempts: 3, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 1 },
+      modelConcurrency: 2,
     },
     dedupeWindowMinutes: 15,
     logLevel: "DEBUG",
@@ -106,7 +111,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     retentionDays: 7,
     stateMachineLogs: { level: "ALL", includeExecutionData: true },
     removalPolicy: "destroy",
-    executionTimeoutMinutes: 60,
+    executionTimeoutMinutes: 300,
     alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
   },
   staging: {
@@ -115,6 +120,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 300_000, maxCostUsd: 1 },
       caps: { maxAttempts: 4, maxLogicAttempts: 2, maxTokens: 600_000, maxCostUsd: 2 },
+      modelConcurrency: 4,
     },
     dedupeWindowMinutes: 15,
     logLevel: "INFO",
@@ -122,7 +128,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     retentionDays: 30,
     stateMachineLogs: { level: "ERROR", includeExecutionData: true },
     removalPolicy: "destroy",
-    executionTimeoutMinutes: 60,
+    executionTimeoutMinutes: 450,
     alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
   },
   prod: {
@@ -131,6 +137,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     deployment: {
       loop: { maxAttempts: 3, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 2 },
       caps: { maxAttempts: 5, maxLogicAttempts: 3, maxTokens: 800_000, maxCostUsd: 4 },
+      modelConcurrency: 12,
     },
     dedupeWindowMinutes: 60,
     logLevel: "INFO",
@@ -139,7 +146,7 @@ export const environments: Record<EnvName, EnvConfig> = {
     // Errors only, without drafts or results: the run record and the bucket hold the evidence.
     stateMachineLogs: { level: "ERROR", includeExecutionData: false },
     removalPolicy: "retain",
-    executionTimeoutMinutes: 60,
+    executionTimeoutMinutes: 600,
     alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
   },
 };

@@ -2,7 +2,7 @@ import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { LoopDeps } from "../../shared/loop/steps.js";
-import { createModelClient, isPriced } from "../../shared/model/index.js";
+import { AnthropicModelClient, BedrockModelClient, isPriced } from "../../shared/model/index.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DynamoRunStore } from "./dynamo-store.js";
@@ -26,21 +26,19 @@ async function anthropicKey(secretArn: string): Promise<string> {
 }
 
 async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
+  // Each request is bounded so that it, and the SDK's retries of it, end before the Lambda does.
+  const limits = { timeoutMs: env.MODEL_TIMEOUT_MS, maxRetries: env.MODEL_MAX_RETRIES };
   switch (env.MODEL_PROVIDER) {
     case "anthropic": {
       const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
-      return createModelClient({
-        provider: "anthropic",
-        apiKey,
-        ...(env.MODEL_ID && { model: env.MODEL_ID }),
-      });
+      return new AnthropicModelClient({ apiKey, ...limits, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
     }
     case "bedrock":
       // IAM credentials come from the function's role: no key.
-      return createModelClient({
-        provider: "bedrock",
+      return new BedrockModelClient({
+        ...limits,
         ...(env.MODEL_ID && { model: env.MODEL_ID }),
-        ...(env.AWS_REGION && { region: env.AWS_REGION }),
+        ...(env.AWS_REGION && { awsRegion: env.AWS_REGION }),
       });
     default:
       return undefined;

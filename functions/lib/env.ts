@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../../shared/model/messages.js";
 import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";
 import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../../shared/validate.js";
 
@@ -13,6 +14,10 @@ const EnvSchema = z
     MODEL_PROVIDER: z.enum(["anthropic", "bedrock", "none"]).default("none"),
     MODEL_ID: z.string().min(1).optional(),
     ANTHROPIC_SECRET_ARN: z.string().min(1).optional(),
+    /** One model request's timeout; set by the stack to fit inside the Lambda timeout. */
+    MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_TIMEOUT_MS),
+    /** The SDK's own retries of a model request (0 in the cloud: the state machine retries). */
+    MODEL_MAX_RETRIES: z.coerce.number().int().nonnegative().default(DEFAULT_MAX_RETRIES),
     AWS_REGION: z.string().optional(),
     DEPLOYMENT_CONFIG: z
       .string()

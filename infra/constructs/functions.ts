@@ -16,6 +16,7 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { DEFAULT_MODEL_CONCURRENCY } from "../../shared/model/limited.js";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
@@ -43,6 +44,41 @@ export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
 /** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
 export const BUNDLE_TARGET = "node20";
 
+/**
+ * One model request, as the model steps make it in the cloud: the SDK's timeout per request, and no
+ * SDK retry — the state machine retries (MODEL_RETRY, jittered and visible in the console), so a
+ * slow model cannot spend the Lambda's whole timeout on retries nobody sees.
+ */
+export const MODEL_REQUEST = { timeout: Duration.seconds(120), sdkRetries: 0 } as const;
+
+/**
+ * Each step's Lambda timeout. A model step fits its request(s) — `timeout × (sdkRetries + 1)` —
+ * and a margin for the secret, the blobs and the store (MODEL_STEP_MARGIN); tests/infra checks it.
+ */
+export const FUNCTION_TIMEOUTS = {
+  validate: Duration.seconds(60),
+  correct: Duration.seconds(180),
+  revalidate: Duration.seconds(60),
+  judge: Duration.seconds(180),
+} as const;
+
+/** What a model step does besides its model request: read the key, the drafts, write the answer. */
+export const MODEL_STEP_MARGIN = Duration.seconds(30);
+
+/**
+ * The reserved concurrency of the two model steps out of `modelConcurrency`: the judge a quarter
+ * (at least one), correct the rest, so the calls in flight never exceed the configured total.
+ */
+export function modelConcurrencyShares(total: number): { correct: number; judge: number } {
+  if (!Number.isInteger(total) || total < 2) {
+    throw new RangeError(
+      `modelConcurrency must be at least 2 in the cloud (correct and judge), not ${total}`,
+    );
+  }
+  const judge = Math.max(1, Math.floor(total / 4));
+  return { correct: total - judge, judge };
+}
+
 export interface RedraftFunctionProps {
   readonly description: string;
   readonly timeout: Duration;
@@ -50,6 +86,8 @@ export interface RedraftFunctionProps {
   readonly config: EnvConfig;
   /** Where Lambda sends an asynchronous invocation that failed its retries (the trigger DLQ). */
   readonly deadLetterQueue?: IQueue;
+  /** Concurrent executions set aside for (and limited to) this function. @default none */
+  readonly reservedConcurrency?: number;
 }
 
 export interface FunctionsProps {
@@ -93,6 +131,8 @@ export class Functions extends Construct {
     const model = {
       MODEL_PROVIDER: provider,
       MODEL_ID: modelId,
+      MODEL_TIMEOUT_MS: String(MODEL_REQUEST.timeout.toMilliseconds()),
+      MODEL_MAX_RETRIES: String(MODEL_REQUEST.sdkRetries),
       ...(anthropicSecret && { ANTHROPIC_SECRET_ARN: anthropicSecret.secretArn }),
     };
 
@@ -101,37 +141,54 @@ export class Functions extends Construct {
       description: string,
       timeout: Duration,
       environment: Record<string, string>,
-    ) => redraftFunction(this, name, { description, timeout, environment, config });
+      reservedConcurrency?: number,
+    ) =>
+      redraftFunction(this, name, {
+        description,
+        timeout,
+        environment,
+        config,
+        ...(reservedConcurrency !== undefined && { reservedConcurrency }),
+      });
+    // The model is called by correct and judge only: their reserved concurrency bounds the calls
+    // in flight, and a burst beyond it waits in the state machine's retry (MODEL_LOAD_RETRY).
+    const shares = modelConcurrencyShares(config.deployment.modelConcurrency ?? DEFAULT_MODEL_CONCURRENCY);
 
     // Validate learns from MODEL_PROVIDER whether a model is configured (`modelAvailable`); it
     // carries the model settings so the environment check passes, but never reads the key.
     this.validate = make(
       "validate",
       "Load, reject or register, repair and check a draft (attempt 0)",
-      Duration.seconds(60),
+      FUNCTION_TIMEOUTS.validate,
       {
         ...common,
         ...model,
       },
     );
-    this.correct = make("correct", "One model call on the best draft so far", Duration.minutes(5), {
-      ...common,
-      ...model,
-    });
+    this.correct = make(
+      "correct",
+      "One model call on the best draft so far",
+      FUNCTION_TIMEOUTS.correct,
+      { ...common, ...model },
+      shares.correct,
+    );
     // Re-validation never calls the model: without a provider it builds no client and needs no key.
     this.revalidate = make(
       "revalidate",
       "Repair and fully re-validate a corrected draft",
-      Duration.seconds(60),
+      FUNCTION_TIMEOUTS.revalidate,
       {
         ...common,
         MODEL_PROVIDER: "none",
       },
     );
-    this.judge = make("judge", "The LLM judge of the logic phase", Duration.minutes(5), {
-      ...common,
-      ...model,
-    });
+    this.judge = make(
+      "judge",
+      "The LLM judge of the logic phase",
+      FUNCTION_TIMEOUTS.judge,
+      { ...common, ...model },
+      shares.judge,
+    );
 
     this.outcome = make("outcome", "Count how runs ended (embedded metrics)", Duration.seconds(30), {
       TABLE_NAME: table.tableName,
@@ -292,6 +349,9 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     systemLogLevelV2: SystemLogLevel.INFO,
     environment,
     ...(props.deadLetterQueue && { deadLetterQueue: props.deadLetterQueue, retryAttempts: 2 }),
+    ...(props.reservedConcurrency !== undefined && {
+      reservedConcurrentExecutions: props.reservedConcurrency,
+    }),
     bundling: {
       format: OutputFormat.ESM,
       target: BUNDLE_TARGET,

@@ -81,13 +81,19 @@ export const MODEL_FAILURES = [
   ErrorNames.CassetteExhausted,
 ];
 
-/** Errors Lambda itself raises around an invocation; worth retrying, unlike the function's own. */
+/**
+ * Errors Lambda itself raises around an invocation, worth retrying unlike the function's own:
+ * the service's hiccups, a throttled invoke, and a crashed or timed-out sandbox (`Lambda.Unknown`,
+ * `Sandbox.Timedout`: the steps are idempotent, so a second try is safe).
+ */
 export const LAMBDA_SERVICE_ERRORS = [
   "Lambda.ClientExecutionTimeoutException",
   "Lambda.ServiceException",
   "Lambda.AWSLambdaException",
   "Lambda.SdkClientException",
   "Lambda.TooManyRequestsException",
+  "Lambda.Unknown",
+  "Sandbox.Timedout",
 ];
 
 /** Transient model errors: backoff with full jitter, so parallel runs do not retry in lockstep. */
@@ -100,14 +106,47 @@ export const MODEL_RETRY: RetryProps = {
   jitterStrategy: JitterType.FULL,
 };
 
-const SERVICE_RETRY: RetryProps = {
+/** Lambda's own errors and the store's transient one, on the steps that never call the model. */
+export const SERVICE_RETRY: RetryProps = {
   errors: [...LAMBDA_SERVICE_ERRORS, StoreErrorNames.Unavailable],
   interval: Duration.seconds(2),
   backoffRate: 2,
-  maxAttempts: 5,
+  maxAttempts: 3,
   maxDelay: Duration.seconds(30),
   jitterStrategy: JitterType.FULL,
 };
+
+/**
+ * The same errors on the model steps, whose functions have reserved concurrency
+ * (`modelConcurrency`): a burst beyond it is throttled (`Lambda.TooManyRequestsException`) and
+ * waits here, long and jittered, instead of reaching the model API as 429s.
+ */
+export const MODEL_LOAD_RETRY: RetryProps = {
+  ...SERVICE_RETRY,
+  interval: Duration.seconds(5),
+  backoffRate: 2,
+  maxAttempts: 6,
+  maxDelay: Duration.seconds(120),
+};
+
+/**
+ * How long a direct integration (S3 copy, DynamoDB update, EventBridge put) may take before Step
+ * Functions gives up on it (`States.Timeout`): each is one small request.
+ */
+export const DIRECT_TASK_TIMEOUT = Duration.seconds(20);
+
+/** Throttling or a service hiccup in a direct integration: a few jittered retries. */
+export const DIRECT_RETRY: RetryProps = {
+  errors: ["States.TaskFailed", "States.Timeout"],
+  interval: Duration.seconds(1),
+  backoffRate: 2,
+  maxAttempts: 3,
+  maxDelay: Duration.seconds(20),
+  jitterStrategy: JitterType.FULL,
+};
+
+/** Extra time a Lambda Task state allows beyond the function's own timeout (see `lambdaStep`). */
+export const LAMBDA_TASK_SLACK = Duration.seconds(30);
 
 /** The error Step Functions reports when a DynamoDB condition fails in a direct integration. */
 export const CONDITIONAL_CHECK_FAILED = "DynamoDB.ConditionalCheckFailedException";
@@ -174,7 +213,7 @@ export class CorrectionWorkflow extends Construct {
 
     const correctExecution = this.lambdaStep(StateNames.CorrectExecution, props.correct);
     correctExecution.addRetry(MODEL_RETRY);
-    correctExecution.addRetry(SERVICE_RETRY);
+    correctExecution.addRetry(MODEL_LOAD_RETRY);
     correctExecution.addCatch(recordFailure, toFailure);
 
     const countExecutionAttempt = new Pass(this, StateNames.CountExecutionAttempt, {
@@ -193,11 +232,11 @@ export class CorrectionWorkflow extends Construct {
     // Logic phase: its own states and its own counter, so the console shows which loop runs.
     const judge = this.lambdaStep(StateNames.Judge, props.judge);
     judge.addRetry(MODEL_RETRY);
-    judge.addRetry(SERVICE_RETRY);
+    judge.addRetry(MODEL_LOAD_RETRY);
     judge.addCatch(recordFailure, toFailure);
     const correctLogic = this.lambdaStep(StateNames.CorrectLogic, props.correct);
     correctLogic.addRetry(MODEL_RETRY);
-    correctLogic.addRetry(SERVICE_RETRY);
+    correctLogic.addRetry(MODEL_LOAD_RETRY);
     correctLogic.addCatch(recordFailure, toFailure);
     const countLogicAttempt = new Pass(this, StateNames.CountLogicAttempt, {
       comment: "One more logic-phase correction made; HasCriticalFindings? compares it with its own limit.",
@@ -439,9 +478,9 @@ export class CorrectionWorkflow extends Construct {
       ...(payload && { payload: TaskInput.fromObject(payload) }),
       // Lambda's own timeout ends the call first in the cloud; an explicit bound keeps runtimes
       // that default Task states to 60 s (aws-local-stepfunctions) from cutting a model call short.
-      taskTimeout: Timeout.duration((fn.timeout ?? Duration.minutes(5)).plus(Duration.seconds(30))),
+      taskTimeout: Timeout.duration((fn.timeout ?? Duration.minutes(5)).plus(LAMBDA_TASK_SLACK)),
       outputPath: "$.Payload",
-      // Retried explicitly (SERVICE_RETRY), with jitter and the store's transient error.
+      // Retried explicitly (SERVICE_RETRY / MODEL_LOAD_RETRY), with jitter and the store's transient error.
       retryOnServiceExceptions: false,
     });
   }
@@ -471,8 +510,9 @@ export class CorrectionWorkflow extends Construct {
         }),
       ],
       resultPath: JsonPath.DISCARD,
+      taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    task.addRetry(directRetry());
+    task.addRetry(DIRECT_RETRY);
     return task;
   }
 
@@ -517,10 +557,11 @@ export class CorrectionWorkflow extends Construct {
       expressionAttributeNames: update.ExpressionAttributeNames,
       expressionAttributeValues: attributeValues,
       resultPath: JsonPath.DISCARD,
+      taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
     // Never retry a failed condition: the status it wanted is already in place.
     task.addRetry({ errors: [CONDITIONAL_CHECK_FAILED], maxAttempts: 0 });
-    task.addRetry(directRetry());
+    task.addRetry(DIRECT_RETRY);
     return task;
   }
 
@@ -546,20 +587,9 @@ export class CorrectionWorkflow extends Construct {
         },
       ],
       resultPath: JsonPath.DISCARD,
+      taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    task.addRetry(directRetry());
+    task.addRetry(DIRECT_RETRY);
     return task;
   }
-}
-
-/** Throttling or a service hiccup in a direct integration: a few jittered retries. */
-function directRetry(): RetryProps {
-  return {
-    errors: ["States.TaskFailed"],
-    interval: Duration.seconds(1),
-    backoffRate: 2,
-    maxAttempts: 3,
-    maxDelay: Duration.seconds(20),
-    jitterStrategy: JitterType.FULL,
-  };
 }

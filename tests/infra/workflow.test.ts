@@ -3,6 +3,7 @@ import { Match } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RUN_SORT_KEY, runKey, statusUpdate } from "../../functions/lib/table.js";
+import { environments } from "../../infra/config.js";
 import {
   CONDITIONAL_CHECK_FAILED,
   LAMBDA_SERVICE_ERRORS,
@@ -57,7 +58,7 @@ describe("correction workflow: shape", () => {
 
   it("is a Standard, JSONPath state machine with X-Ray, ALL-level logs and a timeout", () => {
     expect(asl.QueryLanguage ?? "JSONPath").toBe("JSONPath");
-    expect(asl.TimeoutSeconds).toBe(3600);
+    expect(asl.TimeoutSeconds).toBe(environments.dev.executionTimeoutMinutes * 60);
     template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
       StateMachineType: "STANDARD",
       TracingConfiguration: { Enabled: true },
@@ -166,6 +167,15 @@ describe("correction workflow: Lambda steps", () => {
       expect(retried).not.toContain(ErrorNames.ModelNotConfigured);
       // Lambda's own hiccups are retried too, after the model's.
       expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
+      // …with a long backoff: a throttle is the model steps' reserved concurrency at work.
+      expect(retriesOf(name)[1]).toEqual({
+        ErrorEquals: [...LAMBDA_SERVICE_ERRORS, "StoreUnavailableError"],
+        IntervalSeconds: 5,
+        BackoffRate: 2,
+        MaxAttempts: 6,
+        MaxDelaySeconds: 120,
+        JitterStrategy: "FULL",
+      });
       for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
     },
   );
@@ -174,7 +184,10 @@ describe("correction workflow: Lambda steps", () => {
     for (const name of [StateNames.Validate, StateNames.Revalidate, StateNames.RevalidateLogic]) {
       const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
       expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
-      expect(retried.filter((e) => !e.startsWith("Lambda."))).toEqual(["StoreUnavailableError"]);
+      expect(retried.filter((e) => !e.startsWith("Lambda."))).toEqual([
+        "Sandbox.Timedout",
+        "StoreUnavailableError",
+      ]);
       for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
     }
   });
@@ -403,14 +416,31 @@ describe("correction workflow: outcomes through direct integrations", () => {
     });
   });
 
-  it("retries throttling in direct integrations a few times, with jitter", () => {
+  it("bounds direct integrations in time and retries them a few times, with jitter", () => {
     for (const name of [...PUBLISH_STATES, ...RECORD_STATES, ...ANNOUNCE_STATES]) {
+      expect((stateOf(asl, name) as { TimeoutSeconds?: number }).TimeoutSeconds).toBe(20);
       expect(retriesOf(name)).toContainEqual(
         expect.objectContaining({
-          ErrorEquals: ["States.TaskFailed"],
+          ErrorEquals: ["States.TaskFailed", "States.Timeout"],
           MaxAttempts: 3,
           JitterStrategy: "FULL",
         }),
+      );
+    }
+  });
+
+  it("retries a crashed or timed-out Lambda (Lambda.Unknown, Sandbox.Timedout) on every Lambda step", () => {
+    for (const name of LAMBDA_STATES) {
+      const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
+      expect(retried).toEqual(
+        expect.arrayContaining([
+          "Lambda.Unknown",
+          "Sandbox.Timedout",
+          "Lambda.ServiceException",
+          "Lambda.AWSLambdaException",
+          "Lambda.SdkClientException",
+          "Lambda.TooManyRequestsException",
+        ]),
       );
     }
   });

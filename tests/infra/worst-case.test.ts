@@ -1,0 +1,110 @@
+import { readFileSync } from "node:fs";
+import { Duration } from "aws-cdk-lib";
+import { describe, expect, it } from "vitest";
+import { ENV_NAMES, environments } from "../../infra/config.js";
+import {
+  FUNCTION_TIMEOUTS,
+  MODEL_REQUEST,
+  MODEL_STEP_MARGIN,
+  modelConcurrencyShares,
+} from "../../infra/constructs/functions.js";
+import { backoffSeconds, stepWorstCase, worstCase } from "../../infra/worst-case.js";
+import { getAsl } from "./asl.js";
+import { logicalId, synthesize } from "./synth.js";
+
+describe("timeouts that add up", () => {
+  it.each(["correct", "judge"] as const)(
+    "%s: the model request and the SDK's retries of it end before the Lambda does",
+    (name) => {
+      const requests = MODEL_REQUEST.timeout.toSeconds() * (MODEL_REQUEST.sdkRetries + 1);
+      expect(requests + MODEL_STEP_MARGIN.toSeconds()).toBeLessThanOrEqual(
+        FUNCTION_TIMEOUTS[name].toSeconds(),
+      );
+    },
+  );
+
+  it("hands the model steps the request timeout and retries the stack sizes them for", () => {
+    const { stack, template } = synthesize("prod");
+    const resources = template.toJSON().Resources;
+    for (const fn of [stack.functions.correct, stack.functions.judge]) {
+      const props = resources[logicalId(fn)].Properties;
+      expect(props.Environment.Variables).toMatchObject({
+        MODEL_TIMEOUT_MS: String(MODEL_REQUEST.timeout.toMilliseconds()),
+        MODEL_MAX_RETRIES: String(MODEL_REQUEST.sdkRetries),
+      });
+      expect(props.Timeout).toBeGreaterThanOrEqual(
+        MODEL_REQUEST.timeout.toSeconds() * (MODEL_REQUEST.sdkRetries + 1),
+      );
+    }
+  });
+
+  it("adds up a retrier's longest waits, each capped at its MaxDelay", () => {
+    expect(
+      backoffSeconds({
+        interval: Duration.seconds(5),
+        backoffRate: 2,
+        maxAttempts: 6,
+        maxDelay: Duration.seconds(120),
+      }),
+    ).toBe(5 + 10 + 20 + 40 + 80 + 120);
+    expect(
+      stepWorstCase(Duration.seconds(10), [
+        { interval: Duration.seconds(1), backoffRate: 2, maxAttempts: 2 },
+        { interval: Duration.seconds(3), backoffRate: 1, maxAttempts: 1 },
+      ]),
+    ).toEqual({ attemptSeconds: 10, attempts: 4, backoffSeconds: 1 + 2 + 3, totalSeconds: 46 });
+  });
+
+  it.each(ENV_NAMES)("%s: the state machine's timeout is at least a run's worst case", (env) => {
+    const config = environments[env];
+    const worst = worstCase(config);
+    expect(worst.totalSeconds).toBeLessThanOrEqual(config.executionTimeoutMinutes * 60);
+    // The machine deploys what the config says.
+    expect(getAsl(synthesize(env).template).TimeoutSeconds).toBe(config.executionTimeoutMinutes * 60);
+  });
+
+  it("is the table the README's Deploying section shows", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const row = (label: string) =>
+      readme
+        .split("\n")
+        .find((line) => line.startsWith(`| ${label} |`))
+        ?.split("|")
+        .slice(2, 5)
+        .map((cell) => cell.trim());
+    expect(row("a whole run, worst case")).toEqual(
+      ENV_NAMES.map((env) => `${Math.ceil(worstCase(environments[env]).totalSeconds / 60)} min`),
+    );
+    expect(row("state-machine timeout")).toEqual(
+      ENV_NAMES.map((env) => `${environments[env].executionTimeoutMinutes} min`),
+    );
+  });
+
+  it("counts every correction the caps allow and one judge round more than the logic corrections", () => {
+    const worst = worstCase(environments.prod);
+    expect(worst).toMatchObject({ executionAttempts: 5, logicAttempts: 3, judgeRounds: 4 });
+    expect(worst.correct.attemptSeconds).toBe(FUNCTION_TIMEOUTS.correct.toSeconds() + 30);
+  });
+});
+
+describe("bounded model load in the cloud", () => {
+  it("splits modelConcurrency between correct and judge, never exceeding it", () => {
+    expect(modelConcurrencyShares(2)).toEqual({ correct: 1, judge: 1 });
+    expect(modelConcurrencyShares(12)).toEqual({ correct: 9, judge: 3 });
+    expect(() => modelConcurrencyShares(1)).toThrow(/at least 2/);
+  });
+
+  it.each(ENV_NAMES)("%s: correct and judge have reserved concurrency from modelConcurrency", (env) => {
+    const { stack, template } = synthesize(env);
+    const total = environments[env].deployment.modelConcurrency ?? 0;
+    const shares = modelConcurrencyShares(total);
+    const reserved = (fn: typeof stack.functions.correct) =>
+      template.toJSON().Resources[logicalId(fn)].Properties.ReservedConcurrentExecutions;
+    expect(reserved(stack.functions.correct)).toBe(shares.correct);
+    expect(reserved(stack.functions.judge)).toBe(shares.judge);
+    expect(shares.correct + shares.judge).toBe(total);
+    for (const fn of [stack.functions.validate, stack.functions.revalidate, stack.functions.outcome]) {
+      expect(reserved(fn)).toBeUndefined();
+    }
+  });
+});
