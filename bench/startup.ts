@@ -12,8 +12,9 @@
  * `--smoke`: 10 runs in the data dir, 1 process each.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
@@ -28,6 +29,9 @@ const BIN = resolve("bin/redraft.js");
 const ROOT = resolve(".cache/bench-startup");
 const DATA_DIR = join(ROOT, `data-${RUNS_IN_DIR}`);
 const READY = join(DATA_DIR, "bench-ready.json");
+const DIST_MAIN = resolve("dist/cli/main.js");
+/** What bin/redraft.js does once it has chosen dist/: import the compiled main and run it. */
+const COMPILED = `const { main } = await import(${JSON.stringify(pathToFileURL(DIST_MAIN).href)}); process.exitCode = await main(process.argv);`;
 
 /** The environment of every measured process: no model key, no colour, nothing inherited that changes paths. */
 const ENV = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1" };
@@ -69,9 +73,33 @@ function ensureDataDir(): number {
   return seconds;
 }
 
+/**
+ * Which code `bin/redraft.js` will run, read as it reads it: dist/ when dist/build.json lists sources
+ * none of which changed since the build started, else the TypeScript sources through tsx.
+ */
+function binPath(): string {
+  let build: { startedAt: number; sources: string[] };
+  try {
+    build = JSON.parse(readFileSync("dist/build.json", "utf8")) as typeof build;
+  } catch {
+    return "the TypeScript sources through tsx (no dist/build.json)";
+  }
+  const stale = build.sources.filter((source) => {
+    try {
+      return statSync(source).mtimeMs >= build.startedAt;
+    } catch {
+      return true;
+    }
+  });
+  return stale.length === 0
+    ? "the compiled dist/"
+    : `the TypeScript sources through tsx: dist/ is stale, ${stale.length} of its sources changed since the build (${stale.slice(0, 3).join(", ")}${stale.length > 3 ? ", …" : ""})`;
+}
+
 function main(): void {
   console.log("redraft bench:startup");
   console.log(machine());
+  console.log(`bin/redraft.js runs ${binPath()}`);
   const made = ensureDataDir();
   const listed = run([BIN, "runs", "--data-dir", DATA_DIR, "--json", "--limit", String(RUNS_IN_DIR + 1)])
     .stdout.trim()
@@ -86,6 +114,14 @@ function main(): void {
     ["redraft --help", [BIN, "--help"]],
     [`redraft runs (${RUNS_IN_DIR} runs)`, [BIN, "runs", "--data-dir", DATA_DIR]],
   ];
+  if (existsSync(DIST_MAIN)) {
+    // The compiled command line whether or not bin/redraft.js would choose it now: what a fresh build gives.
+    const compiled = (...args: string[]) => ["--input-type=module", "-e", COMPILED, "redraft", ...args];
+    cases.push(
+      ["dist/ directly: --help", compiled("--help")],
+      [`dist/ directly: runs (${RUNS_IN_DIR} runs)`, compiled("runs", "--data-dir", DATA_DIR)],
+    );
+  }
   const times = cases.map(() => [] as number[]);
   for (let i = 0; i < N; i++) {
     cases.forEach(([, args], c) => {
