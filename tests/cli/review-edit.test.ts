@@ -18,12 +18,6 @@ let dataDir: string;
 let stuck: Record<string, unknown>;
 let stuckRun: RunRecord;
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** The command line in this process, over the test's data folder, with no model. */
 const redraft = (...args: string[]) => runCli([...args, "--llm", "none", "--data-dir", dataDir]);
 

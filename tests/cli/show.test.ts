@@ -176,7 +176,7 @@ describe("output", () => {
     fits(runs.stdout);
     const run = await redraft([
       "--data-dir",
-      work + "/again",
+      `${work}/again`,
       "--llm",
       `replay:${CASSETTE}`,
       "run",
