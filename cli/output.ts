@@ -114,10 +114,13 @@ export function renderTable(
       widths[widest] = (widths[widest] ?? 0) - 1;
     }
   }
+  // Bold is applied here, not by cli-table3's colour library, which decides on its own from the
+  // environment at import (and turns colour off under CI=true even when we write to a terminal).
+  const bold = (text: string) => (style.color ? `\x1b[1m${text}\x1b[22m` : text);
   const table = new Table({
-    head: kept.map((i) => columns[i]?.head ?? ""),
+    head: kept.map((i) => bold(columns[i]?.head ?? "")),
     colWidths: kept.map((i) => widths[i] ?? 0),
-    style: style.color ? { head: ["bold"], border: ["grey"] } : { head: [], border: [] },
+    style: { head: [], border: [] },
   });
   // Two characters of each width are padding.
   for (const row of rows) table.push(kept.map((i) => wrapText(String(row[i] ?? ""), (widths[i] ?? 3) - 2)));
