@@ -5,6 +5,7 @@
  */
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { mulberry32 } from "../../bench/lib/rng.js";
 
 export interface Corpus {
   /** One file per draft, in `dir`. */
@@ -17,17 +18,8 @@ export interface Corpus {
   responses: Record<string, unknown>[];
 }
 
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same seed, the same faults. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator of numbers in [0, 1): the same seed, the same faults (the benchmarks' PRNG). */
+export const seededRandom = mulberry32;
 
 /**
  * Writes `count` drafts into `<into>/drafts` (the examples in turn, the n-th copy of `x` named
