@@ -177,25 +177,10 @@ export class DynamoRunStore implements RunStore {
     const outcome = definedOutcome(fields);
     // A decision (or any status but the review queue) starts the retention clock from now.
     const expires = this.#ttlDays !== undefined;
-    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[], { expires });
     const ttl = expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
+    const command = this.#statusCommand(runId, status, at, outcome, { expires });
     for (let tries = 0; tries < STATUS_TRIES; tries++) {
-      const moved = await this.#conditional(
-        "setStatus",
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: runKey(runId),
-          UpdateExpression: update.UpdateExpression,
-          ConditionExpression: update.ConditionExpression,
-          ExpressionAttributeNames: update.ExpressionAttributeNames,
-          ExpressionAttributeValues: statusUpdateValues(update, {
-            runId,
-            at,
-            fields: outcome,
-            ...(ttl !== undefined && { ttl }),
-          }),
-        }),
-      );
+      const moved = await this.#conditional("setStatus", command);
       if (moved) {
         await this.#retainAttempts(runId, status === "needs_manual_review" ? undefined : ttl);
         return;
@@ -222,26 +207,36 @@ export class DynamoRunStore implements RunStore {
   ): Promise<boolean> {
     const outcome = definedOutcome(fields);
     const expires = this.#ttlDays !== undefined;
-    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[], { expires, from });
-    const ttl = expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
-    const moved = await this.#conditional(
-      "finishActive",
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: runKey(runId),
-        UpdateExpression: update.UpdateExpression,
-        ConditionExpression: update.ConditionExpression,
-        ExpressionAttributeNames: update.ExpressionAttributeNames,
-        ExpressionAttributeValues: statusUpdateValues(update, {
-          runId,
-          at,
-          fields: outcome,
-          ...(ttl !== undefined && { ttl }),
-        }),
-      }),
-    );
     // The attempts keep the ttl they were written with: a run ends within hours of its attempts.
-    return moved;
+    return this.#conditional(
+      "finishActive",
+      this.#statusCommand(runId, status, at, outcome, { expires, from }),
+    );
+  }
+
+  /** The conditional status update that `statusUpdate` (table.ts) describes, as one command. */
+  #statusCommand(
+    runId: string,
+    status: RunStatus,
+    at: string,
+    outcome: Partial<RunOutcome>,
+    options: { expires: boolean; from?: readonly RunStatus[] },
+  ): UpdateCommand {
+    const update = statusUpdate(status, Object.keys(outcome) as OutcomeField[], options);
+    const ttl = options.expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
+    return new UpdateCommand({
+      TableName: this.#table,
+      Key: runKey(runId),
+      UpdateExpression: update.UpdateExpression,
+      ConditionExpression: update.ConditionExpression,
+      ExpressionAttributeNames: update.ExpressionAttributeNames,
+      ExpressionAttributeValues: statusUpdateValues(update, {
+        runId,
+        at,
+        fields: outcome,
+        ...(ttl !== undefined && { ttl }),
+      }),
+    });
   }
 
   async updateRun(runId: string, fields: Partial<RunOutcome>): Promise<void> {

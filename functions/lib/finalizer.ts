@@ -11,7 +11,7 @@
  * resubmission from being refused as a duplicate.
  */
 import { z } from "zod";
-import type { RunRecord, RunStatus, StopReason } from "../../shared/store/types.js";
+import { newRunRecord, type RunRecord, type RunStatus, type StopReason } from "../../shared/store/types.js";
 
 /** The execution statuses that end a run without the state machine having finished it. */
 export const STOPPED_STATUSES = ["FAILED", "TIMED_OUT", "ABORTED"] as const;
@@ -117,25 +117,12 @@ export function unregisteredRun(
     // An unreadable input names no draft: the record says `unknown`.
   }
   const uploadRef = typeof hints.draftRef === "string" ? hints.draftRef : hints.draftRef?.key;
+  const draftId = hints.draft?.id ?? hints.rejectWith?.draftId ?? "unknown";
   return {
-    runId: execution.name,
-    draftId: hints.draft?.id ?? hints.rejectWith?.draftId ?? "unknown",
-    kind: hints.draft?.kind ?? "unknown",
-    status: "failed",
+    ...newRunRecord(execution.name, draftId, hints.draft?.kind ?? "unknown", at, "failed"),
     ...fields,
-    attempts: 0,
-    logicAttempts: 0,
-    violationsPerAttempt: [],
-    resolvedRules: [],
-    persistentRules: [],
-    circuitBreakerRules: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    costUsd: 0,
     ...(uploadRef && { uploadRef }),
     ...(hints.parentRunId && { parentRunId: hints.parentRunId }),
-    transitions: [{ status: "failed", at }],
-    createdAt: at,
-    updatedAt: at,
   };
 }
 

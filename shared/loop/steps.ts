@@ -19,6 +19,7 @@ import type { PackRegistry } from "../registry.js";
 import {
   type AttemptRecord,
   type BlobStore,
+  newRunRecord,
   type RunRecord,
   type RunStore,
   type StopReason,
@@ -125,26 +126,6 @@ const ZERO_VERDICT = {
   stuck: false,
   budgetExhausted: false,
 };
-
-function emptyRun(runId: string, draftId: string, kind: string, at: string): RunRecord {
-  return {
-    runId,
-    draftId,
-    kind,
-    status: "draft",
-    attempts: 0,
-    logicAttempts: 0,
-    violationsPerAttempt: [],
-    resolvedRules: [],
-    persistentRules: [],
-    circuitBreakerRules: [],
-    tokens: { ...ZERO_TOTALS },
-    costUsd: 0,
-    transitions: [{ status: "draft", at }],
-    createdAt: at,
-    updatedAt: at,
-  };
-}
 
 function terminalState(
   runId: string,
@@ -343,7 +324,7 @@ async function registerAndCheck(
         ? `${input.draftRef}: ${error.message}`
         : error.message;
     const run = {
-      ...emptyRun(runId, draftId, guessKind(raw), at),
+      ...newRunRecord(runId, draftId, guessKind(raw), at),
       status: "rejected" as const,
       reason,
       message,
@@ -365,7 +346,7 @@ async function registerAndCheck(
     if (holder !== runId) {
       const message = `duplicate delivery of draft ${draft.id}: run ${holder} already handles this content`;
       const run = {
-        ...emptyRun(runId, draft.id, draft.kind, at),
+        ...newRunRecord(runId, draft.id, draft.kind, at),
         status: "rejected" as const,
         reason: "duplicate" as const,
         message,
@@ -382,7 +363,7 @@ async function registerAndCheck(
   // The run keeps its own copy of what it was given: an upload's key may receive a newer version later.
   const originalRef = blobKeys.original(runId);
   await deps.blobs.putIfAbsent(originalRef, JSON.stringify(draft));
-  const run: RunRecord = { ...emptyRun(runId, draft.id, draft.kind, at), originalRef, contentHash };
+  const run: RunRecord = { ...newRunRecord(runId, draft.id, draft.kind, at), originalRef, contentHash };
   if (input.draftRef)
     run.uploadRef = input.draftVersion ? `${input.draftRef}?versionId=${input.draftVersion}` : input.draftRef;
   if (deps.model) run.model = deps.model.model;
@@ -741,7 +722,7 @@ export async function recordFailure(
   }
   const raw = failure.draft as { kind?: unknown } | undefined;
   const run = {
-    ...emptyRun(
+    ...newRunRecord(
       runId,
       guessDraftId(failure.draft, undefined),
       String(raw?.kind ?? "unknown").slice(0, 64),

@@ -92,6 +92,33 @@ export const RunRecordSchema = z.object({
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
+/** A run record with nothing done yet: no attempts, no tokens, one transition into `status`. */
+export function newRunRecord(
+  runId: string,
+  draftId: string,
+  kind: string,
+  at: string,
+  status: RunStatus = "draft",
+): RunRecord {
+  return {
+    runId,
+    draftId,
+    kind,
+    status,
+    attempts: 0,
+    logicAttempts: 0,
+    violationsPerAttempt: [],
+    resolvedRules: [],
+    persistentRules: [],
+    circuitBreakerRules: [],
+    tokens: { ...ZERO_TOTALS },
+    costUsd: 0,
+    transitions: [{ status, at }],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
 export const PhaseSchema = z.enum(["execution", "logic"]);
 export type Phase = z.infer<typeof PhaseSchema>;
 
