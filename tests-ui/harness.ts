@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { vi } from "vitest";
 import type { DraftSource } from "../cli/inputs.js";
 import { main } from "../cli/main.js";
-import { loadAsl } from "../local/asl-cache.js";
+import { loadAsl } from "../local/state-machine.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
