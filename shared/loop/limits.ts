@@ -4,6 +4,12 @@ import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
 import type { LoopLimits } from "./state.js";
 import { DEFAULT_BREAKER_AFTER } from "./verdict.js";
 
+/**
+ * A repeated delivery of the same content within this window starts no second run (0 disables the
+ * check). The one default: the Validate step and the Lambda environment (DEDUPE_WINDOW_MS) use it.
+ */
+export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
+
 const capped = (value: number | undefined, fallback: number, cap: number | undefined): number =>
   Math.min(value ?? fallback, cap ?? Number.POSITIVE_INFINITY);
 

@@ -1,7 +1,8 @@
 import type { Draft, ValidationReport, Violation } from "../draft.js";
 import type { AttemptRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
 import { blobKeys } from "./keys.js";
-import { type JudgeReport, type LoopDeps, loadJson } from "./steps.js";
+import { type LoopDeps, loadJson } from "./steps/deps.js";
+import type { JudgeReport } from "./steps/judge.js";
 
 /** What `correctDraft` (local/in-process.ts) returns and `redraft run --json` prints, one per draft. */
 export interface RunResult {

@@ -1,14 +1,15 @@
 import { BlobNotFoundError, RunNotFoundError } from "../errors.js";
-import type {
-  AttemptRecord,
-  BlobStore,
-  Review,
-  RunOutcome,
-  RunQuery,
-  RunRecord,
-  RunStatus,
-  RunStore,
-  TokenTotals,
+import {
+  type AttemptRecord,
+  addTotals,
+  type BlobStore,
+  type Review,
+  type RunOutcome,
+  type RunQuery,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type TokenTotals,
 } from "./types.js";
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -89,8 +90,7 @@ export class MemoryRunStore implements RunStore {
     }
     if (counted.has(attempt)) return false;
     counted.add(attempt);
-    for (const k of ["input", "output", "cacheRead", "cacheWrite", "total"] as const)
-      run.tokens[k] += usage[k];
+    run.tokens = addTotals(run.tokens, usage);
     run.costUsd += costUsd;
     return true;
   }

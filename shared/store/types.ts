@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RepairSchema, ViolationSchema } from "../draft.js";
-import { TokenUsageSchema } from "../model/types.js";
+import { addUsage, TokenUsageSchema } from "../model/types.js";
 
 export const RunStatusSchema = z.enum([
   "draft",
@@ -42,6 +42,11 @@ export type StopReason = z.infer<typeof StopReasonSchema>;
 export const TokenTotalsSchema = TokenUsageSchema.extend({ total: z.number().int().nonnegative() });
 export type TokenTotals = z.infer<typeof TokenTotalsSchema>;
 export const ZERO_TOTALS: TokenTotals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+
+/** Two token totals added field by field: what a run has spent after one more call. */
+export function addTotals(a: TokenTotals, b: TokenTotals): TokenTotals {
+  return { ...addUsage(a, b), total: a.total + b.total };
+}
 
 export const TransitionSchema = z.object({ status: RunStatusSchema, at: z.string() });
 

@@ -1,0 +1,113 @@
+import type { Draft, ValidationReport } from "../../draft.js";
+import { ModelNotConfiguredError } from "../../errors.js";
+import { canonicalJson } from "../../hash.js";
+import { costUsd } from "../../model/pricing.js";
+import { fromPointer } from "../../pointer.js";
+import { packFor } from "../../validate.js";
+import { blobKeys } from "../keys.js";
+import { buildCorrectionPrompt } from "../prompt.js";
+import { parseCorrectionAnswer } from "../response.js";
+import { attemptsMade, type LoopState, type Pending } from "../state.js";
+import { answerOnce } from "./answer.js";
+import { type LoopDeps, loadJson, now } from "./deps.js";
+import type { JudgeReport } from "./judge.js";
+import { errorsOf } from "./violations.js";
+
+/**
+ * Step 2 (λ correct): one model call on the best draft so far. Transient model failures are thrown
+ * as named errors for the state machine to retry; an unusable answer is a failed attempt, not an error.
+ */
+export async function correctStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  const model = deps.model;
+  if (!model) throw new ModelNotConfiguredError();
+  const attempt = attemptsMade(state) + 1;
+  const [best, report] = await Promise.all([
+    loadJson<Draft>(deps.blobs, state.best.draftRef),
+    loadJson<ValidationReport>(deps.blobs, state.best.reportRef),
+  ]);
+  const resolved = await packFor(best, deps.registry);
+  const logic = state.phase === "logic";
+  const judged =
+    logic && state.judge.reportRef
+      ? await loadJson<JudgeReport>(deps.blobs, state.judge.reportRef)
+      : undefined;
+  const violations = judged ? judged.blocking : errorsOf(report);
+  const promptAttempt = logic ? state.counters.logic + 1 : state.counters.execution + 1;
+  const maxAttempts = logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts;
+  const prompt = buildCorrectionPrompt({
+    resolved,
+    draft: best,
+    violations,
+    attempt: promptAttempt,
+    maxAttempts,
+    hints: state.hints,
+    phase: state.phase,
+    personas: judged?.personas ?? [],
+  });
+  const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
+    model.complete({
+      runId: state.runId,
+      draftId: state.draftId,
+      purpose: "correct",
+      system: prompt.system,
+      user: prompt.user,
+      tool: prompt.tool,
+      maxTokens: deps.maxOutputTokens ?? 8192,
+      subject: {
+        phase: state.phase,
+        attempt: promptAttempt,
+        maxAttempts,
+        content: best.content,
+        violations: violations.map((v) => ({
+          ruleId: v.ruleId,
+          ...(v.path !== undefined && { path: v.path }),
+        })),
+      },
+    }),
+  );
+  const parsed = parseCorrectionAnswer(response);
+  const pending: Pending = {
+    attempt,
+    phase: state.phase,
+    analysis: parsed.ok ? parsed.answer.analysis : parsed.analysis,
+    fixDescription: parsed.ok ? parsed.answer.fixDescription : "",
+    usage: response.usage,
+    costUsd: costUsd(response.model, response.usage),
+    model: response.model,
+    latencyMs: response.latencyMs,
+    at: now(deps),
+  };
+  const touched = parsed.ok
+    ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content)
+    : undefined;
+  if (parsed.ok && touched) {
+    pending.failure = `the answer changed ${touched}, which a correction may not change`;
+  } else if (parsed.ok) {
+    // Only content comes from the model: id, kind, metadata, context and options are the best draft's.
+    const candidate: Draft = { ...best, content: parsed.answer.content };
+    const candidateRef = blobKeys.attemptCandidate(state.runId, attempt);
+    await deps.blobs.put(candidateRef, JSON.stringify(candidate));
+    pending.candidateRef = candidateRef;
+  } else {
+    pending.failure = parsed.failure;
+  }
+  return { ...state, pending };
+}
+
+/** The first protected pointer whose value differs between the two contents, if any. */
+function protectedChange(
+  pointers: readonly string[] | undefined,
+  before: unknown,
+  after: unknown,
+): string | undefined {
+  for (const pointer of pointers ?? []) {
+    const at = (value: unknown) =>
+      fromPointer(pointer).reduce<unknown>(
+        (node, key) =>
+          node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined,
+        value,
+      );
+    if (canonicalJson(at(before)) !== canonicalJson(at(after))) return pointer;
+  }
+  return undefined;
+}

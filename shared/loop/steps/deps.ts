@@ -1,0 +1,35 @@
+import type { ModelClient } from "../../model/types.js";
+import type { PackRegistry } from "../../registry.js";
+import type { AttemptRecord, BlobStore, RunStore } from "../../store/types.js";
+
+/** What the steps need from the outside world; the same in Lambda, in the local runtime and in tests. */
+export interface LoopDeps {
+  registry: PackRegistry;
+  runs: RunStore;
+  blobs: BlobStore;
+  /** Absent when no model is configured: drafts with errors then go to review with reason `no_model`. */
+  model?: ModelClient | undefined;
+  /**
+   * Whether a model is configured, for steps that do not call it themselves (Validate, Revalidate
+   * in Lambda). Defaults to `model !== undefined`.
+   */
+  modelAvailable?: boolean;
+  clock?: () => Date;
+  /** A duplicate delivery of the same content within this window starts no second run. 0 disables it. */
+  dedupeWindowMs?: number;
+  maxDraftBytes?: number;
+  /** Deepest nesting of objects and arrays a draft may have (DEFAULT_MAX_DRAFT_DEPTH). */
+  maxDraftDepth?: number;
+  /** Output token cap per model call. */
+  maxOutputTokens?: number;
+  /** Called once per attempt, when its record is first written (never on a retried task): for metrics. */
+  onAttemptRecorded?: (record: AttemptRecord) => void;
+}
+
+/** The time a step records: the injected clock, so tests and replays are deterministic. */
+export const now = (deps: LoopDeps): string => (deps.clock?.() ?? new Date()).toISOString();
+
+/** A JSON blob the loop wrote earlier (a draft, a report, a judge report). */
+export async function loadJson<T>(blobs: BlobStore, key: string): Promise<T> {
+  return JSON.parse(await blobs.get(key)) as T;
+}

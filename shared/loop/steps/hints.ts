@@ -1,0 +1,39 @@
+import type { ValidationReport, Violation } from "../../draft.js";
+import { errorRuleIds } from "./violations.js";
+
+/** The prompt shows the last few hints; the state keeps no more than that, each clipped. */
+const MAX_STATE_HINTS = 4;
+const MAX_HINT_CHARS = 400;
+export function keepHints(hints: readonly string[]): string[] {
+  return hints
+    .slice(-MAX_STATE_HINTS)
+    .map((h) => (h.length > MAX_HINT_CHARS ? `${h.slice(0, MAX_HINT_CHARS)}…` : h));
+}
+
+/** Short, bounded notes for the next prompt: what persisted, what regressed, whether we rolled back. */
+export function attemptHints(
+  n: number,
+  failure: string | undefined,
+  input: readonly Violation[],
+  report: ValidationReport,
+  beats: boolean,
+  bestAttempt: number,
+): string[] {
+  if (failure)
+    return [
+      `Attempt ${n} could not be used (${failure.slice(0, 160)}); answer through the tool with the full content.`,
+    ];
+  const before = new Set(input.map((v) => v.ruleId));
+  const after = errorRuleIds(report);
+  const persisted = after.filter((id) => before.has(id));
+  const regressed = after.filter((id) => !before.has(id));
+  const notes: string[] = [];
+  if (persisted.length) notes.push(`Attempt ${n} did not fix: ${persisted.join(", ")}.`);
+  if (regressed.length) notes.push(`Attempt ${n} broke rules that passed before: ${regressed.join(", ")}.`);
+  if (!beats) {
+    notes.push(
+      `Attempt ${n} was no better than attempt ${bestAttempt}, so it was rolled back; start again from attempt ${bestAttempt} and try a different fix.`,
+    );
+  }
+  return notes;
+}

@@ -1,0 +1,110 @@
+/** What the Validate step is given, how it reads an upload, and how it decides an input is refused. */
+import {
+  BlobNotFoundError,
+  InvalidDraftError,
+  SelfCorrectionError,
+  UnreadableInputError,
+} from "../../errors.js";
+import { topLevelField } from "../../json-depth.js";
+import type { BlobStore, StopReason } from "../../store/types.js";
+
+/** Input of the Validate step: an inline draft, or a reference to one in the blob store. */
+export interface ValidateInput {
+  runId: string;
+  draft?: unknown;
+  draftRef?: string;
+  /** The upload's version (S3 VersionId), so a later upload to the same key cannot change what this run reads. */
+  draftVersion?: string;
+  /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
+  submissionId?: string;
+  parentRunId?: string;
+  /**
+   * Set when the input is unusable before any draft can be read: by the handler for an event that
+   * points nowhere (a foreign bucket, no draft at all), by a submitter for a path it could not read.
+   * The run is recorded as rejected, so it is listed and shown like any other.
+   */
+  rejectWith?: string | InputRejection;
+}
+
+/** Why an input was refused before it reached Validate, and what to call its draft. */
+export interface InputRejection {
+  reason: "unreadable" | "too_deep" | "invalid_input";
+  message: string;
+  /** The run's draft id when the draft could not be read (a file name, say); else a guess from the input. */
+  draftId?: string;
+}
+
+/** A best-effort id for a run whose input is not a valid Draft, so the rejection can be listed. */
+export function guessDraftId(input: unknown, ref: string | undefined): string {
+  const id = topLevelField(input, "id")?.slice(0, 256);
+  if (id) return id;
+  return ref ? (ref.split(/[/\\]/).pop() || ref).slice(0, 256) : "unknown";
+}
+
+/** A best-effort kind for a run whose input is not a valid Draft. */
+export const guessKind = (input: unknown): string => (topLevelField(input, "kind") || "unknown").slice(0, 64);
+
+const REJECTION_CODES: ReadonlySet<string> = new Set<StopReason>([
+  "too_large",
+  "too_deep",
+  "unreadable",
+  "invalid_schema",
+  "unknown_kind",
+]);
+
+/** Errors that say the input itself is bad: the run is rejected. Anything else is a failure. */
+export function isInputError(error: unknown): error is SelfCorrectionError {
+  return (
+    error instanceof SelfCorrectionError &&
+    (error.code === "invalid_input" || REJECTION_CODES.has(error.code))
+  );
+}
+
+/** The rejected reason is the error's own stable code where it names one, else `invalid_input`. */
+export const rejectionReason = (error: unknown): StopReason =>
+  error instanceof SelfCorrectionError && REJECTION_CODES.has(error.code)
+    ? (error.code as StopReason)
+    : "invalid_input";
+
+/** Binary uploads are rejected before JSON parsing gives a confusing message. */
+export function looksBinary(text: string): boolean {
+  const sample = text.slice(0, 8192);
+  return sample.includes("\u0000") || (sample.match(/\uFFFD/g)?.length ?? 0) > 8;
+}
+
+/**
+ * Reads an upload. S3 event notifications may carry the key URL-encoded ("red flower.json" as
+ * "red+flower.json"), so a key that is not there is tried once more decoded; a draft that is
+ * truly missing is bad input (rejected), not a system failure.
+ */
+export async function readUpload(blobs: BlobStore, key: string, version?: string): Promise<string> {
+  try {
+    return await blobs.get(key, version);
+  } catch (error) {
+    if (!(error instanceof BlobNotFoundError)) throw error;
+    let decoded = key;
+    try {
+      decoded = decodeURIComponent(key.replace(/\+/g, " "));
+    } catch {
+      // not URL-encoded: keep the key as it is
+    }
+    if (decoded === key) throw new InvalidDraftError(`no draft at ${key}`);
+    return blobs.get(decoded, version).catch(() => {
+      throw new InvalidDraftError(`no draft at ${key}`);
+    });
+  }
+}
+
+/** The error a submitter's or handler's `rejectWith` stands for. */
+export function rejectionError(rejectWith: string | InputRejection): SelfCorrectionError {
+  if (typeof rejectWith === "string") return new InvalidDraftError(rejectWith);
+  switch (rejectWith.reason) {
+    case "unreadable":
+      return new UnreadableInputError(rejectWith.message);
+    case "too_deep":
+      // The depth was measured where the input was refused; the message already says it.
+      return new SelfCorrectionError(rejectWith.message, "too_deep");
+    default:
+      return new InvalidDraftError(rejectWith.message);
+  }
+}
