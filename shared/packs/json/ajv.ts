@@ -1,0 +1,91 @@
+/**
+ * Ajv per JSON Schema dialect: which class checks a schema (from its `$schema`), with which options, and
+ * the dialect's meta-schema compiled once.
+ */
+import { Ajv, type Options, type ValidateFunction } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import type { SchemaObject } from "./util.js";
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object.
+const addFormats = addFormatsModule.default;
+
+/**
+ * JSON-Schema dialects redraft checks with; `$schema` picks one (and so the Ajv class), 2020-12 when it
+ * is absent.
+ */
+export type JsonSchemaDialect = "2020-12" | "2019-09" | "draft-07";
+
+export type AnyAjv = Ajv | Ajv2019 | Ajv2020;
+
+/**
+ * Ajv options for schemas that come with drafts. No `loadSchema`: a `$ref` Ajv cannot resolve from what it
+ * holds fails compilation, nothing is ever fetched.
+ */
+export const AJV_OPTIONS: Options = {
+  allErrors: true,
+  verbose: true,
+  logger: false,
+  // Real schemas carry annotations and vendor keywords (`x-…`, `example`, unknown formats) and draft-07
+  // tuples without `minItems`: all of that is ignored, never an error. The meta-schema decides validity.
+  strict: false,
+  // A schema requiring `constructor` is not satisfied by Object.prototype.constructor.
+  ownProperties: true,
+};
+
+export const META_SCHEMAS: Record<JsonSchemaDialect, string> = {
+  "2020-12": "https://json-schema.org/draft/2020-12/schema",
+  "2019-09": "https://json-schema.org/draft/2019-09/schema",
+  "draft-07": "http://json-schema.org/draft-07/schema",
+};
+
+export function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
+  const ajv =
+    dialect === "draft-07"
+      ? new Ajv(options)
+      : dialect === "2019-09"
+        ? new Ajv2019(options)
+        : new Ajv2020(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+/** `$schema` values redraft knows, with or without the empty fragment, http or https. */
+const DIALECT_URIS = new Map<string, JsonSchemaDialect>(
+  (Object.entries(META_SCHEMAS) as [JsonSchemaDialect, string][]).flatMap(([dialect, uri]) => {
+    const path = uri.replace(/^https?:/, "");
+    return ["http:", "https:"].flatMap((scheme) => [
+      [`${scheme}${path}`, dialect] as const,
+      [`${scheme}${path}#`, dialect] as const,
+    ]);
+  }),
+);
+
+/** Picks the dialect from `$schema`; undefined for a `$schema` redraft does not check with. */
+export function dialectOf(schema: SchemaObject): JsonSchemaDialect | undefined {
+  const id = schema.$schema;
+  if (id === undefined) return "2020-12";
+  return typeof id === "string" ? DIALECT_URIS.get(id) : undefined;
+}
+
+export interface Dialect {
+  /** The dialect's meta-schema, compiled: checking a schema against it needs it, and it is large. */
+  readonly meta: ValidateFunction;
+  /** Meta-schema URIs the dialect's Ajv holds: the only non-local `$ref`s a schema may use. */
+  readonly registered: ReadonlySet<string>;
+}
+
+// Built on first use, once per dialect, and shared by every schema of that dialect.
+const dialects = new Map<JsonSchemaDialect, Dialect>();
+export function dialectSupport(dialect: JsonSchemaDialect): Dialect {
+  let support = dialects.get(dialect);
+  if (!support) {
+    const ajv = newAjv(dialect, { allErrors: true, strict: false, logger: false, ownProperties: true });
+    const meta = ajv.getSchema(META_SCHEMAS[dialect]);
+    if (!meta) throw new Error(`meta-schema of JSON Schema ${dialect} is not available`);
+    support = { meta, registered: new Set(Object.keys(ajv.schemas)) };
+    dialects.set(dialect, support);
+  }
+  return support;
+}

@@ -1,0 +1,148 @@
+/**
+ * Untrusted schemas checked and compiled once, then cached by identity and by content. A missing or
+ * unusable schema is a problem to report, never a throw.
+ */
+import { canonicalJson } from "../../hash.js";
+import { DEFAULT_SCHEMA_LIMITS, exceedsDepth, findRemoteRef } from "../json-schema-guard.js";
+import { dialectOf, dialectSupport } from "./ajv.js";
+import { CompiledJsonSchema } from "./compiled.js";
+import { JSON_RULE_IDS } from "./ids.js";
+import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
+
+/**
+ * A problem with the schema itself, returned rather than thrown: the json pack reports a missing schema as
+ * a violation and throws InvalidSchemaError for an invalid one; a pack definition fails to load.
+ */
+export interface SchemaProblem {
+  readonly ruleId: typeof JSON_RULE_IDS.missing | typeof JSON_RULE_IDS.invalid;
+  readonly message: string;
+}
+
+export type SchemaLookup = { ok: true; schema: CompiledJsonSchema } | { ok: false; problem: SchemaProblem };
+
+/** Schemas compiled from drafts' contexts are kept by content; the bound keeps a stream of one-off schemas from growing the heap. */
+const MAX_CACHED_SCHEMAS = 500;
+
+// By identity first (the same context object across repair, check and score), then by the schema's
+// JSON text (the same schema re-parsed from every draft), then by its key-order-independent text;
+// least recently used evicted first. Only a miss pays for the sorted serialization.
+const byIdentity = new WeakMap<object, SchemaLookup>();
+const byText = new Map<string, SchemaLookup>();
+const byStableText = new Map<string, SchemaLookup>();
+let compilations = 0;
+
+function remember(cache: Map<string, SchemaLookup>, key: string, lookup: SchemaLookup): void {
+  cache.delete(key); // re-insert: a Map's order is the recency order
+  cache.set(key, lookup);
+  if (cache.size > MAX_CACHED_SCHEMAS) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
+}
+
+/** How many schemas were compiled so far and how many distinct schemas the cache holds (tests, metrics). */
+export function jsonSchemaCacheStats(): { compilations: number; cached: number } {
+  return { compilations, cached: byStableText.size };
+}
+
+/** Empties the content-keyed caches (tests). Schema objects already seen stay cached by identity until collected. */
+export function clearJsonSchemaCache(): void {
+  byText.clear();
+  byStableText.clear();
+}
+
+/** `true` and `false` as schemas, in the object form the walks and the model's tool definition take. */
+const TRUE_SCHEMA: SchemaObject = Object.freeze({});
+const FALSE_SCHEMA: SchemaObject = Object.freeze({ not: Object.freeze({}) });
+
+function invalidSchema(message: string): SchemaLookup {
+  return {
+    ok: false,
+    problem: { ruleId: JSON_RULE_IDS.invalid, message: `the JSON Schema is invalid: ${message}` },
+  };
+}
+
+/**
+ * A JSON Schema checked and compiled once, then cached: a missing or unusable schema is a problem to
+ * report, never a throw. The schema is untrusted (it comes with the draft), so before anything recursive
+ * touches it, it must be within `DEFAULT_SCHEMA_LIMITS` (nesting measured iteratively, then bytes of its
+ * JSON text); then its `$schema` must name a supported dialect, its `$ref`s stay inside it (or point at a
+ * meta-schema of that dialect), it must be valid against the dialect's meta-schema, and Ajv must compile
+ * it. `true` and `false` are schemas too. The schema is treated as immutable once compiled.
+ */
+export function compileJsonSchema(schema: unknown): SchemaLookup {
+  if (schema === undefined || schema === null) {
+    return {
+      ok: false,
+      problem: {
+        ruleId: JSON_RULE_IDS.missing,
+        message: "no JSON Schema to check against (context.schema is missing)",
+      },
+    };
+  }
+  const root = schema === true ? TRUE_SCHEMA : schema === false ? FALSE_SCHEMA : schema;
+  if (!isRecord(root)) {
+    return {
+      ok: false,
+      problem: {
+        ruleId: JSON_RULE_IDS.invalid,
+        message: `the JSON Schema must be an object or a boolean, got ${jsonTypeOf(root)}`,
+      },
+    };
+  }
+  const known = byIdentity.get(root);
+  if (known) return known;
+  const lookup = lookupByContent(root);
+  byIdentity.set(root, lookup);
+  return lookup;
+}
+
+function lookupByContent(schema: SchemaObject): SchemaLookup {
+  const { maxDepth, maxBytes } = DEFAULT_SCHEMA_LIMITS;
+  // Serializing, the meta-schema check and Ajv all recurse over the schema: depth is bounded first.
+  if (exceedsDepth(schema, maxDepth)) return invalidSchema(`it is nested more than ${maxDepth} levels deep`);
+  const text = JSON.stringify(schema);
+  const bytes = Buffer.byteLength(text);
+  // Not kept by text: an oversized text would make an oversized cache key.
+  if (bytes > maxBytes) return invalidSchema(`it is ${bytes} bytes, over the limit of ${maxBytes} bytes`);
+  let lookup = byText.get(text);
+  if (!lookup) {
+    // Key-order-independent text: equal schemas parsed from different documents share one compilation.
+    const stable = canonicalJson(schema);
+    lookup = byStableText.get(stable) ?? compileUncached(schema);
+    remember(byStableText, stable, lookup);
+  }
+  remember(byText, text, lookup);
+  return lookup;
+}
+
+function compileUncached(schema: SchemaObject): SchemaLookup {
+  compilations += 1;
+  const dialect = dialectOf(schema);
+  if (!dialect) {
+    return invalidSchema(
+      `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09 or draft-07)`,
+    );
+  }
+  const { meta, registered } = dialectSupport(dialect);
+  const remote = findRemoteRef(schema, registered);
+  if (remote !== undefined) {
+    return invalidSchema(
+      `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,
+    );
+  }
+  if (!meta(schema)) {
+    // The meta-schema reports each bad place several ways (enum, type, anyOf): the first says it best.
+    const firstPerPlace = new Map<string, string>();
+    for (const e of meta.errors ?? []) {
+      if (!firstPerPlace.has(e.instancePath))
+        firstPerPlace.set(e.instancePath, `schema${e.instancePath} ${e.message}`);
+    }
+    return invalidSchema([...firstPerPlace.values()].slice(0, 5).join("; "));
+  }
+  try {
+    return { ok: true, schema: new CompiledJsonSchema(schema, dialect) };
+  } catch (error) {
+    return invalidSchema(error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,11 @@
+/** Rule ids the json kind reports under. */
+export const JSON_RULE_IDS = {
+  schema: "json_schema",
+  missing: "json_schema_missing",
+  invalid: "json_schema_invalid",
+  repair: "json_repair",
+} as const;
+
+/** The correction-prompt rule seed 001 added after models kept filling optional pattern fields with "". */
+export const OMIT_OPTIONAL_RULE =
+  "omit an optional field you have no valid value for; never emit an empty string";

@@ -1,0 +1,142 @@
+/**
+ * The deterministic repair walk: removes optional fields whose value breaks their sub-schema and
+ * properties the schema forbids, along the instance locations where Ajv reported an error.
+ */
+import type { ErrorObject, ValidateFunction } from "ajv";
+import type { Repair } from "../../draft.js";
+import { JSON_RULE_IDS } from "./ids.js";
+import { describeValueError } from "./messages.js";
+import { clip, escapeSegment, isRecord, type SchemaObject, type Segment, setOwn } from "./util.js";
+import { MAX_DEPTH, type SchemaViews, type View } from "./views.js";
+
+/** Keywords whose failure on a container value (object/array) makes the whole optional value removable. */
+const CONTAINER_REMOVABLE = new Set(["type", "enum", "const"]);
+
+/** An instance location during the repair walk: its pointer (as Ajv writes `instancePath`) and its segments. */
+export interface Place {
+  readonly pointer: string;
+  readonly path: readonly Segment[];
+}
+
+export const ROOT_PLACE: Place = { pointer: "", path: [] };
+
+function child(at: Place, segment: Segment): Place {
+  return { pointer: `${at.pointer}/${escapeSegment(String(segment))}`, path: [...at.path, segment] };
+}
+
+export interface RepairWalk {
+  readonly repairs: Repair[];
+  /** Every instance pointer that holds an error or has one below it. */
+  readonly dirty: ReadonlySet<string>;
+  keep?: (path: readonly Segment[]) => boolean;
+  /** Validator of the sub-schema at a URI-fragment pointer, compiled by the root's Ajv; undefined if none. */
+  readonly validatorAt: (ptr: string) => ValidateFunction | undefined;
+}
+
+export function dirtyPointers(errors: readonly ErrorObject[]): Set<string> {
+  const dirty = new Set<string>([""]);
+  for (const { instancePath } of errors) {
+    let pointer = instancePath;
+    while (pointer !== "" && !dirty.has(pointer)) {
+      dirty.add(pointer);
+      pointer = pointer.slice(0, pointer.lastIndexOf("/"));
+    }
+  }
+  return dirty;
+}
+
+/** Why an optional value should go, or undefined to keep it: a scalar that fails its sub-schema, or a container of the wrong type/enum/const. */
+function removalReason(value: unknown, roots: readonly View[], walk: RepairWalk): string | undefined {
+  const scalar = typeof value !== "object" || value === null;
+  for (const root of roots) {
+    const validate = walk.validatorAt(root.ptr);
+    if (!validate || validate(value)) continue;
+    const errors = validate.errors ?? [];
+    const decisive = scalar
+      ? errors[0]
+      : errors.find((e) => e.instancePath === "" && CONTAINER_REMOVABLE.has(e.keyword));
+    if (decisive)
+      return `${clip(JSON.stringify(value) ?? String(value), 60)} ${describeValueError(decisive)}`;
+  }
+  return undefined;
+}
+
+/** The value with its repairs applied; the same object when nothing below it changed. */
+export function repairValue(
+  schema: SchemaViews,
+  value: unknown,
+  views: readonly View[],
+  at: Place,
+  walk: RepairWalk,
+  depth: number,
+): unknown {
+  if (views.length === 0 || depth > MAX_DEPTH || !walk.dirty.has(at.pointer)) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((item, index) => {
+      if (typeof item !== "object" || item === null) return; // array elements are never removed
+      const fixed = repairValue(
+        schema,
+        item,
+        schema.itemViews(views, index),
+        child(at, index),
+        walk,
+        depth + 1,
+      );
+      if (fixed !== item) {
+        out ??= value.slice();
+        out[index] = fixed;
+      }
+    });
+    return out ?? value;
+  }
+  if (!isRecord(value)) return value;
+  let out: SchemaObject | undefined;
+  const shape = schema.shape(views);
+  const keys = Object.keys(value);
+  let remaining = keys.length;
+  const remove = (key: string, place: Place, before: unknown, message: string) => {
+    out ??= { ...value };
+    delete out[key];
+    remaining -= 1;
+    walk.repairs.push({
+      ruleId: JSON_RULE_IDS.repair,
+      action: "remove",
+      path: place.pointer,
+      before,
+      message,
+    });
+  };
+  for (const key of keys) {
+    const cv = schema.childViews(views, key);
+    const place = child(at, key);
+    // Without an error at or below it, a value conforms: nothing there to repair.
+    if (!cv.forbidden && !walk.dirty.has(place.pointer)) continue;
+    const before = value[key];
+    const removable = !shape.kept.has(key) && remaining > shape.minProperties && !walk.keep?.(place.path);
+    if (cv.forbidden) {
+      if (removable) {
+        const parent = at.pointer ? ` in ${at.pointer}` : "";
+        remove(
+          key,
+          place,
+          before,
+          `removed ${place.pointer}: the schema allows no property "${key}"${parent}`,
+        );
+      }
+      continue;
+    }
+    const fixed =
+      typeof before === "object" && before !== null
+        ? repairValue(schema, before, cv.views, place, walk, depth + 1)
+        : before;
+    const broken = removable ? removalReason(fixed, cv.roots, walk) : undefined;
+    if (broken !== undefined) {
+      remove(key, place, before, `removed optional field ${place.pointer}: ${broken}`);
+    } else if (fixed !== before) {
+      out ??= { ...value };
+      setOwn(out, key, fixed);
+    }
+  }
+  return out ?? value;
+}
