@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../../shared/loop/limits.js";
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../../shared/model/messages.js";
 import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";
 import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../../shared/validate.js";
@@ -32,11 +33,7 @@ const EnvSchema = z
         }
         return z.NEVER;
       }),
-    DEDUPE_WINDOW_MS: z.coerce
-      .number()
-      .int()
-      .nonnegative()
-      .default(15 * 60 * 1000),
+    DEDUPE_WINDOW_MS: z.coerce.number().int().nonnegative().default(DEFAULT_DEDUPE_WINDOW_MS),
     /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
     RETENTION_DAYS: z.coerce.number().int().positive().optional(),
     MAX_DRAFT_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_BYTES),
