@@ -10,6 +10,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { RunNotFoundError } from "../../shared/errors.js";
+import { claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
 import {
   type AttemptRecord,
   AttemptRecordSchema,
@@ -136,15 +137,15 @@ export class DynamoRunStore implements RunStore {
     windowMs: number,
     replaceHolder?: string,
   ): Promise<string> {
-    const nowMs = Date.parse(now);
-    if (Number.isNaN(nowMs)) throw new RangeError(`claimContent: "${now}" is not a timestamp`);
+    const terms = claimTerms(runId, now, windowMs, replaceHolder);
+    const { claimedAtMs } = terms.claim;
     // Staleness is decided by claimedAtMs, never by the claim having expired: dynalite keeps it forever.
     const item = {
       ...claimKey(contentHash),
       runId,
       claimedAt: now,
-      claimedAtMs: nowMs,
-      [TTL_ATTRIBUTE]: Math.ceil((nowMs + windowMs) / 1000),
+      claimedAtMs,
+      [TTL_ATTRIBUTE]: Math.ceil((claimedAtMs + windowMs) / 1000),
     };
     for (let tries = 0; tries < CLAIM_TRIES; tries++) {
       const claimed = await this.#conditional(
@@ -152,18 +153,23 @@ export class DynamoRunStore implements RunStore {
         new PutCommand({
           TableName: this.#table,
           Item: item,
-          ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR #claimedAtMs < :staleBefore OR #runId IN (:runId, :replace)`,
+          // mayTakeClaim, written as the put's condition so that DynamoDB decides it atomically.
+          ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR #claimedAtMs < :staleBefore OR #runId IN (:self, :replaced)`,
           ExpressionAttributeNames: { "#claimedAtMs": "claimedAtMs", "#runId": "runId" },
           ExpressionAttributeValues: {
-            ":staleBefore": nowMs - windowMs,
-            ":runId": runId,
-            ":replace": replaceHolder ?? runId,
+            ":staleBefore": terms.staleBefore,
+            ":self": terms.takesFrom[0],
+            ":replaced": terms.takesFrom[1],
           },
         }),
       );
       if (claimed) return runId;
-      const holder = await this.#get("claimContent", claimKey(contentHash));
-      if (typeof holder?.runId === "string") return holder.runId;
+      const held = await this.#get("claimContent", claimKey(contentHash));
+      // A claim that vanished (TTL) or became takeable between the put and this read: put again.
+      if (typeof held?.runId === "string") {
+        const holder = { runId: held.runId, claimedAtMs: Number(held.claimedAtMs) };
+        if (!mayTakeClaim(holder, terms)) return holder.runId;
+      }
     }
     throw new StoreRequestFailedError("claimContent", new Error(`claim on ${contentHash} kept changing`));
   }

@@ -1,4 +1,5 @@
 import { BlobNotFoundError, RunNotFoundError } from "../errors.js";
+import { type ContentClaim, claimTerms, mayTakeClaim } from "./claim.js";
 import {
   type AttemptRecord,
   addTotals,
@@ -18,7 +19,7 @@ const clone = <T>(v: T): T => structuredClone(v);
 export class MemoryRunStore implements RunStore {
   readonly #runs = new Map<string, RunRecord>();
   readonly #attempts = new Map<string, Map<number, AttemptRecord>>();
-  readonly #claims = new Map<string, { runId: string; at: string }>();
+  readonly #claims = new Map<string, ContentClaim>();
   readonly #counted = new Map<string, Set<number>>();
 
   async createRun(run: RunRecord): Promise<boolean> {
@@ -39,13 +40,11 @@ export class MemoryRunStore implements RunStore {
     windowMs: number,
     replaceHolder?: string,
   ): Promise<string> {
+    const terms = claimTerms(runId, now, windowMs, replaceHolder);
     const held = this.#claims.get(contentHash);
-    const stale = held && Date.parse(held.at) < Date.parse(now) - windowMs;
-    if (!held || stale || held.runId === runId || held.runId === replaceHolder) {
-      this.#claims.set(contentHash, { runId, at: now });
-      return runId;
-    }
-    return held.runId;
+    if (held && !mayTakeClaim(held, terms)) return held.runId;
+    this.#claims.set(contentHash, terms.claim);
+    return runId;
   }
 
   #mustGet(runId: string): RunRecord {

@@ -65,6 +65,27 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
         await store.claimContent(HASH, "r1", at(0), WINDOW_MS);
         await expect(store.claimContent("b".repeat(64), "r2", at(1), WINDOW_MS)).resolves.toBe("r2");
       });
+
+      it("hands a live claim to a run that replaces its holder, and to no other", async () => {
+        await store.claimContent(HASH, "r1", at(0), WINDOW_MS);
+        await expect(store.claimContent(HASH, "r3", at(1), WINDOW_MS, "r2")).resolves.toBe("r1");
+        await expect(store.claimContent(HASH, "r2", at(2), WINDOW_MS, "r1")).resolves.toBe("r2");
+        await expect(store.claimContent(HASH, "r1", at(3), WINDOW_MS)).resolves.toBe("r2");
+      });
+
+      it("counts the window from the latest claim, not the first", async () => {
+        await store.claimContent(HASH, "r1", at(0), WINDOW_MS);
+        await store.claimContent(HASH, "r2", at(16), WINDOW_MS);
+        await expect(store.claimContent(HASH, "r3", at(30), WINDOW_MS)).resolves.toBe("r2");
+        await expect(store.claimContent(HASH, "r3", at(32), WINDOW_MS)).resolves.toBe("r3");
+      });
+
+      it("refuses a time that is not a timestamp, which would make a claim that never expires", async () => {
+        await expect(store.claimContent(HASH, "r1", "yesterday", WINDOW_MS)).rejects.toBeInstanceOf(
+          RangeError,
+        );
+        await expect(store.claimContent(HASH, "r2", at(0), WINDOW_MS)).resolves.toBe("r2");
+      });
     });
 
     describe("setStatus", () => {

@@ -107,6 +107,22 @@ describe("DynamoRunStore error paths (mocked SDK)", () => {
     await expect(store.claimContent("h", "r2", at(1), 60_000)).resolves.toBe("holder");
   });
 
+  it("puts a claim again when the one it could not take has become its own or expired by the time it reads it", async () => {
+    ddb.on(PutCommand).rejectsOnce(conditionFailed()).resolves({});
+    ddb.on(GetCommand).resolves({ Item: { pk: "CONTENT#h", sk: "CLAIM", runId: "r2", claimedAtMs: 0 } });
+    await expect(store.claimContent("h", "r2", at(1), 60_000)).resolves.toBe("r2");
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(2);
+  });
+
+  it("gives up on a claim that keeps changing under it, as a failed request", async () => {
+    ddb.on(PutCommand).rejects(conditionFailed());
+    ddb.on(GetCommand).resolves({});
+    await expect(store.claimContent("h", "r2", at(1), 60_000)).rejects.toBeInstanceOf(
+      StoreRequestFailedError,
+    );
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(3);
+  });
+
   it("reads an index page by page for the order, then the runs themselves by key", async () => {
     const paged = new DynamoRunStore({
       client: new DynamoDBClient({ region: "eu-west-1" }),
