@@ -21,6 +21,7 @@ export const ErrorNames = {
   ModelNotConfigured: "ModelNotConfiguredError",
   CassetteExhausted: "CassetteExhaustedError",
   RunNotFound: "RunNotFoundError",
+  RunFinished: "RunFinishedError",
   BlobNotFound: "BlobNotFoundError",
 } as const;
 
@@ -158,6 +159,17 @@ export class RunNotFoundError extends SelfCorrectionError {
   override readonly name = ErrorNames.RunNotFound;
   constructor(runId: string) {
     super(`run ${runId} not found`, "run_not_found");
+  }
+}
+/**
+ * A step asked to move a run back under way (`correcting`) after it reached an outcome, e.g. a
+ * Validate that outlived its aborted execution, whose run the finalizer had already failed. The
+ * outcome stands; the step's write is refused.
+ */
+export class RunFinishedError extends SelfCorrectionError {
+  override readonly name = ErrorNames.RunFinished;
+  constructor(runId: string, status: string, wanted: string) {
+    super(`run ${runId} is ${status} already and cannot move back to ${wanted}`, "run_finished");
   }
 }
 export class BlobNotFoundError extends SelfCorrectionError {

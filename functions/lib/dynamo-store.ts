@@ -9,11 +9,13 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { RunNotFoundError } from "../../shared/errors.js";
+import { RunFinishedError, RunNotFoundError } from "../../shared/errors.js";
 import { claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
 import {
+  ACTIVE_STATUSES,
   type AttemptRecord,
   AttemptRecordSchema,
+  isActiveStatus,
   type Review,
   type RunOutcome,
   type RunQuery,
@@ -184,7 +186,10 @@ export class DynamoRunStore implements RunStore {
     // A decision (or any status but the review queue) starts the retention clock from now.
     const expires = this.#ttlDays !== undefined;
     const ttl = expires ? expiresAt(at, this.#ttlDays ?? 0) : undefined;
-    const command = this.#statusCommand(runId, status, at, outcome, { expires });
+    // Back under way only from under way: an outcome (the finalizer's `failed`…) is never reopened
+    // by a step that outlived its execution.
+    const from = isActiveStatus(status) ? ACTIVE_STATUSES.filter((s) => s !== status) : undefined;
+    const command = this.#statusCommand(runId, status, at, outcome, { expires, ...(from && { from }) });
     for (let tries = 0; tries < STATUS_TRIES; tries++) {
       const moved = await this.#conditional("setStatus", command);
       if (moved) {
@@ -195,6 +200,8 @@ export class DynamoRunStore implements RunStore {
       const current = await this.#get("setStatus", runKey(runId));
       if (!current) throw new RunNotFoundError(runId);
       if (current.status === status) return;
+      if (from && !isActiveStatus(current.status))
+        throw new RunFinishedError(runId, String(current.status), status);
       // It moved to another status between the write and the read: write ours on top, as a later call would.
     }
     throw new StoreRequestFailedError("setStatus", new Error(`run ${runId} kept changing status`));

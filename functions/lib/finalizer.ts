@@ -11,7 +11,13 @@
  * resubmission from being refused as a duplicate.
  */
 import { z } from "zod";
-import { newRunRecord, type RunRecord, type RunStatus, type StopReason } from "../../shared/store/types.js";
+import {
+  ACTIVE_STATUSES,
+  newRunRecord,
+  type RunRecord,
+  type RunStatus,
+  type StopReason,
+} from "../../shared/store/types.js";
 
 /** The execution statuses that end a run without the state machine having finished it. */
 export const STOPPED_STATUSES = ["FAILED", "TIMED_OUT", "ABORTED"] as const;
@@ -25,7 +31,7 @@ export const FAILURE_REASONS = {
 } as const satisfies Record<StoppedStatus, StopReason>;
 
 /** The statuses of a run still under way: only these are finalized; any other is an outcome already. */
-export const ACTIVE_STATUSES = ["draft", "correcting"] as const satisfies readonly RunStatus[];
+export { ACTIVE_STATUSES };
 
 /** Source of redraft's outcome events on the project's bus. */
 export const OUTCOME_SOURCE = "redraft";

@@ -1,9 +1,10 @@
-import { BlobNotFoundError, RunNotFoundError } from "../errors.js";
+import { BlobNotFoundError, RunFinishedError, RunNotFoundError } from "../errors.js";
 import { type ContentClaim, claimTerms, mayTakeClaim } from "./claim.js";
 import {
   type AttemptRecord,
   addTotals,
   type BlobStore,
+  isActiveStatus,
   type Review,
   type RunOutcome,
   type RunQuery,
@@ -61,6 +62,9 @@ export class MemoryRunStore implements RunStore {
   ): Promise<void> {
     const run = this.#mustGet(runId);
     if (run.status === status) return;
+    // An outcome stands: a step that outlived its execution cannot put the run back under way.
+    if (isActiveStatus(status) && !isActiveStatus(run.status))
+      throw new RunFinishedError(runId, run.status, status);
     Object.assign(run, clone(fields), { status, updatedAt: at });
     run.transitions.push({ status, at });
   }

@@ -12,6 +12,11 @@ export const RunStatusSchema = z.enum([
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/** A run under way. The other statuses are outcomes: a run never goes back from one to these. */
+export const ACTIVE_STATUSES = ["draft", "correcting"] as const satisfies readonly RunStatus[];
+export const isActiveStatus = (status: unknown): boolean =>
+  (ACTIVE_STATUSES as readonly unknown[]).includes(status);
+
 /** Why a run ended where it did (docs/DESIGN.md §2 lists each). `validated` runs from the loop have no reason. */
 export const StopReasonSchema = z.enum([
   "max_attempts",

@@ -8,11 +8,12 @@ import { DRAFT_FAILED, type FinalizerDeps, type StoppedStatus } from "../../func
 import { runKey } from "../../functions/lib/table.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
+import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
-import { MemoryBlobStore } from "../../shared/store/memory.js";
-import type { RunStatus } from "../../shared/store/types.js";
+import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
+import { ACTIVE_STATUSES, type RunStatus } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS } from "../fixtures/seed004.js";
 import { makeRun } from "../stores/fixtures.js";
 
@@ -208,6 +209,57 @@ describe("λ finalize against dynalite: stopped executions finish their runs onc
     await finalize(stopped("first-submission", "TIMED_OUT"));
     const resubmitted = await validate({ runId: "second-submission", input: { draft } });
     expect(resubmitted.decision).toBe("correct");
+  });
+
+  it("keeps the finalizer's failed when a Validate that outlived its aborted execution moves on", async () => {
+    const loopDeps: LoopDeps = {
+      registry: new PackRegistry(),
+      runs,
+      blobs: new MemoryBlobStore(),
+      model: ReplayModelClient.fromCassette({ version: 1, responses: [] }),
+    };
+    const validate = createValidateHandler(async () => loopDeps);
+    const input = { draft: { ...DRAFT_WITH_ERRORS, id: "outlived" } };
+    expect((await validate({ runId: "outlived", input })).decision).toBe("correct");
+    await finalize(stopped("outlived", "ABORTED"));
+    const failed = await runs.getRun("outlived");
+    expect(failed).toMatchObject({ status: "failed", reason: "aborted" });
+
+    // The invocation still running when the execution was aborted ends with its own setStatus.
+    const late = validate({ runId: "outlived", input });
+    await expect(late).rejects.toThrow(RunFinishedError);
+    await expect(late).rejects.toMatchObject({ name: ErrorNames.RunFinished });
+    await expect(runs.setStatus("outlived", "correcting", "2026-11-23T14:00:00.000Z")).rejects.toThrow(
+      "run outlived is failed already and cannot move back to correcting",
+    );
+    expect(await runs.getRun("outlived")).toEqual(failed);
+    expect(failed?.transitions.map((t) => t.status)).toEqual(["draft", "correcting", "failed"]);
+  });
+
+  it.each(["validated", "needs_manual_review", "rejected", "failed"] as const)(
+    "never moves a %s run back under way, in dynalite and in memory alike",
+    async (outcome) => {
+      const memory = new MemoryRunStore();
+      for (const store of [runs, memory]) {
+        const runId = `sticky-${outcome}`;
+        const before = makeRun(runId, { status: outcome });
+        await store.createRun(before);
+        for (const active of ACTIVE_STATUSES)
+          await expect(store.setStatus(runId, active, "2026-11-23T14:00:00.000Z")).rejects.toMatchObject({
+            name: ErrorNames.RunFinished,
+          });
+        expect(await store.getRun(runId)).toEqual(before);
+      }
+    },
+  );
+
+  it("still lets a reviewer decide on a run in review or a failed one", async () => {
+    for (const from of ["needs_manual_review", "failed"] as const) {
+      const runId = `reviewed-${from}`;
+      await runs.createRun(makeRun(runId, { status: from }));
+      await runs.setStatus(runId, "validated", "2026-11-23T14:00:00.000Z", { reason: "approved" });
+      expect(await runs.getRun(runId)).toMatchObject({ status: "validated", reason: "approved" });
+    }
   });
 
   it("refuses an event that is not a stopped execution", async () => {
