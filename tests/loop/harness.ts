@@ -25,7 +25,7 @@ export function answer(
 }
 
 /** Test double around the replay client that remembers every request it saw. */
-export class SpyModel implements ModelClient {
+class SpyModel implements ModelClient {
   readonly provider = "replay";
   readonly model = "replay";
   readonly requests: ModelRequest[] = [];
