@@ -50,7 +50,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
     "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 or 2019-09 when $schema says so).",
   severity: "error",
   source: "schema",
-  check({ draft, content }) {
+  check({ draft, content, settings }) {
     const schema = draftSchema(draft);
     if (!schema) {
       return [
@@ -62,7 +62,9 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
         },
       ];
     }
-    return schema.findings(content);
+    const findings = schema.findings(content);
+    // Where repair ran but stepped aside, the report says so (info: it changes no verdict or score).
+    return settings.repair && findings.length > 0 ? [...findings, ...schema.repairNotes(content)] : findings;
   },
 };
 

@@ -2,11 +2,19 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import type { Finding, RepairResult } from "../../pack.js";
 import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.js";
+import { JSON_RULE_IDS } from "./ids.js";
 import { findingOf } from "./messages.js";
-import { dirtyPointers, type RepairWalk, ROOT_PLACE, repairValue } from "./repair.js";
+import {
+  dirtyPointers,
+  extraPointer,
+  extraPointers,
+  type RepairWalk,
+  ROOT_PLACE,
+  repairValue,
+} from "./repair.js";
 import { unitsBelow } from "./units.js";
 import type { SchemaObject, Segment } from "./util.js";
-import { SchemaViews } from "./views.js";
+import { SchemaViews, undecidedOnPath } from "./views.js";
 
 export interface RepairOptions {
   /** Locations that must never be removed even if the schema calls them optional (a declarative `required` rule). */
@@ -30,6 +38,13 @@ export class CompiledJsonSchema {
   readonly #validate: ValidateFunction;
   readonly #subValidators = new Map<string, ValidateFunction | null>();
   readonly #views: SchemaViews;
+  /**
+   * The last instance checked and Ajv's errors for it (null when it conforms). Repair, the check, the
+   * repair notes and the engine's score all look at the same content within one synchronous validation, so
+   * one Ajv pass serves them all; the memo is dropped at the next microtask, so an object mutated
+   * between two validations is always checked afresh.
+   */
+  #last: { content: unknown; errors: ErrorObject[] | null } | undefined;
 
   /** Throws (with Ajv's message) when the schema does not compile; use `compileJsonSchema` for the cached, non-throwing path. */
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
@@ -43,19 +58,51 @@ export class CompiledJsonSchema {
     this.#views = new SchemaViews(schema);
   }
 
+  /** Ajv's errors for `content`, or null when it conforms: one Ajv pass per content object and turn. */
+  #check(content: unknown): ErrorObject[] | null {
+    const last = this.#last;
+    if (last !== undefined && last.content === content) return last.errors;
+    const errors = this.#validate(content) ? null : (this.#validate.errors ?? []);
+    if (this.#last === undefined)
+      queueMicrotask(() => {
+        this.#last = undefined;
+      });
+    this.#last = { content, errors };
+    return errors;
+  }
+
   /** Ajv's errors for `content`; empty when it conforms. */
   errors(content: unknown): ErrorObject[] {
-    return this.#validate(content) ? [] : [...(this.#validate.errors ?? [])];
+    return [...(this.#check(content) ?? [])];
   }
 
   isValid(content: unknown): boolean {
-    return this.#validate(content) === true;
+    return this.#check(content) === null;
   }
 
   /** One finding per schema error, reported under `schema:<keyword>`. */
   findings(content: unknown): Finding[] {
-    if (this.#validate(content)) return [];
-    return (this.#validate.errors ?? []).map((error) => findingOf(error, content, this.#views));
+    return (this.#check(content) ?? []).map((error) => findingOf(error, content, this.#views));
+  }
+
+  /**
+   * Info findings for the places where the repair walk stepped aside although Ajv reports an error there
+   * or below: a reference it does not follow, an unevaluatedProperties that depends on alternatives, a
+   * key an alternative or condition also constrains. One per place.
+   */
+  repairNotes(content: unknown): Finding[] {
+    const notes = new Map<string, Finding>();
+    for (const error of this.#check(content) ?? []) {
+      const found = undecidedOnPath(this.#views, content, extraPointer(error) ?? error.instancePath);
+      if (!found || notes.has(found.pointer)) continue;
+      notes.set(found.pointer, {
+        ruleId: JSON_RULE_IDS.repairSkipped,
+        severity: "info",
+        path: found.pointer,
+        message: `deterministic repair left ${found.pointer} alone: ${found.reason}`,
+      });
+    }
+    return [...notes.values()];
   }
 
   /**
@@ -65,13 +112,14 @@ export class CompiledJsonSchema {
    * the objects and arrays on the path to a removal are copied.
    */
   repair(content: unknown, options: RepairOptions = {}): RepairResult<unknown> {
-    if (typeof content !== "object" || content === null || this.#validate(content))
-      return { content, repairs: [] };
-    const errors = this.#validate.errors ?? [];
+    if (typeof content !== "object" || content === null) return { content, repairs: [] };
+    const errors = this.#check(content);
+    if (errors === null) return { content, repairs: [] };
     const before = errors.length;
     const walk: RepairWalk = {
       repairs: [],
       dirty: dirtyPointers(errors),
+      extras: extraPointers(errors),
       validatorAt: (ptr) => this.#subValidator(ptr),
     };
     if (options.keep) walk.keep = options.keep;
@@ -80,7 +128,7 @@ export class CompiledJsonSchema {
     if (repairs.length === 0) return { content, repairs: [] };
     // Safety net for the interactions the walk cannot see (uniqueItems over repaired elements,
     // a removal another branch depended on): a repair that scores worse than doing nothing is dropped.
-    const after = this.#validate(repaired) ? 0 : (this.#validate.errors?.length ?? 0);
+    const after = this.#check(repaired)?.length ?? 0;
     // Each removal lowers the units by at most one, so losing at least one error per removal can
     // never lower the score; only otherwise are the units worth counting.
     if (after > before - repairs.length && after / this.units(repaired) > before / this.units(content)) {

@@ -4,6 +4,8 @@ export const JSON_RULE_IDS = {
   missing: "json_schema_missing",
   invalid: "json_schema_invalid",
   repair: "json_repair",
+  /** Info: the repair walk stepped aside where it could not decide safely. */
+  repairSkipped: "json_repair_skipped",
 } as const;
 
 /** The correction-prompt rule seed 001 added after models kept filling optional pattern fields with "". */

@@ -28,6 +28,8 @@ export interface RepairWalk {
   readonly repairs: Repair[];
   /** Every instance pointer that holds an error or has one below it. */
   readonly dirty: ReadonlySet<string>;
+  /** Pointers of the properties Ajv itself reports as not allowed (additional or unevaluated). */
+  readonly extras: ReadonlySet<string>;
   keep?: (path: readonly Segment[]) => boolean;
   /** Validator of the sub-schema at a URI-fragment pointer, compiled by the root's Ajv; undefined if none. */
   readonly validatorAt: (ptr: string) => ValidateFunction | undefined;
@@ -43,6 +45,26 @@ export function dirtyPointers(errors: readonly ErrorObject[]): Set<string> {
     }
   }
   return dirty;
+}
+
+/** Keywords whose error names a property that is not allowed where it is. */
+const EXTRA_KEYWORDS = new Set(["additionalProperties", "unevaluatedProperties"]);
+
+/** The pointer of the property an extra-property error names, or undefined for any other error. */
+export function extraPointer(error: ErrorObject): string | undefined {
+  if (!EXTRA_KEYWORDS.has(error.keyword)) return undefined;
+  const params = error.params as Record<string, unknown>;
+  const key = params.additionalProperty ?? params.unevaluatedProperty;
+  return typeof key === "string" ? `${error.instancePath}/${escapeSegment(key)}` : undefined;
+}
+
+export function extraPointers(errors: readonly ErrorObject[]): Set<string> {
+  const extras = new Set<string>();
+  for (const error of errors) {
+    const pointer = extraPointer(error);
+    if (pointer !== undefined) extras.add(pointer);
+  }
+  return extras;
 }
 
 /** Why an optional value should go, or undefined to keep it: a scalar that fails its sub-schema, or a container of the wrong type/enum/const. */
@@ -110,12 +132,15 @@ export function repairValue(
   for (const key of keys) {
     const cv = schema.childViews(views, key);
     const place = child(at, key);
-    // Without an error at or below it, a value conforms: nothing there to repair.
+    // Without an error at or below it, a value conforms: nothing there to repair. Where the walk cannot
+    // see every sub-schema that applies (cv.undecided), it steps aside; the check says so.
+    if (cv.undecided !== undefined) continue;
     if (!cv.forbidden && !walk.dirty.has(place.pointer)) continue;
     const before = value[key];
     const removable = !shape.kept.has(key) && remaining > shape.minProperties && !walk.keep?.(place.path);
     if (cv.forbidden) {
-      if (removable) {
+      // Removed only when Ajv agrees that the property is not allowed there.
+      if (removable && walk.extras.has(place.pointer)) {
         const parent = at.pointer ? ` in ${at.pointer}` : "";
         remove(
           key,

@@ -4,6 +4,24 @@
  */
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode, unescapeSegment } from "./util.js";
 
+/** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
+const STAND_IN_BASE = "https://redraft.invalid/schema.json";
+
+function resolveUri(ref: string, base: string): URL | undefined {
+  try {
+    return new URL(ref, base);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A URI without its fragment. */
+function withoutFragment(url: URL): string {
+  const copy = new URL(url.href);
+  copy.hash = "";
+  return copy.href;
+}
+
 /** Guards the schema/instance walks against pathological nesting and `$ref` cycles. */
 export const MAX_DEPTH = 256;
 /** Keys outside `properties` (free-form maps) are looked up uncached beyond this many per object schema. */
@@ -27,6 +45,11 @@ export interface ChildViews {
   readonly described: boolean;
   /** `additionalProperties: false` (or a plain `unevaluatedProperties: false`) rules the key out. */
   readonly forbidden: boolean;
+  /**
+   * Why the walk cannot decide about this key safely, or undefined when it can: a reference it does not
+   * follow, or an alternative or condition that also constrains the key. Repair steps aside there.
+   */
+  readonly undecided: string | undefined;
 }
 
 export interface ObjectShape {
@@ -38,6 +61,8 @@ export interface ObjectShape {
 
 /** What the walks need about one set of views, computed on first use and kept with the compiled schema. */
 interface Plan {
+  /** Set when the views were built: why they may be incomplete (a reference the walk did not follow). */
+  opaque?: string | undefined;
   described?: readonly string[];
   children?: Map<string, ChildViews>;
   items?: Map<number, readonly View[]>;
@@ -51,6 +76,9 @@ function pushRoot(roots: View[], node: unknown, ptr: string): void {
   if (isRecord(node)) roots.push({ node, ptr });
 }
 
+/** Keywords that apply a sub-schema only under a condition, or as one alternative among others. */
+const CONDITIONAL_KEYWORDS = ["anyOf", "oneOf", "not", "if", "then", "else"] as const;
+
 function hasDynamicApplicator({ node }: View): boolean {
   return (
     node.anyOf !== undefined ||
@@ -59,6 +87,22 @@ function hasDynamicApplicator({ node }: View): boolean {
     node.dependentSchemas !== undefined ||
     node.dependencies !== undefined
   );
+}
+
+/** The branches of a view's conditional applicators: alternatives, conditions, and schema dependencies. */
+function conditionalBranches(node: SchemaObject): unknown[] {
+  const branches: unknown[] = [];
+  for (const keyword of CONDITIONAL_KEYWORDS) {
+    const value = node[keyword];
+    if (Array.isArray(value)) branches.push(...value);
+    else if (value !== undefined) branches.push(value);
+  }
+  for (const deps of [node.dependentSchemas, node.dependencies]) {
+    // `dependencies` holds lists (dependentRequired) and schemas (dependentSchemas) side by side.
+    if (isRecord(deps))
+      for (const value of Object.values(deps)) if (!Array.isArray(value)) branches.push(value);
+  }
+  return branches;
 }
 
 /** Whether a container value has a shape its schema allows (a mistyped value counts as absent). */
@@ -74,24 +118,122 @@ export function shapeAllowed(views: readonly View[], value: unknown): boolean {
   return true;
 }
 
+/** Schema keywords whose value is a map from names to schemas (not a schema itself). */
+const MAP_KEYWORDS = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+  "dependencies",
+]);
+/** Keywords whose value is data, never a schema: nothing inside them is an `$id` or an anchor. */
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "example", "required"]);
+
+/** What a reference resolves to: a view, or why the walk does not follow it. */
+type Target = { view: View } | { opaque: string };
+
 /**
- * The sub-schemas of one root schema that apply at each instance location. View arrays are built once
- * per schema location and reused, so they can key the plans.
+ * The identifiers a schema defines, found once: each resource (`$id`) and anchor by its absolute URI,
+ * `$dynamicAnchor`s and `$recursiveAnchor`s by name, and each schema node's base URI.
+ */
+interface Index {
+  readonly resources: Map<string, View>;
+  readonly anchors: Map<string, View>;
+  readonly dynamicAnchors: Map<string, View[]>;
+  readonly recursiveAnchors: View[];
+  readonly baseOf: WeakMap<object, string>;
+}
+
+function indexSchema(schema: SchemaObject): Index {
+  const index: Index = {
+    resources: new Map(),
+    anchors: new Map(),
+    dynamicAnchors: new Map(),
+    recursiveAnchors: [],
+    baseOf: new WeakMap(),
+  };
+  index.resources.set(STAND_IN_BASE, { node: schema, ptr: "" });
+  // The schema passed the guard's depth bound: an explicit stack all the same, as the guard does.
+  const stack: { value: unknown; ptr: string; base: string; map: boolean }[] = [
+    { value: schema, ptr: "", base: STAND_IN_BASE, map: false },
+  ];
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const { value, ptr, map } = frame;
+    let { base } = frame;
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        stack.push({ value: item, ptr: `${ptr}/${i}`, base, map: false });
+      });
+      continue;
+    }
+    const node = value as SchemaObject;
+    if (map) {
+      for (const [key, child] of Object.entries(node))
+        stack.push({ value: child, ptr: `${ptr}/${fragmentSegment(key)}`, base, map: false });
+      continue;
+    }
+    const view: View = { node, ptr };
+    if (typeof node.$id === "string") {
+      const url = resolveUri(node.$id, base);
+      if (url) {
+        // draft-07 names a plain-name anchor with `$id: "#foo"`.
+        if (node.$id.startsWith("#")) index.anchors.set(url.href, view);
+        else {
+          base = withoutFragment(url);
+          index.resources.set(base, view);
+        }
+      }
+    }
+    index.baseOf.set(node, base);
+    if (typeof node.$anchor === "string") index.anchors.set(`${base}#${node.$anchor}`, view);
+    if (typeof node.$dynamicAnchor === "string") {
+      index.anchors.set(`${base}#${node.$dynamicAnchor}`, view);
+      const list = index.dynamicAnchors.get(node.$dynamicAnchor) ?? [];
+      list.push(view);
+      index.dynamicAnchors.set(node.$dynamicAnchor, list);
+    }
+    if (node.$recursiveAnchor === true) index.recursiveAnchors.push(view);
+    for (const [key, child] of Object.entries(node)) {
+      if (DATA_KEYWORDS.has(key)) continue;
+      stack.push({ value: child, ptr: `${ptr}/${fragmentSegment(key)}`, base, map: MAP_KEYWORDS.has(key) });
+    }
+  }
+  return index;
+}
+
+/**
+ * The sub-schemas of one root schema that apply at each instance location, following the specification
+ * where it can be followed statically (`$ref` by pointer, anchor or `$id`; `$dynamicRef` and
+ * `$recursiveRef` when only one anchor can be their target; `allOf`), and saying where it cannot.
+ * View arrays are built once per schema location and reused, so they can key the plans.
  */
 export class SchemaViews {
   readonly #schema: SchemaObject;
-  readonly #refs = new Map<string, View | null>();
+  readonly #index: Index;
+  readonly #refs = new Map<string, Target>();
   readonly #patterns = new Map<string, RegExp | null>();
   readonly #plans = new WeakMap<readonly View[], Plan>();
   #root: readonly View[] | undefined;
 
   constructor(schema: SchemaObject) {
     this.#schema = schema;
+    this.#index = indexSchema(schema);
   }
 
   root(): readonly View[] {
-    this.#root ??= this.#expand(this.#schema, "", [], new Set());
+    if (!this.#root) {
+      const opaque: string[] = [];
+      this.#root = this.#expand(this.#schema, "", [], new Set(), opaque);
+      this.#plan(this.#root).opaque = opaque[0];
+    }
     return this.#root;
+  }
+
+  /** Why these views may be incomplete (the walk met a reference it does not follow), or undefined. */
+  opaque(views: readonly View[]): string | undefined {
+    return this.#plans.get(views)?.opaque;
   }
 
   #plan(views: readonly View[]): Plan {
@@ -115,44 +257,102 @@ export class SchemaViews {
     return plan.described;
   }
 
-  /** The node plus what it pulls in unconditionally: its local `$ref` target and `allOf` members. */
-  #expand(node: unknown, ptr: string, out: View[], seen: Set<object>): View[] {
-    if (!isRecord(node) || seen.has(node) || seen.size > MAX_DEPTH) return out;
+  /**
+   * The node plus what it pulls in unconditionally: its reference targets and `allOf` members. A node seen
+   * before is not expanded again (reference cycles); `opaque` collects why a reference was not followed.
+   */
+  #expand(node: unknown, ptr: string, out: View[], seen: Set<object>, opaque: string[]): View[] {
+    if (!isRecord(node) || seen.has(node)) return out;
+    if (seen.size > MAX_DEPTH) {
+      opaque.push(`the schema applies more than ${MAX_DEPTH} sub-schemas here`);
+      return out;
+    }
     seen.add(node);
     out.push({ node, ptr });
-    if (typeof node.$ref === "string") {
-      const target = this.#resolveRef(node.$ref);
-      if (target) this.#expand(target.node, target.ptr, out, seen);
+    for (const keyword of ["$ref", "$dynamicRef", "$recursiveRef"] as const) {
+      const ref = node[keyword];
+      if (typeof ref !== "string") continue;
+      const target = this.#resolve(node, keyword, ref);
+      if ("view" in target) this.#expand(target.view.node, target.view.ptr, out, seen, opaque);
+      else opaque.push(target.opaque);
     }
     if (Array.isArray(node.allOf)) {
       node.allOf.forEach((member, i) => {
-        this.#expand(member, `${ptr}/allOf/${i}`, out, seen);
+        this.#expand(member, `${ptr}/allOf/${i}`, out, seen, opaque);
       });
     }
     return out;
   }
 
-  /** Local references only (`#`, `#/$defs/x`, `#/definitions/x`); anything else is left to Ajv alone. */
-  #resolveRef(ref: string): View | undefined {
-    const cached = this.#refs.get(ref);
-    if (cached !== undefined) return cached ?? undefined;
-    let resolved: View | null = null;
-    if (ref === "#" || ref.startsWith("#/")) {
-      let node: unknown = this.#schema;
-      const parts: string[] = [];
-      for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
-        const part = unescapeSegment(safeDecode(raw));
-        node = Array.isArray(node)
-          ? node[Number(part)]
-          : isRecord(node) && hasOwn(node, part)
-            ? node[part]
-            : undefined;
-        parts.push(fragmentSegment(part));
-      }
-      if (isRecord(node)) resolved = { node, ptr: parts.map((p) => `/${p}`).join("") };
+  /** Expands a list of roots into one views array, recording whether it is complete. */
+  #expandAll(roots: readonly View[]): readonly View[] {
+    if (roots.length === 0) return NO_VIEWS;
+    const expanded: View[] = [];
+    const seen = new Set<object>();
+    const opaque: string[] = [];
+    for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen, opaque);
+    this.#plan(expanded).opaque = opaque[0];
+    return expanded;
+  }
+
+  #resolve(node: SchemaObject, keyword: "$ref" | "$dynamicRef" | "$recursiveRef", ref: string): Target {
+    const base = this.#index.baseOf.get(node) ?? STAND_IN_BASE;
+    const key = `${keyword} ${base} ${ref}`;
+    let target = this.#refs.get(key);
+    if (!target) {
+      target = this.#resolveUncached(base, keyword, ref);
+      this.#refs.set(key, target);
     }
-    this.#refs.set(ref, resolved);
-    return resolved ?? undefined;
+    return target;
+  }
+
+  #resolveUncached(base: string, keyword: "$ref" | "$dynamicRef" | "$recursiveRef", ref: string): Target {
+    const unfollowed = {
+      opaque: `the schema uses ${keyword} ${JSON.stringify(ref)}, which the walk does not follow`,
+    };
+    const url = resolveUri(ref, base);
+    if (!url) return unfollowed;
+    const fragment = safeDecode(url.hash.slice(1));
+    const resource = withoutFragment(url);
+    let view: View | undefined;
+    if (fragment === "" || fragment.startsWith("/")) {
+      const doc = this.#index.resources.get(resource);
+      if (doc) view = this.#pointer(doc, fragment);
+    } else {
+      view = this.#index.anchors.get(`${resource}#${fragment}`);
+    }
+    if (!view) return unfollowed;
+    if (
+      keyword === "$dynamicRef" &&
+      typeof view.node.$dynamicAnchor === "string" &&
+      fragment === view.node.$dynamicAnchor
+    ) {
+      // Dynamic scope picks the outermost resource with this $dynamicAnchor: statically known only when
+      // the schema has one.
+      const candidates = this.#index.dynamicAnchors.get(fragment) ?? [];
+      return candidates.length === 1 && candidates[0] ? { view: candidates[0] } : unfollowed;
+    }
+    if (keyword === "$recursiveRef" && view.node.$recursiveAnchor === true) {
+      const candidates = this.#index.recursiveAnchors;
+      return candidates.length === 1 && candidates[0] ? { view: candidates[0] } : unfollowed;
+    }
+    return { view };
+  }
+
+  /** The node a JSON pointer names inside a resource; the view's pointer is from the root document. */
+  #pointer(doc: View, pointer: string): View | undefined {
+    let node: unknown = doc.node;
+    let ptr = doc.ptr;
+    for (const raw of pointer === "" ? [] : pointer.slice(1).split("/")) {
+      const part = unescapeSegment(raw);
+      node = Array.isArray(node)
+        ? node[Number(part)]
+        : isRecord(node) && hasOwn(node, part)
+          ? node[part]
+          : undefined;
+      ptr += `/${fragmentSegment(part)}`;
+    }
+    return isRecord(node) ? { node, ptr } : undefined;
   }
 
   childViews(views: readonly View[], key: string): ChildViews {
@@ -197,22 +397,45 @@ export class SchemaViews {
       }
       if (node.unevaluatedProperties === false) unevaluatedFalse = true;
     }
+    const opaque = this.opaque(views);
+    const conditional = views.some(hasDynamicApplicator);
     // unevaluatedProperties also counts what anyOf/oneOf/if/dependentSchemas evaluated; the walk does
     // not follow those, so it only rules a key out when no such keyword is around.
     const forbidden =
-      forbiddenByAdditional ||
-      (unevaluatedFalse && !described && !evaluated && !views.some(hasDynamicApplicator));
-    const expanded: View[] = [];
-    const seen = new Set<object>();
-    for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
-    return { roots, views: expanded, named, described, forbidden };
+      forbiddenByAdditional || (unevaluatedFalse && !described && !evaluated && !conditional && !opaque);
+    const childViews = this.#expandAll(roots);
+    let undecided = opaque ?? this.opaque(childViews);
+    if (!undecided && !forbiddenByAdditional && unevaluatedFalse && !described && !evaluated && conditional)
+      undecided = "unevaluatedProperties depends on what anyOf/oneOf/if/dependentSchemas evaluated";
+    if (!undecided && this.#branchTouches(views, key))
+      undecided = `an alternative or condition (anyOf/oneOf/not/if/dependentSchemas) also constrains "${key}"`;
+    return { roots, views: childViews, named, described, forbidden, undecided };
+  }
+
+  /** Whether a conditional branch of the views has its own sub-schema for `key`. */
+  #branchTouches(views: readonly View[], key: string): boolean {
+    for (const { node } of views) {
+      for (const branch of conditionalBranches(node)) {
+        const opaque: string[] = [];
+        for (const { node: b } of this.#expand(branch, "", [], new Set(), opaque)) {
+          if (isRecord(b.properties) && hasOwn(b.properties, key)) return true;
+          if (isRecord(b.patternProperties)) {
+            for (const pattern of Object.keys(b.patternProperties))
+              if (this.#pattern(pattern)?.test(key)) return true;
+          }
+          if (b.additionalProperties !== undefined || b.unevaluatedProperties !== undefined) return true;
+        }
+        if (opaque.length > 0) return true;
+      }
+    }
+    return false;
   }
 
   #itemRoots(views: readonly View[], index: number): View[] {
     const roots: View[] = [];
     for (const { node, ptr } of views) {
       if (Array.isArray(node.items)) {
-        // draft-07 tuple form
+        // draft-07 and 2019-09 tuple form
         if (index < node.items.length) pushRoot(roots, node.items[index], `${ptr}/items/${index}`);
         else pushRoot(roots, node.additionalItems, `${ptr}/additionalItems`);
       } else if (Array.isArray(node.prefixItems) && index < node.prefixItems.length) {
@@ -239,11 +462,9 @@ export class SchemaViews {
     plan.items ??= new Map();
     let items = plan.items.get(slot);
     if (!items) {
-      const roots = this.#itemRoots(views, index);
-      const expanded: View[] = [];
-      const seen = new Set<object>();
-      for (const root of roots) this.#expand(root.node, root.ptr, expanded, seen);
-      items = expanded.length > 0 ? expanded : NO_VIEWS;
+      items = this.#expandAll(this.#itemRoots(views, index));
+      // Elements under a view the walk could not see whole are not decided either.
+      if (plan.opaque && items !== NO_VIEWS) this.#plan(items).opaque ??= plan.opaque;
       plan.items.set(slot, items);
     }
     return items;
@@ -264,9 +485,12 @@ export class SchemaViews {
     };
     // A key a condition or alternative looks at may flip that branch when removed: keep it.
     const addLookedAt = (branch: unknown) => {
-      for (const { node } of this.#expand(branch, "", [], new Set())) {
+      for (const { node } of this.#expand(branch, "", [], new Set(), [])) {
         addStrings(kept, node.required);
         if (isRecord(node.properties)) for (const key of Object.keys(node.properties)) kept.add(key);
+        for (const deps of [node.dependentRequired, node.dependencies]) {
+          if (isRecord(deps)) for (const list of Object.values(deps)) addStrings(kept, list);
+        }
       }
     };
     for (const { node } of views) {
@@ -274,11 +498,7 @@ export class SchemaViews {
       for (const deps of [node.dependentRequired, node.dependencies]) {
         if (isRecord(deps)) for (const list of Object.values(deps)) addStrings(kept, list);
       }
-      for (const keyword of ["anyOf", "oneOf"] as const) {
-        const branches = node[keyword];
-        if (Array.isArray(branches)) for (const branch of branches) addLookedAt(branch);
-      }
-      for (const keyword of ["not", "if", "then", "else"] as const) addLookedAt(node[keyword]);
+      for (const branch of conditionalBranches(node)) addLookedAt(branch);
       if (typeof node.minProperties === "number") minProperties = Math.max(minProperties, node.minProperties);
     }
     for (const key of required) kept.add(key);
@@ -297,4 +517,38 @@ export class SchemaViews {
     }
     return re ?? undefined;
   }
+}
+
+/**
+ * The first place on the way to `pointer` where the walk cannot decide (see ChildViews.undecided): its
+ * pointer and the reason, or undefined when every step is decided. Array elements are never removed, so
+ * only object properties are asked.
+ */
+export function undecidedOnPath(
+  schema: SchemaViews,
+  content: unknown,
+  pointer: string,
+): { pointer: string; reason: string } | undefined {
+  if (pointer === "") return undefined;
+  let value = content;
+  let views = schema.root();
+  let at = "";
+  for (const raw of pointer.slice(1).split("/")) {
+    at += `/${raw}`;
+    if (views.length === 0) return undefined;
+    const segment = unescapeSegment(raw);
+    if (Array.isArray(value)) {
+      const index = Number(segment);
+      views = schema.itemViews(views, index);
+      value = value[index];
+    } else if (isRecord(value)) {
+      const cv = schema.childViews(views, segment);
+      if (cv.undecided !== undefined) return { pointer: at, reason: cv.undecided };
+      views = cv.views;
+      value = hasOwn(value, segment) ? value[segment] : undefined;
+    } else {
+      return undefined;
+    }
+  }
+  return undefined;
 }
