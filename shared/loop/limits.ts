@@ -4,11 +4,17 @@ import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
 import type { LoopLimits } from "./state.js";
 import { DEFAULT_BREAKER_AFTER } from "./verdict.js";
 
+// The loop's defaults live here, beside the limits resolved per run. The draft size and depth
+// defaults stay beside parseDraft (shared/validate.ts), which enforces them before anything else.
+
 /**
  * A repeated delivery of the same content within this window starts no second run (0 disables the
  * check). The one default: the Validate step and the Lambda environment (DEDUPE_WINDOW_MS) use it.
  */
 export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
+
+/** Output tokens one model call may produce (a correction or a judge round) unless the deps say otherwise. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
 
 const capped = (value: number | undefined, fallback: number, cap: number | undefined): number =>
   Math.min(value ?? fallback, cap ?? Number.POSITIVE_INFINITY);

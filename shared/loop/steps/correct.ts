@@ -5,6 +5,7 @@ import { costUsd } from "../../model/pricing.js";
 import { fromPointer } from "../../pointer.js";
 import { packFor } from "../../validate.js";
 import { blobKeys } from "../keys.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
 import { buildCorrectionPrompt } from "../prompt.js";
 import { parseCorrectionAnswer } from "../response.js";
 import { attemptsMade, type LoopState, type Pending } from "../state.js";
@@ -52,7 +53,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
       system: prompt.system,
       user: prompt.user,
       tool: prompt.tool,
-      maxTokens: deps.maxOutputTokens ?? 8192,
+      maxTokens: deps.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
       subject: {
         phase: state.phase,
         attempt: promptAttempt,

@@ -15,12 +15,16 @@ export interface LoopDeps {
    */
   modelAvailable?: boolean;
   clock?: () => Date;
-  /** A duplicate delivery of the same content within this window starts no second run. 0 disables it. */
+  /**
+   * A duplicate delivery of the same content within this window starts no second run. 0 disables it.
+   * @default DEFAULT_DEDUPE_WINDOW_MS (shared/loop/limits.ts)
+   */
   dedupeWindowMs?: number;
+  /** Largest draft accepted, in bytes. @default DEFAULT_MAX_DRAFT_BYTES (shared/validate.ts) */
   maxDraftBytes?: number;
-  /** Deepest nesting of objects and arrays a draft may have (DEFAULT_MAX_DRAFT_DEPTH). */
+  /** Deepest nesting of objects and arrays a draft may have. @default DEFAULT_MAX_DRAFT_DEPTH (ditto) */
   maxDraftDepth?: number;
-  /** Output token cap per model call. */
+  /** Output token cap per model call. @default DEFAULT_MAX_OUTPUT_TOKENS (shared/loop/limits.ts) */
   maxOutputTokens?: number;
   /** Called once per attempt, when its record is first written (never on a retried task): for metrics. */
   onAttemptRecorded?: (record: AttemptRecord) => void;

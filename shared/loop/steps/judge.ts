@@ -7,6 +7,7 @@ import { addTotals } from "../../store/types.js";
 import { packFor } from "../../validate.js";
 import { buildJudgePrompt, classifyFindings, parseJudgeAnswer, personasFor } from "../judge.js";
 import { blobKeys } from "../keys.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
 import type { LoopState } from "../state.js";
 import { budgetSpent } from "../verdict.js";
 import { answerOnce } from "./answer.js";
@@ -54,7 +55,7 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
       system: prompt.system,
       user: prompt.user,
       tool: prompt.tool,
-      maxTokens: deps.maxOutputTokens ?? 8192,
+      maxTokens: deps.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
     }),
   );
   const verdict = parseJudgeAnswer(response);

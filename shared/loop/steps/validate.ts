@@ -32,7 +32,7 @@ const ZERO_VERDICT = {
   budgetExhausted: false,
 };
 
-/** The state of a run that ends at Validate, rejected or a duplicate: nothing left to route but the decision. */
+/** The state of a run that ends at Validate (rejected, or a duplicate): only its decision is routed on. */
 function terminalState(
   runId: string,
   draftId: string,
