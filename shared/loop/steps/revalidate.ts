@@ -23,6 +23,7 @@ const MAX_INLINE_DIFF_BYTES = 64 * 1024;
 const MAX_RECORD_LIST = 100;
 const MAX_RECORD_BYTES = 300 * 1024;
 
+/** Lists as many of the attempt's violations and repairs inline as keep the record under MAX_RECORD_BYTES. */
 function fitRecord(
   record: AttemptRecord,
   input: Violation[],
