@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { z } from "zod";
+import { BATCHES_PREFIX } from "../shared/batch/manifest.js";
+import { batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**
@@ -35,6 +37,14 @@ const UploadEventSchema = z.object({
   }),
 });
 
+/** A client's `Batch Submitted`: a manifest already in the bucket. */
+const BatchSubmissionSchema = z.object({
+  id: z.string().min(1),
+  source: z.string().min(1),
+  "detail-type": z.literal("Batch Submitted"),
+  detail: z.object({ manifestRef: ManifestRefSchema }),
+});
+
 /** A client's `Draft Submitted`: its detail is the execution input. */
 const SubmissionEventSchema = z.object({
   id: z.string().min(1),
@@ -42,12 +52,14 @@ const SubmissionEventSchema = z.object({
   detail: z.looseObject({}),
 });
 
-export const StartEventSchema = z.union([UploadEventSchema, SubmissionEventSchema]);
+export const StartEventSchema = z.union([UploadEventSchema, BatchSubmissionSchema, SubmissionEventSchema]);
 export type StartEvent = z.infer<typeof StartEventSchema>;
 
 export interface Start {
   name: string;
   input: Record<string, unknown>;
+  /** Which state machine: the per-draft one, or the batch one (a manifest under `batches/`, `Batch Submitted`). */
+  machine: "draft" | "batch";
 }
 
 const digest = (parts: string[]): string =>
@@ -59,7 +71,24 @@ export function startFor(event: StartEvent): Start {
     const { bucket, object } = (event as z.infer<typeof UploadEventSchema>).detail;
     // The bucket is versioned, so an upload has a version id; the sequencer stands in without one.
     const version = object["version-id"] ?? `seq:${object.sequencer ?? event.id}`;
+    if (object.key.startsWith(BATCHES_PREFIX)) {
+      // The batch id is the execution name too: a repeated delivery is refused twice over.
+      const batchId = batchIdFor(["upload", bucket.name, object.key, version]);
+      return {
+        machine: "batch",
+        name: batchId,
+        input: {
+          batchId,
+          manifestRef: {
+            bucket: bucket.name,
+            key: object.key,
+            ...(object["version-id"] && { versionId: object["version-id"] }),
+          },
+        },
+      };
+    }
     return {
+      machine: "draft",
       name: `u-${digest(["upload", bucket.name, object.key, version])}`,
       input: {
         draftRef: {
@@ -70,22 +99,37 @@ export function startFor(event: StartEvent): Start {
       },
     };
   }
-  return { name: `e-${digest(["event", event.id])}`, input: event.detail };
+  if ("detail-type" in event && event["detail-type"] === "Batch Submitted") {
+    const { manifestRef } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
+    // A named version is one manifest whoever submits it; without one, the event is the submission.
+    const batchId = batchIdFor(
+      manifestRef.versionId
+        ? ["upload", manifestRef.bucket, manifestRef.key, manifestRef.versionId]
+        : ["event", event.id],
+    );
+    return { machine: "batch", name: batchId, input: { batchId, manifestRef } };
+  }
+  return { machine: "draft", name: `e-${digest(["event", event.id])}`, input: event.detail };
 }
 
 export interface StartHandlerOptions {
   client: SFNClient;
   stateMachineArn: string;
+  /** The batch state machine; without it, a batch delivery fails loudly (and goes to the DLQ). */
+  batchStateMachineArn?: string | undefined;
 }
 
 /** Starts the execution of one delivery; a name already taken means the delivery already started one. */
 export function createStartHandler(options: StartHandlerOptions) {
   return async (event: unknown): Promise<{ name: string; started: boolean }> => {
-    const { name, input } = startFor(StartEventSchema.parse(event));
+    const { name, input, machine } = startFor(StartEventSchema.parse(event));
+    const stateMachineArn = machine === "batch" ? options.batchStateMachineArn : options.stateMachineArn;
+    if (!stateMachineArn)
+      throw new Error(`no ${machine} state machine is configured (BATCH_STATE_MACHINE_ARN)`);
     try {
       await options.client.send(
         new StartExecutionCommand({
-          stateMachineArn: options.stateMachineArn,
+          stateMachineArn,
           name,
           input: JSON.stringify(input),
         }),
@@ -105,14 +149,19 @@ export function createStartHandler(options: StartHandlerOptions) {
   };
 }
 
-const StartEnvSchema = z.object({ STATE_MACHINE_ARN: z.string().min(1) });
+const StartEnvSchema = z.object({
+  STATE_MACHINE_ARN: z.string().min(1),
+  BATCH_STATE_MACHINE_ARN: z.string().min(1).optional(),
+});
 let start: ReturnType<typeof createStartHandler> | undefined;
 
 /** Built on the first event (a bad environment fails it loudly), then reused by the container. */
 export const handler = (event: unknown) => {
+  const env = StartEnvSchema.parse(process.env);
   start ??= createStartHandler({
     client: tracer.captureAWSv3Client(new SFNClient({})),
-    stateMachineArn: StartEnvSchema.parse(process.env).STATE_MACHINE_ARN,
+    stateMachineArn: env.STATE_MACHINE_ARN,
+    batchStateMachineArn: env.BATCH_STATE_MACHINE_ARN,
   });
   return start(event);
 };

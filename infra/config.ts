@@ -73,6 +73,22 @@ export const EnvConfigSchema = z
       .int()
       .positive()
       .max(24 * 60),
+    /**
+     * How many drafts of one batch run at once: the Distributed Map's MaxConcurrency. Each running
+     * child may call the model, so this (with `modelConcurrency`) is what bounds a batch's model load.
+     */
+    batchConcurrency: z.number().int().min(1).max(10_000),
+    /**
+     * The share of a batch's items whose child execution may fail (a system or model failure, not a
+     * draft that ends rejected or needing review) before the Map stops and the batch ends `failed`.
+     */
+    batchToleratedFailurePercentage: z.number().min(0).max(100),
+    /** A batch execution that takes longer is stopped by Step Functions. */
+    batchTimeoutHours: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 365),
     alarms: z
       .object({
         /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour goes above this share. */
@@ -112,6 +128,9 @@ export const environments: Record<EnvName, EnvConfig> = {
     stateMachineLogs: { level: "ALL", includeExecutionData: true },
     removalPolicy: "destroy",
     executionTimeoutMinutes: 300,
+    batchConcurrency: 4,
+    batchToleratedFailurePercentage: 10,
+    batchTimeoutHours: 6,
     alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
   },
   staging: {
@@ -129,6 +148,9 @@ export const environments: Record<EnvName, EnvConfig> = {
     stateMachineLogs: { level: "ERROR", includeExecutionData: true },
     removalPolicy: "destroy",
     executionTimeoutMinutes: 450,
+    batchConcurrency: 8,
+    batchToleratedFailurePercentage: 10,
+    batchTimeoutHours: 12,
     alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
   },
   prod: {
@@ -147,6 +169,9 @@ export const environments: Record<EnvName, EnvConfig> = {
     stateMachineLogs: { level: "ERROR", includeExecutionData: false },
     removalPolicy: "retain",
     executionTimeoutMinutes: 600,
+    batchConcurrency: 40,
+    batchToleratedFailurePercentage: 5,
+    batchTimeoutHours: 48,
     alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
   },
 };

@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import type { EnvConfig } from "./config.js";
+import { BatchWorkflow } from "./constructs/batch-workflow.js";
 import { ProjectBus } from "./constructs/bus.js";
 import { Finalizer } from "./constructs/finalizer.js";
 import { Functions } from "./constructs/functions.js";
@@ -27,6 +28,7 @@ export class RedraftStack extends Stack {
   readonly projectBus: ProjectBus;
   readonly functions: Functions;
   readonly workflow: CorrectionWorkflow;
+  readonly batches: BatchWorkflow;
   readonly triggers: Triggers;
   readonly finalizer: Finalizer;
   readonly observability: Observability;
@@ -83,9 +85,20 @@ export class RedraftStack extends Stack {
       removalPolicy,
     });
 
+    this.batches = new BatchWorkflow(this, "Batches", {
+      config,
+      table: this.storage.table,
+      bucket: this.storage.bucket,
+      bus: this.projectBus.bus,
+      validate: this.functions.validate,
+      perDraft: this.workflow.stateMachine,
+      stateMachineName: `${name}-batch`,
+    });
+
     this.triggers = new Triggers(this, "Triggers", {
       config,
       stateMachine: this.workflow.stateMachine,
+      batchStateMachine: this.batches.stateMachine,
       bucket: this.storage.bucket,
       bus: this.projectBus.bus,
     });
@@ -128,6 +141,10 @@ export class RedraftStack extends Stack {
     new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.projectBus.bus.eventBusName });
     new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
+    new CfnOutput(this, "BatchStateMachineArn", {
+      value: this.batches.stateMachine.stateMachineArn,
+      description: "Upload a manifest under batches/, or put a Batch Submitted event",
+    });
     if (anthropicSecret) {
       new CfnOutput(this, "AnthropicSecretArn", {
         value: anthropicSecret.secretArn,

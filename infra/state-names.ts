@@ -110,3 +110,35 @@ export const SubmissionEvent = {
   source: "redraft.client",
   detailType: "Draft Submitted",
 } as const;
+
+/**
+ * The batch state machine's states (infra/constructs/batch-workflow.ts): the console's names, and
+ * what the local runtime binds its stand-ins to (local/batch.ts).
+ */
+export const BatchStateNames = {
+  /** dynamodb:PutItem, conditional: the batch record; a duplicate delivery ends at BatchAlreadyStarted. */
+  CreateBatch: "CreateBatch",
+  BatchAlreadyStarted: "BatchAlreadyStarted",
+  /** λ batch (prepare): the manifest split into one blob per item and the Map's item list. */
+  PrepareItems: "PrepareItems",
+  /** Distributed Map: one child execution of the per-draft state machine per item. */
+  RunItems: "RunItems",
+  /** In the item processor: StartExecution.sync:2 of the per-draft state machine, named `<batchId>-<line>`. */
+  RunDraft: "RunDraft",
+  /** The child already exists (a retried item, a resumed batch): its run is read by AggregateBatch. */
+  ItemAlreadyRan: "ItemAlreadyRan",
+  /** λ batch (aggregate): the children's runs summed up into the batch record and a results file. */
+  AggregateBatch: "AggregateBatch",
+  /** events:PutEvents "Batch Completed". */
+  AnnounceBatch: "AnnounceBatch",
+  BatchEndedHow: "BatchEnded?",
+  BatchCompleted: "BatchCompleted",
+  BatchFailed: "BatchFailed",
+} as const;
+
+/** What clients put on the bus to submit a batch, and what redraft publishes when one has ended. */
+export const BatchEvents = {
+  /** `detail: { manifestRef: { bucket, key, versionId? } }` */
+  submitted: "Batch Submitted",
+  completed: "Batch Completed",
+} as const;

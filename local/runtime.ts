@@ -137,6 +137,11 @@ export class LocalRuntime {
     this.#retryDelayMs = retryDelayMs;
   }
 
+  /** The folder's database client: the batch runner (local/batch.ts) keeps its records there too. */
+  get dynamo(): DynamoDBClient {
+    return this.#dynamo;
+  }
+
   /** The state machine with every task bound, built once, on first need. */
   #executorReady(): Promise<Executor> {
     this.#executor ??= (async () => {

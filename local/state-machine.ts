@@ -8,6 +8,10 @@ import type { AslDefinition } from "../infra/asl.js";
  * data, so running it needs neither aws-cdk-lib nor a synthesis.
  */
 export const STATE_MACHINE_FILE = new URL("../infra/state-machine.asl.json", import.meta.url);
+/** The batch state machine, generated beside it by `npm run asl` (`redraft batch` runs it). */
+export const BATCH_STATE_MACHINE_FILE = new URL("../infra/batch-state-machine.asl.json", import.meta.url);
+/** The name the per-draft state machine has locally: what a batch's children are started on. */
+export const LOCAL_STATE_MACHINE = "redraft";
 
 /** The bucket name the local state machine is given; blobs live in `<dataDir>/blobs`. */
 export const LOCAL_BUCKET = "redraft-local";
@@ -26,6 +30,7 @@ const LOCAL_VALUES: Record<string, (name: string) => string> = {
   BucketArn: () => `arn:aws:s3:::${LOCAL_BUCKET}`,
   EventBusName: () => LOCAL_EVENT_BUS,
   EventBusArn: () => LOCAL_ARN("events", `event-bus/${LOCAL_EVENT_BUS}`),
+  StateMachineArn: () => LOCAL_ARN("states", `stateMachine:${LOCAL_STATE_MACHINE}`),
 };
 
 const STATE_TYPES = ["Task", "Choice", "Pass", "Succeed", "Fail", "Wait", "Parallel", "Map"] as const;
@@ -89,6 +94,16 @@ export function loadAsl(): Promise<AslDefinition> {
   );
   // A copy each time: a caller may change its definition without changing anyone else's.
   return loaded.then((asl) => structuredClone(asl));
+}
+
+let loadedBatch: Promise<AslDefinition> | undefined;
+
+/** The committed batch state machine, filled for the local runtime like {@link loadAsl}. */
+export function loadBatchAsl(): Promise<AslDefinition> {
+  loadedBatch ??= readFile(BATCH_STATE_MACHINE_FILE, "utf8").then((text) =>
+    parseAsl(text, "infra/batch-state-machine.asl.json"),
+  );
+  return loadedBatch.then((asl) => structuredClone(asl));
 }
 
 /** The committed file as it is, placeholders included: what `redraft asl` prints. */

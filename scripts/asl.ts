@@ -1,8 +1,9 @@
 /**
  * `npm run asl`: synthesizes the CDK app and writes the per-draft state machine's definition to
  * `infra/state-machine.asl.json`, the one file every local path executes (the local runtime,
- * `redraft run`, `npm start`, `correctDraft`, the workflow tests). `--out <file>` writes elsewhere
- * (tests/infra/asl-artifact.test.ts compares a fresh one with the committed file).
+ * `redraft run`, `npm start`, `correctDraft`, the workflow tests), and the batch state machine's to
+ * `infra/batch-state-machine.asl.json` (`redraft batch`). `--out <file>` / `--batch-out <file>`
+ * write elsewhere (tests/infra/asl-artifact.test.ts compares fresh ones with the committed files).
  *
  * Environment-specific values become `${Kind:Name}` placeholders that the loader
  * (local/state-machine.ts) fills in: `${FunctionArn:Functionsvalidate}`, `${TableName:StorageRuns}`,
@@ -21,6 +22,7 @@ import { RedraftStack, stackName } from "../infra/stack.js";
 
 const ROOT = new URL("..", import.meta.url);
 const ARTIFACT = "infra/state-machine.asl.json";
+const BATCH_ARTIFACT = "infra/batch-state-machine.asl.json";
 
 /** The kind a reference stands for, by resource type: what the loader knows how to fill. */
 const KINDS: Record<string, string> = {
@@ -28,12 +30,16 @@ const KINDS: Record<string, string> = {
   "AWS::DynamoDB::Table": "Table",
   "AWS::S3::Bucket": "Bucket",
   "AWS::Events::EventBus": "EventBus",
+  "AWS::StepFunctions::StateMachine": "StateMachine",
 };
 
 /** `${FunctionArn:Functionsvalidate}`: the kind, the attribute (`Name` for a `Ref`), the logical id without its hash. */
 function placeholder(ref: ResourceRef): string {
   const kind = KINDS[ref.type] ?? ref.type.replaceAll("::", "");
-  const attribute = ref.attribute === undefined || ref.attribute.endsWith("Name") ? "Name" : ref.attribute;
+  // A state machine's `Ref` is its ARN; every other `Ref` here is a name.
+  const byRef = ref.type === "AWS::StepFunctions::StateMachine" ? "Arn" : "Name";
+  const attribute =
+    ref.attribute === undefined ? byRef : ref.attribute.endsWith("Name") ? "Name" : ref.attribute;
   return `\${${kind}${attribute}:${ref.logicalId.replace(/[0-9A-F]{8}$/, "")}}`;
 }
 
@@ -69,8 +75,21 @@ function ordered<T extends Record<string, unknown>>(value: T, keys: readonly str
   return Object.fromEntries(sorted.map((k) => [k, value[k]])) as T;
 }
 
-/** Synthesizes the dev stack (bundling skipped, cdk.json's context) and returns the per-draft ASL. */
-async function synthesizeAsl(): Promise<AslDefinition> {
+/** Each state's keys in reading order, into a Map's item processor too. */
+function orderedStates(states: Record<string, AslState>): Record<string, AslState> {
+  return Object.fromEntries(
+    Object.entries(states).map(([name, state]) => {
+      const processor = state.ItemProcessor as { States?: Record<string, AslState> } | undefined;
+      const inner = processor?.States
+        ? { ItemProcessor: { ...processor, States: orderedStates(processor.States) } }
+        : {};
+      return [name, ordered<AslState>({ ...state, ...inner }, STATE_KEYS)];
+    }),
+  );
+}
+
+/** Synthesizes the dev stack (bundling skipped, cdk.json's context) and returns both state machines' ASL. */
+async function synthesizeAsl(): Promise<{ perDraft: AslDefinition; batch: AslDefinition }> {
   const { context } = JSON.parse(await readFile(new URL("cdk.json", ROOT), "utf8")) as {
     context: Record<string, unknown>;
   };
@@ -79,32 +98,33 @@ async function synthesizeAsl(): Promise<AslDefinition> {
     const app = new App({ outdir, context: { ...context, "aws:cdk:bundling-stacks": [] } });
     const config = loadConfig("dev");
     const stack = new RedraftStack(app, stackName(config.envName), { config });
-    // The per-draft state machine by its construct: the stack may hold others.
-    const stateMachineLogicalId = stack.getLogicalId(
-      stack.workflow.stateMachine.node.defaultChild as CfnElement,
-    );
     const template = app.synth().getStackArtifact(stack.artifactId).template;
-    const asl = aslFromTemplate(template, { stateMachineLogicalId, resolve: placeholder });
-    const states = Object.fromEntries(
-      Object.entries(asl.States).map(([name, state]) => [name, ordered<AslState>(state, STATE_KEYS)]),
-    );
-    return ordered({ ...asl, States: states }, TOP_KEYS);
+    // Each state machine by its construct: the stack holds two.
+    const extract = (machine: typeof stack.workflow.stateMachine): AslDefinition => {
+      const stateMachineLogicalId = stack.getLogicalId(machine.node.defaultChild as CfnElement);
+      const asl = aslFromTemplate(template, { stateMachineLogicalId, resolve: placeholder });
+      return ordered({ ...asl, States: orderedStates(asl.States) }, TOP_KEYS);
+    };
+    return { perDraft: extract(stack.workflow.stateMachine), batch: extract(stack.batches.stateMachine) };
   } finally {
     await rm(outdir, { recursive: true, force: true });
   }
 }
 
 /** The ASL as 2-space JSON, then as Biome formats JSON, so `npm run lint` accepts the file as written. */
-function format(asl: AslDefinition): string {
+function format(asl: AslDefinition, artifact: string): string {
   const json = `${JSON.stringify(asl, null, 2)}\n`;
-  return execFileSync("npx", ["biome", "format", `--stdin-file-path=${ARTIFACT}`], {
+  return execFileSync("npx", ["biome", "format", `--stdin-file-path=${artifact}`], {
     cwd: ROOT,
     input: json,
     encoding: "utf8",
   });
 }
 
-const { values } = parseArgs({ options: { out: { type: "string" } } });
+const { values } = parseArgs({ options: { out: { type: "string" }, "batch-out": { type: "string" } } });
+const { perDraft, batch } = await synthesizeAsl();
 const out = values.out ?? new URL(ARTIFACT, ROOT).pathname;
-await writeFile(out, format(await synthesizeAsl()));
-console.error(`wrote ${values.out ?? ARTIFACT}`);
+const batchOut = values["batch-out"] ?? new URL(BATCH_ARTIFACT, ROOT).pathname;
+await writeFile(out, format(perDraft, ARTIFACT));
+await writeFile(batchOut, format(batch, BATCH_ARTIFACT));
+console.error(`wrote ${values.out ?? ARTIFACT} and ${values["batch-out"] ?? BATCH_ARTIFACT}`);

@@ -6,14 +6,17 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX } from "../layout.js";
-import { SubmissionEvent } from "../state-names.js";
+import { BatchEvents, SubmissionEvent } from "../state-names.js";
 import { redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
   readonly config: EnvConfig;
   readonly stateMachine: StateMachine;
+  /** The batch state machine: manifests under `batches/` and `Batch Submitted` events start it. */
+  readonly batchStateMachine: StateMachine;
   /** The drafts bucket (EventBridge notifications enabled). */
   readonly bucket: Bucket;
   /** The project's bus, where clients put `Draft Submitted`. */
@@ -44,6 +47,8 @@ export class Triggers extends Construct {
   readonly deadLetterQueue: Queue;
   readonly uploadRule: Rule;
   readonly submissionRule: Rule;
+  readonly batchUploadRule: Rule;
+  readonly batchSubmissionRule: Rule;
   readonly starter: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: TriggersProps) {
@@ -60,6 +65,7 @@ export class Triggers extends Construct {
       timeout: Duration.seconds(30),
       environment: {
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
+        BATCH_STATE_MACHINE_ARN: props.batchStateMachine.stateMachineArn,
         POWERTOOLS_SERVICE_NAME: "redraft",
         POWERTOOLS_LOG_LEVEL: props.config.logLevel,
         NODE_OPTIONS: "--enable-source-maps",
@@ -68,6 +74,7 @@ export class Triggers extends Construct {
       deadLetterQueue: this.deadLetterQueue,
     });
     stateMachine.grantStartExecution(this.starter);
+    props.batchStateMachine.grantStartExecution(this.starter);
     const target = new LambdaFunction(this.starter, {
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: props.retryAttempts ?? 8,
@@ -93,5 +100,25 @@ export class Triggers extends Construct {
       eventPattern: { source: [SubmissionEvent.source], detailType: [SubmissionEvent.detailType] },
     });
     this.submissionRule.addTarget(target);
+
+    this.batchUploadRule = new Rule(this, "BatchUploaded", {
+      description: `Start a batch for each manifest uploaded under ${BATCHES_PREFIX}`,
+      eventPattern: {
+        source: ["aws.s3"],
+        detailType: ["Object Created"],
+        detail: {
+          bucket: { name: [bucket.bucketName] },
+          object: { key: Match.prefix(BATCHES_PREFIX) },
+        },
+      },
+    });
+    this.batchUploadRule.addTarget(target);
+
+    this.batchSubmissionRule = new Rule(this, "BatchSubmitted", {
+      description: `Start a batch for each "${BatchEvents.submitted}" event from ${SubmissionEvent.source}`,
+      eventBus: bus,
+      eventPattern: { source: [SubmissionEvent.source], detailType: [BatchEvents.submitted] },
+    });
+    this.batchSubmissionRule.addTarget(target);
   }
 }

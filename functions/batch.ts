@@ -1,0 +1,97 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { z } from "zod";
+import { BatchInputSchema } from "../shared/batch/record.js";
+import {
+  type AggregateInput,
+  aggregateBatch,
+  type BatchFinisher,
+  type BatchOutcome,
+  type BatchStepDeps,
+  type PreparedBatch,
+  prepareBatch,
+} from "../shared/batch/steps.js";
+import { DynamoBatchStore } from "./lib/batch-store.js";
+import { depsFromEnv } from "./lib/deps.js";
+import { readEnv } from "./lib/env.js";
+import { logger } from "./lib/observability.js";
+
+/**
+ * λ batch: the two Lambda steps of the batch state machine, one bundle. The state machine says
+ * which step in the payload (`step`), so one function's logs, limits and permissions cover a batch.
+ * Errors keep their names (`ManifestRefused`, `StoreUnavailableError`): the ASL catches and
+ * retries by them.
+ */
+
+const PrepareEventSchema = z.object({ step: z.literal("prepare"), input: BatchInputSchema });
+
+const AggregateEventSchema = z.object({
+  step: z.literal("aggregate"),
+  batchId: BatchInputSchema.shape.batchId,
+  /** Empty when PrepareItems refused the manifest (BatchDefaults sets every field to `{}` first). */
+  prepared: z.object({ itemsKey: z.string(), items: z.number().int().nonnegative() }).partial().optional(),
+  /** The Map's output with a ResultWriter: where its result files are. */
+  map: z
+    .looseObject({ ResultWriterDetails: z.object({ Bucket: z.string(), Key: z.string() }).optional() })
+    .optional(),
+  /** A Catch's `$.error`: `{Error, Cause}`. */
+  error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+});
+
+export const BatchEventSchema = z.discriminatedUnion("step", [PrepareEventSchema, AggregateEventSchema]);
+export type BatchEvent = z.infer<typeof BatchEventSchema>;
+
+export interface BatchHandlerDeps extends BatchStepDeps {
+  batches: BatchFinisher;
+}
+
+export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
+  return async (event: unknown): Promise<PreparedBatch | BatchOutcome> => {
+    const parsed = BatchEventSchema.parse(event);
+    const deps = await getDeps();
+    try {
+      if (parsed.step === "prepare") {
+        logger.appendKeys({ batchId: parsed.input.batchId });
+        const prepared = await prepareBatch(parsed.input, deps);
+        logger.info("batch prepared", { items: prepared.items });
+        return prepared;
+      }
+      logger.appendKeys({ batchId: parsed.batchId });
+      const writer = parsed.map?.ResultWriterDetails;
+      const input: AggregateInput = {
+        batchId: parsed.batchId,
+        prepared:
+          parsed.prepared?.itemsKey !== undefined
+            ? { itemsKey: parsed.prepared.itemsKey, items: parsed.prepared.items ?? 0 }
+            : undefined,
+        mapResultsRef: writer ? { bucket: writer.Bucket, key: writer.Key } : undefined,
+        error: parsed.error?.Error
+          ? { error: parsed.error.Error, cause: parsed.error.Cause ?? "" }
+          : undefined,
+      };
+      const outcome = await aggregateBatch(input, deps);
+      logger.info("batch aggregated", { status: outcome.status, counts: outcome.counts });
+      return outcome;
+    } catch (error) {
+      logger.error(`batch ${parsed.step} failed`, error as Error);
+      throw error;
+    } finally {
+      logger.resetKeys();
+    }
+  };
+}
+
+let cloudDeps: Promise<BatchHandlerDeps> | undefined;
+
+export const handler = createBatchHandler(() => {
+  cloudDeps ??= (async () => {
+    const env = readEnv();
+    const loop = await depsFromEnv({ model: false });
+    return {
+      blobs: loop.blobs,
+      runs: loop.runs,
+      bucketName: env.BUCKET_NAME,
+      batches: new DynamoBatchStore({ client: new DynamoDBClient({}), tableName: env.TABLE_NAME }),
+    };
+  })();
+  return cloudDeps;
+});

@@ -1,0 +1,145 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import {
+  type BatchRecord,
+  BatchRecordSchema,
+  type BatchStatus,
+  type BatchSummary,
+} from "../../shared/batch/record.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY, storeError } from "./table.js";
+
+/**
+ * Batch records in the runs table, beside the runs: `BATCH#<id>` / `BATCH`, listed newest first
+ * through the `byCreated` index under its own partition (`BATCHES`), so a batch never shows up
+ * among runs and a listing of batches costs one query.
+ *
+ * The record is created by the batch state machine's own `CreateBatch` state (a conditional
+ * PutItem: {@link batchItemKeys} and the attribute names here are what it writes), summed up by
+ * λ batch-aggregate, and read by `redraft batches` / `show`.
+ */
+export const BATCH_KEY_PREFIX = "BATCH#";
+export const BATCH_SORT_KEY = "BATCH";
+export const BATCHES_PARTITION = "BATCHES";
+
+export const batchItemKeys = (batchId: string) => ({
+  [PARTITION_KEY]: `${BATCH_KEY_PREFIX}${batchId}`,
+  [SORT_KEY]: BATCH_SORT_KEY,
+});
+
+/** What λ batch-aggregate writes when the Map has ended. */
+export interface BatchFinish {
+  status: Exclude<BatchStatus, "running">;
+  endedAt: string;
+  summary: BatchSummary;
+  resultsRef: { bucket: string; key: string };
+  mapResultsRef?: { bucket: string; key: string } | undefined;
+  error?: { error: string; cause: string } | undefined;
+}
+
+export class DynamoBatchStore {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+
+  constructor(options: { client: DynamoDBClient; tableName: string }) {
+    this.#doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.#table = options.tableName;
+  }
+
+  async get(batchId: string): Promise<BatchRecord | undefined> {
+    try {
+      const out = await this.#doc.send(
+        new GetCommand({ TableName: this.#table, Key: batchItemKeys(batchId), ConsistentRead: true }),
+      );
+      return out.Item ? fromItem(out.Item) : undefined;
+    } catch (error) {
+      throw storeError(`get batch ${batchId}`, error);
+    }
+  }
+
+  /** Newest first. */
+  async list(limit = 100): Promise<BatchRecord[]> {
+    try {
+      const { indexName, partitionKey } = INDEXES.byCreated;
+      const page = await this.#doc.send(
+        new QueryCommand({
+          TableName: this.#table,
+          IndexName: indexName,
+          KeyConditionExpression: "#pk = :pk",
+          ExpressionAttributeNames: { "#pk": partitionKey },
+          ExpressionAttributeValues: { ":pk": BATCHES_PARTITION },
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+      );
+      const keys = (page.Items ?? []).map((k) => ({
+        [PARTITION_KEY]: k[PARTITION_KEY],
+        [SORT_KEY]: k[SORT_KEY],
+      }));
+      if (keys.length === 0) return [];
+      const got = await this.#doc.send(
+        new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: keys } } }),
+      );
+      const byId = new Map(
+        (got.Responses?.[this.#table] ?? []).map((item) => [String(item[PARTITION_KEY]), fromItem(item)]),
+      );
+      return keys.flatMap((k) => byId.get(String(k[PARTITION_KEY])) ?? []);
+    } catch (error) {
+      throw storeError("list batches", error);
+    }
+  }
+
+  /** Writes the summary once the Map has ended; a retried aggregate writes the same values again. */
+  async finish(batchId: string, finish: BatchFinish): Promise<void> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: batchItemKeys(batchId),
+          ConditionExpression: "attribute_exists(#pk)",
+          UpdateExpression:
+            "SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error",
+          ExpressionAttributeNames: {
+            "#pk": PARTITION_KEY,
+            "#status": "status",
+            "#items": "items",
+            "#error": "error",
+          },
+          ExpressionAttributeValues: {
+            ":status": finish.status,
+            ":endedAt": finish.endedAt,
+            ":items": finish.summary.items,
+            ":counts": finish.summary.counts,
+            ":reasons": finish.summary.reasons,
+            ":tokens": finish.summary.tokens,
+            ":cost": finish.summary.costUsd,
+            ":rejected": finish.summary.rejected,
+            ":results": finish.resultsRef,
+            ":map": finish.mapResultsRef ?? null,
+            ":error": finish.error ?? null,
+          },
+        }),
+      );
+    } catch (error) {
+      throw storeError(`finish batch ${batchId}`, error);
+    }
+  }
+}
+
+/** The stored item as a record: the manifest reference is kept as the JSON text CreateBatch wrote. */
+function fromItem(item: Record<string, unknown>): BatchRecord {
+  const { manifest, mapResultsRef, error, ...rest } = item;
+  return BatchRecordSchema.parse({
+    ...rest,
+    manifestRef: typeof manifest === "string" ? JSON.parse(manifest) : manifest,
+    ...(mapResultsRef ? { mapResultsRef } : {}),
+    ...(error ? { error } : {}),
+  });
+}

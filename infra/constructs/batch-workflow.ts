@@ -1,0 +1,373 @@
+import { type CfnElement, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus } from "aws-cdk-lib/aws-events";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup } from "aws-cdk-lib/aws-logs";
+import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  DistributedMap,
+  Fail,
+  IntegrationPattern,
+  JitterType,
+  JsonPath,
+  LogLevel,
+  Pass,
+  ResultWriterV2,
+  type RetryProps,
+  S3JsonLItemReader,
+  type StateMachine,
+  StateMachineType,
+  StateMachine as StepFunctionsStateMachine,
+  Succeed,
+  TaskInput,
+  Timeout,
+} from "aws-cdk-lib/aws-stepfunctions";
+import {
+  DynamoAttributeValue,
+  DynamoPutItem,
+  EventBridgePutEvents,
+  LambdaInvoke,
+  StepFunctionsStartExecution,
+} from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { Construct } from "constructs";
+import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
+import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
+import type { EnvConfig } from "../config.js";
+import { acknowledge, referenceFinding } from "../nag.js";
+import { BatchEvents, BatchStateNames, OUTCOME_EVENT_SOURCE } from "../state-names.js";
+import { redraftFunction } from "./functions.js";
+import {
+  CONDITIONAL_CHECK_FAILED,
+  DIRECT_RETRY,
+  DIRECT_TASK_TIMEOUT,
+  LAMBDA_TASK_SLACK,
+  SERVICE_RETRY,
+} from "./workflow.js";
+
+export interface BatchWorkflowProps {
+  readonly config: EnvConfig;
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly bus: EventBus;
+  /** λ validate: each child reads its item under `batch-items/`. */
+  readonly validate: NodejsFunction;
+  /** The per-draft state machine: each item is one child execution of it. */
+  readonly perDraft: StateMachine;
+  readonly stateMachineName: string;
+}
+
+/**
+ * How cdk-nag names a wildcard over a state machine's executions: CDK builds the ARN from the
+ * state machine's name, taken out of its `Ref` (the ARN) at deploy time.
+ */
+function executionFinding(stateMachine: StateMachine, suffix: string): string {
+  const id = Stack.of(stateMachine).getLogicalId(stateMachine.node.defaultChild as CfnElement);
+  const name = JSON.stringify({ "Fn::Select": [6, { "Fn::Split": [":", { Ref: id }] }] });
+  return `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${name}${suffix}`;
+}
+
+/** The Lambda step of a batch: prepare or aggregate, over a whole manifest. */
+const BATCH_FUNCTION_TIMEOUT = Duration.minutes(15);
+
+/**
+ * Starting a child: throttled or refused for now by Step Functions' own limits. Long, jittered
+ * retries: a batch of thousands pushes on the account's StartExecution rate.
+ */
+const CHILD_START_RETRY: RetryProps = {
+  errors: ["StepFunctions.ExecutionLimitExceededException", "StepFunctions.AWSStepFunctionsException"],
+  interval: Duration.seconds(5),
+  backoffRate: 2,
+  maxAttempts: 6,
+  maxDelay: Duration.seconds(120),
+  jitterStrategy: JitterType.FULL,
+};
+
+/**
+ * The batch workflow: CreateBatch (conditional put; a duplicate delivery ends at once) →
+ * PrepareItems (λ batch: one blob per item, the item list) → RunItems (Distributed Map over the
+ * item list, each item a `.sync:2` child execution of the per-draft state machine named
+ * `<batchId>-<line>`, MaxConcurrency `batchConcurrency`, ToleratedFailurePercentage, ResultWriter)
+ * → AggregateBatch (λ batch: the children's runs into the batch record) → AnnounceBatch
+ * (`Batch Completed`). A refused manifest or a Map that failed goes to AggregateBatch too, so the
+ * record and the event always say how the batch ended.
+ */
+export class BatchWorkflow extends Construct {
+  readonly stateMachine: StepFunctionsStateMachine;
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: BatchWorkflowProps) {
+    super(scope, id);
+    const { config, table, bucket, bus, perDraft } = props;
+
+    this.function = redraftFunction(this, "batch", {
+      description: "Prepare a batch's items; sum its children's runs up",
+      timeout: BATCH_FUNCTION_TIMEOUT,
+      environment: {
+        TABLE_NAME: table.tableName,
+        BUCKET_NAME: bucket.bucketName,
+        POWERTOOLS_SERVICE_NAME: "redraft",
+        POWERTOOLS_LOG_LEVEL: config.logLevel,
+      },
+      config,
+    });
+    // Reads the children's runs, finishes the batch record: single items of the table, no index.
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+        resources: [table.tableArn],
+      }),
+    );
+    const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:GetObjectVersion"],
+        resources: [objects(BATCHES_PREFIX)],
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [objects(BATCH_ITEMS_PREFIX), objects(BATCH_RESULTS_PREFIX)],
+      }),
+    );
+    // Each child's Validate reads its item like an upload.
+    props.validate.addToRolePolicy(
+      new PolicyStatement({ actions: ["s3:GetObject"], resources: [objects(BATCH_ITEMS_PREFIX)] }),
+    );
+    const prefixFinding = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
+    acknowledge(
+      this.function,
+      {
+        id: prefixFinding(BATCHES_PREFIX),
+        reason: "A manifest is any object uploaded under batches/, named by whoever submits it.",
+      },
+      {
+        id: prefixFinding(BATCH_ITEMS_PREFIX),
+        reason: "One object per item under batch-items/<batchId>/, named at run time.",
+      },
+      {
+        id: prefixFinding(BATCH_RESULTS_PREFIX),
+        reason: "The per-item results under batch-results/<batchId>/, named at run time.",
+      },
+    );
+    acknowledge(props.validate, {
+      id: prefixFinding(BATCH_ITEMS_PREFIX),
+      reason:
+        "A batch item's child run reads its draft under batch-items/<batchId>/lines/, named at run time.",
+    });
+
+    const batchKey = {
+      [PARTITION_KEY]: DynamoAttributeValue.fromString(
+        JsonPath.format(`${BATCH_KEY_PREFIX}{}`, JsonPath.stringAt("$.batchId")),
+      ),
+      [SORT_KEY]: DynamoAttributeValue.fromString(BATCH_SORT_KEY),
+    };
+    const createBatch = new DynamoPutItem(this, BatchStateNames.CreateBatch, {
+      comment:
+        "The batch record, once per manifest version: a repeated delivery finds it and starts nothing.",
+      table,
+      item: {
+        ...batchKey,
+        batchId: DynamoAttributeValue.fromString(JsonPath.stringAt("$.batchId")),
+        status: DynamoAttributeValue.fromString("running"),
+        manifest: DynamoAttributeValue.fromString(JsonPath.jsonToString(JsonPath.objectAt("$.manifestRef"))),
+        startedAt: DynamoAttributeValue.fromString(JsonPath.stringAt("$$.State.EnteredTime")),
+        [INDEXES.byCreated.partitionKey]: DynamoAttributeValue.fromString(BATCHES_PARTITION),
+        [INDEXES.byCreated.sortKey]: DynamoAttributeValue.fromString(
+          JsonPath.format("{}#{}", JsonPath.stringAt("$$.State.EnteredTime"), JsonPath.stringAt("$.batchId")),
+        ),
+      },
+      conditionExpression: "attribute_not_exists(#pk)",
+      expressionAttributeNames: { "#pk": PARTITION_KEY },
+      resultPath: JsonPath.DISCARD,
+      taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
+    });
+    createBatch.addRetry(DIRECT_RETRY);
+    const alreadyStarted = new Succeed(this, BatchStateNames.BatchAlreadyStarted, {
+      comment: "A repeated delivery of a manifest version whose batch exists: nothing more to do.",
+    });
+    createBatch.addCatch(alreadyStarted, {
+      errors: [CONDITIONAL_CHECK_FAILED],
+      resultPath: JsonPath.DISCARD,
+    });
+
+    const prepareItems = this.batchStep(BatchStateNames.PrepareItems, {
+      step: "prepare",
+      input: { batchId: JsonPath.stringAt("$.batchId"), manifestRef: JsonPath.objectAt("$.manifestRef") },
+    });
+    prepareItems.addRetry(SERVICE_RETRY);
+
+    // ── One child per item ──────────────────────────────────────────────────────────────────
+    const runDraft = new StepFunctionsStartExecution(this, BatchStateNames.RunDraft, {
+      comment: "The item as its own run: a child execution of the per-draft state machine, waited for.",
+      stateMachine: perDraft,
+      integrationPattern: IntegrationPattern.RUN_JOB,
+      name: JsonPath.format("{}-{}", JsonPath.stringAt("$.batchId"), JsonPath.stringAt("$.line")),
+      input: TaskInput.fromObject({
+        draftRef: JsonPath.objectAt("$.draftRef"),
+        // The content claim is per submission: identical drafts within one batch are one run.
+        submissionId: JsonPath.stringAt("$.batchId"),
+      }),
+      // The child's run record is the result; the Map keeps only what identifies it.
+      resultSelector: {
+        status: JsonPath.stringAt("$.Status"),
+        executionArn: JsonPath.stringAt("$.ExecutionArn"),
+      },
+    });
+    runDraft.addRetry(CHILD_START_RETRY);
+    runDraft.addCatch(
+      new Pass(this, BatchStateNames.ItemAlreadyRan, {
+        comment: "A retried or resumed item whose child already exists: AggregateBatch reads its run.",
+        parameters: { status: "ALREADY_RAN", "line.$": "$.line" },
+      }),
+      { errors: ["StepFunctions.ExecutionAlreadyExistsException"], resultPath: "$.existing" },
+    );
+
+    const runItems = new DistributedMap(this, BatchStateNames.RunItems, {
+      comment:
+        "Every item of the manifest as a child execution, at most batchConcurrency at once; too many failed children end the batch.",
+      itemReader: new S3JsonLItemReader({
+        bucket: bucket as IBucket,
+        key: JsonPath.stringAt("$.prepared.itemsKey"),
+      }),
+      itemSelector: {
+        batchId: JsonPath.stringAt("$.batchId"),
+        line: JsonPath.stringAt("$$.Map.Item.Value.line"),
+        draftRef: JsonPath.objectAt("$$.Map.Item.Value.draftRef"),
+      },
+      maxConcurrency: config.batchConcurrency,
+      toleratedFailurePercentage: config.batchToleratedFailurePercentage,
+      resultWriterV2: new ResultWriterV2({
+        bucket: bucket as IBucket,
+        prefix: BATCH_RESULTS_PREFIX.replace(/\/$/, ""),
+      }),
+      mapExecutionType: StateMachineType.STANDARD,
+      resultPath: "$.map",
+    });
+    runItems.itemProcessor(runDraft);
+
+    const aggregate = this.batchStep(BatchStateNames.AggregateBatch, {
+      step: "aggregate",
+      batchId: JsonPath.stringAt("$.batchId"),
+      "prepared.$": "$.prepared",
+      "map.$": "$.map",
+      "error.$": "$.error",
+    });
+    aggregate.addRetry(SERVICE_RETRY);
+
+    const announce = new EventBridgePutEvents(this, BatchStateNames.AnnounceBatch, {
+      entries: [
+        {
+          eventBus: bus,
+          source: OUTCOME_EVENT_SOURCE,
+          detailType: BatchEvents.completed,
+          detail: TaskInput.fromJsonPathAt("$.outcome"),
+        },
+      ],
+      resultPath: JsonPath.DISCARD,
+      taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
+    });
+    announce.addRetry(DIRECT_RETRY);
+
+    const ended = new Choice(this, BatchStateNames.BatchEndedHow)
+      .when(
+        Condition.stringEquals("$.outcome.status", "failed"),
+        new Fail(this, BatchStateNames.BatchFailed, {
+          comment: "The manifest was refused or too many items failed; the batch record says which.",
+          errorPath: "$.outcome.error.error",
+          causePath: "$.outcome.error.cause",
+        }),
+      )
+      .otherwise(new Succeed(this, BatchStateNames.BatchCompleted));
+
+    // Defaults so AggregateBatch always finds its fields, whichever path led to it.
+    const start = new Pass(this, "BatchDefaults", {
+      comment: "Empty fields for AggregateBatch, whichever path reaches it.",
+      parameters: {
+        "batchId.$": "$.batchId",
+        "manifestRef.$": "$.manifestRef",
+        prepared: {},
+        map: {},
+        error: {},
+      },
+    });
+    aggregate.next(announce).next(ended);
+    prepareItems.addCatch(aggregate, { errors: ["States.ALL"], resultPath: "$.error" });
+    runItems.addCatch(aggregate, { errors: ["States.ALL"], resultPath: "$.error" });
+    const definition = start.next(createBatch).next(prepareItems).next(runItems).next(aggregate);
+
+    this.logGroup = new LogGroup(this, "Logs", {
+      retention: config.logRetention,
+      removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
+    this.stateMachine = new StepFunctionsStateMachine(this, "StateMachine", {
+      stateMachineName: props.stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      comment: "redraft batches: every draft of a manifest as its own run, summed up in one batch record",
+      definitionBody: DefinitionBody.fromChainable(definition),
+      timeout: Duration.hours(config.batchTimeoutHours),
+      tracingEnabled: true,
+      logs: {
+        destination: this.logGroup,
+        level: LogLevel[config.stateMachineLogs.level],
+        includeExecutionData: config.stateMachineLogs.includeExecutionData,
+      },
+    });
+    acknowledge(
+      this.stateMachine,
+      {
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason:
+          "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
+      },
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(this.function, ":*")}]`,
+        reason:
+          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::<${Stack.of(this).getLogicalId(bucket.node.defaultChild as CfnElement)}>/*]`,
+        reason:
+          "CDK's grant for the Distributed Map's ItemReader (the item list) and ResultWriter (its result files): objects named at run time.",
+      },
+      {
+        id: `AwsSolutions-IAM5[${executionFinding(perDraft, "*")}]`,
+        reason:
+          "CDK's grant for .sync children: describe and stop the per-draft executions this batch starts.",
+      },
+      {
+        id: `AwsSolutions-IAM5[${executionFinding(this.stateMachine, ":*")}]`,
+        reason: "CDK's Distributed Map policy: the Map Run's own child workflow executions.",
+      },
+      {
+        id: `AwsSolutions-IAM5[${executionFinding(this.stateMachine, "/*:*")}]`,
+        reason: "CDK's Distributed Map policy: the Map Run's own child workflow executions.",
+      },
+    );
+    if (config.stateMachineLogs.level !== "ALL") {
+      acknowledge(this.stateMachine, {
+        id: "AwsSolutions-SF1",
+        reason:
+          "Per environment on purpose, like the per-draft state machine: the batch record holds the outcome.",
+      });
+    }
+  }
+
+  /** λ batch with one step's payload; Lambda's own timeout ends a stuck call first. */
+  private batchStep(name: string, payload: Record<string, unknown>): LambdaInvoke {
+    return new LambdaInvoke(this, name, {
+      lambdaFunction: this.function,
+      payload: TaskInput.fromObject(payload),
+      taskTimeout: Timeout.duration(BATCH_FUNCTION_TIMEOUT.plus(LAMBDA_TASK_SLACK)),
+      resultPath: name === BatchStateNames.PrepareItems ? "$.prepared" : "$.outcome",
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+    });
+  }
+}

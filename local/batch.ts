@@ -1,0 +1,444 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { PutItemCommand, type PutItemCommandInput } from "@aws-sdk/client-dynamodb";
+import pLimit from "p-limit";
+import { createBatchHandler } from "../functions/batch.js";
+import { DynamoBatchStore } from "../functions/lib/batch-store.js";
+import type { AslDefinition, AslState } from "../infra/asl.js";
+import { BatchStateNames } from "../infra/state-names.js";
+import type { BatchRecord } from "../shared/batch/record.js";
+import type { ExecutionSummary, TaskHandler } from "./engine.js";
+import * as engine from "./engine.js";
+import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
+import type { ExecutionInput, LocalRuntime } from "./runtime.js";
+import { LOCAL_BUCKET, LOCAL_TABLE } from "./state-machine.js";
+
+/**
+ * The batch state machine (infra/batch-state-machine.asl.json) on the local runtime. The
+ * interpreter runs every state of it; what it lacks of a Distributed Map is supplied here, each
+ * stand-in doing what the service documents (README "Batches", tests/workflow/batch.test.ts):
+ *
+ * - **ItemReader** (`s3:getObject`, JSONL or JSON): the item list is read from the blob folder.
+ * - **ItemSelector / ItemProcessor / MaxConcurrency**: each item runs the Map's own item processor
+ *   through the interpreter (its own inline Map of one item, so `$$.Map.Item.Value` and the
+ *   ItemSelector resolve as in the cloud), at most MaxConcurrency at once (`--concurrency`
+ *   overrides it).
+ * - **ToleratedFailurePercentage**: failed items are counted as they end; once the share is
+ *   exceeded no new item starts and the Map fails with `States.ExceedToleratedFailureThreshold`.
+ * - **ResultWriter**: `manifest.json`, `SUCCEEDED_0.json` and `FAILED_0.json` under the prefix and a
+ *   map run id, in the blob folder; the Map's output is `{ MapRunArn, ResultWriterDetails }`.
+ * - **`states:startExecution.sync:2`**: the child runs on this runtime as its own execution named
+ *   as the ASL names it (its run id), with its own history; a name already used is
+ *   `StepFunctions.ExecutionAlreadyExistsException`, as Step Functions answers for a closed one.
+ * - **Redrive**: a batch whose process died is resumed from PrepareItems (what Step Functions'
+ *   redrive does from the failed state): finished children are found by name and not run again.
+ */
+
+export const DISTRIBUTED_MAP_RESOURCE = "arn:aws:states:::redraft-local:distributedMap";
+const START_SYNC = ":states:startExecution.sync:2";
+
+export interface ItemEnded {
+  line: number;
+  runId: string;
+  /** The child's run status, or `failed` when its execution failed before recording one. */
+  status: string;
+  /** Whether the child had run before (a redrive, or a repeated item): nothing ran now. */
+  existing: boolean;
+}
+
+export interface BatchRunOptions {
+  /** Overrides the ASL's MaxConcurrency. */
+  concurrency?: number | undefined;
+  /** Told when an item's child has ended: for a progress bar. */
+  onItem?: ((item: ItemEnded) => void) | undefined;
+  /** Told once the item list is read: how many items the Map runs. */
+  onItems?: ((count: number) => void) | undefined;
+}
+
+export interface BatchRun {
+  batchId: string;
+  /** The batch record after the run (or as found, for a duplicate). */
+  record: BatchRecord | undefined;
+  /** The batch execution itself; undefined when this submission was a duplicate of a finished batch. */
+  execution?: ExecutionSummary;
+  /** This manifest version's batch existed already: nothing ran. */
+  duplicate: boolean;
+  /** The batch had been interrupted and was resumed. */
+  resumed: boolean;
+}
+
+/** `<dataDir>/batch-owners/<batchId>.json`: which process runs a batch, so a dead one can be resumed. */
+const ownerFile = (dataDir: string, batchId: string) => join(dataDir, "batch-owners", `${batchId}.json`);
+
+/** Replaces each Distributed Map by a Task bound to the local stand-in, keeping its paths and transitions. */
+export function standInDistributedMaps(asl: AslDefinition): {
+  asl: AslDefinition;
+  maps: Record<string, AslState>;
+} {
+  const maps: Record<string, AslState> = {};
+  const states: Record<string, AslState> = {};
+  for (const [name, state] of Object.entries(asl.States)) {
+    const processor = state.ItemProcessor as { ProcessorConfig?: { Mode?: string } } | undefined;
+    if (state.Type !== "Map" || processor?.ProcessorConfig?.Mode !== "DISTRIBUTED") {
+      states[name] = state;
+      continue;
+    }
+    maps[name] = state;
+    const reader = state.ItemReader as { Parameters?: Record<string, unknown> } | undefined;
+    const {
+      ItemProcessor,
+      ItemReader,
+      ItemSelector,
+      MaxConcurrency,
+      ResultWriter,
+      ToleratedFailurePercentage,
+      Type,
+      ...kept
+    } = state;
+    states[name] = {
+      ...kept,
+      Type: "Task",
+      Resource: DISTRIBUTED_MAP_RESOURCE,
+      // The interpreter resolves the reader's paths against the Map's input, as the service does.
+      Parameters: { "input.$": "$", reader: reader?.Parameters ?? {} },
+    };
+  }
+  return { asl: { ...asl, States: states }, maps };
+}
+
+/** A Step Functions error with the name the ASL's Retry and Catch match. */
+function named(name: string, message: string): Error {
+  const error = new Error(message);
+  error.name = name;
+  return error;
+}
+
+export class LocalBatchRunner {
+  readonly batches: DynamoBatchStore;
+
+  constructor(
+    readonly runtime: LocalRuntime,
+    readonly asl: AslDefinition,
+  ) {
+    this.batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+  }
+
+  /**
+   * Runs the batch of a manifest already in the blob folder. The batch id identifies the manifest
+   * version: a second submission of it finds the record and runs nothing (a finished batch), or
+   * resumes it when the process that ran it has died.
+   */
+  async run(batchId: string, manifestKey: string, options: BatchRunOptions = {}): Promise<BatchRun> {
+    const existing = await this.batches.get(batchId);
+    let resumed = false;
+    if (existing) {
+      const owner = await readOwner(this.runtime.dataDir, batchId);
+      const alive = owner !== undefined && isAlive(owner);
+      // A delivery of a batch that exists: the ASL's own CreateBatch refuses it (BatchAlreadyStarted).
+      if (existing.status !== "running" || alive) {
+        const execution = await this.#execute(
+          this.asl,
+          batchId,
+          manifestKey,
+          `${batchId}.${randomUUID().slice(0, 8)}`,
+          options,
+        );
+        return { batchId, record: existing, execution, duplicate: true, resumed };
+      }
+      resumed = true;
+    }
+    await mkdir(join(this.runtime.dataDir, "batch-owners"), { recursive: true });
+    await writeAtomic(ownerFile(this.runtime.dataDir, batchId), JSON.stringify(SELF));
+    try {
+      // A redrive starts after the batch record, which exists: from the state after CreateBatch.
+      const definition = resumed ? redriveFrom(this.asl, BatchStateNames.PrepareItems) : this.asl;
+      const execution = await this.#execute(definition, batchId, manifestKey, batchId, options);
+      return {
+        batchId,
+        record: await this.batches.get(batchId),
+        execution,
+        duplicate: execution.terminalState === BatchStateNames.BatchAlreadyStarted,
+        resumed,
+      };
+    } finally {
+      await rm(ownerFile(this.runtime.dataDir, batchId), { force: true });
+    }
+  }
+
+  /** One execution of the batch state machine (its Distributed Maps stood in for), its history kept. */
+  async #execute(
+    definition: AslDefinition,
+    batchId: string,
+    manifestKey: string,
+    name: string,
+    options: BatchRunOptions,
+  ): Promise<ExecutionSummary> {
+    const { asl, maps } = standInDistributedMaps(definition);
+    const execution = await engine.runExecution(
+      engine.buildMachine(asl),
+      { batchId, manifestRef: { bucket: LOCAL_BUCKET, key: manifestKey } },
+      name,
+      { handlers: this.#handlers(asl, maps, options), retryIntervals: engine.retryIntervals(asl, 0) },
+    );
+    await writeAtomic(
+      join(this.runtime.dataDir, "executions", `${name}.json`),
+      JSON.stringify(execution, null, 2),
+    );
+    return execution;
+  }
+
+  #handlers(
+    asl: AslDefinition,
+    maps: Record<string, AslState>,
+    options: BatchRunOptions,
+  ): Record<string, TaskHandler> {
+    const { runtime } = this;
+    const batchStep = createBatchHandler(async () => ({
+      blobs: runtime.blobs,
+      runs: runtime.runs,
+      bucketName: LOCAL_BUCKET,
+      batches: this.batches,
+    }));
+    const handlers: Record<string, TaskHandler> = {};
+    for (const [name, state] of Object.entries(asl.States)) {
+      if (state.Type !== "Task") continue;
+      const resource = String(state.Resource);
+      if (resource === DISTRIBUTED_MAP_RESOURCE) {
+        const map = maps[name];
+        if (!map) throw new Error(`no Distributed Map behind the stand-in "${name}"`);
+        handlers[name] = (input) => this.#distributedMap(map, input as MapTaskInput, options);
+      } else if (resource.endsWith(":dynamodb:putItem")) {
+        handlers[name] = (input) => this.#putItem(input as PutItemCommandInput);
+      } else if (resource.endsWith(":events:putEvents")) {
+        handlers[name] = async (input) => {
+          const entries = (input as { Entries: { DetailType: string; Detail: Record<string, unknown> }[] })
+            .Entries;
+          for (const entry of entries) await runtime.publish(entry.DetailType, entry.Detail);
+          return { FailedEntryCount: 0, Entries: entries.map(() => ({ EventId: randomUUID() })) };
+        };
+      } else if (resource.includes(":lambda:") && resource.includes(":function:")) {
+        // payloadResponseOnly: the Task's input is the payload, its output the function's answer.
+        handlers[name] = (input) => batchStep(input);
+      } else {
+        throw new Error(`the local runtime has no adapter for batch task state "${name}" (${resource})`);
+      }
+    }
+    return handlers;
+  }
+
+  /** CreateBatch's conditional put against dynalite; errors named as Step Functions names them. */
+  async #putItem(input: PutItemCommandInput): Promise<unknown> {
+    const item = JSON.stringify(input.Item ?? {}).replaceAll(
+      engine.ENTERED_TIME_MARKER,
+      new Date().toISOString(),
+    );
+    try {
+      await this.runtime.dynamo.send(
+        new PutItemCommand({ ...input, Item: JSON.parse(item), TableName: LOCAL_TABLE }),
+      );
+      return {};
+    } catch (error) {
+      throw named(`DynamoDB.${(error as Error).name}`, (error as Error).message);
+    }
+  }
+
+  /** The Distributed Map stand-in: see the module comment for what each part does. */
+  async #distributedMap(map: AslState, task: MapTaskInput, options: BatchRunOptions): Promise<unknown> {
+    const { runtime } = this;
+    const readerConfig = (map.ItemReader as { ReaderConfig?: { InputType?: string } } | undefined)
+      ?.ReaderConfig;
+    const key = String(task.reader.Key ?? "");
+    if (task.reader.Bucket !== undefined && task.reader.Bucket !== LOCAL_BUCKET)
+      throw named("States.ItemReaderFailed", `the item reader names bucket ${task.reader.Bucket}`);
+    let items: unknown[];
+    try {
+      const text = await runtime.blobs.get(key);
+      items =
+        readerConfig?.InputType === "JSONL"
+          ? text
+              .split("\n")
+              .filter((line) => line.trim() !== "")
+              .map((line) => JSON.parse(line))
+          : (JSON.parse(text) as unknown[]);
+    } catch (error) {
+      throw named("States.ItemReaderFailed", `${key}: ${(error as Error).message}`);
+    }
+    options.onItems?.(items.length);
+
+    const processor = map.ItemProcessor as { StartAt: string; States: Record<string, AslState> };
+    const selector = (map.ItemSelector ?? map.Parameters) as Record<string, unknown> | undefined;
+    // One item as an inline Map of one: the interpreter resolves ItemSelector against the Map's
+    // input and `$$.Map.Item`, and runs the processor's Retry and Catch itself.
+    const single: AslDefinition = {
+      StartAt: "Item",
+      States: {
+        Item: {
+          Type: "Map",
+          ItemsPath: "$.__item",
+          ...(selector && { ItemSelector: withIndexFrom(selector, "$.__index") }),
+          ItemProcessor: { ...processor, ProcessorConfig: { Mode: "INLINE" } },
+          End: true,
+        },
+      },
+    };
+    const machine = engine.buildMachine(single);
+    const handlers = this.#itemHandlers(processor, options);
+    const concurrency = options.concurrency ?? (Number(map.MaxConcurrency) || 1000);
+    const tolerated = Number(map.ToleratedFailurePercentage ?? 0);
+    const mapRunId = randomUUID();
+    const succeeded: unknown[] = [];
+    const failed: unknown[] = [];
+    let exceeded = false;
+    const limit = pLimit(concurrency);
+    await Promise.all(
+      items.map((value, index) =>
+        limit(async () => {
+          if (exceeded) return;
+          const input = { ...task.input, __item: [value], __index: index };
+          const summary = await engine.runExecution(machine, input, `${mapRunId}-${index}`, {
+            handlers,
+            retryIntervals: engine.retryIntervals(single, 0),
+          });
+          const entry = { Input: JSON.stringify(value), Status: summary.status };
+          if (summary.status === "SUCCEEDED") {
+            succeeded.push({ ...entry, Output: JSON.stringify((summary.output as unknown[])[0]) });
+          } else {
+            failed.push({ ...entry, Error: summary.error?.error, Cause: summary.error?.cause });
+            if ((failed.length / items.length) * 100 > tolerated) exceeded = true;
+          }
+        }),
+      ),
+    );
+
+    const writer = map.ResultWriter as { Parameters?: { Prefix?: string } } | undefined;
+    let details: { Bucket: string; Key: string } | undefined;
+    if (writer) {
+      const base = `${writer.Parameters?.Prefix ?? ""}/${mapRunId}`;
+      const files = { SUCCEEDED: succeeded, FAILED: failed };
+      for (const [status, list] of Object.entries(files))
+        await runtime.blobs.put(`${base}/${status}_0.json`, JSON.stringify(list));
+      const manifest = {
+        DestinationBucket: LOCAL_BUCKET,
+        MapRunArn: mapRunArn(mapRunId),
+        ResultFiles: Object.fromEntries(
+          Object.entries(files).map(([status, list]) => [
+            status,
+            [{ Key: `${base}/${status}_0.json`, Size: JSON.stringify(list).length }],
+          ]),
+        ),
+      };
+      details = { Bucket: LOCAL_BUCKET, Key: `${base}/manifest.json` };
+      await runtime.blobs.put(details.Key, JSON.stringify(manifest));
+    }
+    if (exceeded || (items.length > 0 && (failed.length / items.length) * 100 > tolerated))
+      throw named(
+        "States.ExceedToleratedFailureThreshold",
+        `${failed.length} of ${items.length} items failed; the Map tolerates ${tolerated}%`,
+      );
+    return { MapRunArn: mapRunArn(mapRunId), ...(details && { ResultWriterDetails: details }) };
+  }
+
+  /** The item processor's Task states: a child execution for `startExecution.sync:2`. */
+  #itemHandlers(
+    processor: { States: Record<string, AslState> },
+    options: BatchRunOptions,
+  ): Record<string, TaskHandler> {
+    const handlers: Record<string, TaskHandler> = {};
+    for (const [name, state] of Object.entries(processor.States)) {
+      if (state.Type !== "Task") continue;
+      const resource = String(state.Resource);
+      if (!resource.endsWith(START_SYNC))
+        throw new Error(`the local runtime has no adapter for item task state "${name}" (${resource})`);
+      handlers[name] = (input) => this.#startChild(input as StartInput, options);
+    }
+    return handlers;
+  }
+
+  /** One child execution, waited for, answered like `DescribeExecution` (`.sync:2`: Output as JSON). */
+  async #startChild(input: StartInput, options: BatchRunOptions): Promise<unknown> {
+    const { runtime } = this;
+    const name = input.Name ?? randomUUID();
+    const line = Number(name.slice(name.lastIndexOf("-") + 1));
+    const arn = `arn:aws:states:local:000000000000:execution:redraft:${name}`;
+    const existing = (await runtime.runs.getRun(name)) ?? (await runtime.history(name));
+    if (existing) {
+      options.onItem?.({
+        line,
+        runId: name,
+        status: "status" in existing ? String(existing.status) : "failed",
+        existing: true,
+      });
+      throw named("StepFunctions.ExecutionAlreadyExistsException", `Execution Already Exists: '${arn}'`);
+    }
+    const startDate = new Date().toISOString();
+    const summary = await runtime.execute(input.Input as ExecutionInput, name);
+    const run = await runtime.runs.getRun(name);
+    options.onItem?.({ line, runId: name, status: run?.status ?? "failed", existing: false });
+    const described = {
+      ExecutionArn: arn,
+      Name: name,
+      StateMachineArn: input.StateMachineArn,
+      StartDate: startDate,
+      StopDate: new Date().toISOString(),
+      Status: summary.status,
+      ...(summary.status === "SUCCEEDED"
+        ? { Output: summary.output ?? {} }
+        : { Error: summary.error?.error, Cause: summary.error?.cause }),
+    };
+    // `.sync`: a child that failed fails the task, with its description as the cause.
+    if (summary.status !== "SUCCEEDED") throw named("States.TaskFailed", JSON.stringify(described));
+    return described;
+  }
+}
+
+interface MapTaskInput {
+  input: Record<string, unknown>;
+  reader: { Bucket?: string; Key?: string };
+}
+
+interface StartInput {
+  StateMachineArn: string;
+  Name?: string;
+  Input: unknown;
+}
+
+const mapRunArn = (id: string) => `arn:aws:states:local:000000000000:mapRun:redraft-batch/${id}`;
+
+/** The ItemSelector of the one-item Map, with `$$.Map.Item.Index` read from where the item's index is. */
+function withIndexFrom(selector: Record<string, unknown>, indexPath: string): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(selector).replaceAll('"$$.Map.Item.Index"', JSON.stringify(indexPath)));
+}
+
+/**
+ * The definition with its first state's transition skipping to `state`: a redrive's start. States
+ * no longer reachable (the batch record's creation) are left out, as the interpreter requires.
+ */
+function redriveFrom(asl: AslDefinition, state: string): AslDefinition {
+  const first = asl.States[asl.StartAt];
+  if (!first) return asl;
+  const states: Record<string, AslState> = { ...asl.States, [asl.StartAt]: { ...first, Next: state } };
+  const reachable = new Set<string>();
+  const visit = (name: string | undefined) => {
+    const s = name === undefined ? undefined : states[name];
+    if (name === undefined || !s || reachable.has(name)) return;
+    reachable.add(name);
+    const rules = [...((s.Choices as { Next: string }[]) ?? []), ...((s.Catch as { Next: string }[]) ?? [])];
+    for (const next of [s.Next as string, s.Default as string, ...rules.map((r) => r.Next)]) visit(next);
+  };
+  visit(asl.StartAt);
+  return {
+    ...asl,
+    States: Object.fromEntries(Object.entries(states).filter(([name]) => reachable.has(name))),
+  };
+}
+
+async function readOwner(dataDir: string, batchId: string): Promise<ProcessIdentity | undefined> {
+  const text = await readIfExists(ownerFile(dataDir, batchId));
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as ProcessIdentity;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+import { splitTopLevel } from "../json-depth.js";
+
+/**
+ * A batch manifest: many drafts in one file, JSONL (one draft per line) or a JSON array. Split
+ * here, never parsed item by item: each item's body goes to Validate as it is, so a broken line
+ * is rejected there with the same reason a broken single upload gets, and the other items run.
+ */
+
+/** Blob prefixes of batches: uploads that start one, the items it made, and its results. */
+export const BATCHES_PREFIX = "batches/";
+export const BATCH_ITEMS_PREFIX = "batch-items/";
+export const BATCH_RESULTS_PREFIX = "batch-results/";
+
+/**
+ * The limits a manifest is held to (the README's "Limits"). The service's own: a Distributed Map
+ * item of at most 256 KiB (items carry references, not drafts), and execution names of 80
+ * characters (a child is `<batchId>-<line>`).
+ */
+export const BATCH_LIMITS = {
+  /** Bytes of one manifest: read whole by λ batch-prepare (1,769 MB of memory). */
+  maxManifestBytes: 256 * 1024 * 1024,
+  /** Items of one manifest. */
+  maxItems: 100_000,
+} as const;
+
+export interface ManifestItem {
+  /** 1-based: the line of a JSONL manifest, the element's position in a JSON array. */
+  line: number;
+  /** The item's text, untouched: one draft, or whatever the line held. */
+  body: string;
+}
+
+const stripBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+/**
+ * The items of a manifest, in order. A text whose first character is `[` is a JSON array, split at
+ * its top level without parsing the elements; anything else is JSONL, where blank lines are not
+ * items (but still count, so that a line number is the editor's). An array that does not close is
+ * read as JSONL, so each line is judged on its own rather than the whole batch refused.
+ */
+export function splitManifest(text: string): ManifestItem[] {
+  const body = stripBom(text);
+  if (body.trimStart().startsWith("[")) {
+    const top = splitTopLevel(body);
+    if (top?.type === "array") return top.elements.map((item, i) => ({ line: i + 1, body: item }));
+  }
+  const items: ManifestItem[] = [];
+  const lines = body.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = stripBom((lines[i] ?? "").trim());
+    if (line !== "") items.push({ line: i + 1, body: line });
+  }
+  return items;
+}
+
+/** Refused before any item runs: the manifest as a whole is beyond the limits. */
+export class ManifestRefusedError extends Error {
+  override readonly name = "ManifestRefused";
+}
+
+/** Checks a manifest against {@link BATCH_LIMITS}; the error says which limit and by how much. */
+export function checkManifest(bytes: number, items: number, limits = BATCH_LIMITS): void {
+  if (bytes > limits.maxManifestBytes)
+    throw new ManifestRefusedError(
+      `the manifest is ${bytes} bytes; a batch takes at most ${limits.maxManifestBytes} (split it into several batches)`,
+    );
+  if (items > limits.maxItems)
+    throw new ManifestRefusedError(
+      `the manifest holds ${items} items; a batch takes at most ${limits.maxItems} (split it into several batches)`,
+    );
+  if (items === 0) throw new ManifestRefusedError("the manifest holds no drafts");
+}

@@ -1,0 +1,142 @@
+import { z } from "zod";
+import { sha256 } from "../hash.js";
+import {
+  addTotals,
+  type RunRecord,
+  RunStatusSchema,
+  type TokenTotals,
+  TokenTotalsSchema,
+  ZERO_TOTALS,
+} from "../store/types.js";
+
+/**
+ * A batch: one manifest of drafts, each run as its own child execution of the per-draft state
+ * machine (`<batchId>-<line>`), summed up in one record once the Distributed Map has ended.
+ */
+
+/** Where a manifest lies: the S3 object (and version) that was uploaded or named in an event. */
+export const ManifestRefSchema = z.object({
+  bucket: z.string().min(1),
+  key: z.string().min(1),
+  versionId: z.string().min(1).optional(),
+});
+export type ManifestRef = z.infer<typeof ManifestRefSchema>;
+
+/** What starts a batch execution (λ start builds it; `redraft batch` too). */
+export const BatchInputSchema = z.object({
+  batchId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  manifestRef: ManifestRefSchema,
+});
+export type BatchInput = z.infer<typeof BatchInputSchema>;
+
+/** `running` until λ batch-aggregate writes its summary: `completed`, or `failed` with the Map's error. */
+export const BatchStatusSchema = z.enum(["running", "completed", "failed"]);
+export type BatchStatus = z.infer<typeof BatchStatusSchema>;
+
+/** A run status, or `not_run` for an item the Map never started (it failed before reaching it). */
+export const ItemStatusSchema = z.union([RunStatusSchema, z.literal("not_run")]);
+export type ItemStatus = z.infer<typeof ItemStatusSchema>;
+
+/** One item as the batch sees it: a line of the per-item results file. */
+export const BatchItemSchema = z.object({
+  line: z.number().int().positive(),
+  runId: z.string(),
+  draftId: z.string().nullable(),
+  status: ItemStatusSchema,
+  reason: z.string().nullable(),
+  message: z.string().optional(),
+  attempts: z.number().int().nonnegative(),
+  tokens: TokenTotalsSchema,
+  costUsd: z.number().nonnegative(),
+});
+export type BatchItem = z.infer<typeof BatchItemSchema>;
+
+/** How many rejected items the record itself lists; all of them are in the results file. */
+export const MAX_REJECTED_IN_RECORD = 200;
+
+export const BatchSummarySchema = z.object({
+  items: z.number().int().nonnegative(),
+  counts: z.record(z.string(), z.number().int().nonnegative()),
+  reasons: z.record(z.string(), z.number().int().nonnegative()),
+  tokens: TokenTotalsSchema,
+  costUsd: z.number().nonnegative(),
+  rejected: z.array(
+    z.object({ line: z.number().int(), runId: z.string(), reason: z.string(), message: z.string() }),
+  ),
+});
+export type BatchSummary = z.infer<typeof BatchSummarySchema>;
+
+export const BatchRecordSchema = BatchSummarySchema.partial().extend({
+  batchId: z.string(),
+  status: BatchStatusSchema,
+  manifestRef: ManifestRefSchema,
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  /** Where the per-item results file is (JSONL of {@link BatchItem}). */
+  resultsRef: z.object({ bucket: z.string(), key: z.string() }).optional(),
+  /** The Distributed Map's own result files (ResultWriter), when it wrote any. */
+  mapResultsRef: z.object({ bucket: z.string(), key: z.string() }).optional(),
+  /** Why the batch failed: the Map's error (too many failed items, a manifest refused). */
+  error: z.object({ error: z.string(), cause: z.string() }).optional(),
+});
+export type BatchRecord = z.infer<typeof BatchRecordSchema>;
+
+/**
+ * A batch id from what identifies one submission of a manifest: an upload's bucket, key and
+ * version, or an event's id. The same delivery always gives the same id, so a duplicate delivery
+ * finds its batch record already written and starts nothing.
+ */
+export const batchIdFor = (parts: readonly string[]): string => `b-${sha256(parts.join("\n")).slice(0, 24)}`;
+
+/** The child execution (and run id) of an item: deterministic, so a retried item never runs twice. */
+export const childRunId = (batchId: string, line: number): string => `${batchId}-${line}`;
+
+/** The item's line as the run sees it, and the run as the batch sees it. */
+export function batchItem(line: number, runId: string, run: RunRecord | undefined): BatchItem {
+  if (!run)
+    return {
+      line,
+      runId,
+      draftId: null,
+      status: "not_run",
+      reason: null,
+      attempts: 0,
+      tokens: { ...ZERO_TOTALS },
+      costUsd: 0,
+    };
+  return {
+    line,
+    runId,
+    draftId: run.draftId,
+    status: run.status,
+    reason: run.reason ?? null,
+    ...(run.message !== undefined && { message: run.message }),
+    attempts: run.attempts,
+    tokens: run.tokens,
+    costUsd: run.costUsd,
+  };
+}
+
+/** Sums the items up: counts per status and per reason, tokens, cost, and the rejected lines. */
+export function summarize(items: readonly BatchItem[]): BatchSummary {
+  const counts: Record<string, number> = {};
+  const reasons: Record<string, number> = {};
+  let tokens: TokenTotals = { ...ZERO_TOTALS };
+  let cost = 0;
+  const rejected: BatchSummary["rejected"] = [];
+  for (const item of items) {
+    counts[item.status] = (counts[item.status] ?? 0) + 1;
+    if (item.reason) reasons[item.reason] = (reasons[item.reason] ?? 0) + 1;
+    tokens = addTotals(tokens, item.tokens);
+    cost += item.costUsd;
+    if (item.status === "rejected" && rejected.length < MAX_REJECTED_IN_RECORD)
+      rejected.push({
+        line: item.line,
+        runId: item.runId,
+        reason: item.reason ?? "invalid_input",
+        message: item.message ?? "",
+      });
+  }
+  // Micro-dollars: a sum of thousands of floats is rounded once, not shown with float noise.
+  return { items: items.length, counts, reasons, tokens, costUsd: Math.round(cost * 1e6) / 1e6, rejected };
+}

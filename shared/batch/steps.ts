@@ -1,0 +1,196 @@
+import pLimit from "p-limit";
+import { BlobNotFoundError } from "../errors.js";
+import type { BlobStore, RunStore } from "../store/types.js";
+import {
+  BATCH_ITEMS_PREFIX,
+  BATCH_LIMITS,
+  BATCH_RESULTS_PREFIX,
+  checkManifest,
+  ManifestRefusedError,
+  splitManifest,
+} from "./manifest.js";
+import {
+  type BatchInput,
+  type BatchItem,
+  type BatchRecord,
+  type BatchSummary,
+  batchItem,
+  childRunId,
+  summarize,
+} from "./record.js";
+
+/**
+ * The two Lambda steps of the batch state machine, over the same stores as the per-draft steps:
+ * PrepareItems turns a manifest into the Distributed Map's item list; AggregateBatch sums up the
+ * children's runs into the batch record once the Map has ended.
+ */
+
+/** How many blob writes or run reads one step keeps in flight. */
+const STORE_CONCURRENCY = 32;
+
+export const batchKeys = {
+  /** The Map's ItemReader input: JSONL of {@link MapItem}. */
+  items: (batchId: string) => `${BATCH_ITEMS_PREFIX}${batchId}/items.jsonl`,
+  /** One item's draft, as the manifest held it: what its child run reads, like an upload. */
+  item: (batchId: string, line: number) => `${BATCH_ITEMS_PREFIX}${batchId}/line-${line}.json`,
+  /** The per-item results: JSONL of {@link BatchItem}, in line order. */
+  results: (batchId: string) => `${BATCH_RESULTS_PREFIX}${batchId}/items.jsonl`,
+};
+
+/** One line of the items file: the item's number and the child execution's draft reference. */
+export interface MapItem {
+  line: number;
+  draftRef: { bucket: string; key: string };
+}
+
+export interface PreparedBatch {
+  itemsKey: string;
+  items: number;
+}
+
+export interface BatchStepDeps {
+  blobs: BlobStore;
+  runs: RunStore;
+  /** The deployment's bucket: the only one a manifest may be read from. */
+  bucketName: string;
+}
+
+/** The parts of the batch store the steps write (functions/lib/batch-store.ts). */
+export interface BatchFinisher {
+  finish(
+    batchId: string,
+    finish: {
+      status: "completed" | "failed";
+      endedAt: string;
+      summary: BatchSummary;
+      resultsRef: { bucket: string; key: string };
+      mapResultsRef?: { bucket: string; key: string } | undefined;
+      error?: { error: string; cause: string } | undefined;
+    },
+  ): Promise<void>;
+}
+
+/**
+ * Splits the manifest and writes each item's text as its own blob, and the item list the Map
+ * reads. Every write is idempotent (same key, same text), so a retried step changes nothing. A
+ * manifest that cannot be taken as a whole (missing, another bucket, beyond the limits, empty)
+ * throws {@link ManifestRefusedError}: the batch ends `failed` with that message.
+ */
+export async function prepareBatch(
+  input: BatchInput,
+  deps: BatchStepDeps,
+  limits = BATCH_LIMITS,
+): Promise<PreparedBatch> {
+  const { batchId, manifestRef } = input;
+  if (manifestRef.bucket !== deps.bucketName)
+    throw new ManifestRefusedError(
+      `the manifest is in bucket "${manifestRef.bucket}", not this deployment's bucket`,
+    );
+  let text: string;
+  try {
+    text = await deps.blobs.get(manifestRef.key, manifestRef.versionId);
+  } catch (error) {
+    if (error instanceof BlobNotFoundError)
+      throw new ManifestRefusedError(`the manifest ${manifestRef.key} does not exist`);
+    throw error;
+  }
+  const items = splitManifest(text);
+  checkManifest(Buffer.byteLength(text), items.length, limits);
+  const limit = pLimit(STORE_CONCURRENCY);
+  await Promise.all(
+    items.map((item) => limit(() => deps.blobs.put(batchKeys.item(batchId, item.line), item.body))),
+  );
+  const lines = items.map((item) =>
+    JSON.stringify({
+      line: item.line,
+      draftRef: { bucket: deps.bucketName, key: batchKeys.item(batchId, item.line) },
+    } satisfies MapItem),
+  );
+  const itemsKey = batchKeys.items(batchId);
+  await deps.blobs.put(itemsKey, `${lines.join("\n")}\n`, "application/jsonl");
+  return { itemsKey, items: items.length };
+}
+
+export interface AggregateInput {
+  batchId: string;
+  /** Absent when PrepareItems refused the manifest. */
+  prepared?: PreparedBatch | undefined;
+  /** The Map's ResultWriter details, when it ended and wrote them. */
+  mapResultsRef?: { bucket: string; key: string } | undefined;
+  /** The error that ended the batch early: a refused manifest, too many failed items. */
+  error?: { error: string; cause: string } | undefined;
+}
+
+/** What `Batch Completed` carries, and what the batch state machine ends with. */
+export interface BatchOutcome {
+  batchId: string;
+  status: BatchRecord["status"];
+  items: number;
+  counts: Record<string, number>;
+  reasons: Record<string, number>;
+  tokens: BatchSummary["tokens"];
+  costUsd: number;
+  resultsRef: { bucket: string; key: string };
+  mapResultsRef?: { bucket: string; key: string };
+  error?: { error: string; cause: string };
+}
+
+/** Reads the lines of the items file: which children the batch has. */
+export async function readMapItems(blobs: BlobStore, itemsKey: string): Promise<MapItem[]> {
+  const text = await blobs.get(itemsKey);
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as MapItem);
+}
+
+/**
+ * Reads every child's run (by its deterministic id, so nothing depends on what the Map returned),
+ * writes the per-item results file, and finishes the batch record. Idempotent: run again, it reads
+ * the same runs and writes the same summary.
+ */
+export async function aggregateBatch(
+  input: AggregateInput,
+  deps: BatchStepDeps & { batches: BatchFinisher },
+  now = () => new Date().toISOString(),
+): Promise<BatchOutcome> {
+  const { batchId } = input;
+  const mapItems = input.prepared ? await readMapItems(deps.blobs, input.prepared.itemsKey) : [];
+  const limit = pLimit(STORE_CONCURRENCY);
+  const items: BatchItem[] = await Promise.all(
+    mapItems.map(({ line }) =>
+      limit(async () => {
+        const runId = childRunId(batchId, line);
+        return batchItem(line, runId, await deps.runs.getRun(runId));
+      }),
+    ),
+  );
+  const resultsRef = { bucket: deps.bucketName, key: batchKeys.results(batchId) };
+  await deps.blobs.put(
+    resultsRef.key,
+    items.map((item) => `${JSON.stringify(item)}\n`).join(""),
+    "application/jsonl",
+  );
+  const summary = summarize(items);
+  const status = input.error ? "failed" : "completed";
+  await deps.batches.finish(batchId, {
+    status,
+    endedAt: now(),
+    summary,
+    resultsRef,
+    mapResultsRef: input.mapResultsRef,
+    error: input.error,
+  });
+  return {
+    batchId,
+    status,
+    items: summary.items,
+    counts: summary.counts,
+    reasons: summary.reasons,
+    tokens: summary.tokens,
+    costUsd: summary.costUsd,
+    resultsRef,
+    ...(input.mapResultsRef && { mapResultsRef: input.mapResultsRef }),
+    ...(input.error && { error: input.error }),
+  };
+}
