@@ -5,6 +5,17 @@
  * terms as the condition of one conditional put (the decision has to be atomic there) and applies
  * {@link mayTakeClaim} to the claim it reads back when that put is refused.
  */
+import type { Draft } from "../draft.js";
+import { canonicalJson, sha256 } from "../hash.js";
+
+/**
+ * The content a claim is keyed on: the draft as canonical JSON (key order does not matter) and the
+ * submission id, so that a deliberate resubmission (a new `submissionId`) is not taken for a
+ * duplicate delivery of the same upload.
+ */
+export function claimHash(draft: Draft, submissionId = ""): string {
+  return sha256(`${canonicalJson(draft)}\n${submissionId}`);
+}
 
 /** A claim as a store keeps it: the run holding the content, and when it claimed it. */
 export interface ContentClaim {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ContentClaim, claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
+import type { Draft } from "../../shared/draft.js";
+import { type ContentClaim, claimHash, claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
 import { at } from "./fixtures.js";
 
 const WINDOW_MS = 15 * 60_000;
@@ -43,5 +44,23 @@ describe("mayTakeClaim", () => {
   ];
   it.each(cases)("%s", (_, held, request, expected) => {
     expect(mayTakeClaim(held, claimTerms(...request))).toBe(expected);
+  });
+});
+
+describe("claimHash", () => {
+  const draft: Draft = { id: "q1", kind: "mcq", content: { stem: "2 + 2?", options: ["3", "4"] } };
+
+  it("keys the content, not how its keys happen to be ordered", () => {
+    const reordered: Draft = { content: { options: ["3", "4"], stem: "2 + 2?" }, kind: "mcq", id: "q1" };
+    expect(claimHash(reordered)).toBe(claimHash(draft));
+    expect(claimHash(draft)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("tells a deliberate resubmission and a changed draft apart from a repeated delivery", () => {
+    expect(claimHash(draft, "second")).not.toBe(claimHash(draft));
+    expect(claimHash(draft, "second")).toBe(claimHash(draft, "second"));
+    expect(claimHash({ ...draft, content: { stem: "2 + 3?", options: ["3", "4"] } })).not.toBe(
+      claimHash(draft),
+    );
   });
 });

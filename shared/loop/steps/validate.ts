@@ -1,7 +1,7 @@
 import type { Draft } from "../../draft.js";
 import { inspectWithPack } from "../../engine.js";
 import { ErrorNames, InvalidDraftError } from "../../errors.js";
-import { canonicalJson, sha256 } from "../../hash.js";
+import { claimHash } from "../../store/claim.js";
 import { newRunRecord, type RunRecord, type StopReason, ZERO_TOTALS } from "../../store/types.js";
 import { packFor, parseDraft } from "../../validate.js";
 import { judgeEnabled } from "../judge.js";
@@ -157,7 +157,7 @@ async function registerAndCheck(
     return terminalState(runId, draftId, run.kind, "rejected", reason, message);
   }
 
-  const contentHash = sha256(`${canonicalJson(draft)}\n${input.submissionId ?? ""}`);
+  const contentHash = claimHash(draft, input.submissionId);
   const windowMs = deps.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS;
   if (windowMs > 0) {
     let holder = await deps.runs.claimContent(contentHash, runId, at, windowMs);
