@@ -141,7 +141,11 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
     return invalidSchema([...firstPerPlace.values()].slice(0, 5).join("; "));
   }
   try {
-    return { ok: true, schema: new CompiledJsonSchema(schema, dialect) };
+    const compiled = new CompiledJsonSchema(schema, dialect);
+    // An empty object is what most loops of this kind are met with first: found here, the schema is
+    // reported invalid up front instead of failing the first draft that reaches the loop.
+    compiled.isValid({});
+    return { ok: true, schema: compiled };
   } catch (error) {
     return invalidSchema(error instanceof Error ? error.message : String(error));
   }

@@ -1,5 +1,6 @@
 /** One JSON Schema compiled by Ajv, with the json kind's findings, repair and score units on top. */
 import type { ErrorObject, ValidateFunction } from "ajv";
+import { InvalidSchemaError } from "../../errors.js";
 import type { Finding, RepairResult } from "../../pack.js";
 import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.js";
 import { JSON_RULE_IDS } from "./ids.js";
@@ -22,6 +23,9 @@ export interface RepairOptions {
 }
 
 const ROOT_KEY = "root";
+/** The start of the message for a schema Ajv compiles but cannot evaluate. */
+export const UNEVALUABLE =
+  "the JSON Schema cannot be evaluated (Ajv's validator for it recurses without end)";
 
 /**
  * A JSON Schema compiled once (Ajv, `allErrors`, formats), with what the json kind needs on top:
@@ -62,7 +66,15 @@ export class CompiledJsonSchema {
   #check(content: unknown): ErrorObject[] | null {
     const last = this.#last;
     if (last !== undefined && last.content === content) return last.errors;
-    const errors = this.#validate(content) ? null : (this.#validate.errors ?? []);
+    let errors: ErrorObject[] | null;
+    try {
+      errors = this.#validate(content) ? null : (this.#validate.errors ?? []);
+    } catch (error) {
+      // Drafts are depth-bounded, so an overflow comes from the schema: Ajv's code for some valid schemas
+      // (unevaluatedProperties with $dynamicRef) calls itself without end. A named error, never a raw one.
+      if (error instanceof RangeError) throw new InvalidSchemaError(`${UNEVALUABLE}: ${error.message}`);
+      throw error;
+    }
     if (this.#last === undefined)
       queueMicrotask(() => {
         this.#last = undefined;
