@@ -14,7 +14,7 @@ import { dirname, join, relative } from "node:path";
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
 /** Read at run time relative to the module that reads them (import.meta.url). */
-const ASSETS = ["infra/state-machine.asl.json", "ui/assets"];
+const ASSETS = ["infra/state-machine.asl.json", "ui/assets", "shared/packs/sandbox-harness.guest.js"];
 
 // `npm ci --omit=dev` has no TypeScript: bin/redraft.js then runs the sources through tsx.
 const ts = await import("typescript").then(

@@ -3,7 +3,7 @@
  *
  * Every test gets a fresh QuickJS runtime and context, disposed afterwards, so no test can change
  * another's verdict. `assert` and a no-op `console` are JavaScript evaluated inside it before the
- * source (the harness, sandbox-harness.ts); the only host functions are the two the harness captures
+ * source (the harness, sandbox-harness.guest.js); the only host functions are the two the harness captures
  * and hides before any draft code runs (one records failed assertions, one tells a genuine Promise
  * apart), so there is no `require`, `process`, `fs`, network or timer to reach.
  *
@@ -43,9 +43,10 @@ import {
 } from "quickjs-emscripten";
 import { z } from "zod";
 import {
-  HARNESS,
+  HARNESS_CONSTANTS,
   HARNESS_FILE,
   HOST_SLOT,
+  harnessSource,
   MAX_MESSAGE_CHARS,
   MAX_STACK_CHARS,
   RECORD,
@@ -459,6 +460,8 @@ export class QuickJSSandbox {
     body: (session: Session) => T,
     onCrash: (error: unknown) => T,
   ): T {
+    // Outside the try: a harness file that cannot be read is a broken install, not a broken engine.
+    const harnessText = harnessSource();
     let rt: QuickJSRuntime | undefined;
     let ctx: QuickJSContext | undefined;
     let describe: QuickJSHandle | undefined;
@@ -472,7 +475,7 @@ export class QuickJSSandbox {
       ctx = rt.newContext();
       const record: HostRecord = { waiting: 0 };
       installHost(ctx, record);
-      const harness = ctx.evalCode(HARNESS, HARNESS_FILE, GLOBAL_SCRIPT);
+      const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
       if (harness.error) {
         harness.error.dispose();
         throw new Error("the sandbox harness failed to load (limits too low?)");
@@ -501,8 +504,8 @@ export class QuickJSSandbox {
 }
 
 /**
- * Gives the harness its two host functions, under a global name it deletes before any draft code
- * runs. `record` keeps failed assertions and counts waiting `assert.rejects`; `isPromise` asks
+ * Gives the harness its two host functions and the constants it shares with the host
+ * (HARNESS_CONSTANTS), under a global name it deletes before any draft code runs. `record` keeps failed assertions and counts waiting `assert.rejects`; `isPromise` asks
  * QuickJS itself whether a value is a genuine Promise (a Proxy or a look-alike is not).
  */
 function installHost(ctx: QuickJSContext, record: HostRecord): void {
@@ -528,6 +531,11 @@ function installHost(ctx: QuickJSContext, record: HostRecord): void {
   });
   ctx.setProp(host, "record", recordFn);
   ctx.setProp(host, "isPromise", isPromiseFn);
+  for (const [name, value] of Object.entries(HARNESS_CONSTANTS)) {
+    const number = ctx.newNumber(value);
+    ctx.setProp(host, name, number);
+    number.dispose();
+  }
   ctx.setProp(ctx.global, HOST_SLOT, host);
   recordFn.dispose();
   isPromiseFn.dispose();
