@@ -308,6 +308,58 @@ function program(): Command {
     .action((paths: string[], cmd) => runCommand(paths, cmd, cli.opts<GlobalOptions>()));
 
   cli
+    .command("batch")
+    .description(
+      "run a manifest (JSONL, one draft per line, or a JSON array) through the batch state machine: each draft its own run, one batch record",
+    )
+    .argument("<manifest>", "a .jsonl or .json file")
+    .option("--json", "one JSON run result per item (with its line), then one summary line")
+    .addOption(
+      new Option(
+        "--concurrency <n>",
+        "items in flight at once (the Distributed Map's MaxConcurrency)",
+      ).argParser(wholeNumber(1)),
+    )
+    .option("--no-progress", "no progress bar")
+    .option("--rerun", "run the manifest again even if this data folder already ran it")
+    .addHelpText(
+      "after",
+      "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl",
+    )
+    .action(async (manifest: string, cmd) => {
+      const runtime = await openRuntime(cli.opts<GlobalOptions>());
+      try {
+        const { batchCommand } = await import("./batch.js");
+        process.exitCode = await batchCommand(runtime, manifest, cmd);
+      } finally {
+        await runtime.close();
+      }
+    });
+
+  cli
+    .command("batches")
+    .description("list batches, newest first, with their counts per status")
+    .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
+    .option("--json", "one JSON batch record per line")
+    .action(async (cmd: { limit: number; json?: boolean }) => {
+      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
+      try {
+        const [{ batchesTable }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
+          import("./batch.js"),
+          import("../functions/lib/batch-store.js"),
+          import("../local/state-machine.js"),
+        ]);
+        const records = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).list(
+          cmd.limit,
+        );
+        if (cmd.json) for (const r of records) process.stdout.write(`${JSON.stringify(r)}\n`);
+        else process.stdout.write(records.length ? `${batchesTable(records)}\n` : "No batches.\n");
+      } finally {
+        await runtime.close();
+      }
+    });
+
+  cli
     .command("runs")
     .description("list runs, newest first (the review queue with --status needs_manual_review)")
     .addOption(new Option("--status <status>", "only runs in this status").choices(RunStatusSchema.options))
@@ -336,7 +388,10 @@ function program(): Command {
     .description(
       "the attempt timeline of a run: repairs, violations, judge findings, diffs, analysis, tokens and cost by purpose, and the execution path",
     )
-    .argument("<runId>", "a run id, or a unique prefix of one")
+    .argument(
+      "<runId>",
+      "a run id, or a unique prefix of one; or a batch id (b-…): its counts and items by status",
+    )
     .option("--json", "the full run result as JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e")
     .action(async (runId: string, cmd: { json?: boolean }) => {
@@ -348,6 +403,21 @@ function program(): Command {
           import("../shared/loop/run.js"),
           import("./show.js"),
         ]);
+        if (runId.startsWith("b-")) {
+          // A batch id: the batch's summary and its items by status.
+          const [{ showBatch }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
+            import("./batch.js"),
+            import("../functions/lib/batch-store.js"),
+            import("../local/state-machine.js"),
+          ]);
+          const batch = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).get(
+            runId,
+          );
+          if (batch) {
+            process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true)}\n`);
+            return;
+          }
+        }
         const run = await resolveRun(runtime.runs, runId, opts.dataDir);
         const result = await buildRunResult(run.runId, runtime.deps);
         const execution = await runtime.history(run.runId);

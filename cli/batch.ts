@@ -1,0 +1,226 @@
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import cliProgress from "cli-progress";
+import { LocalBatchRunner } from "../local/batch.js";
+import type { LocalRuntime } from "../local/runtime.js";
+import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
+import { BATCH_LIMITS, BATCHES_PREFIX } from "../shared/batch/manifest.js";
+import { type BatchItem, BatchItemSchema, type BatchRecord, batchIdFor } from "../shared/batch/record.js";
+import { sha256 } from "../shared/hash.js";
+import { buildRunResult } from "../shared/loop/run.js";
+import { costText, jsonLine, usd } from "./format.js";
+import { UsageError } from "./inputs.js";
+import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
+
+/**
+ * `redraft batch`, `redraft batches`, and `redraft show <batchId>`: the batch state machine on the
+ * local runtime (local/batch.ts), and what its records say.
+ */
+
+const say = (text: string) => process.stderr.write(`${text}\n`);
+
+/** Status order in tables and on the progress bar: outcomes first, then what did not get one. */
+const STATUS_ORDER = ["validated", "needs_manual_review", "rejected", "failed", "not_run"];
+const SHORT: Record<string, string> = {
+  validated: "validated",
+  needs_manual_review: "review",
+  rejected: "rejected",
+  failed: "failed",
+};
+
+export interface BatchCommandOptions {
+  json?: boolean;
+  concurrency?: number;
+  progress: boolean;
+  rerun?: boolean;
+}
+
+/** The summary line `--json` ends with: the contract `{batchId, counts, tokens, costUsd, resultsRef}`. */
+export function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    batchId: record.batchId,
+    status: record.status,
+    items: record.items ?? 0,
+    counts: record.counts ?? {},
+    reasons: record.reasons ?? {},
+    tokens: record.tokens,
+    costUsd: record.costUsd ?? 0,
+    resultsRef: record.resultsRef ?? null,
+    ...(record.error && { error: record.error }),
+    ...extra,
+  });
+}
+
+/** The per-item results file of a finished batch, in line order. */
+export async function batchItems(runtime: LocalRuntime, record: BatchRecord): Promise<BatchItem[]> {
+  if (!record.resultsRef) return [];
+  const text = await runtime.blobs.get(record.resultsRef.key);
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => BatchItemSchema.parse(JSON.parse(line)));
+}
+
+/**
+ * Uploads the manifest under `batches/` (keyed by its content, never overwritten) and runs the batch
+ * state machine on it. The same manifest again is the same batch: its result is reprinted with
+ * `"duplicate": true` and nothing runs, unless `--rerun`. Returns the exit code: 1 when the batch failed.
+ */
+export async function batchCommand(
+  runtime: LocalRuntime,
+  manifest: string,
+  cmd: BatchCommandOptions,
+): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(manifest, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read the manifest ${manifest}: ${(error as Error).message}`);
+  }
+  if (Buffer.byteLength(text) > BATCH_LIMITS.maxManifestBytes)
+    throw new UsageError(
+      `${manifest} is larger than a batch takes (${BATCH_LIMITS.maxManifestBytes} bytes): split it into several`,
+    );
+  const digest = sha256(text).slice(0, 16);
+  const key = `${BATCHES_PREFIX}${digest}-${basename(manifest).replace(/[^A-Za-z0-9._-]+/g, "_")}`;
+  await runtime.blobs.putIfAbsent(key, text);
+  // Like an upload's version id: the same content is the same delivery; --rerun is a new one.
+  const batchId = batchIdFor(["upload", LOCAL_BUCKET, key, cmd.rerun ? new Date().toISOString() : "local"]);
+
+  const showBar = cmd.progress && process.stderr.isTTY && !cmd.json;
+  const counts: Record<string, number> = {};
+  const bar = showBar
+    ? new cliProgress.SingleBar(
+        { format: "{bar} {value}/{total} items | {counts}", stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  const countsText = () =>
+    STATUS_ORDER.filter((s) => counts[s])
+      .map((s) => `${SHORT[s] ?? s} ${counts[s]}`)
+      .join(" · ");
+  const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
+  const outcome = await runner.run(batchId, key, {
+    concurrency: cmd.concurrency,
+    onItems: (total) => bar?.start(total, 0, { counts: "" }),
+    onItem: (item) => {
+      counts[item.status] = (counts[item.status] ?? 0) + 1;
+      bar?.increment({ counts: countsText() });
+    },
+  });
+  bar?.stop();
+  const record = outcome.record;
+  if (!record)
+    throw new Error(
+      `batch ${batchId} has no record: ${outcome.execution?.error?.error ?? "the execution failed"}: ${outcome.execution?.error?.cause ?? ""}`,
+    );
+  if (outcome.duplicate && record.status === "running")
+    say(`redraft: batch ${batchId} of this manifest is running in another process; showing it as it is now.`);
+  const items = await batchItems(runtime, record);
+  if (cmd.json) {
+    for (const item of items)
+      process.stdout.write(`${await itemLine(runtime, batchId, item, outcome.duplicate)}\n`);
+    process.stdout.write(`${summaryLine(record, outcome.duplicate ? { duplicate: true } : {})}\n`);
+  } else {
+    if (outcome.duplicate)
+      say(`This manifest already ran as batch ${batchId}: nothing ran again (--rerun runs it again).`);
+    if (outcome.resumed)
+      say(`Batch ${batchId} had been interrupted; it was resumed, finished items were not run again.`);
+    process.stdout.write(`${batchSummary(record)}\n`);
+    say(`See its items: npx redraft show ${batchId}`);
+  }
+  return record.status === "failed" ? 1 : 0;
+}
+
+/** One `--json` line per item: the run result as `redraft run --json` prints it, with the batch and line. */
+async function itemLine(
+  runtime: LocalRuntime,
+  batchId: string,
+  item: BatchItem,
+  duplicate: boolean,
+): Promise<string> {
+  const where = { batchId, line: item.line, ...(duplicate && { duplicate: true }) };
+  if (item.status === "not_run")
+    return JSON.stringify({ ...where, runId: item.runId, status: "not_run", reason: null });
+  const result = await buildRunResult(item.runId, runtime.deps);
+  return JSON.stringify({ ...where, ...JSON.parse(jsonLine(result)) });
+}
+
+/** A batch for a person: counts per status and reason, tokens and cost, where the results are. */
+export function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
+  const counts = record.counts ?? {};
+  const rows = STATUS_ORDER.filter((s) => counts[s]).map((s) => [s, counts[s] ?? 0]);
+  const reasons = Object.entries(record.reasons ?? {}).sort(([, a], [, b]) => b - a);
+  const tokens = record.tokens?.total ?? 0;
+  const lines = [
+    `Batch ${record.batchId}: ${record.status}, ${record.items ?? 0} items (${record.manifestRef.key})`,
+    renderTable([{ head: "status" }, { head: "items" }], rows, style),
+  ];
+  if (reasons.length) lines.push(`Reasons: ${reasons.map(([r, n]) => `${r} ${n}`).join(", ")}`);
+  lines.push(`Tokens: ${tokens} · cost ${costText(record.costUsd ?? 0, tokens)}`);
+  if (record.rejected?.length)
+    lines.push(
+      `Rejected lines: ${record.rejected
+        .slice(0, 10)
+        .map((r) => `${r.line} (${r.reason})`)
+        .join(", ")}${record.rejected.length > 10 ? ", …" : ""}`,
+    );
+  if (record.error) lines.push(`Failed: ${record.error.error}: ${record.error.cause}`);
+  if (record.resultsRef) lines.push(`Per-item results: ${record.resultsRef.key}`);
+  return lines.join("\n");
+}
+
+/** `redraft batches`: newest first, a line each. */
+export function batchesTable(records: readonly BatchRecord[], style: OutputStyle = stdoutStyle()): string {
+  return renderTable(
+    [
+      { head: "batch" },
+      { head: "status" },
+      { head: "items" },
+      { head: "counts", wrapTo: 24 },
+      { head: "cost" },
+      { head: "started" },
+    ],
+    records.map((r) => [
+      r.batchId,
+      r.status,
+      r.items ?? "",
+      STATUS_ORDER.filter((s) => r.counts?.[s])
+        .map((s) => `${SHORT[s] ?? s} ${r.counts?.[s]}`)
+        .join(" · "),
+      usd(r.costUsd ?? 0),
+      r.startedAt.slice(0, 19).replace("T", " "),
+    ]),
+    style,
+    ["started", "cost"],
+  );
+}
+
+/** `redraft show <batchId>`: the summary, then the items grouped by status. */
+export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json: boolean): Promise<string> {
+  const items = await batchItems(runtime, record);
+  if (json) return JSON.stringify({ ...record, itemsDetail: items });
+  const groups = STATUS_ORDER.map(
+    (status) => [status, items.filter((i) => i.status === status)] as const,
+  ).filter(([, list]) => list.length > 0);
+  const style = stdoutStyle();
+  const parts = [batchSummary(record, style)];
+  for (const [status, list] of groups) {
+    parts.push(`\n${status} (${list.length})`);
+    parts.push(
+      renderTable(
+        [
+          { head: "line" },
+          { head: "run" },
+          { head: "draft" },
+          { head: "reason", wrapTo: 30 },
+          { head: "attempts" },
+        ],
+        list.map((i) => [i.line, i.runId, i.draftId ?? "", i.reason ?? "", i.attempts]),
+        style,
+        ["attempts"],
+      ),
+    );
+  }
+  return parts.join("\n");
+}
