@@ -94,13 +94,109 @@ export function bindTasks(
   return handlers;
 }
 
-/** S3 CopyObject within one blob store: the bucket in `CopySource` is the store itself. */
+/**
+ * S3 CopyObject within one blob store: the bucket in `CopySource` is the store itself. Its failures
+ * are named as Step Functions names the `aws-sdk:s3` integration's: `S3.SdkClientException` when the
+ * store could not be reached (a file-system error that passes), `S3.S3Exception` for any refusal.
+ */
 export function copyObjectIn(blobs: BlobStore): Integrations["copyObject"] {
   return async (input) => {
     const source = decodeURIComponent(input.CopySource.replace(/^\/?[^/]+\//, ""));
-    await blobs.put(input.Key, await blobs.get(source));
+    try {
+      await blobs.put(input.Key, await blobs.get(source));
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw integrationError(
+        "S3",
+        typeof code === "string" && UNREACHABLE_FS_CODES.has(code) ? CLIENT_ERROR : "S3Exception",
+        error,
+      );
+    }
     return { CopyObjectResult: { LastModified: new Date().toISOString() } };
   };
+}
+
+/** File-system errors that pass: the local stand-in for a request that got no answer. */
+const UNREACHABLE_FS_CODES = new Set(["EAGAIN", "EBUSY", "EMFILE", "ENFILE", "ETIMEDOUT"]);
+
+/** What the AWS SDK reports when it got no answer from the service. */
+const CLIENT_ERROR = "SdkClientException";
+
+/**
+ * The errors DynamoDB's references give UpdateItem. Step Functions reports these by name (with the
+ * `Exception` suffix: `DynamoDB.InternalServerErrorException`) and any other under the SDK's base
+ * exception, `DynamoDB.AmazonDynamoDBException` (AccessDenied, ValidationException…).
+ */
+const UPDATE_ITEM_ERRORS = new Set([
+  "ConditionalCheckFailedException",
+  "InternalServerError",
+  "ItemCollectionSizeLimitExceededException",
+  "ProvisionedThroughputExceededException",
+  "RequestLimitExceeded",
+  "ResourceNotFoundException",
+  "ThrottlingException",
+  "TransactionConflictException",
+]);
+
+/**
+ * A DynamoDB SDK error (from the runtime's UpdateItem adapter) named as the optimized
+ * `dynamodb:updateItem` integration names it, for the state's Retry and Catch: see the retriers in
+ * infra/constructs/workflow.ts.
+ */
+export function dynamoDbIntegrationError(error: unknown): Error {
+  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: number } };
+  const name = typeof e?.name === "string" ? e.name : "";
+  if (!e?.$metadata?.httpStatusCode) return integrationError("DynamoDB", CLIENT_ERROR, error);
+  return integrationError(
+    "DynamoDB",
+    UPDATE_ITEM_ERRORS.has(name) ? withExceptionSuffix(name) : "AmazonDynamoDBException",
+    error,
+  );
+}
+
+const withExceptionSuffix = (name: string) => (name.endsWith("Exception") ? name : `${name}Exception`);
+
+/**
+ * `<Service>.<name>`, with the original error in the cause the way the AWS SDK for Java words it
+ * (`… (Service: DynamoDB, Status Code: 400, Error Code: AccessDeniedException)`), so that the run
+ * record's message says what the service answered.
+ */
+function integrationError(service: string, name: string, error: unknown): Error {
+  const e = error as {
+    name?: unknown;
+    message?: unknown;
+    code?: unknown;
+    $metadata?: { httpStatusCode?: number };
+  };
+  const status = e?.$metadata?.httpStatusCode;
+  const details = [
+    `Service: ${service}`,
+    ...(status ? [`Status Code: ${status}`] : []),
+    `Error Code: ${String(typeof e?.code === "string" ? e.code : e?.name)}`,
+  ];
+  const named = new Error(`${String(e?.message ?? error)} (${details.join(", ")})`, { cause: error });
+  named.name = `${service}.${name}`;
+  return named;
+}
+
+/**
+ * A PutEvents whose entry could not be put, as the optimized `events:putEvents` integration reports
+ * a non-zero FailedEntryCount: `EventBridge.FailedEntry`, the response as the cause.
+ */
+export function failedEntryError(entries: number, error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  const named = new Error(
+    JSON.stringify({
+      FailedEntryCount: entries,
+      Entries: Array.from({ length: entries }, () => ({
+        ErrorCode: "InternalFailure",
+        ErrorMessage: message,
+      })),
+    }),
+    { cause: error },
+  );
+  named.name = "EventBridge.FailedEntry";
+  return named;
 }
 
 /**

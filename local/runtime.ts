@@ -162,9 +162,16 @@ export class LocalRuntime {
           judge: judge.createJudgeHandler(getDeps),
         },
         {
-          updateItem: (input) => this.#updateItem(this.#dynamo, input, engine.ENTERED_TIME_MARKER),
+          updateItem: (input) => this.#updateItem(this.#dynamo, input, engine),
           copyObject: engine.copyObjectIn(this.blobs),
-          putEvents: (input) => this.#putEvents(input),
+          putEvents: async (input) => {
+            try {
+              return await this.#putEvents(input);
+            } catch (error) {
+              // The local bus took none of the entries: each failed, as PutEvents would answer.
+              throw engine.failedEntryError(input.Entries.length, error);
+            }
+          },
         },
       );
       return {
@@ -279,12 +286,12 @@ export class LocalRuntime {
   async #updateItem(
     dynamo: DynamoDBClient,
     input: UpdateItemCommandInput,
-    enteredTimeMarker: string,
+    engine: typeof import("./engine.js"),
   ): Promise<unknown> {
     // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
     // per execution, so the runtime passes a marker there and stamps the real time here.
     const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
-      enteredTimeMarker,
+      engine.ENTERED_TIME_MARKER,
       new Date().toISOString(),
     );
     try {
@@ -297,10 +304,7 @@ export class LocalRuntime {
       );
       return { Attributes: out.Attributes };
     } catch (error) {
-      const e = error as Error;
-      const named = new Error(e.message);
-      named.name = `DynamoDB.${e.name}`;
-      throw named;
+      throw engine.dynamoDbIntegrationError(error);
     }
   }
 

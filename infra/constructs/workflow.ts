@@ -135,15 +135,93 @@ export const MODEL_LOAD_RETRY: RetryProps = {
  */
 export const DIRECT_TASK_TIMEOUT = Duration.seconds(20);
 
-/** Throttling or a service hiccup in a direct integration: a few jittered retries. */
-export const DIRECT_RETRY: RetryProps = {
-  errors: ["States.TaskFailed", "States.Timeout"],
+/**
+ * How the direct integrations retry: a few jittered tries, each bounded by DIRECT_TASK_TIMEOUT. The
+ * three retriers below share it and differ only in the error names they match.
+ */
+const DIRECT_BACKOFF = {
   interval: Duration.seconds(1),
   backoffRate: 2,
   maxAttempts: 3,
   maxDelay: Duration.seconds(20),
   jitterStrategy: JitterType.FULL,
+} as const satisfies Omit<RetryProps, "errors">;
+
+// Which errors of a direct integration can pass, by the names Step Functions gives them. Sources,
+// AWS Step Functions Developer Guide:
+// - "Learning to use AWS service SDK integrations": an SDK integration (Publish's
+//   `aws-sdk:s3:copyObject`) fails with `ServiceName.ErrorName`, and the error name always carries
+//   the `Exception` suffix, even where the service's own reference has none (`S3.BucketAlreadyExistsException`).
+// - "Call DynamoDB APIs with Step Functions": the optimized integration's prefix is `DynamoDB`
+//   (the SDK integration's is `DynamoDb`).
+// - "Add EventBridge events with Step Functions": PutEvents answering a non-zero FailedEntryCount
+//   fails the state with `EventBridge.FailedEntry`.
+// An error the service does not model for the operation arrives under the SDK's base exception
+// (`DynamoDB.AmazonDynamoDBException`, which the guide's synchronous Express sample retries;
+// `S3.S3Exception`). That one name covers AccessDenied, validation errors and a missing table or
+// bucket as well as S3's SlowDown, so it is never retried: a permanent error fails at once and is
+// recorded. `*.SdkClientException` is the SDK failing to get an answer at all, the name the guide's
+// "Handle Lambda service exceptions" gives Lambda's (`Lambda.SdkClientException`) and that
+// cdklabs/construct-hub retries on its `aws-sdk:s3` states. `States.Timeout`: DIRECT_TASK_TIMEOUT.
+
+/**
+ * DynamoDB UpdateItem (Mark*, Record*): the errors its API reference lists as the service's
+ * (`InternalServerError`), as throttling (`ProvisionedThroughputExceededException`,
+ * `RequestLimitExceeded`, `ThrottlingException`) or as a conflict with a transaction in flight
+ * (`TransactionConflictException`), suffixed as Step Functions reports them. Not
+ * `ConditionalCheckFailedException` (the status is in place: caught) nor the base exception.
+ */
+export const DYNAMODB_TRANSIENT_ERRORS = [
+  "DynamoDB.ProvisionedThroughputExceededException",
+  "DynamoDB.RequestLimitExceededException",
+  "DynamoDB.ThrottlingException",
+  "DynamoDB.InternalServerErrorException",
+  "DynamoDB.TransactionConflictException",
+  "DynamoDB.SdkClientException",
+  "States.Timeout",
+] as const;
+
+/**
+ * S3 CopyObject (Publish*): only a copy that got no answer. S3's own errors (SlowDown and
+ * InternalError as much as AccessDenied) share `S3.S3Exception` and are not retried.
+ */
+export const S3_TRANSIENT_ERRORS = ["S3.SdkClientException", "States.Timeout"] as const;
+
+/**
+ * EventBridge PutEvents (Announce*): the API's one modeled error (`InternalException`, HTTP 500) and
+ * a failed entry. PutEventsResultEntry's retryable codes (`ThrottlingException`, `InternalFailure`)
+ * arrive as `EventBridge.FailedEntry`, like its permanent ones (`MalformedDetail`,
+ * `NotAuthorizedForSourceException`…), which the name cannot tell apart. It is retried: the entry
+ * is built by the state machine itself, so a permanent failure is a deployment fault that costs a
+ * few seconds here, the outcome being recorded already, while a throttled one would lose the event.
+ */
+export const EVENTBRIDGE_TRANSIENT_ERRORS = [
+  "EventBridge.FailedEntry",
+  "EventBridge.InternalException",
+  "EventBridge.SdkClientException",
+  "States.Timeout",
+] as const;
+
+/** Mark* and Record*: throttling, DynamoDB's own faults and transaction conflicts; never a refusal. */
+export const DYNAMODB_RETRY: RetryProps = { errors: [...DYNAMODB_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
+/** Publish*: a copy that got no answer. */
+export const S3_RETRY: RetryProps = { errors: [...S3_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
+/** Announce*: EventBridge's own fault, a throttled or failed entry. */
+export const EVENTBRIDGE_RETRY: RetryProps = { errors: [...EVENTBRIDGE_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
+
+/**
+ * Any task failure: permanent ones (AccessDenied, validation) included.
+ * @deprecated The correction workflow no longer uses it; use the retrier of the integration
+ * (DYNAMODB_RETRY, S3_RETRY, EVENTBRIDGE_RETRY). Kept, with the same backoff, for the states built
+ * on it elsewhere until they move over.
+ */
+export const DIRECT_RETRY: RetryProps = {
+  errors: ["States.TaskFailed", "States.Timeout"],
+  ...DIRECT_BACKOFF,
 };
+
+/** Every direct integration's retrier, for what is true of all of them (the worst case, the tests). */
+export const DIRECT_RETRIES: readonly RetryProps[] = [S3_RETRY, DYNAMODB_RETRY, EVENTBRIDGE_RETRY];
 
 /** Extra time a Lambda Task state allows beyond the function's own timeout (see `lambdaStep`). */
 export const LAMBDA_TASK_SLACK = Duration.seconds(30);
@@ -512,7 +590,7 @@ export class CorrectionWorkflow extends Construct {
       resultPath: JsonPath.DISCARD,
       taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    task.addRetry(DIRECT_RETRY);
+    task.addRetry(S3_RETRY);
     return task;
   }
 
@@ -561,7 +639,7 @@ export class CorrectionWorkflow extends Construct {
     });
     // Never retry a failed condition: the status it wanted is already in place.
     task.addRetry({ errors: [CONDITIONAL_CHECK_FAILED], maxAttempts: 0 });
-    task.addRetry(DIRECT_RETRY);
+    task.addRetry(DYNAMODB_RETRY);
     return task;
   }
 
@@ -589,7 +667,7 @@ export class CorrectionWorkflow extends Construct {
       resultPath: JsonPath.DISCARD,
       taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    task.addRetry(DIRECT_RETRY);
+    task.addRetry(EVENTBRIDGE_RETRY);
     return task;
   }
 }

@@ -17,7 +17,7 @@ import { ErrorNames } from "../../shared/errors.js";
 import type { LoopState } from "../../shared/loop/state.js";
 import { loopState } from "../fixtures/loop-state.js";
 import { getAsl } from "./asl.js";
-import { synthesize } from "./synth.js";
+import { logicalId, synthesize } from "./synth.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
@@ -33,7 +33,9 @@ promiseStatics.withResolvers ??= () => {
 
 type LocalSfn = typeof import("aws-local-stepfunctions");
 let StateMachine: LocalSfn["StateMachine"];
-const asl = getAsl(synthesize("dev").template);
+const { stack, template } = synthesize("dev");
+// The stack holds two state machines (per draft, batches): this one is the correction workflow.
+const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
 
 beforeAll(async () => {
   ({ StateMachine } = await import("aws-local-stepfunctions"));

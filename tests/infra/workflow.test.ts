@@ -6,8 +6,11 @@ import { RUN_SORT_KEY, runKey, statusUpdate } from "../../functions/lib/table.js
 import { environments } from "../../infra/config.js";
 import {
   CONDITIONAL_CHECK_FAILED,
+  DYNAMODB_TRANSIENT_ERRORS,
+  EVENTBRIDGE_TRANSIENT_ERRORS,
   LAMBDA_SERVICE_ERRORS,
   MODEL_FAILURES,
+  S3_TRANSIENT_ERRORS,
 } from "../../infra/constructs/workflow.js";
 import {
   ANNOUNCE_STATES,
@@ -33,7 +36,8 @@ import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("dev");
-const asl = getAsl(template);
+// The stack holds two state machines (per draft, batches): this one is the correction workflow.
+const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
 
 type Retrier = {
   ErrorEquals: string[];
@@ -421,13 +425,38 @@ describe("correction workflow: outcomes through direct integrations", () => {
       expect((stateOf(asl, name) as { TimeoutSeconds?: number }).TimeoutSeconds).toBe(20);
       expect(retriesOf(name)).toContainEqual(
         expect.objectContaining({
-          ErrorEquals: ["States.TaskFailed", "States.Timeout"],
           MaxAttempts: 3,
+          BackoffRate: 2,
+          MaxDelaySeconds: 20,
           JitterStrategy: "FULL",
         }),
       );
     }
   });
+
+  it.each([
+    ["S3 CopyObject", PUBLISH_STATES, S3_TRANSIENT_ERRORS, "S3.S3Exception"],
+    ["DynamoDB UpdateItem", RECORD_STATES, DYNAMODB_TRANSIENT_ERRORS, "DynamoDB.AmazonDynamoDBException"],
+    [
+      "EventBridge PutEvents",
+      ANNOUNCE_STATES,
+      EVENTBRIDGE_TRANSIENT_ERRORS,
+      "EventBridge.AmazonEventBridgeException",
+    ],
+  ])(
+    "%s retries only the errors of that integration that can pass, never a refusal or a validation error",
+    (_, states, transient, base) => {
+      for (const name of states) {
+        const retried = retriesOf(name)
+          .filter((r) => r.MaxAttempts !== 0)
+          .flatMap((r) => r.ErrorEquals);
+        expect(retried).toEqual([...transient]);
+        // A permanent error reaches the Catch at once: the base exception also means AccessDenied.
+        for (const permanent of ["States.ALL", "States.TaskFailed", base, CONDITIONAL_CHECK_FAILED])
+          expect(retried).not.toContain(permanent);
+      }
+    },
+  );
 
   it("retries a crashed or timed-out Lambda (Lambda.Unknown, Sandbox.Timedout) on every Lambda step", () => {
     for (const name of LAMBDA_STATES) {

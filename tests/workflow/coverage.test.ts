@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { AslDefinition } from "../../infra/asl.js";
 import { StateNames } from "../../infra/state-names.js";
 import { type CoverageReport, coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
-import { synthesizedAsl } from "./harness.js";
+import { path, synthesizedAsl } from "./harness.js";
 import { historiesOf, outcomeMismatch, runCorpus, SCENARIOS, type ScenarioResult } from "./scenarios.js";
 
 let asl: AslDefinition;
@@ -73,6 +73,62 @@ describe("path coverage of the synthesized state machine", () => {
     expect(mark("retry 1:")).toHaveLength(1);
     expect(mark("retry 0:")).toHaveLength(1);
     expect(mark("catch 0:")).toHaveLength(1);
+  });
+
+  it("fails a permanent error of a direct integration at once, and records why", () => {
+    const [denied] = resultOf(
+      "DynamoDB refuses MarkValidated (AccessDeniedException): not retried, recorded as failed / system_error",
+    ).executions;
+    const history = denied?.summary.history ?? [];
+    const of = (state: string, type: string) => history.filter((h) => h.state === state && h.type === type);
+    expect(of(StateNames.MarkValidated, "StateEntered")).toHaveLength(1);
+    expect(of(StateNames.MarkValidated, "StateRetried")).toEqual([]);
+    expect(of(StateNames.MarkValidated, "StateFailed").map((h) => h.error)).toEqual([
+      "DynamoDB.AmazonDynamoDBException",
+    ]);
+    expect(path(history).slice(-3)).toEqual([
+      StateNames.ClassifyFailure,
+      StateNames.RecordFailure,
+      StateNames.CorrectionFailed,
+    ]);
+    expect(denied?.summary.status).toBe("FAILED");
+    expect(denied?.run).toMatchObject({ status: "failed", reason: "system_error" });
+    expect(denied?.run?.message).toMatch(
+      /^DynamoDB\.AmazonDynamoDBException: User: .* is not authorized to perform: dynamodb:UpdateItem \(Service: DynamoDB, Status Code: 400, Error Code: AccessDeniedException\)$/,
+    );
+
+    // S3 refusing the copy (S3.S3Exception) is not retried either.
+    const [blocked] = resultOf("nothing can be published for a validated draft: system_error").executions;
+    const publish = (blocked?.summary.history ?? []).filter(
+      (h) => h.state === StateNames.PublishCorrectedDraft,
+    );
+    expect(publish.filter((h) => h.type === "StateRetried")).toEqual([]);
+    expect(publish.find((h) => h.type === "StateFailed")?.error).toBe("S3.S3Exception");
+  });
+
+  it("retries what can pass: a copy that got no answer, DynamoDB's own fault, a failed event entry", () => {
+    const retried = (scenario: string, state: string) =>
+      (resultOf(scenario).executions[0]?.summary.history ?? [])
+        .filter((h) => h.state === state && h.type === "StateFailed")
+        .map((h) => h.error);
+    expect(
+      retried(
+        "the bucket's folder is unreachable once when publishing: Publish is retried and the draft validates",
+        StateNames.PublishCorrectedDraft,
+      ),
+    ).toEqual(["S3.SdkClientException"]);
+    expect(
+      retried(
+        "DynamoDB is down for MarkValidated and for RecordFailure: the run keeps its last status",
+        StateNames.MarkValidated,
+      ),
+    ).toEqual(Array(4).fill("DynamoDB.InternalServerErrorException"));
+    expect(
+      retried(
+        "the bus is down when announcing a validated draft: the run stays validated",
+        StateNames.AnnounceValidated,
+      ),
+    ).toEqual(Array(4).fill("EventBridge.FailedEntry"));
   });
 
   it("leaves a state the ASL gains uncovered until a scenario enters it", async () => {

@@ -7,6 +7,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
+import { RESULTS_PREFIX } from "../../infra/layout.js";
+import { FsBlobStore } from "../../local/fs-blobs.js";
 import type { LocalRuntime } from "../../local/runtime.js";
 import type { BlobStore } from "../../shared/store/types.js";
 
@@ -74,7 +76,9 @@ export type UpdateFault =
   /** DynamoDB is down: every matching update fails with a 500. */
   | "down"
   /** The update is applied but its response is lost once (a timeout): the retry finds the status in place. */
-  | "response-lost";
+  | "response-lost"
+  /** The state machine's role may not update the table: every matching update is refused (permanent). */
+  | "denied";
 
 /**
  * Makes the UpdateItem calls of the state machine's status states (Mark*, Record*) that set one of
@@ -93,6 +97,12 @@ export function faultyStatusUpdates(statuses: readonly string[], fault: UpdateFa
       command instanceof UpdateItemCommand && command.input.ExpressionAttributeValues?.[":status"]?.S;
     if (!status || !statuses.includes(status)) return original.call(this, command, ...rest);
     if (fault === "down") throw awsError("InternalServerError", "Internal server error", 500);
+    if (fault === "denied")
+      throw awsError(
+        "AccessDeniedException",
+        "User: arn:aws:sts::000000000000:assumed-role/redraft-states/local is not authorized to perform: dynamodb:UpdateItem",
+        400,
+      );
     if (lost++ > 0) return original.call(this, command, ...rest);
     await original.call(this, command, ...rest);
     throw awsError("TimeoutError", "socket hang up after the request was sent", 0);
@@ -100,6 +110,29 @@ export function faultyStatusUpdates(statuses: readonly string[], fault: UpdateFa
   return () => {
     if (own) Object.defineProperty(proto, "send", own);
     else delete (proto as { send?: Send }).send;
+  };
+}
+
+/**
+ * The folder behind the bucket is out of file handles once (EMFILE) when Publish copies a draft to
+ * `results/`: a copy that got no answer, which Publish retries. Stubbed on the folder store's `put`,
+ * the way {@link faultyStatusUpdates} stubs the DynamoDB client. Returns the function that restores it.
+ */
+export function publishUnreachableOnce(): () => void {
+  const proto = FsBlobStore.prototype;
+  const own = Object.getOwnPropertyDescriptor(proto, "put");
+  const original = proto.put;
+  let failed = false;
+  proto.put = async function (key, body) {
+    if (failed || !key.startsWith(`${RESULTS_PREFIX}`)) return original.call(this, key, body);
+    failed = true;
+    throw Object.assign(new Error(`EMFILE: too many open files, open '${key}'`), {
+      code: "EMFILE",
+      errno: -24,
+    });
+  };
+  return () => {
+    if (own) Object.defineProperty(proto, "put", own);
   };
 }
 

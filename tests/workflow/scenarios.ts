@@ -12,7 +12,14 @@ import { blobKeys } from "../../shared/loop/keys.js";
 import type { RunRecord, RunStatus } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT, PARTIALLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer } from "../loop/harness.js";
-import { type BlobFault, busDown, FaultyBlobStore, faultyStatusUpdates, resultsBlocked } from "./faults.js";
+import {
+  type BlobFault,
+  busDown,
+  FaultyBlobStore,
+  faultyStatusUpdates,
+  publishUnreachableOnce,
+  resultsBlocked,
+} from "./faults.js";
 import { openRuntime } from "./harness.js";
 
 /** How one execution must end: its last state, and the run record it leaves (null: none). */
@@ -293,6 +300,26 @@ export const SCENARIOS: readonly Scenario[] = [
       await resultsBlocked(runtime, ID);
       return undefined;
     },
+    expect: [failed("system_error")],
+  },
+  {
+    name: "the bucket's folder is unreachable once when publishing: Publish is retried and the draft validates",
+    responses: [],
+    drafts: [WARNINGS_ONLY],
+    faults: async () => publishUnreachableOnce(),
+    expect: [validated],
+  },
+  {
+    name: "the bucket's folder is unreachable once when publishing for review: Publish is retried, the draft waits for review",
+    drafts: [DRAFT_WITH_ERRORS],
+    faults: async () => publishUnreachableOnce(),
+    expect: [review("no_model")],
+  },
+  {
+    name: "DynamoDB refuses MarkValidated (AccessDeniedException): not retried, recorded as failed / system_error",
+    responses: [],
+    drafts: [WARNINGS_ONLY],
+    faults: async () => faultyStatusUpdates(["validated"], "denied"),
     expect: [failed("system_error")],
   },
   {
