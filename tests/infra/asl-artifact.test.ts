@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parseAsl, STATE_MACHINE_FILE } from "../../local/state-machine.js";
+import { BATCH_STATE_MACHINE_FILE, parseAsl, STATE_MACHINE_FILE } from "../../local/state-machine.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -13,25 +13,39 @@ describe("infra/state-machine.asl.json", () => {
     const dir = await mkdtemp(join(tmpdir(), "redraft-asl-"));
     try {
       const fresh = join(dir, "state-machine.asl.json");
-      // The script itself, so the test checks the one way the file is made.
-      await promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/asl.ts", "--out", fresh], {
-        cwd: ROOT,
-      });
+      const freshBatch = join(dir, "batch-state-machine.asl.json");
+      // The script itself, so the test checks the one way the files are made.
+      await promisify(execFile)(
+        process.execPath,
+        ["--import", "tsx", "scripts/asl.ts", "--out", fresh, "--batch-out", freshBatch],
+        { cwd: ROOT },
+      );
       const committed = await readFile(STATE_MACHINE_FILE, "utf8");
       expect(committed, "infra/state-machine.asl.json is stale: run `npm run asl` and commit it").toBe(
         await readFile(fresh, "utf8"),
       );
+      const committedBatch = await readFile(BATCH_STATE_MACHINE_FILE, "utf8");
+      expect(
+        committedBatch,
+        "infra/batch-state-machine.asl.json is stale: run `npm run asl` and commit it",
+      ).toBe(await readFile(freshBatch, "utf8"));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
 
-  it("holds no account, region or deployed name: only placeholders the runtime fills", async () => {
-    const committed = await readFile(STATE_MACHINE_FILE, "utf8");
-    expect(committed).not.toMatch(/\d{12}|us-east-1|redraft-(dev|staging|prod)/);
-    const asl = parseAsl(committed);
-    expect(JSON.stringify(asl)).not.toContain("${");
-  });
+  it.each([
+    ["per-draft", STATE_MACHINE_FILE],
+    ["batch", BATCH_STATE_MACHINE_FILE],
+  ])(
+    "(%s) holds no account, region or deployed name: only placeholders the runtime fills",
+    async (_name, file) => {
+      const committed = await readFile(file, "utf8");
+      expect(committed).not.toMatch(/\d{12}|us-east-1|redraft-(dev|staging|prod)/);
+      const asl = parseAsl(committed);
+      expect(JSON.stringify(asl)).not.toContain("${");
+    },
+  );
 
   it("refuses a definition the runtime could not run, naming the problem", () => {
     const ok = { StartAt: "A", States: { A: { Type: "Succeed" } } };
