@@ -123,15 +123,17 @@ const UNREACHABLE_FS_CODES = new Set(["EAGAIN", "EBUSY", "EMFILE", "ENFILE", "ET
 const CLIENT_ERROR = "SdkClientException";
 
 /**
- * The errors DynamoDB's references give UpdateItem. Step Functions reports these by name (with the
+ * The errors DynamoDB's API model gives UpdateItem. Step Functions reports these by name (with the
  * `Exception` suffix: `DynamoDB.InternalServerErrorException`) and any other under the SDK's base
  * exception, `DynamoDB.AmazonDynamoDBException` (AccessDenied, ValidationException…).
  */
 const UPDATE_ITEM_ERRORS = new Set([
   "ConditionalCheckFailedException",
   "InternalServerError",
+  "InvalidEndpointException",
   "ItemCollectionSizeLimitExceededException",
   "ProvisionedThroughputExceededException",
+  "ReplicatedWriteConflictException",
   "RequestLimitExceeded",
   "ResourceNotFoundException",
   "ThrottlingException",

@@ -151,7 +151,8 @@ const DIRECT_BACKOFF = {
 // AWS Step Functions Developer Guide:
 // - "Learning to use AWS service SDK integrations": an SDK integration (Publish's
 //   `aws-sdk:s3:copyObject`) fails with `ServiceName.ErrorName`, and the error name always carries
-//   the `Exception` suffix, even where the service's own reference has none (`S3.BucketAlreadyExistsException`).
+//   the `Exception` suffix, even where the service's own reference has none
+//   (`S3.BucketAlreadyExistsException`).
 // - "Call DynamoDB APIs with Step Functions": the optimized integration's prefix is `DynamoDB`
 //   (the SDK integration's is `DynamoDb`).
 // - "Add EventBridge events with Step Functions": PutEvents answering a non-zero FailedEntryCount
@@ -165,11 +166,14 @@ const DIRECT_BACKOFF = {
 // cdklabs/construct-hub retries on its `aws-sdk:s3` states. `States.Timeout`: DIRECT_TASK_TIMEOUT.
 
 /**
- * DynamoDB UpdateItem (Mark*, Record*): the errors its API reference lists as the service's
- * (`InternalServerError`), as throttling (`ProvisionedThroughputExceededException`,
- * `RequestLimitExceeded`, `ThrottlingException`) or as a conflict with a transaction in flight
+ * DynamoDB UpdateItem (Mark*, Record*): of the errors DynamoDB's API model gives UpdateItem (the
+ * `UpdateItemError` the AWS SDKs generate from it), those that are the service's own fault
+ * (`InternalServerError`), throttling (`ProvisionedThroughputExceededException`,
+ * `RequestLimitExceeded`, `ThrottlingException`) or a transaction in flight on the item
  * (`TransactionConflictException`), suffixed as Step Functions reports them. Not
- * `ConditionalCheckFailedException` (the status is in place: caught) nor the base exception.
+ * `ConditionalCheckFailedException` (the status is in place: caught), `ResourceNotFoundException`,
+ * `ItemCollectionSizeLimitExceededException`, nor the base exception. (`ReplicatedWriteConflictException`
+ * concerns multi-Region strongly consistent global tables, which this table is not.)
  */
 export const DYNAMODB_TRANSIENT_ERRORS = [
   "DynamoDB.ProvisionedThroughputExceededException",
