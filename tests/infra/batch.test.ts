@@ -73,7 +73,7 @@ describe("the batch state machine", () => {
   it("aggregates whichever way the items ended, then publishes Batch Completed", () => {
     const asl = batchAsl();
     for (const name of [BatchStateNames.PrepareItems, BatchStateNames.RunItems]) {
-      const state = asl.States[name] as { Catch: { ErrorEquals: string[]; Next: string }[] };
+      const state = asl.States[name] as Json;
       expect(state.Catch).toContainEqual(
         expect.objectContaining({ ErrorEquals: ["States.ALL"], Next: BatchStateNames.AggregateBatch }),
       );
