@@ -112,3 +112,33 @@ export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>):
   }
   return undefined;
 }
+
+/**
+ * Whether some `properties` of the schema names `__proto__`. Ajv builds objects keyed by property names
+ * in its generated code, where that key sets a prototype instead: it never applies the property's schema,
+ * and with `unevaluatedProperties` its validator throws. Such a schema is refused rather than checked wrong.
+ */
+export function namesProtoProperty(schema: unknown): boolean {
+  const stack: { value: unknown; role: "schema" | "map" }[] = [{ value: schema, role: "schema" }];
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const { value, role } = frame;
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push({ value: item, role: "schema" });
+      continue;
+    }
+    if (role === "map") {
+      for (const child of Object.values(value)) stack.push({ value: child, role: "schema" });
+      continue;
+    }
+    const record = value as Record<string, unknown>;
+    const properties = record.properties;
+    if (typeof properties === "object" && properties !== null && Object.hasOwn(properties, "__proto__"))
+      return true;
+    for (const [key, child] of Object.entries(record)) {
+      if (!DATA_KEYWORDS.has(key))
+        stack.push({ value: child, role: MAP_KEYWORDS.has(key) ? "map" : "schema" });
+    }
+  }
+  return false;
+}

@@ -177,6 +177,19 @@ describe("inherited member names (issue 17: constructor, toString, __proto__)", 
   });
 });
 
+describe("a `properties` entry named __proto__, which Ajv cannot check", () => {
+  it("is refused as an invalid schema, not checked wrong nor thrown as a TypeError", async () => {
+    const schema = JSON.parse(
+      '{"type": "object", "properties": {"__proto__": {"type": "number"}}, "unevaluatedProperties": false}',
+    );
+    for (const content of [{}, JSON.parse('{"__proto__": "not a number", "x-note": 1}')]) {
+      const outcome = validateDraft(draftOf(schema, content));
+      await expect(outcome).rejects.toBeInstanceOf(InvalidSchemaError);
+      await expect(outcome).rejects.toThrow(/names "__proto__"/);
+    }
+  });
+});
+
 describe("the walks and the other applicators", () => {
   it("follows $ref to an $anchor and to an embedded $id, and repairs there", async () => {
     const schema = {

@@ -3,7 +3,12 @@
  * unusable schema is a problem to report, never a throw.
  */
 import { canonicalJson } from "../../hash.js";
-import { DEFAULT_SCHEMA_LIMITS, exceedsDepth, findRemoteRef } from "../json-schema-guard.js";
+import {
+  DEFAULT_SCHEMA_LIMITS,
+  exceedsDepth,
+  findRemoteRef,
+  namesProtoProperty,
+} from "../json-schema-guard.js";
 import { dialectOf, dialectSupport } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS } from "./ids.js";
@@ -129,6 +134,11 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   if (remote !== undefined) {
     return invalidSchema(
       `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,
+    );
+  }
+  if (namesProtoProperty(schema)) {
+    return invalidSchema(
+      'a "properties" keyword names "__proto__", which Ajv cannot check (it ignores that property\'s schema); require it with "required" or leave it out of "properties"',
     );
   }
   if (!meta(schema)) {

@@ -70,10 +70,15 @@ export class CompiledJsonSchema {
     try {
       errors = this.#validate(content) ? null : (this.#validate.errors ?? []);
     } catch (error) {
-      // Drafts are depth-bounded, so an overflow comes from the schema: Ajv's code for some valid schemas
-      // (unevaluatedProperties with $dynamicRef) calls itself without end. A named error, never a raw one.
-      if (error instanceof RangeError) throw new InvalidSchemaError(`${UNEVALUABLE}: ${error.message}`);
-      throw error;
+      // Ajv's generated code fails on some valid schemas: for unevaluatedProperties with $dynamicRef it
+      // calls itself without end (drafts are depth-bounded, so the overflow is the schema's). A named
+      // error, never a raw one.
+      throw new InvalidSchemaError(
+        `${UNEVALUABLE}: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     if (this.#last === undefined)
       queueMicrotask(() => {

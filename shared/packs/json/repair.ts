@@ -72,7 +72,16 @@ function removalReason(value: unknown, roots: readonly View[], walk: RepairWalk)
   const scalar = typeof value !== "object" || value === null;
   for (const root of roots) {
     const validate = walk.validatorAt(root.ptr);
-    if (!validate || validate(value)) continue;
+    if (!validate) continue;
+    let conforms: boolean;
+    try {
+      conforms = validate(value) === true;
+    } catch {
+      // A sub-schema compiled apart from its root can lose its dynamic scope, and Ajv's code for it may
+      // then recurse without end: undecidable, so the value stays.
+      return undefined;
+    }
+    if (conforms) continue;
     const errors = validate.errors ?? [];
     const decisive = scalar
       ? errors[0]
