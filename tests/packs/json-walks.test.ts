@@ -122,6 +122,7 @@ describe("unevaluatedProperties with if/then/else (issue 17: a property the `if`
     $schema: D2020,
     type: "object",
     if: { properties: { foo: { const: "then" } }, required: ["foo"] },
+    // biome-ignore lint/suspicious/noThenProperty: a JSON Schema keyword, not a thenable
     then: { properties: { bar: { type: "string" } }, required: ["bar"] },
     else: { properties: { baz: { type: "string" } }, required: ["baz"] },
     unevaluatedProperties: false,
