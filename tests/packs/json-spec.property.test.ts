@@ -206,7 +206,7 @@ describe("json pack against Ajv, on generated schemas and instances (issue 17)",
           let accepted: boolean;
           try {
             accepted = ajv(content) === true;
-          } catch (error) {
+          } catch {
             // Ajv's own code fails on this schema: redraft must say so with a named error, nothing else.
             seen.ajvThrows += 1;
             expect(() => inspectWithPack(withoutRepair, draft)).toThrow(InvalidSchemaError);
