@@ -90,7 +90,11 @@ export const handler = createBatchHandler(() => {
       blobs: loop.blobs,
       runs: loop.runs,
       bucketName: env.BUCKET_NAME,
-      batches: new DynamoBatchStore({ client: new DynamoDBClient({}), tableName: env.TABLE_NAME }),
+      batches: new DynamoBatchStore({
+        client: new DynamoDBClient({}),
+        tableName: env.TABLE_NAME,
+        ttlDays: env.RETENTION_DAYS,
+      }),
     };
   })();
   return cloudDeps;

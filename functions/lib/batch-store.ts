@@ -12,7 +12,7 @@ import {
   type BatchStatus,
   type BatchSummary,
 } from "../../shared/batch/record.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY, storeError } from "./table.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./table.js";
 
 /**
  * Batch records in the runs table, beside the runs: `BATCH#<id>` / `BATCH`, listed newest first
@@ -46,11 +46,14 @@ export class DynamoBatchStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
 
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
+  readonly #ttlDays: number | undefined;
+
+  constructor(options: { client: DynamoDBClient; tableName: string; ttlDays?: number | undefined }) {
     this.#doc = DynamoDBDocumentClient.from(options.client, {
       marshallOptions: { removeUndefinedValues: true },
     });
     this.#table = options.tableName;
+    this.#ttlDays = options.ttlDays;
   }
 
   async get(batchId: string): Promise<BatchRecord | undefined> {
@@ -105,9 +108,10 @@ export class DynamoBatchStore {
           Key: batchItemKeys(batchId),
           ConditionExpression: "attribute_exists(#pk)",
           UpdateExpression:
-            "SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error",
+            "SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error, #ttl = :ttl",
           ExpressionAttributeNames: {
             "#pk": PARTITION_KEY,
+            "#ttl": TTL_ATTRIBUTE,
             "#status": "status",
             "#items": "items",
             "#error": "error",
@@ -124,6 +128,11 @@ export class DynamoBatchStore {
             ":results": finish.resultsRef,
             ":map": finish.mapResultsRef ?? null,
             ":error": finish.error ?? null,
+            // Kept as long as its runs (retentionDays after it ended); null locally, where nothing expires.
+            ":ttl":
+              this.#ttlDays === undefined
+                ? null
+                : Math.floor(Date.parse(finish.endedAt) / 1000) + this.#ttlDays * 86_400,
           },
         }),
       );
@@ -135,7 +144,7 @@ export class DynamoBatchStore {
 
 /** The stored item as a record: the manifest reference is kept as the JSON text CreateBatch wrote. */
 function fromItem(item: Record<string, unknown>): BatchRecord {
-  const { manifest, mapResultsRef, error, ...rest } = item;
+  const { manifest, mapResultsRef, error, [TTL_ATTRIBUTE]: _ttl, ...rest } = item;
   return BatchRecordSchema.parse({
     ...rest,
     manifestRef: typeof manifest === "string" ? JSON.parse(manifest) : manifest,

@@ -111,6 +111,7 @@ export class BatchWorkflow extends Construct {
       environment: {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,
+        RETENTION_DAYS: String(config.retentionDays),
         POWERTOOLS_SERVICE_NAME: "redraft",
         POWERTOOLS_LOG_LEVEL: config.logLevel,
       },

@@ -16,6 +16,7 @@ import {
   SORT_KEY,
   TTL_ATTRIBUTE,
 } from "../../functions/lib/table.js";
+import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 
 export interface StorageProps {
@@ -32,6 +33,12 @@ export interface StorageProps {
 
 /** The prefixes whose objects expire with the run; the access logs have their own rule. */
 export const RETAINED_PREFIXES = [DRAFTS_PREFIX, RUNS_PREFIX, RESULTS_PREFIX] as const;
+
+/**
+ * A batch's manifest, its items and its results expire after the same days, untagged: each item's
+ * run keeps its own copy of the draft under `runs/`, so a run awaiting review loses nothing.
+ */
+export const BATCH_RETAINED_PREFIXES = [BATCHES_PREFIX, BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX] as const;
 
 /**
  * Where drafts and runs live: one private bucket (uploads under `drafts/`, every attempt under `runs/`,
@@ -82,6 +89,12 @@ export class Storage extends Construct {
           ...(prefix !== DRAFTS_PREFIX && {
             tagFilters: { [RETENTION_TAG]: RetentionTagValues.standard },
           }),
+          expiration: Duration.days(props.retentionDays),
+          noncurrentVersionExpiration: Duration.days(props.retentionDays),
+        })),
+        ...BATCH_RETAINED_PREFIXES.map((prefix) => ({
+          id: `expire-${prefix.replace("/", "")}`,
+          prefix,
           expiration: Duration.days(props.retentionDays),
           noncurrentVersionExpiration: Duration.days(props.retentionDays),
         })),

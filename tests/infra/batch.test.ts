@@ -107,6 +107,28 @@ describe("the batch state machine", () => {
   });
 });
 
+describe("batch retention", () => {
+  it("expires manifests, items and results after the environment's retention days, like uploads", () => {
+    const rules = Object.values(template.findResources("AWS::S3::Bucket"))
+      .flatMap((b) => (b as Json).Properties.LifecycleConfiguration?.Rules ?? [])
+      .filter((r: Json) => String(r.Prefix ?? "").startsWith("batch"));
+    expect(rules.map((r: Json) => r.Prefix).sort()).toEqual(["batch-items/", "batch-results/", "batches/"]);
+    for (const rule of rules) {
+      expect(rule.ExpirationInDays).toBe(environments.dev.retentionDays);
+      expect(rule.TagFilters).toBeUndefined();
+    }
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({
+          RETENTION_DAYS: String(environments.dev.retentionDays),
+          TABLE_NAME: Match.anyValue(),
+        }),
+      },
+      Description: Match.stringLikeRegexp("batch"),
+    });
+  });
+});
+
 describe("batch triggers", () => {
   it("sends uploads under batches/ and Batch Submitted events to λ start, which knows the batch state machine", () => {
     template.hasResourceProperties("AWS::Events::Rule", {
