@@ -100,6 +100,8 @@ export function standInDistributedMaps(asl: AslDefinition): {
       ...kept,
       Type: "Task",
       Resource: DISTRIBUTED_MAP_RESOURCE,
+      // A Map state has no timeout of its own; the interpreter gives a Task 60 s unless told.
+      TimeoutSeconds: asl.TimeoutSeconds ?? 365 * 24 * 3600,
       // The interpreter resolves the reader's paths against the Map's input, as the service does.
       Parameters: { "input.$": "$", reader: reader?.Parameters ?? {} },
     };

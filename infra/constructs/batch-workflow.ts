@@ -220,6 +220,9 @@ export class BatchWorkflow extends Construct {
         status: JsonPath.stringAt("$.Status"),
         executionArn: JsonPath.stringAt("$.ExecutionArn"),
       },
+      // The child ends itself by its own timeout first; this bounds the wait (and runtimes whose
+      // Task states default to 60 s, as aws-local-stepfunctions' do, must not cut a child short).
+      taskTimeout: Timeout.duration(Duration.minutes(config.executionTimeoutMinutes + 5)),
     });
     runDraft.addRetry(CHILD_START_RETRY);
     runDraft.addCatch(

@@ -232,5 +232,7 @@ describe("the Distributed Map stand-in", () => {
     expect(task?.Next).toBe(map?.Next);
     expect(task?.Catch).toEqual(map?.Catch);
     expect(task?.ResultPath).toBe(map?.ResultPath);
+    // Not the interpreter's 60 s default for a Task: a Map runs as long as its batch may.
+    expect(task?.TimeoutSeconds).toBe(asl.TimeoutSeconds);
   });
 });
