@@ -41,7 +41,7 @@ import {
 import { ErrorNames, TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
-import type { RunStatus, StopReason } from "../../shared/store/types.js";
+import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents, StateNames } from "../state-names.js";
@@ -260,9 +260,12 @@ export class CorrectionWorkflow extends Construct {
     // The run id is the execution name, so a failure is recorded even before Validate returned a state,
     // once Validate registered the run. A failure before that finds no item (the condition fails):
     // the execution fails, which the ExecutionsFailed alarm reports, and the logs say why.
+    // Only a run still under way is failed here: an outcome already recorded (or the finalizer's
+    // `failed`) stands, the condition fails and the execution ends in CorrectionFailed.
     const failureRecord = (name: string, reason: StopReason) => {
       const task = this.statusUpdateTask(name, "failed", table, {
         runId: JsonPath.executionName,
+        from: ACTIVE_STATUSES,
         fields: {
           reason: DynamoAttributeValue.fromString(reason),
           message: DynamoAttributeValue.fromString(
@@ -606,9 +609,16 @@ export class CorrectionWorkflow extends Construct {
     name: string,
     status: RunStatus,
     table: Table,
-    values: { runId: string; fields: Partial<Record<OutcomeField, DynamoAttributeValue>> },
+    values: {
+      runId: string;
+      fields: Partial<Record<OutcomeField, DynamoAttributeValue>>;
+      /** Move the run only from one of these statuses (default: from any other). */
+      from?: readonly RunStatus[];
+    },
   ): DynamoUpdateItem {
-    const update = statusUpdate(status, Object.keys(values.fields) as OutcomeField[]);
+    const update = statusUpdate(status, Object.keys(values.fields) as OutcomeField[], {
+      ...(values.from && { from: values.from }),
+    });
     const n = update.valueNames;
     const at = JsonPath.stateEnteredTime;
     const attributeValues: Record<string, DynamoAttributeValue> = {

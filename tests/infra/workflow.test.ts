@@ -32,6 +32,7 @@ import {
   ModelTimeoutError,
   TRANSIENT_MODEL_ERRORS,
 } from "../../shared/errors.js";
+import { ACTIVE_STATUSES } from "../../shared/store/types.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
 
@@ -272,13 +273,20 @@ describe("correction workflow: outcomes through direct integrations", () => {
     expect(stateOf(asl, StateNames.PublishBestDraft).Next).toBe(StateNames.MarkNeedsReview);
   });
 
+  // Record* fail only a run still under way (`from`): an outcome, or the finalizer's failed, stands.
   it.each([
-    [StateNames.MarkValidated, "validated", ["finalRef", "resultRef"], "$.runId"],
-    [StateNames.MarkNeedsReview, "needs_manual_review", ["reason", "finalRef", "resultRef"], "$.runId"],
-    [StateNames.RecordModelFailure, "failed", ["reason", "message"], "$$.Execution.Name"],
-    [StateNames.RecordFailure, "failed", ["reason", "message"], "$$.Execution.Name"],
-  ] as const)("%s is the UpdateItem statusUpdate(%s) describes", (name, status, fields, runIdPath) => {
-    const update = statusUpdate(status, fields);
+    [StateNames.MarkValidated, "validated", ["finalRef", "resultRef"], "$.runId", undefined],
+    [
+      StateNames.MarkNeedsReview,
+      "needs_manual_review",
+      ["reason", "finalRef", "resultRef"],
+      "$.runId",
+      undefined,
+    ],
+    [StateNames.RecordModelFailure, "failed", ["reason", "message"], "$$.Execution.Name", ACTIVE_STATUSES],
+    [StateNames.RecordFailure, "failed", ["reason", "message"], "$$.Execution.Name", ACTIVE_STATUSES],
+  ] as const)("%s is the UpdateItem statusUpdate(%s) describes", (name, status, fields, runIdPath, from) => {
+    const update = statusUpdate(status, fields, from ? { from } : {});
     const state = stateOf(asl, name);
     expect(state.Resource).toBe("arn:aws:states:::dynamodb:updateItem");
     expect(state.ResultPath).toBeNull();

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AslDefinition } from "../../infra/asl.js";
+import { CONDITIONAL_CHECK_FAILED } from "../../infra/constructs/workflow.js";
 import { StateNames } from "../../infra/state-names.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { type CoverageReport, coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
 import { path, synthesizedAsl } from "./harness.js";
 import { historiesOf, outcomeMismatch, runCorpus, SCENARIOS, type ScenarioResult } from "./scenarios.js";
@@ -129,6 +131,21 @@ describe("path coverage of the synthesized state machine", () => {
         StateNames.AnnounceValidated,
       ),
     ).toEqual(Array(4).fill("EventBridge.FailedEntry"));
+  });
+
+  it("keeps the finalizer's failed against a Validate that outlived its execution, and RecordFailure too", () => {
+    const [raced] = resultOf(
+      "the finalizer fails the run while Validate still runs (an aborted execution): the run stays failed / aborted",
+    ).executions;
+    const history = raced?.summary.history ?? [];
+    const failures = (state: string) =>
+      history.filter((h) => h.state === state && h.type === "StateFailed").map((h) => h.error);
+    expect(failures(StateNames.Validate)).toEqual([ErrorNames.RunFinished]);
+    // RecordFailure fails only a run under way: its condition refuses, and the finalizer's record stands.
+    expect(failures(StateNames.RecordFailure)).toEqual([CONDITIONAL_CHECK_FAILED]);
+    expect(raced?.run).toMatchObject({ status: "failed", reason: "aborted" });
+    expect(raced?.run?.message).toMatch(/ ABORTED$/);
+    expect(raced?.run?.transitions.map((t) => t.status)).toEqual(["draft", "failed"]);
   });
 
   it("leaves a state the ASL gains uncovered until a scenario enters it", async () => {

@@ -6,11 +6,12 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { finalizeExecution } from "../../functions/lib/finalizer.js";
 import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
 import { RESULTS_PREFIX } from "../../infra/layout.js";
 import { FsBlobStore } from "../../local/fs-blobs.js";
 import type { LocalRuntime } from "../../local/runtime.js";
-import type { BlobStore } from "../../shared/store/types.js";
+import type { BlobStore, RunStore } from "../../shared/store/types.js";
 
 /** An SDK-shaped error, as S3 or DynamoDB throws it. */
 function awsError(name: string, message: string, httpStatusCode: number): Error {
@@ -134,6 +135,39 @@ export function publishUnreachableOnce(): () => void {
   return () => {
     if (own) Object.defineProperty(proto, "put", own);
   };
+}
+
+/**
+ * The cloud finalizer fails run `runId` (its execution ABORTED) while Validate is still running: the
+ * first time Validate moves the run to `correcting`, the finalizer's conditional write comes first.
+ * Installed as the run store the runtime's handlers get; the finalizer writes to the real one.
+ */
+export function finalizedDuringValidate(runtime: LocalRuntime, runId: string): void {
+  const runs = runtime.deps.runs;
+  let raced = false;
+  const setStatus: RunStore["setStatus"] = async (id, status, ...rest) => {
+    if (!raced && id === runId && status === "correcting") {
+      raced = true;
+      await finalizeExecution(
+        {
+          executionArn: `arn:aws:states:local:000000000000:execution:redraft:${runId}`,
+          name: runId,
+          status: "ABORTED",
+        },
+        { runs: runtime.runs, announce: async () => {}, now: () => new Date().toISOString() },
+      );
+    }
+    return runs.setStatus(id, status, ...rest);
+  };
+  // The store's methods keep their own `this` (its private fields); only setStatus is intercepted.
+  const racing = new Proxy(runs, {
+    get: (target, property) => {
+      if (property === "setStatus") return setStatus;
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  runtime.deps.runs = racing;
 }
 
 /** The event bus is gone: the runtime's event log cannot be appended to (a folder stands in its way). */

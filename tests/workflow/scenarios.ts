@@ -17,6 +17,7 @@ import {
   busDown,
   FaultyBlobStore,
   faultyStatusUpdates,
+  finalizedDuringValidate,
   publishUnreachableOnce,
   resultsBlocked,
 } from "./faults.js";
@@ -170,6 +171,17 @@ export const SCENARIOS: readonly Scenario[] = [
     responses: [answer(ID, FULLY_CORRECTED_DRAFT.content)],
     drafts: [DRAFT_WITH_ERRORS, DRAFT_WITH_ERRORS],
     expect: [validated, { terminal: StateNames.DuplicateIgnored, status: "rejected", reason: "duplicate" }],
+  },
+
+  {
+    name: "the finalizer fails the run while Validate still runs (an aborted execution): the run stays failed / aborted",
+    responses: [],
+    drafts: [DRAFT_WITH_ERRORS],
+    faults: async (runtime, [runId]) => {
+      finalizedDuringValidate(runtime, String(runId));
+      return undefined;
+    },
+    expect: [{ terminal: StateNames.CorrectionFailed, status: "failed", reason: "aborted" }],
   },
 
   // The logic phase.
