@@ -254,7 +254,12 @@ async function runCommand(
   }
 }
 
-function program(): Command {
+/** What a command that ran to its end reports: 0, or 1 when its work failed as a whole (a failed batch). */
+interface CommandResult {
+  code: number;
+}
+
+function program(result: CommandResult = { code: 0 }): Command {
   const cli = new Command("redraft")
     .description(
       "Check LLM drafts against rules, schemas, tests and a judge; have Claude correct what fails; escalate the rest.",
@@ -330,7 +335,7 @@ function program(): Command {
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
       try {
         const { batchCommand } = await import("./batch.js");
-        process.exitCode = await batchCommand(runtime, manifest, cmd);
+        result.code = await batchCommand(runtime, manifest, cmd);
       } finally {
         await runtime.close();
       }
@@ -678,10 +683,11 @@ function reportError(error: unknown, cli: Command): number {
  * did its work (whatever the drafts' outcomes), 2 on a usage error, 1 on a system failure.
  */
 export async function main(argv: string[] = process.argv): Promise<number> {
-  const cli = program();
+  const result: CommandResult = { code: 0 };
+  const cli = program(result);
   try {
     await cli.parseAsync(argv);
-    return 0;
+    return result.code;
   } catch (error) {
     return reportError(error, cli);
   }
