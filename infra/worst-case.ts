@@ -4,7 +4,7 @@ import { DEFAULT_LOOP_CAPS } from "../shared/pack.js";
 import type { EnvConfig } from "./config.js";
 import { FUNCTION_TIMEOUTS } from "./constructs/functions.js";
 import {
-  DIRECT_RETRY,
+  DIRECT_RETRIES,
   DIRECT_TASK_TIMEOUT,
   LAMBDA_TASK_SLACK,
   MODEL_LOAD_RETRY,
@@ -78,7 +78,10 @@ export function worstCase(config: EnvConfig): RunWorstCase {
   const correct = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.correct), [MODEL_RETRY, MODEL_LOAD_RETRY]);
   const revalidate = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.revalidate), [SERVICE_RETRY]);
   const judge = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.judge), [MODEL_RETRY, MODEL_LOAD_RETRY]);
-  const direct = stepWorstCase(DIRECT_TASK_TIMEOUT, [DIRECT_RETRY]);
+  // Each direct state has one integration's retrier; the slowest of them bounds every one.
+  const direct = DIRECT_RETRIES.map((retry) => stepWorstCase(DIRECT_TASK_TIMEOUT, [retry])).reduce((a, b) =>
+    b.totalSeconds > a.totalSeconds ? b : a,
+  );
   // The caps bound every pack's and draft's limits (shared/loop/limits.ts).
   const executionAttempts = caps?.maxAttempts ?? DEFAULT_LOOP_CAPS.maxAttempts;
   const logicAttempts = caps?.maxLogicAttempts ?? DEFAULT_LOOP_CAPS.maxLogicAttempts;

@@ -43,8 +43,9 @@ import { BatchEvents, BatchStateNames, OUTCOME_EVENT_SOURCE } from "../state-nam
 import { redraftFunction } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
-  DIRECT_RETRY,
   DIRECT_TASK_TIMEOUT,
+  DYNAMODB_RETRY,
+  EVENTBRIDGE_RETRY,
   LAMBDA_TASK_SLACK,
   SERVICE_RETRY,
 } from "./workflow.js";
@@ -189,7 +190,7 @@ export class BatchWorkflow extends Construct {
       resultPath: JsonPath.DISCARD,
       taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    createBatch.addRetry(DIRECT_RETRY);
+    createBatch.addRetry(DYNAMODB_RETRY);
     const alreadyStarted = new Succeed(this, BatchStateNames.BatchAlreadyStarted, {
       comment: "A repeated delivery of a manifest version whose batch exists: nothing more to do.",
     });
@@ -277,7 +278,7 @@ export class BatchWorkflow extends Construct {
       resultPath: JsonPath.DISCARD,
       taskTimeout: Timeout.duration(DIRECT_TASK_TIMEOUT),
     });
-    announce.addRetry(DIRECT_RETRY);
+    announce.addRetry(EVENTBRIDGE_RETRY);
 
     const ended = new Choice(this, BatchStateNames.BatchEndedHow)
       .when(

@@ -213,17 +213,6 @@ export const S3_RETRY: RetryProps = { errors: [...S3_TRANSIENT_ERRORS], ...DIREC
 /** Announce*: EventBridge's own fault, a throttled or failed entry. */
 export const EVENTBRIDGE_RETRY: RetryProps = { errors: [...EVENTBRIDGE_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
 
-/**
- * Any task failure: permanent ones (AccessDenied, validation) included.
- * @deprecated The correction workflow no longer uses it; use the retrier of the integration
- * (DYNAMODB_RETRY, S3_RETRY, EVENTBRIDGE_RETRY). Kept, with the same backoff, for the states built
- * on it elsewhere until they move over.
- */
-export const DIRECT_RETRY: RetryProps = {
-  errors: ["States.TaskFailed", "States.Timeout"],
-  ...DIRECT_BACKOFF,
-};
-
 /** Every direct integration's retrier, for what is true of all of them (the worst case, the tests). */
 export const DIRECT_RETRIES: readonly RetryProps[] = [S3_RETRY, DYNAMODB_RETRY, EVENTBRIDGE_RETRY];
 

@@ -60,7 +60,9 @@ describe("timeouts that add up", () => {
     const worst = worstCase(config);
     expect(worst.totalSeconds).toBeLessThanOrEqual(config.executionTimeoutMinutes * 60);
     // The machine deploys what the config says.
-    expect(getAsl(synthesize(env).template).TimeoutSeconds).toBe(config.executionTimeoutMinutes * 60);
+    const { stack, template } = synthesize(env);
+    const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
+    expect(asl.TimeoutSeconds).toBe(config.executionTimeoutMinutes * 60);
   });
 
   it("is the table the README's Deploying section shows", () => {
