@@ -159,8 +159,12 @@ function statusUpdateIn(runs: RunStore, now: () => Date): Integrations["updateIt
       if (attribute && !STRUCTURAL.has(attribute) && OUTCOME_FIELDS.includes(attribute) && set !== undefined)
         Object.assign(fields, { [attribute]: set });
     }
+    // The state's own condition: `#status IN (:from0, …)` names the statuses the run may move from.
+    const from = Object.entries(values)
+      .filter(([key]) => /^:from\d+$/.test(key))
+      .map(([, value]) => text(value));
     const run = await runs.getRun(runId);
-    if (!run || run.status === status)
+    if (!run || run.status === status || (from.length > 0 && !from.includes(run.status)))
       throw dynamoError("ConditionalCheckFailedException", "The conditional request failed");
     await runs.setStatus(runId, status, at, fields);
     return {};
