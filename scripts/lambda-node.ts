@@ -15,7 +15,8 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { BUNDLE_SIDE_FILES } from "../infra/constructs/functions.js";
 
 const ROOT = join(import.meta.dirname, "..");
 /** The Node major version of `LAMBDA_RUNTIME` (infra/constructs/functions.ts), pinned exactly. */
@@ -63,7 +64,7 @@ let error = null;
 try {
   await mod.handler({ not: "an event" }, { awsRequestId: "probe", functionName: "probe", getRemainingTimeInMillis: () => 60000 });
 } catch (e) {
-  error = { name: e?.name, message: String(e?.message).replace(/s+/g, " ").slice(0, 120) };
+  error = { name: e?.name, message: String(e?.message).replace(/\\s+/g, " ").slice(0, 120) };
 }
 process.stdout.write(JSON.stringify({ loaded: typeof mod.handler === "function", version: process.version, error }));
 `;
@@ -81,19 +82,32 @@ const template = JSON.parse(readFileSync(join(OUT, "Redraft-dev.template.json"),
 const functions = Object.values(template.Resources).filter(
   (r) => r.Type === "AWS::Lambda::Function" && r.Metadata?.["aws:asset:path"] && r.Metadata["aws:cdk:path"],
 );
-const redraftFunctions = functions.filter((r) => /\/Functions\//.test(r.Metadata?.["aws:cdk:path"] ?? ""));
+// Every function redraftFunction built (an ESM bundle, index.mjs), whichever construct made it; CDK's
+// own custom-resource handlers (index.js) are not redraft's to test.
+const assetDir = (r: (typeof functions)[number]) => join(OUT, r.Metadata?.["aws:asset:path"] ?? "");
+const redraftFunctions = functions.filter((r) => existsSync(join(assetDir(r), "index.mjs")));
 if (redraftFunctions.length < 4)
   throw new Error(`found ${redraftFunctions.length} handler bundles, expected ≥ 4`);
 
 let failures = 0;
 for (const fn of redraftFunctions) {
   const path = fn.Metadata?.["aws:cdk:path"] ?? "";
-  const file = join(OUT, fn.Metadata?.["aws:asset:path"] ?? "", "index.mjs");
+  const file = join(assetDir(fn), "index.mjs");
+  const name = path.replace(/^Redraft-[^/]+\//, "").replace(/\/Resource$/, "");
+  // The code pack's sandbox reads these from beside the bundle: a bundle without them fails its first code draft.
+  const missing = BUNDLE_SIDE_FILES.map((f) => basename(f)).filter((f) => !existsSync(join(assetDir(fn), f)));
+  if (missing.length > 0) {
+    failures++;
+    console.log(`FAIL ${name.padEnd(20)} lacks ${missing.join(", ")} beside its bundle`);
+    continue;
+  }
   const run = spawnSync(NODE22, ["--input-type=module", "-e", PROBE, file], {
     encoding: "utf8",
     env: {
       PATH: process.env.PATH ?? "",
       AWS_REGION: "us-east-1",
+      // Set by Lambda: the handlers then build the X-Ray tracer (functions/lib/observability.ts).
+      AWS_LAMBDA_FUNCTION_NAME: `probe-${name.replace(/\W+/g, "-")}`,
       AWS_ACCESS_KEY_ID: "probe",
       AWS_SECRET_ACCESS_KEY: "probe",
       POWERTOOLS_LOG_LEVEL: "SILENT",
@@ -119,11 +133,10 @@ for (const fn of redraftFunctions) {
     verdict.error !== null &&
     !["TypeError", "SyntaxError", "ReferenceError"].includes(verdict.error.name ?? "");
   if (!ok) failures++;
-  const name = path.replace(/^.*\/Functions\//, "").replace(/\/Resource$/, "");
   const said = verdict?.error
     ? `${verdict.error.name}: ${verdict.error.message}`
     : run.stderr.trim().slice(0, 300);
-  console.log(`${ok ? "ok  " : "FAIL"} ${name.padEnd(12)} under ${verdict?.version ?? version}: ${said}`);
+  console.log(`${ok ? "ok  " : "FAIL"} ${name.padEnd(20)} under ${verdict?.version ?? version}: ${said}`);
 }
 console.log(
   `${redraftFunctions.length - failures}/${redraftFunctions.length} handler bundles load and answer under Node ${version}`,

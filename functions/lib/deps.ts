@@ -1,8 +1,8 @@
-import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
+import { ModelNotConfiguredError } from "../../shared/errors.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
-import { AnthropicModelClient, BedrockModelClient, isPriced } from "../../shared/model/index.js";
+import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DynamoRunStore } from "./dynamo-store.js";
@@ -11,8 +11,32 @@ import { readEnv } from "./env.js";
 import { tracer } from "./observability.js";
 import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
 
+/**
+ * The model SDK this bundle carries, fixed when it is bundled (esbuild `define`, set per function by
+ * `redraftFunction` in infra/constructs/functions.ts): `"none"` for validate and revalidate, the
+ * deployment's provider for correct and judge. esbuild folds the comparisons below to constants and
+ * leaves out the branches that cannot run, with the SDK they import, so a step that never calls a
+ * model carries no model SDK. Unbundled (tsx, tests) the name is undeclared: every provider is there.
+ */
+declare const REDRAFT_MODEL_SDK: "anthropic" | "bedrock" | "none";
+
+// A bundle that calls the model loads its SDK (and the secret reader) at cold start, in Lambda's init
+// phase, where the cost is measured (bench:coldstart) and paid once, not in the first draft's step.
+if (typeof REDRAFT_MODEL_SDK !== "undefined" && REDRAFT_MODEL_SDK === "anthropic") {
+  await Promise.all([
+    import("../../shared/model/anthropic.js"),
+    import("@aws-lambda-powertools/parameters/secrets"),
+  ]);
+}
+if (typeof REDRAFT_MODEL_SDK !== "undefined" && REDRAFT_MODEL_SDK === "bedrock") {
+  await import("../../shared/model/bedrock.js");
+}
+
 /** Reads the Anthropic key from Secrets Manager (cached by Powertools across invocations). */
 async function anthropicKey(secretArn: string): Promise<string> {
+  // Imported here, not at the top: only a step that calls the model reads a secret, and the
+  // Secrets Manager client costs the others' cold start nothing.
+  const { getSecret } = await import("@aws-lambda-powertools/parameters/secrets");
   const secret = await getSecret(secretArn, { maxAge: 300 });
   if (typeof secret !== "string" || !secret.trim()) throw new Error(`secret ${secretArn} holds no API key`);
   // The secret may be the bare key or a JSON object {"apiKey": "..."}.
@@ -28,21 +52,34 @@ async function anthropicKey(secretArn: string): Promise<string> {
 async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
   // Each request is bounded so that it, and the SDK's retries of it, end before the Lambda does.
   const limits = { timeoutMs: env.MODEL_TIMEOUT_MS, maxRetries: env.MODEL_MAX_RETRIES };
-  switch (env.MODEL_PROVIDER) {
-    case "anthropic": {
-      const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
-      return new AnthropicModelClient({ apiKey, ...limits, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
-    }
-    case "bedrock":
-      // IAM credentials come from the function's role: no key.
-      return new BedrockModelClient({
-        ...limits,
-        ...(env.MODEL_ID && { model: env.MODEL_ID }),
-        ...(env.AWS_REGION && { awsRegion: env.AWS_REGION }),
-      });
-    default:
-      return undefined;
+  // The conditions on REDRAFT_MODEL_SDK stay inline: esbuild folds them only there.
+  if (
+    env.MODEL_PROVIDER === "anthropic" &&
+    (typeof REDRAFT_MODEL_SDK === "undefined" || REDRAFT_MODEL_SDK === "anthropic")
+  ) {
+    const apiKey = await anthropicKey(env.ANTHROPIC_SECRET_ARN ?? "");
+    const { AnthropicModelClient } = await import("../../shared/model/anthropic.js");
+    return new AnthropicModelClient({ apiKey, ...limits, ...(env.MODEL_ID && { model: env.MODEL_ID }) });
   }
+  if (
+    env.MODEL_PROVIDER === "bedrock" &&
+    (typeof REDRAFT_MODEL_SDK === "undefined" || REDRAFT_MODEL_SDK === "bedrock")
+  ) {
+    // IAM credentials come from the function's role: no key.
+    const { BedrockModelClient } = await import("../../shared/model/bedrock.js");
+    return new BedrockModelClient({
+      ...limits,
+      ...(env.MODEL_ID && { model: env.MODEL_ID }),
+      ...(env.AWS_REGION && { awsRegion: env.AWS_REGION }),
+    });
+  }
+  if (env.MODEL_PROVIDER === "none") return undefined;
+  // A bundle made for another provider (or for a step that never calls a model) was asked for one.
+  throw new ModelNotConfiguredError(
+    `this bundle carries no ${env.MODEL_PROVIDER} SDK (bundled with ${
+      typeof REDRAFT_MODEL_SDK === "undefined" ? "every SDK" : REDRAFT_MODEL_SDK
+    }); redeploy with MODEL_PROVIDER=${env.MODEL_PROVIDER} in the stack's config`,
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { Tracer } from "@aws-lambda-powertools/tracer";
+import type { Tracer } from "@aws-lambda-powertools/tracer";
 import type { LoopState } from "../../shared/loop/state.js";
 import {
   COST_METRIC,
@@ -13,7 +13,24 @@ import {
 /** Built once per container, shared by every handler in it. */
 export const logger = new Logger({ serviceName: SERVICE_NAME });
 export const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
-export const tracer = new Tracer({ serviceName: SERVICE_NAME });
+
+/** What the handlers ask of the X-Ray tracer. */
+export type StepTracer = Pick<Tracer, "captureAWSv3Client" | "getSegment">;
+
+/** Outside Lambda (the local runtime, tests): clients as they are, no segment. */
+const NO_TRACER: StepTracer = {
+  captureAWSv3Client: (client) => client,
+  getSegment: () => undefined,
+};
+
+/**
+ * The X-Ray tracer, built in Lambda only (where `AWS_LAMBDA_FUNCTION_NAME` is set), once, at cold
+ * start. Elsewhere its module is never even evaluated: the X-Ray SDK turns on async hooks when it
+ * loads, which slowed every await of the local runtime, and Powertools would disable it anyway.
+ */
+export const tracer: StepTracer = process.env.AWS_LAMBDA_FUNCTION_NAME
+  ? new (await import("@aws-lambda-powertools/tracer")).Tracer({ serviceName: SERVICE_NAME })
+  : NO_TRACER;
 
 /**
  * One run reached an outcome: counted once with only the service dimension (what the alarms read)

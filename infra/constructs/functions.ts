@@ -30,10 +30,14 @@ const ESM_REQUIRE_BANNER =
   "import { createRequire as __redraftCreateRequire } from 'node:module'; const require = __redraftCreateRequire(import.meta.url);";
 
 /**
- * The JavaScript sandbox of the `code` pack loads its WebAssembly module from beside the bundle
- * (`new URL("emscripten-module.wasm", import.meta.url)`), which esbuild does not copy.
+ * Files a bundle reads from beside itself at run time (`new URL(file, import.meta.url)`), which
+ * esbuild does not copy: the WebAssembly module of the `code` pack's QuickJS sandbox, and the
+ * script that sandbox evaluates in every guest context (shared/packs/sandbox-harness.guest.js).
  */
-const QUICKJS_WASM = "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+export const BUNDLE_SIDE_FILES = [
+  "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
+  "shared/packs/sandbox-harness.guest.js",
+] as const;
 
 /**
  * Lambda's runtime. nodejs20.x reached its end of support in April 2026, so Lambda runs Node 22,
@@ -79,11 +83,39 @@ export function modelConcurrencyShares(total: number): { correct: number; judge:
   return { correct: total - judge, judge };
 }
 
+/**
+ * Which model SDK a bundle carries (see `REDRAFT_MODEL_SDK` in functions/lib/deps.ts): `none` for a
+ * step that never calls a model, or the deployment's provider.
+ */
+export type BundledModelSdk = "anthropic" | "bedrock" | "none";
+
+/**
+ * Whether the deployed functions run with `--enable-source-maps`: `-c sourceMaps=true` at synth or
+ * deploy. Off by default: Node then parses the whole map (megabytes) at every cold start before the
+ * handler runs. The map is shipped either way, so the flag can also be turned on for one function
+ * in the console (NODE_OPTIONS) while a stack trace needs reading.
+ */
+export const SOURCE_MAPS_CONTEXT = "sourceMaps";
+
 export interface RedraftFunctionProps {
   readonly description: string;
   readonly timeout: Duration;
+  /**
+   * The function's environment. NODE_OPTIONS is the builder's: `--enable-source-maps` is added when
+   * source maps are on and removed when they are off (see {@link SOURCE_MAPS_CONTEXT}).
+   */
   readonly environment: Record<string, string>;
   readonly config: EnvConfig;
+  /** The handler's module. @default functions/<name>.ts */
+  readonly entry?: string;
+  /**
+   * The model SDK the bundle may carry. A handler that never builds a model client should say
+   * `none`: its bundle then has no model SDK in it.
+   * @default every provider's SDK, if the handler's imports reach them
+   */
+  readonly modelSdk?: BundledModelSdk;
+  /** Mapped stack traces at run time. @default the `sourceMaps` context flag, else false */
+  readonly sourceMaps?: boolean;
   /** Where Lambda sends an asynchronous invocation that failed its retries (the trigger DLQ). */
   readonly deadLetterQueue?: IQueue;
   /** Concurrent executions set aside for (and limited to) this function. @default none */
@@ -126,7 +158,6 @@ export class Functions extends Construct {
       POWERTOOLS_SERVICE_NAME: "redraft",
       POWERTOOLS_METRICS_NAMESPACE: "Redraft",
       POWERTOOLS_LOG_LEVEL: config.logLevel,
-      NODE_OPTIONS: "--enable-source-maps",
     };
     const model = {
       MODEL_PROVIDER: provider,
@@ -141,6 +172,7 @@ export class Functions extends Construct {
       description: string,
       timeout: Duration,
       environment: Record<string, string>,
+      modelSdk: BundledModelSdk,
       reservedConcurrency?: number,
     ) =>
       redraftFunction(this, name, {
@@ -148,6 +180,7 @@ export class Functions extends Construct {
         timeout,
         environment,
         config,
+        modelSdk,
         ...(reservedConcurrency !== undefined && { reservedConcurrency }),
       });
     // The model is called by correct and judge only: their reserved concurrency bounds the calls
@@ -164,12 +197,14 @@ export class Functions extends Construct {
         ...common,
         ...model,
       },
+      "none",
     );
     this.correct = make(
       "correct",
       "One model call on the best draft so far",
       FUNCTION_TIMEOUTS.correct,
       { ...common, ...model },
+      provider,
       shares.correct,
     );
     // Re-validation never calls the model: without a provider it builds no client and needs no key.
@@ -181,24 +216,31 @@ export class Functions extends Construct {
         ...common,
         MODEL_PROVIDER: "none",
       },
+      "none",
     );
     this.judge = make(
       "judge",
       "The LLM judge of the logic phase",
       FUNCTION_TIMEOUTS.judge,
       { ...common, ...model },
+      provider,
       shares.judge,
     );
 
-    this.outcome = make("outcome", "Count how runs ended (embedded metrics)", Duration.seconds(30), {
-      TABLE_NAME: table.tableName,
-      BUCKET_NAME: bucket.bucketName,
-      RETENTION_DAYS: String(config.retentionDays),
-      POWERTOOLS_SERVICE_NAME: "redraft",
-      POWERTOOLS_METRICS_NAMESPACE: "Redraft",
-      POWERTOOLS_LOG_LEVEL: config.logLevel,
-      NODE_OPTIONS: "--enable-source-maps",
-    });
+    this.outcome = make(
+      "outcome",
+      "Count how runs ended (embedded metrics)",
+      Duration.seconds(30),
+      {
+        TABLE_NAME: table.tableName,
+        BUCKET_NAME: bucket.bucketName,
+        RETENTION_DAYS: String(config.retentionDays),
+        POWERTOOLS_SERVICE_NAME: "redraft",
+        POWERTOOLS_METRICS_NAMESPACE: "Redraft",
+        POWERTOOLS_LOG_LEVEL: config.logLevel,
+      },
+      "none",
+    );
     // Reads the run of a failed execution; holds a run needing review (its attempts' ttl removed).
     this.outcome.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]),
@@ -326,15 +368,45 @@ export class Functions extends Construct {
   }
 }
 
+/**
+ * The options every redraft handler is bundled with; {@link redraftFunction} adds the per-function
+ * ones (the model SDK's `define`, the side files). bench:coldstart's smoke mode bundles with them too.
+ */
+export const STANDARD_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: BUNDLE_TARGET,
+  // ESM builds first: esbuild can drop what is unused from them, not from CommonJS.
+  mainFields: ["module", "main"],
+  banner: ESM_REQUIRE_BANNER,
+  minify: true,
+  // The map names each bundled file and line, which is all a stack trace needs; without the
+  // sources' text it is a fraction of the size.
+  sourceMap: true,
+  sourcesContent: false,
+  // The AWS SDK is bundled, not taken from the runtime: bundled as ES modules it is tree-shaken to
+  // the commands the handlers send and loads in a fraction of the time the runtime's CommonJS
+  // copy takes (bench:coldstart), and the version that runs is the lockfile's, the one tested.
+  externalModules: [],
+  forceDockerBundling: false,
+} as const;
+
+/**
+ * One redraft Lambda function: the handler `functions/<name>.ts` (or `props.entry`) bundled with
+ * {@link STANDARD_BUNDLING}, on {@link LAMBDA_RUNTIME} (arm64, 1 GiB, X-Ray active), with its own log
+ * group (the environment's retention and removal policy), JSON logs at the environment's level, and
+ * the cdk-nag findings every such function shares acknowledged. Each bundle gets its side files
+ * ({@link BUNDLE_SIDE_FILES}) and carries the model SDK of `props.modelSdk` only.
+ */
 export function redraftFunction(scope: Construct, name: string, props: RedraftFunctionProps): NodejsFunction {
-  const { description, timeout, environment, config } = props;
+  const { description, timeout, config } = props;
   const logGroup = new LogGroup(scope, `${name}Logs`, {
     retention: config.logRetention,
     removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   });
+  const sourceMaps = props.sourceMaps ?? `${scope.node.tryGetContext(SOURCE_MAPS_CONTEXT)}` === "true";
   const fn = new NodejsFunction(scope, name, {
     description: `redraft ${config.envName}: ${description}`,
-    entry: entry(name),
+    entry: props.entry ?? entry(name),
     handler: "handler",
     projectRoot: PROJECT_ROOT,
     depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
@@ -347,26 +419,22 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     loggingFormat: LoggingFormat.JSON,
     applicationLogLevelV2: ApplicationLogLevel[config.logLevel],
     systemLogLevelV2: SystemLogLevel.INFO,
-    environment,
+    environment: withSourceMaps(props.environment, sourceMaps),
     ...(props.deadLetterQueue && { deadLetterQueue: props.deadLetterQueue, retryAttempts: 2 }),
     ...(props.reservedConcurrency !== undefined && {
       reservedConcurrentExecutions: props.reservedConcurrency,
     }),
     bundling: {
-      format: OutputFormat.ESM,
-      target: BUNDLE_TARGET,
-      mainFields: ["module", "main"],
-      banner: ESM_REQUIRE_BANNER,
-      sourceMap: true,
-      minify: true,
-      externalModules: ["@aws-sdk/*"],
-      forceDockerBundling: false,
+      ...STANDARD_BUNDLING,
+      mainFields: [...STANDARD_BUNDLING.mainFields],
+      externalModules: [...STANDARD_BUNDLING.externalModules],
+      ...(props.modelSdk && { define: { REDRAFT_MODEL_SDK: JSON.stringify(props.modelSdk) } }),
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],
-        afterBundling: (inputDir: string, outputDir: string) => [
-          `if [ -f "${inputDir}/${QUICKJS_WASM}" ]; then cp "${inputDir}/${QUICKJS_WASM}" "${outputDir}/"; fi`,
-        ],
+        afterBundling: (inputDir: string, outputDir: string) =>
+          // A missing side file fails the bundling, not the first draft of the code pack.
+          BUNDLE_SIDE_FILES.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
       },
     },
   });
@@ -387,6 +455,14 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     },
   );
   return fn;
+}
+
+/** NODE_OPTIONS as the builder decides it: `--enable-source-maps` only when source maps are on. */
+function withSourceMaps(environment: Record<string, string>, on: boolean): Record<string, string> {
+  const { NODE_OPTIONS = "", ...rest } = environment;
+  const flags = NODE_OPTIONS.split(/\s+/).filter((flag) => flag !== "" && flag !== "--enable-source-maps");
+  if (on) flags.push("--enable-source-maps");
+  return flags.length > 0 ? { ...rest, NODE_OPTIONS: flags.join(" ") } : rest;
 }
 
 /** Item-level actions on the table itself (not its indexes: the steps never query). */

@@ -1,4 +1,5 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { Messages } from "@anthropic-ai/sdk/resources/messages";
 import {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
@@ -22,12 +23,21 @@ export interface AnthropicModelClientOptions {
   client?: MessagesApi;
 }
 
+/**
+ * The SDK's client with only the Messages API, the one resource redraft calls. The SDK's full
+ * `Anthropic` class builds every resource (beta, files, skills, organization…): about 300 KiB more
+ * in a bundle, for methods nobody calls. `BaseAnthropic` is the SDK's own base for such clients.
+ */
+class MessagesOnlyClient extends BaseAnthropic {
+  readonly messages: Messages = new Messages(this);
+}
+
 /** Claude through the Anthropic API (`@anthropic-ai/sdk`). */
 export class AnthropicModelClient extends MessagesModelClient {
   constructor(options: AnthropicModelClientOptions = {}) {
     const client =
       options.client ??
-      new Anthropic({
+      new MessagesOnlyClient({
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
         timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
