@@ -139,11 +139,14 @@ export function repairValue(
     });
   };
   for (const key of keys) {
+    // Without an error at or below it (or Ajv naming it not allowed), a value conforms: nothing there to
+    // repair, and nothing to look up.
+    const pointer = `${at.pointer}/${escapeSegment(key)}`;
+    if (!walk.dirty.has(pointer) && !walk.extras.has(pointer)) continue;
     const cv = schema.childViews(views, key);
-    const place = child(at, key);
-    // Without an error at or below it, a value conforms: nothing there to repair. Where the walk cannot
-    // see every sub-schema that applies (cv.undecided), it steps aside; the check says so.
+    // Where the walk cannot see every sub-schema that applies, it steps aside; the check says so.
     if (cv.undecided !== undefined) continue;
+    const place = child(at, key);
     if (!cv.forbidden && !walk.dirty.has(place.pointer)) continue;
     const before = value[key];
     const removable = !shape.kept.has(key) && remaining > shape.minProperties && !walk.keep?.(place.path);

@@ -3,7 +3,7 @@
  * against the instance.
  */
 import { hasOwn, isRecord } from "./util.js";
-import { MAX_DEPTH, type SchemaViews, shapeAllowed, type View } from "./views.js";
+import { MAX_DEPTH, type SchemaViews, type View } from "./views.js";
 
 /** Units below a value the schema leaves open: each nested property or element counts. */
 function openUnits(value: unknown, depth: number): number {
@@ -28,20 +28,38 @@ export function unitsBelow(
 ): number {
   if (depth > MAX_DEPTH) return 0;
   if (views.length === 0) return openUnits(value, depth);
-  const present = value !== undefined && shapeAllowed(views, value) ? value : undefined;
+  const present = value !== undefined && schema.allows(views, value) ? value : undefined;
   let absentTrail: readonly object[] = [];
   if (present === undefined) {
     if (!describeAbsent) return 0;
+    // An absent value counts what its schema describes, which depends on the schema alone: counted once
+    // per schema location. Only from the top of an absent subtree (no trail yet), where the count does
+    // not depend on the way in.
+    if (trail.length === 0) {
+      const known = schema.absentUnits(views);
+      if (known !== undefined) return known;
+    }
     // Nothing in the instance bounds the walk here: stop where a $ref recurses into a node already counted.
     if (views.some((v) => trail.includes(v.node))) return 0;
     absentTrail = [...trail, ...views.map((v) => v.node)];
   }
+  const units = countBelow(schema, present, views, depth, absentTrail);
+  if (present === undefined && trail.length === 0) schema.rememberAbsentUnits(views, units);
+  return units;
+}
+
+function countBelow(
+  schema: SchemaViews,
+  present: unknown,
+  views: readonly View[],
+  depth: number,
+  absentTrail: readonly object[],
+): number {
   const object = isRecord(present) ? present : undefined;
-  const describedKeys = schema.described(views);
   let units = 0;
-  for (const key of describedKeys) {
+  for (const [key, cv] of schema.describedChildren(views)) {
     const child = object && hasOwn(object, key) ? object[key] : undefined;
-    units += 1 + unitsBelow(schema, child, schema.childViews(views, key).views, true, depth + 1, absentTrail);
+    units += 1 + unitsBelow(schema, child, cv.views, true, depth + 1, absentTrail);
   }
   if (object) {
     for (const key of Object.keys(object)) {

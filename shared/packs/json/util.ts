@@ -13,6 +13,8 @@ export function hasOwn(object: object, key: string): boolean {
 }
 
 export function escapeSegment(segment: string): string {
+  // Most keys need no escaping: no regular expression for them (this runs for every key walked).
+  if (!segment.includes("~") && !segment.includes("/")) return segment;
   return segment.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 

@@ -64,6 +64,13 @@ interface Plan {
   /** Set when the views were built: why they may be incomplete (a reference the walk did not follow). */
   opaque?: string | undefined;
   described?: readonly string[];
+  /** The described keys with their child views, in order: the unit count's inner loop. */
+  describedChildren?: readonly (readonly [string, ChildViews])[];
+  /** Units of an absent value here (a constant of the schema), once counted. */
+  absentUnits?: number;
+  /** Whether an object / an array value has a shape these views allow. */
+  allowsObject?: boolean;
+  allowsArray?: boolean;
   children?: Map<string, ChildViews>;
   items?: Map<number, readonly View[]>;
   tupleLength?: number;
@@ -106,7 +113,7 @@ function conditionalBranches(node: SchemaObject): unknown[] {
 }
 
 /** Whether a container value has a shape its schema allows (a mistyped value counts as absent). */
-export function shapeAllowed(views: readonly View[], value: unknown): boolean {
+function shapeAllowed(views: readonly View[], value: unknown): boolean {
   if (typeof value !== "object" || value === null) return true;
   const jsonType = Array.isArray(value) ? "array" : "object";
   for (const { node } of views) {
@@ -255,6 +262,36 @@ export class SchemaViews {
       plan.described = [...keys];
     }
     return plan.described;
+  }
+
+  /** `described` with each key's child views. */
+  describedChildren(views: readonly View[]): readonly (readonly [string, ChildViews])[] {
+    const plan = this.#plan(views);
+    plan.describedChildren ??= this.described(views).map(
+      (key) => [key, this.childViews(views, key)] as const,
+    );
+    return plan.describedChildren;
+  }
+
+  /** Whether a value has a shape the views allow (a mistyped container counts as absent); cached per type. */
+  allows(views: readonly View[], value: unknown): boolean {
+    if (typeof value !== "object" || value === null) return true;
+    const plan = this.#plan(views);
+    if (Array.isArray(value)) {
+      plan.allowsArray ??= shapeAllowed(views, value);
+      return plan.allowsArray;
+    }
+    plan.allowsObject ??= shapeAllowed(views, value);
+    return plan.allowsObject;
+  }
+
+  /** The unit count of an absent value under these views, when known. */
+  absentUnits(views: readonly View[]): number | undefined {
+    return this.#plans.get(views)?.absentUnits;
+  }
+
+  rememberAbsentUnits(views: readonly View[], units: number): void {
+    this.#plan(views).absentUnits = units;
   }
 
   /**
