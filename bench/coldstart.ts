@@ -123,6 +123,7 @@ async function bundleValidateOnly(): Promise<Bundle[]> {
     target: STANDARD_BUNDLING.target,
     mainFields: [...STANDARD_BUNDLING.mainFields],
     minify: STANDARD_BUNDLING.minify,
+    charset: STANDARD_BUNDLING.charset,
     sourcemap: STANDARD_BUNDLING.sourceMap,
     sourcesContent: STANDARD_BUNDLING.sourcesContent,
     external: [...STANDARD_BUNDLING.externalModules],

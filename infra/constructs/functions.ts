@@ -10,7 +10,7 @@ import {
   SystemLogLevel,
   Tracing,
 } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { Charset, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -379,6 +379,8 @@ export const STANDARD_BUNDLING = {
   mainFields: ["module", "main"],
   banner: ESM_REQUIRE_BANNER,
   minify: true,
+  // Non-ASCII text (zod's locales, the packs' messages) as UTF-8, not \uXXXX escapes: about 70 KiB less.
+  charset: Charset.UTF8,
   // The map names each bundled file and line, which is all a stack trace needs; without the
   // sources' text it is a fraction of the size.
   sourceMap: true,

@@ -1,13 +1,18 @@
 import { readFileSync } from "node:fs";
-import { Validations } from "aws-cdk-lib";
-import { Match, type Template } from "aws-cdk-lib/assertions";
+import { App, Duration, Stack, Validations } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks, NagPack } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RETENTION_TAG } from "../../functions/lib/retention.js";
 import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
-import { ENV_NAMES, environments } from "../../infra/config.js";
-import { BUNDLE_TARGET, LAMBDA_RUNTIME } from "../../infra/constructs/functions.js";
+import { ENV_NAMES, environments, loadConfig } from "../../infra/config.js";
+import {
+  BUNDLE_TARGET,
+  LAMBDA_RUNTIME,
+  redraftFunction,
+  SOURCE_MAPS_CONTEXT,
+} from "../../infra/constructs/functions.js";
 import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
 import { acknowledge } from "../../infra/nag.js";
 import { StateNames } from "../../infra/state-names.js";
@@ -393,5 +398,43 @@ describe("8. one Node version story", () => {
       }
     }
     expect(Number(/nodejs(\d+)/.exec(LAMBDA_RUNTIME.name)?.[1])).toBeGreaterThanOrEqual(enginesMajor);
+  });
+});
+
+describe("9. cold starts: no source maps parsed unless asked for", () => {
+  type Fn = { Properties: { Environment?: { Variables?: Record<string, unknown> } } };
+  const nodeOptionsOf = (template: Template) =>
+    Object.values(template.findResources("AWS::Lambda::Function")).map(
+      (f) => (f as Fn).Properties.Environment?.Variables?.NODE_OPTIONS,
+    );
+
+  it.each(ENV_NAMES)("%s: no function runs with --enable-source-maps by default", (env) => {
+    for (const options of nodeOptionsOf(synthesized[env].template))
+      expect(String(options ?? "")).not.toContain("--enable-source-maps");
+  });
+
+  /** One function built by redraftFunction in a stack of its own, with `context` on the app. */
+  function oneFunction(context: Record<string, string>, environment: Record<string, string>) {
+    const app = new App({ context: { ...context, "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "One");
+    redraftFunction(stack, "validate", {
+      description: "probe",
+      timeout: Duration.seconds(10),
+      environment,
+      config: loadConfig("dev"),
+      modelSdk: "none",
+    });
+    return nodeOptionsOf(Template.fromStack(stack))[0];
+  }
+
+  it("turns them on with -c sourceMaps=true, keeping a caller's other NODE_OPTIONS", () => {
+    expect(oneFunction({}, { NODE_OPTIONS: "--enable-source-maps" })).toBeUndefined();
+    expect(oneFunction({}, { NODE_OPTIONS: "--max-old-space-size=512 --enable-source-maps" })).toBe(
+      "--max-old-space-size=512",
+    );
+    expect(oneFunction({ [SOURCE_MAPS_CONTEXT]: "true" }, {})).toBe("--enable-source-maps");
+    expect(oneFunction({ [SOURCE_MAPS_CONTEXT]: "true" }, { NODE_OPTIONS: "--max-old-space-size=512" })).toBe(
+      "--max-old-space-size=512 --enable-source-maps",
+    );
   });
 });
