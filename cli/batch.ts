@@ -117,15 +117,16 @@ export async function batchCommand(
   if (outcome.duplicate && record.status === "running")
     say(`redraft: batch ${batchId} of this manifest is running in another process; showing it as it is now.`);
   const items = await batchItems(runtime, record);
+  // For a person, on stderr: --json's stdout holds only the result lines.
+  if (outcome.duplicate && record.status !== "running")
+    say(`This manifest already ran as batch ${batchId}: nothing ran again (--rerun runs it again).`);
+  if (outcome.resumed)
+    say(`Batch ${batchId} had been interrupted; it was resumed, and its finished items were not run again.`);
   if (cmd.json) {
     for (const item of items)
       process.stdout.write(`${await itemLine(runtime, batchId, item, outcome.duplicate)}\n`);
     process.stdout.write(`${summaryLine(record, outcome.duplicate ? { duplicate: true } : {})}\n`);
   } else {
-    if (outcome.duplicate)
-      say(`This manifest already ran as batch ${batchId}: nothing ran again (--rerun runs it again).`);
-    if (outcome.resumed)
-      say(`Batch ${batchId} had been interrupted; it was resumed, finished items were not run again.`);
     process.stdout.write(`${batchSummary(record)}\n`);
     say(`See its items: npx redraft show ${batchId}`);
   }

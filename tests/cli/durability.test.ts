@@ -191,3 +191,56 @@ describe("an orphaned lock", () => {
     expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
   }, 120_000);
 });
+
+describe("a batch killed mid-way", () => {
+  it("is resumed by the next `redraft batch` of its manifest: every item ends with exactly one run", async () => {
+    const dataDir = join(work, "batch-killed");
+    const batchArgs = ["batch", draftsFile, "--json", "--llm", "none", "--data-dir", dataDir];
+    const doomed = start([...batchArgs, "--concurrency", "4"]);
+    // Killed once some children have run and been recorded.
+    const deadline = Date.now() + 120_000;
+    const ran = async () =>
+      (await readdir(join(dataDir, "executions")).catch(() => [])).filter((f) => /^b-.+-\d+\.json$/.test(f))
+        .length;
+    while ((await ran()) < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    doomed.child.kill("SIGKILL");
+    expect((await doomed.done).signal).toBe("SIGKILL");
+
+    const resumed = await redraft(batchArgs);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/had been interrupted; it was resumed/);
+    const printed = lines(resumed.stdout);
+    const summary = printed.at(-1) as { items: number; counts: Record<string, number>; status: string };
+    expect(summary.status).toBe("completed");
+    expect(summary.items).toBe(DRAFTS);
+    expect(Object.values(summary.counts).reduce((a, b) => a + b, 0)).toBe(DRAFTS);
+    expect(printed).toHaveLength(DRAFTS + 1);
+    // One run per item, none twice: the killed process's runs were not run again.
+    const runs = await listRuns(dataDir);
+    expect(runs).toHaveLength(DRAFTS);
+    expect(new Set(runs.map((r) => r.runId)).size).toBe(DRAFTS);
+    // A run the kill cut short is finished as failed / interrupted, never left under way.
+    expect(runs.filter((r) => r.status === "draft" || r.status === "correcting")).toEqual([]);
+  }, 240_000);
+});
+
+describe("two processes on one batch", () => {
+  it("runs it once: the second delivery finds it running in the other process and runs nothing", async () => {
+    const dataDir = join(work, "batch-twice");
+    const batchArgs = ["batch", draftsFile, "--json", "--llm", "none", "--data-dir", dataDir];
+    const first = start(batchArgs);
+    const deadline = Date.now() + 120_000;
+    const started = async () =>
+      (await readdir(join(dataDir, "executions")).catch(() => [])).some((f) => /^b-.+-\d+\.json$/.test(f));
+    while (!(await started()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const second = await redraft(batchArgs);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/is running in another process/);
+    expect(lines(second.stdout).at(-1)).toMatchObject({ duplicate: true, status: "running" });
+    const done = await first.done;
+    expect(done.code, done.stderr).toBe(0);
+    expect(lines(done.stdout).at(-1)).toMatchObject({ status: "completed", items: DRAFTS });
+    const runs = await listRuns(dataDir);
+    expect(runs).toHaveLength(DRAFTS);
+  }, 240_000);
+});
