@@ -3,7 +3,7 @@
  * against the instance.
  */
 import { hasOwn, isRecord } from "./util.js";
-import { MAX_DEPTH, type SchemaViews, type View } from "./views.js";
+import { MAX_DEPTH, type SchemaViews, type UnitPlan, type View } from "./views.js";
 
 /** Units below a value the schema leaves open: each nested property or element counts. */
 function openUnits(value: unknown, depth: number): number {
@@ -13,6 +13,8 @@ function openUnits(value: unknown, depth: number): number {
     units += 1 + openUnits(child, depth + 1);
   return units;
 }
+
+const NO_TRAIL: readonly object[] = Object.freeze([]);
 
 /**
  * Units below `value` (not counting the value itself). With `describeAbsent`, an absent or mistyped
@@ -24,32 +26,37 @@ export function unitsBelow(
   views: readonly View[],
   describeAbsent: boolean,
   depth: number,
-  trail: readonly object[] = [],
+  trail: readonly object[] = NO_TRAIL,
 ): number {
   if (depth > MAX_DEPTH) return 0;
   if (views.length === 0) return openUnits(value, depth);
-  const present = value !== undefined && schema.allows(views, value) ? value : undefined;
-  let absentTrail: readonly object[] = [];
+  const plan = schema.unitPlan(views);
+  const present =
+    value === undefined ||
+    (typeof value === "object" &&
+      value !== null &&
+      !(Array.isArray(value) ? plan.allowsArray : plan.allowsObject))
+      ? undefined
+      : value;
+  let absentTrail = NO_TRAIL;
   if (present === undefined) {
     if (!describeAbsent) return 0;
     // An absent value counts what its schema describes, which depends on the schema alone: counted once
     // per schema location. Only from the top of an absent subtree (no trail yet), where the count does
     // not depend on the way in.
-    if (trail.length === 0) {
-      const known = schema.absentUnits(views);
-      if (known !== undefined) return known;
-    }
+    if (trail.length === 0 && plan.absent !== undefined) return plan.absent;
     // Nothing in the instance bounds the walk here: stop where a $ref recurses into a node already counted.
     if (views.some((v) => trail.includes(v.node))) return 0;
     absentTrail = [...trail, ...views.map((v) => v.node)];
   }
-  const units = countBelow(schema, present, views, depth, absentTrail);
-  if (present === undefined && trail.length === 0) schema.rememberAbsentUnits(views, units);
+  const units = countBelow(schema, plan, present, views, depth, absentTrail);
+  if (present === undefined && trail.length === 0) plan.absent = units;
   return units;
 }
 
 function countBelow(
   schema: SchemaViews,
+  plan: UnitPlan,
   present: unknown,
   views: readonly View[],
   depth: number,
@@ -57,12 +64,13 @@ function countBelow(
 ): number {
   const object = isRecord(present) ? present : undefined;
   let units = 0;
-  for (const [key, cv] of schema.describedChildren(views)) {
+  for (const [key, cv] of plan.described) {
     const child = object && hasOwn(object, key) ? object[key] : undefined;
     units += 1 + unitsBelow(schema, child, cv.views, true, depth + 1, absentTrail);
   }
   if (object) {
     for (const key of Object.keys(object)) {
+      if (plan.named.has(key)) continue;
       const cv = schema.childViews(views, key);
       if (cv.named) continue;
       if (cv.forbidden) units += 1;

@@ -64,13 +64,8 @@ interface Plan {
   /** Set when the views were built: why they may be incomplete (a reference the walk did not follow). */
   opaque?: string | undefined;
   described?: readonly string[];
-  /** The described keys with their child views, in order: the unit count's inner loop. */
-  describedChildren?: readonly (readonly [string, ChildViews])[];
-  /** Units of an absent value here (a constant of the schema), once counted. */
-  absentUnits?: number;
-  /** Whether an object / an array value has a shape these views allow. */
-  allowsObject?: boolean;
-  allowsArray?: boolean;
+  /** What the unit count needs here, gathered once. */
+  units?: UnitPlan;
   children?: Map<string, ChildViews>;
   items?: Map<number, readonly View[]>;
   tupleLength?: number;
@@ -78,6 +73,18 @@ interface Plan {
 }
 
 export const NO_VIEWS: readonly View[] = [];
+
+/** What the score's unit count needs about one set of views: one lookup per instance location. */
+export interface UnitPlan {
+  /** The described keys with their child views, in order. */
+  readonly described: readonly (readonly [string, ChildViews])[];
+  readonly named: ReadonlySet<string>;
+  /** Whether an object / an array value has a shape these views allow (a mistyped one counts as absent). */
+  readonly allowsObject: boolean;
+  readonly allowsArray: boolean;
+  /** Units of an absent value here (a constant of the schema), once counted. */
+  absent?: number;
+}
 
 function pushRoot(roots: View[], node: unknown, ptr: string): void {
   if (isRecord(node)) roots.push({ node, ptr });
@@ -264,34 +271,19 @@ export class SchemaViews {
     return plan.described;
   }
 
-  /** `described` with each key's child views. */
-  describedChildren(views: readonly View[]): readonly (readonly [string, ChildViews])[] {
+  /** What the unit count needs at these views, computed on first use. */
+  unitPlan(views: readonly View[]): UnitPlan {
     const plan = this.#plan(views);
-    plan.describedChildren ??= this.described(views).map(
-      (key) => [key, this.childViews(views, key)] as const,
-    );
-    return plan.describedChildren;
-  }
-
-  /** Whether a value has a shape the views allow (a mistyped container counts as absent); cached per type. */
-  allows(views: readonly View[], value: unknown): boolean {
-    if (typeof value !== "object" || value === null) return true;
-    const plan = this.#plan(views);
-    if (Array.isArray(value)) {
-      plan.allowsArray ??= shapeAllowed(views, value);
-      return plan.allowsArray;
+    if (!plan.units) {
+      const described = this.described(views).map((key) => [key, this.childViews(views, key)] as const);
+      plan.units = {
+        described,
+        named: new Set(described.filter(([, cv]) => cv.named).map(([key]) => key)),
+        allowsObject: shapeAllowed(views, {}),
+        allowsArray: shapeAllowed(views, []),
+      };
     }
-    plan.allowsObject ??= shapeAllowed(views, value);
-    return plan.allowsObject;
-  }
-
-  /** The unit count of an absent value under these views, when known. */
-  absentUnits(views: readonly View[]): number | undefined {
-    return this.#plans.get(views)?.absentUnits;
-  }
-
-  rememberAbsentUnits(views: readonly View[], units: number): void {
-    this.#plan(views).absentUnits = units;
+    return plan.units;
   }
 
   /**
