@@ -63,8 +63,11 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
       ];
     }
     const findings = schema.findings(content);
-    // Where repair ran but stepped aside, the report says so (info: it changes no verdict or score).
-    return settings.repair && findings.length > 0 ? [...findings, ...schema.repairNotes(content)] : findings;
+    // Where repair ran but stepped aside, and what the schema asks for that is not checked, the report
+    // says (info: neither changes a verdict or a score).
+    const notes = settings.repair && findings.length > 0 ? schema.repairNotes(content) : [];
+    const warnings = schema.warnings.length > 0 ? schema.warningFindings() : [];
+    return notes.length + warnings.length > 0 ? [...findings, ...notes, ...warnings] : findings;
   },
 };
 

@@ -141,9 +141,22 @@ describe("json pack: context.schema is untrusted input", () => {
         email: { type: "string", format: "x-internal-email", default: { $ref: "data" } },
       },
     };
-    expect((await validateDraft(draftOf(schema, { name: "Ada", email: "a@b" }))).passed).toBe(true);
+    const passing = await validateDraft(draftOf(schema, { name: "Ada", email: "a@b" }));
+    expect(passing.passed).toBe(true);
+    // The unknown format is allowed, with a warning that it is not checked.
+    expect(passing.violations).toEqual([
+      expect.objectContaining({
+        ruleId: "json_schema_warning",
+        severity: "info",
+        message:
+          'the schema\'s format "x-internal-email" (at #/properties/email) is not one the validator knows: it is not checked',
+      }),
+    ]);
     const report = await validateDraft(draftOf(schema, { name: 7 }));
-    expect(report.violations.map((v) => [v.ruleId, v.path])).toEqual([["schema:type", "/name"]]);
+    expect(report.violations.map((v) => [v.ruleId, v.path])).toEqual([
+      ["schema:type", "/name"],
+      ["json_schema_warning", undefined],
+    ]);
   });
 
   it("accepts true and false as schemas", async () => {

@@ -23,6 +23,8 @@ export interface RepairOptions {
 }
 
 const ROOT_KEY = "root";
+/** Warnings reported per draft, at most: a schema with a hundred unknown formats says so five times. */
+const MAX_WARNINGS = 5;
 /** The start of the message for a schema Ajv compiles but cannot evaluate. */
 export const UNEVALUABLE =
   "the JSON Schema cannot be evaluated (Ajv's validator for it recurses without end)";
@@ -54,12 +56,43 @@ export class CompiledJsonSchema {
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
     this.schema = schema;
     this.dialect = dialect;
-    this.#ajv = newAjv(dialect, { ...AJV_OPTIONS, validateSchema: false });
+    const warnings: string[] = [];
+    let compiling = true;
+    // Ajv warns, instead of failing, about what it ignores (an unknown format): kept from the compilation
+    // of the root, so that the report can say what is not checked.
+    const logger = {
+      log() {},
+      warn(...args: unknown[]) {
+        if (compiling) warnings.push(args.map(String).join(" "));
+      },
+      error() {},
+    };
+    this.#ajv = newAjv(dialect, { ...AJV_OPTIONS, validateSchema: false, logger });
     this.#ajv.addSchema(schema, ROOT_KEY);
     const validate = this.#ajv.getSchema(ROOT_KEY);
+    compiling = false;
     if (!validate) throw new Error("schema did not compile");
     this.#validate = validate;
     this.#views = new SchemaViews(schema);
+    // Ajv may say the same thing once per code path it generates.
+    this.warnings = [...new Set(warnings)];
+  }
+
+  /** What Ajv said it ignores in the schema (unknown formats), in its words. */
+  readonly warnings: readonly string[];
+
+  /** One info finding per thing the schema asks for that is not checked (an unknown format). */
+  warningFindings(): Finding[] {
+    return this.warnings.slice(0, MAX_WARNINGS).map((warning) => {
+      const unknown = /^unknown format "(.*)" ignored in schema at path "(.*)"$/.exec(warning);
+      return {
+        ruleId: JSON_RULE_IDS.schemaWarning,
+        severity: "info",
+        message: unknown
+          ? `the schema's format "${unknown[1]}" (at ${unknown[2]}) is not one the validator knows: it is not checked`
+          : `the validator ignores part of the schema: ${warning}`,
+      };
+    });
   }
 
   /** Ajv's errors for `content`, or null when it conforms: one Ajv pass per content object and turn. */

@@ -4,6 +4,8 @@ export const JSON_RULE_IDS = {
   missing: "json_schema_missing",
   invalid: "json_schema_invalid",
   repair: "json_repair",
+  /** Info: something the schema asks for is not checked (a format Ajv does not know). */
+  schemaWarning: "json_schema_warning",
   /** Info: the repair walk stepped aside where it could not decide safely. */
   repairSkipped: "json_repair_skipped",
 } as const;
