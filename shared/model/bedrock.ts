@@ -1,5 +1,7 @@
-import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
-import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resources/messages";
+import { getAuthHeaders } from "@anthropic-ai/bedrock-sdk/core/auth";
+import { BaseAnthropic, type Middleware } from "@anthropic-ai/sdk/client";
+import type { APIRequest } from "@anthropic-ai/sdk/core/api";
+import { type MessageCreateParamsNonStreaming, Messages } from "@anthropic-ai/sdk/resources/messages";
 import {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
@@ -32,19 +34,92 @@ export interface BedrockModelClientOptions {
 const LEGACY_BEDROCK_API_VERSION = "bedrock-2023-05-31";
 const ARN_VERSIONED_ID = /-v\d+(:\d+)?$/;
 
+/** The Messages API's path, which Bedrock serves as `/model/{id}/invoke`. */
+const MESSAGES_PATH = "/v1/messages";
+
+/** A model id as a path segment, encoded as the Bedrock SDK encodes it (`:` of `…-v1:0` kept). */
+const encodeModelId = (id: string) => id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent);
+
 /**
- * Claude on Amazon Bedrock (`@anthropic-ai/bedrock-sdk`), signed with the IAM credentials of the
- * environment (Lambda role, `AWS_*` variables, profile); no API key.
+ * The Messages API on Bedrock, as `AnthropicBedrock` (`@anthropic-ai/bedrock-sdk`) calls it for one
+ * non-streaming request: the same rewrite of the request into Bedrock's shape, SigV4-signed by the
+ * same `getAuthHeaders` with the environment's IAM credentials (Lambda role, `AWS_*` variables,
+ * profile), never a bearer token. `AnthropicBedrock` itself also builds every beta resource and the
+ * event-stream decoding of streamed answers: about 350 KiB of a Lambda bundle and a few tens of
+ * milliseconds of its cold start, for methods redraft never calls.
+ */
+class BedrockMessagesClient extends BaseAnthropic {
+  readonly messages: Messages = new Messages(this);
+  readonly #region: string;
+
+  constructor(options: { awsRegion: string; baseURL: string; timeout: number; maxRetries: number }) {
+    const { awsRegion, ...rest } = options;
+    // `null`: no API key or token from ANTHROPIC_* or AWS_BEARER_TOKEN_BEDROCK; the request is signed.
+    super({ ...rest, apiKey: null, authToken: null });
+    this.#region = awsRegion;
+  }
+
+  // Auth is SigV4 only, added below once the request has Bedrock's shape; no Anthropic credentials.
+  protected override _shouldResolveDefaultCredentials(): boolean {
+    return false;
+  }
+  protected override validateHeaders(): void {}
+  protected override async authHeaders(): Promise<undefined> {
+    return undefined;
+  }
+
+  protected override backendMiddleware(): ReadonlyArray<Middleware> {
+    return [async (request, next) => next(await this.#toBedrock(request))];
+  }
+
+  /** `POST …/v1/messages {model, …}` with `anthropic-version` → `POST …/model/{model}/invoke {anthropic_version, …}`, signed. */
+  async #toBedrock(request: APIRequest): Promise<APIRequest> {
+    const url = new URL(request.url);
+    const headers = new Headers(request.headers);
+    const version = headers.get("anthropic-version");
+    headers.delete("anthropic-version");
+    const body = JSON.parse(String(request.body)) as Record<string, unknown>;
+    // Bedrock reads the API version and the betas from the body, not from headers.
+    if (version && !body.anthropic_version) body.anthropic_version = version;
+    const betas = headers.get("anthropic-beta");
+    if (betas !== null && !body.anthropic_beta) body.anthropic_beta = betas.split(",").map((b) => b.trim());
+    if (url.pathname.endsWith(MESSAGES_PATH)) {
+      if (body.stream === true) throw new Error("BedrockModelClient does not stream");
+      const model = String(body.model);
+      delete body.model;
+      delete body.stream;
+      url.pathname = `${url.pathname.slice(0, -MESSAGES_PATH.length)}/model/${encodeModelId(model)}/invoke`;
+      url.searchParams.delete("beta");
+    }
+    const adapted: APIRequest = { ...request, url: url.toString(), headers, body: JSON.stringify(body) };
+    const signed = await getAuthHeaders(adapted, {
+      url: adapted.url,
+      regionName: this.#region,
+      awsAccessKey: null,
+      awsSecretKey: null,
+      awsSessionToken: null,
+    });
+    for (const [name, value] of Object.entries(signed)) headers.set(name, value);
+    return adapted;
+  }
+}
+
+/**
+ * Claude on Amazon Bedrock, signed with the IAM credentials of the environment (Lambda role,
+ * `AWS_*` variables, profile); no API key.
  */
 export class BedrockModelClient extends MessagesModelClient {
   constructor(options: BedrockModelClientOptions = {}) {
+    // The defaults AnthropicBedrock takes: AWS_REGION, ANTHROPIC_BEDROCK_BASE_URL (unset when blank).
+    const awsRegion = options.awsRegion ?? (process.env.AWS_REGION?.trim() || "us-east-1");
     const client =
       options.client ??
-      new AnthropicBedrock({
-        // `null` keeps the SDK from taking AWS_BEARER_TOKEN_BEDROCK: this client signs with IAM.
-        apiKey: null,
-        ...(options.awsRegion !== undefined ? { awsRegion: options.awsRegion } : {}),
-        ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+      new BedrockMessagesClient({
+        awsRegion,
+        baseURL:
+          options.baseURL ??
+          (process.env.ANTHROPIC_BEDROCK_BASE_URL?.trim() ||
+            `https://bedrock-runtime.${awsRegion}.amazonaws.com`),
         timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
       });
@@ -54,7 +129,7 @@ export class BedrockModelClient extends MessagesModelClient {
   protected override requestParams(request: ModelRequest): MessageCreateParamsNonStreaming {
     const params = super.requestParams(request);
     if (!ARN_VERSIONED_ID.test(this.model)) return params;
-    // The SDK's Bedrock adapter keeps an `anthropic_version` already in the body.
+    // The request rewrite keeps an `anthropic_version` already in the body.
     return Object.assign(params, { anthropic_version: LEGACY_BEDROCK_API_VERSION });
   }
 }
