@@ -1,5 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { z } from "zod";
+import { BatchEvents } from "../infra/state-names.js";
 import { BatchInputSchema } from "../shared/batch/record.js";
 import {
   type AggregateInput,
@@ -7,12 +9,14 @@ import {
   type BatchFinisher,
   type BatchOutcome,
   type BatchStepDeps,
+  finishStoppedBatch,
   type PreparedBatch,
   prepareBatch,
 } from "../shared/batch/steps.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { readEnv } from "./lib/env.js";
+import { OUTCOME_SOURCE } from "./lib/finalizer.js";
 import { logger } from "./lib/observability.js";
 
 /**
@@ -38,14 +42,56 @@ const AggregateEventSchema = z.object({
 });
 
 export const BatchEventSchema = z.discriminatedUnion("step", [PrepareEventSchema, AggregateEventSchema]);
+
+/**
+ * Step Functions' own event for a batch execution that stopped without ending (the rule in
+ * infra/constructs/batch-workflow.ts): its record is finished as `failed`.
+ */
+export const BatchStoppedEventSchema = z.object({
+  source: z.literal("aws.states"),
+  "detail-type": z.literal("Step Functions Execution Status Change"),
+  detail: z.object({
+    executionArn: z.string().min(1),
+    name: z.string().min(1),
+    status: z.enum(["FAILED", "TIMED_OUT", "ABORTED"]),
+    input: z.string().nullish(),
+    cause: z.string().nullish(),
+  }),
+});
 export type BatchEvent = z.infer<typeof BatchEventSchema>;
 
 export interface BatchHandlerDeps extends BatchStepDeps {
   batches: BatchFinisher;
+  /** Publishes `Batch Completed` for a stopped batch the state machine could not announce. */
+  announce?: (detail: BatchOutcome) => Promise<void>;
 }
 
 export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
-  return async (event: unknown): Promise<PreparedBatch | BatchOutcome> => {
+  return async (event: unknown): Promise<PreparedBatch | BatchOutcome | { written: boolean }> => {
+    const stopped = BatchStoppedEventSchema.safeParse(event);
+    if (stopped.success) {
+      const { detail } = stopped.data;
+      // The batch id is in the execution's input (λ start names the execution after it, too).
+      const input = BatchInputSchema.safeParse(detail.input ? JSON.parse(detail.input) : {});
+      const batchId = input.success ? input.data.batchId : detail.name;
+      logger.appendKeys({ batchId, executionStatus: detail.status });
+      try {
+        const outcome = await finishStoppedBatch(
+          {
+            batchId,
+            status: detail.status,
+            executionArn: detail.executionArn,
+            cause: detail.cause ?? undefined,
+          },
+          await getDeps(),
+        );
+        logger.info(outcome.written ? "stopped batch finished as failed" : "stopped batch had already ended");
+        if (outcome.written) await (await getDeps()).announce?.(withoutFlag(outcome));
+        return outcome;
+      } finally {
+        logger.resetKeys();
+      }
+    }
     const parsed = BatchEventSchema.parse(event);
     const deps = await getDeps();
     try {
@@ -80,13 +126,38 @@ export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
   };
 }
 
+/** The outcome as `Batch Completed` carries it. */
+function withoutFlag({ written: _written, ...outcome }: BatchOutcome & { written: boolean }): BatchOutcome {
+  return outcome;
+}
+
 let cloudDeps: Promise<BatchHandlerDeps> | undefined;
 
 export const handler = createBatchHandler(() => {
   cloudDeps ??= (async () => {
     const env = readEnv();
     const loop = await depsFromEnv({ model: false });
+    const busName = process.env.EVENT_BUS_NAME;
+    const events = new EventBridgeClient({});
     return {
+      ...(busName && {
+        announce: async (detail: BatchOutcome) => {
+          const out = await events.send(
+            new PutEventsCommand({
+              Entries: [
+                {
+                  EventBusName: busName,
+                  Source: OUTCOME_SOURCE,
+                  DetailType: BatchEvents.completed,
+                  Detail: JSON.stringify(detail),
+                },
+              ],
+            }),
+          );
+          if (out.FailedEntryCount)
+            throw new Error(`PutEvents refused ${BatchEvents.completed}: ${out.Entries?.[0]?.ErrorCode}`);
+        },
+      }),
       blobs: loop.blobs,
       runs: loop.runs,
       bucketName: env.BUCKET_NAME,

@@ -99,14 +99,24 @@ export class DynamoBatchStore {
     }
   }
 
-  /** Writes the summary once the Map has ended; a retried aggregate writes the same values again. */
-  async finish(batchId: string, finish: BatchFinish): Promise<void> {
+  /**
+   * Writes the summary once the Map has ended; a retried aggregate writes the same values again.
+   * `onlyIfRunning` (the finalizer of a stopped execution) leaves a batch that already ended alone:
+   * false then.
+   */
+  async finish(
+    batchId: string,
+    finish: BatchFinish,
+    options: { onlyIfRunning?: boolean } = {},
+  ): Promise<boolean> {
     try {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: batchItemKeys(batchId),
-          ConditionExpression: "attribute_exists(#pk)",
+          ConditionExpression: options.onlyIfRunning
+            ? "attribute_exists(#pk) AND #status = :running"
+            : "attribute_exists(#pk)",
           UpdateExpression:
             "SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error, #ttl = :ttl",
           ExpressionAttributeNames: {
@@ -118,6 +128,7 @@ export class DynamoBatchStore {
           },
           ExpressionAttributeValues: {
             ":status": finish.status,
+            ...(options.onlyIfRunning && { ":running": "running" }),
             ":endedAt": finish.endedAt,
             ":items": finish.summary.items,
             ":counts": finish.summary.counts,
@@ -136,7 +147,9 @@ export class DynamoBatchStore {
           },
         }),
       );
+      return true;
     } catch (error) {
+      if (options.onlyIfRunning && (error as Error).name === "ConditionalCheckFailedException") return false;
       throw storeError(`finish batch ${batchId}`, error);
     }
   }

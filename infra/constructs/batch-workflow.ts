@@ -1,10 +1,12 @@
 import { type CfnElement, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import type { EventBus } from "aws-cdk-lib/aws-events";
+import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import {
   Choice,
   Condition,
@@ -35,6 +37,7 @@ import {
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
+import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import type { EnvConfig } from "../config.js";
@@ -101,11 +104,19 @@ export class BatchWorkflow extends Construct {
   readonly stateMachine: StepFunctionsStateMachine;
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
+  /** Step Functions' events for a batch execution that stopped without ending, to λ batch. */
+  readonly stoppedRule: Rule;
+  readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string, props: BatchWorkflowProps) {
     super(scope, id);
     const { config, table, bucket, bus, perDraft } = props;
 
+    this.deadLetterQueue = new Queue(this, "DeadLetters", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
       timeout: BATCH_FUNCTION_TIMEOUT,
@@ -113,10 +124,13 @@ export class BatchWorkflow extends Construct {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,
         RETENTION_DAYS: String(config.retentionDays),
+        EVENT_BUS_NAME: bus.eventBusName,
         POWERTOOLS_SERVICE_NAME: "redraft",
         POWERTOOLS_LOG_LEVEL: config.logLevel,
       },
       config,
+      // Asynchronous invocations (the stopped-batch rule) that failed Lambda's own retries.
+      deadLetterQueue: this.deadLetterQueue,
     });
     // Reads the children's runs, finishes the batch record: single items of the table, no index.
     this.function.addToRolePolicy(
@@ -348,13 +362,33 @@ export class BatchWorkflow extends Construct {
       },
       {
         id: `AwsSolutions-IAM5[${executionFinding(this.stateMachine, ":*")}]`,
-        reason: "CDK's Distributed Map policy: the Map Run's own child workflow executions.",
+        reason:
+          "CDK's Distributed Map policy: describing and stopping the Map Run of this batch's executions.",
       },
       {
         id: `AwsSolutions-IAM5[${executionFinding(this.stateMachine, "/*:*")}]`,
-        reason: "CDK's Distributed Map policy: the Map Run's own child workflow executions.",
+        reason: "CDK's Distributed Map policy: the child workflow executions a Map Run starts, one per item.",
       },
     );
+    // A batch execution that times out, is aborted, or fails outside its Catches never reaches
+    // AggregateBatch: λ batch finishes its record as failed (if still running) and announces it.
+    bus.grantPutEventsTo(this.function);
+    this.stoppedRule = new Rule(this, "BatchStopped", {
+      description: "Finish the record of a failed, timed-out or aborted batch execution (λ batch)",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...STOPPED_STATUSES] },
+      },
+      targets: [
+        new LambdaTarget(this.function, {
+          deadLetterQueue: this.deadLetterQueue,
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(6),
+        }),
+      ],
+    });
+
     if (config.stateMachineLogs.level !== "ALL") {
       acknowledge(this.stateMachine, {
         id: "AwsSolutions-SF1",

@@ -55,6 +55,8 @@ export interface ObservabilityProps {
   readonly deadLetterQueue: Queue;
   /** λ finalize's dead-letter queue: stopped executions whose run could not be finalized. */
   readonly finalizerDeadLetterQueue: Queue;
+  /** The batch state machine and λ batch's dead-letter queue (stopped batches it could not finish). */
+  readonly batches?: { stateMachine: StateMachine; deadLetterQueue: Queue } | undefined;
   /** An e-mail subscription on the alarm topic. */
   readonly alarmEmail?: string | undefined;
   /** An existing topic every alarm also notifies. */
@@ -243,6 +245,30 @@ export class Observability extends Construct {
       1,
       "a stopped execution's run could not be finalized (see the finalizer DLQ)",
     );
+
+    if (props.batches) {
+      alarm(
+        "BatchesFailed",
+        props.batches.stateMachine.metricFailed(sum),
+        1,
+        "a batch failed: its manifest was refused or more items failed than tolerated (the batch record says which)",
+      );
+      alarm(
+        "BatchesTimedOut",
+        props.batches.stateMachine.metricTimedOut(sum),
+        1,
+        "a batch hit its timeout (batchTimeoutHours); its record is finished as failed / TIMED_OUT",
+      );
+      alarm(
+        "BatchDeadLetters",
+        props.batches.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: fiveMinutes,
+          statistic: "Maximum",
+        }),
+        1,
+        "a stopped batch's record could not be finished (see the batch DLQ)",
+      );
+    }
 
     // ── Dashboard ─────────────────────────────────────────────────────────────────────────────
     const search = (metricName: string, label: string, period = fiveMinutes) =>

@@ -67,7 +67,8 @@ export interface BatchFinisher {
       mapResultsRef?: { bucket: string; key: string } | undefined;
       error?: { error: string; cause: string } | undefined;
     },
-  ): Promise<void>;
+    options?: { onlyIfRunning?: boolean },
+  ): Promise<boolean>;
 }
 
 /**
@@ -153,7 +154,8 @@ export async function aggregateBatch(
   input: AggregateInput,
   deps: BatchStepDeps & { batches: BatchFinisher },
   now = () => new Date().toISOString(),
-): Promise<BatchOutcome> {
+  options: { onlyIfRunning?: boolean } = {},
+): Promise<BatchOutcome & { written: boolean }> {
   const { batchId } = input;
   const mapItems = input.prepared ? await readMapItems(deps.blobs, input.prepared.itemsKey) : [];
   const limit = pLimit(STORE_CONCURRENCY);
@@ -173,15 +175,13 @@ export async function aggregateBatch(
   );
   const summary = summarize(items);
   const status = input.error ? "failed" : "completed";
-  await deps.batches.finish(batchId, {
-    status,
-    endedAt: now(),
-    summary,
-    resultsRef,
-    mapResultsRef: input.mapResultsRef,
-    error: input.error,
-  });
+  const written = await deps.batches.finish(
+    batchId,
+    { status, endedAt: now(), summary, resultsRef, mapResultsRef: input.mapResultsRef, error: input.error },
+    options,
+  );
   return {
+    written,
     batchId,
     status,
     items: summary.items,
@@ -193,4 +193,30 @@ export async function aggregateBatch(
     ...(input.mapResultsRef && { mapResultsRef: input.mapResultsRef }),
     ...(input.error && { error: input.error }),
   };
+}
+
+/**
+ * A batch execution that stopped without ending (timed out, aborted, or failed outside its
+ * Catches: Step Functions' `Execution Status Change`) leaves its record `running`. Finished here
+ * as `failed` with the execution's status, counting the children as far as they got; a batch
+ * whose record already has its end is left as it is.
+ */
+export async function finishStoppedBatch(
+  stopped: { batchId: string; status: string; executionArn: string; cause?: string | undefined },
+  deps: BatchStepDeps & { batches: BatchFinisher },
+): Promise<BatchOutcome & { written: boolean }> {
+  const error = {
+    // The execution's own status names why: TIMED_OUT, ABORTED, FAILED.
+    error: stopped.status,
+    cause: `${stopped.executionArn} ended ${stopped.status}${stopped.cause ? `: ${stopped.cause}` : ""}`,
+  };
+  const once = { onlyIfRunning: true };
+  try {
+    const prepared = { itemsKey: batchKeys.items(stopped.batchId), items: 0 };
+    return await aggregateBatch({ batchId: stopped.batchId, prepared, error }, deps, undefined, once);
+  } catch (e) {
+    // Stopped before PrepareItems wrote its list: no child was started; the record alone says so.
+    if (!(e instanceof BlobNotFoundError)) throw e;
+    return aggregateBatch({ batchId: stopped.batchId, error }, deps, undefined, once);
+  }
 }

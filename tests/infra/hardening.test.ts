@@ -84,15 +84,17 @@ describe("1. retention per environment", () => {
         TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
       });
       const writers = functionVariables(template).filter((v) => "TABLE_NAME" in v);
-      // validate, correct, revalidate, judge, outcome, finalize
-      expect(writers).toHaveLength(6);
+      // validate, correct, revalidate, judge, outcome, finalize, batch
+      expect(writers).toHaveLength(7);
       for (const variables of writers)
         expect(variables.RETENTION_DAYS).toBe(String(environments[env].retentionDays));
     },
   );
 
   it("keeps the review queue: MarkNeedsReview removes the run's ttl, MarkValidated leaves it", () => {
-    const asl = getAsl(synthesized.prod.template);
+    const asl = getAsl(synthesized.prod.template, {
+      stateMachineLogicalId: logicalId(synthesized.prod.stack.workflow.stateMachine),
+    });
     const params = (name: string) =>
       (stateOf(asl, name) as unknown as { Parameters: { UpdateExpression: string } }).Parameters;
     expect(params(StateNames.MarkNeedsReview).UpdateExpression).toMatch(/ REMOVE #ttl$/);
@@ -178,6 +180,8 @@ describe("7. least privilege, justified", () => {
         ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
         `s3:GetObject on ${objects("drafts/")}`,
         `s3:GetObject on ${objects("runs/")}`,
+        // A batch item's child run reads its draft like an upload.
+        `s3:GetObject on ${objects("batch-items/")}`,
         `s3:GetObjectVersion on ${objects("drafts/")}`,
         `s3:PutObject on ${objects("runs/")}`,
         `s3:PutObjectTagging on ${objects("runs/")}`,
@@ -220,6 +224,7 @@ describe("7. least privilege, justified", () => {
       grants: [
         ...XRAY.map((a) => `${a} on *`),
         `states:StartExecution on ${logicalId(stack.workflow.stateMachine)}`,
+        `states:StartExecution on ${logicalId(stack.batches.stateMachine)}`,
         // Lambda's own asynchronous-invocation DLQ.
         `sqs:SendMessage on ${logicalId(stack.triggers.deadLetterQueue)}.Arn`,
       ],

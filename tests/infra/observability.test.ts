@@ -217,7 +217,8 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
       (r) => (r as { Properties: { RetentionInDays: number } }).Properties.RetentionInDays,
     );
-    // One per function (validate, correct, revalidate, judge, outcome, start, finalize) and the state machine's.
-    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7, 7]);
+    // One per function (validate, correct, revalidate, judge, outcome, start, finalize, batch) and
+    // each state machine's (per-draft, batch).
+    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7, 7, 7, 7]);
   });
 });

@@ -76,20 +76,24 @@ describe("triggers", () => {
     });
   });
 
-  it("lets only λ start start executions", () => {
+  it("lets only λ start start executions, besides the batch state machine starting its children", () => {
     const starters = Object.values(template.findResources("AWS::IAM::Policy")).filter((p) =>
       JSON.stringify(p).includes("states:StartExecution"),
     );
-    expect(starters).toHaveLength(1);
-    expect(JSON.stringify(starters[0])).toContain(
-      logicalId(stack.triggers.starter.role ?? stack.triggers.starter),
+    const roles = starters.map((p) =>
+      JSON.stringify((p as { Properties: { Roles: unknown } }).Properties.Roles),
     );
+    const batchRole = logicalId(stack.batches.stateMachine.role);
+    expect(roles.filter((r) => !r.includes(batchRole))).toEqual([
+      expect.stringContaining(logicalId(stack.triggers.starter.role ?? stack.triggers.starter)),
+    ]);
   });
 
-  it("keeps exactly the two triggers, plus the two outcome-counting rules and the finalizer's", () => {
+  it("keeps exactly the four triggers, plus the two outcome-counting rules and the two finalizers'", () => {
     const rules = Object.values(template.findResources("AWS::Events::Rule"));
-    expect(rules).toHaveLength(5);
+    expect(rules).toHaveLength(8);
     const starting = rules.filter((r) => JSON.stringify(r).includes(logicalId(stack.triggers.starter)));
-    expect(starting).toHaveLength(2);
+    // drafts/ and Draft Submitted, batches/ and Batch Submitted.
+    expect(starting).toHaveLength(4);
   });
 });

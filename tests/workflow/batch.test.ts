@@ -1,7 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
+import { createBatchHandler } from "../../functions/batch.js";
 import { BATCHES_PARTITION, batchItemKeys } from "../../functions/lib/batch-store.js";
 import { INDEXES } from "../../functions/lib/table.js";
 import { BatchEvents, BatchStateNames } from "../../infra/state-names.js";
@@ -250,6 +251,61 @@ describe("the batch state machine, locally", () => {
     expect(await runtime.runs.getRun(childRunId("b-killed", 1))).toEqual(before);
     const items = await childRuns(runtime, "b-killed", [1, 2, 3]);
     expect(items.every((i) => i.run)).toBe(true);
+  }, 60_000);
+});
+
+describe("a batch execution that stopped without ending", () => {
+  it("is finished as failed by λ batch from Step Functions' status-change event, once, and announced", async () => {
+    const { runtime, runner } = await setUp(null);
+    const drafts = await exampleLines();
+    await runtime.blobs.put("batches/stopped.jsonl", drafts.slice(0, 2).join("\n"));
+    // A batch that ran, then its record put back to `running`: as if the execution had timed out
+    // before AggregateBatch.
+    await runner.run("b-stopped", "batches/stopped.jsonl");
+    const doc = DynamoDBDocumentClient.from(runtime.dynamo);
+    await doc.send(
+      new UpdateCommand({
+        TableName: LOCAL_TABLE,
+        Key: batchItemKeys("b-stopped"),
+        UpdateExpression: "SET #s = :r",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":r": "running" },
+      }),
+    );
+    const announced: unknown[] = [];
+    const handler = createBatchHandler(async () => ({
+      blobs: runtime.blobs,
+      runs: runtime.runs,
+      bucketName: "redraft-local",
+      batches: runner.batches,
+      announce: async (detail) => {
+        announced.push(detail);
+      },
+    }));
+    const event = {
+      source: "aws.states",
+      "detail-type": "Step Functions Execution Status Change",
+      detail: {
+        executionArn: "arn:aws:states:us-east-1:123456789012:execution:redraft-dev-batch:b-stopped",
+        name: "b-stopped",
+        status: "TIMED_OUT",
+        input: JSON.stringify({
+          batchId: "b-stopped",
+          manifestRef: { bucket: "redraft-local", key: "batches/stopped.jsonl" },
+        }),
+        cause: null,
+      },
+    };
+    expect(await handler(event)).toMatchObject({ written: true, status: "failed", items: 2 });
+    const record = await runner.batches.get("b-stopped");
+    expect(record?.status).toBe("failed");
+    expect(record?.error?.error).toBe("TIMED_OUT");
+    expect(record?.counts).toBeDefined();
+    expect(announced).toHaveLength(1);
+    // The same event again, or for a batch that ended: nothing is written over it.
+    expect(await handler(event)).toMatchObject({ written: false });
+    expect(announced).toHaveLength(1);
+    expect((await runner.batches.get("b-stopped"))?.endedAt).toBe(record?.endedAt);
   }, 60_000);
 });
 
