@@ -20,6 +20,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pLimit from "p-limit";
 import { LocalBatchRunner } from "../local/batch.js";
 import { LocalRuntime } from "../local/runtime.js";
 import { loadAsl, loadBatchAsl } from "../local/state-machine.js";
@@ -104,12 +105,17 @@ try {
   const started = performance.now();
   const outcome = await runner.run("b-bench", "batches/bench.jsonl");
   const seconds = (performance.now() - started) / 1000;
+  // The batch's own peak: before the checks below read every run back.
+  const peakMb = process.resourceUsage().maxRSS / 1024;
   const record = outcome.record;
   if (record?.status !== "completed")
     fail(`the batch ended ${record?.status}: ${JSON.stringify(record?.error)}`);
 
   // Every item recorded exactly once: one run per line, and the record's counts are the runs'.
-  const runs = await Promise.all(lines.map((_, i) => runtime.runs.getRun(childRunId("b-bench", i + 1))));
+  const limit = pLimit(16);
+  const runs = await Promise.all(
+    lines.map((_, i) => limit(() => runtime.runs.getRun(childRunId("b-bench", i + 1)))),
+  );
   if (runs.some((r) => !r)) fail("an item has no run");
   const counts: Record<string, number> = {};
   for (const run of runs) if (run) counts[run.status] = (counts[run.status] ?? 0) + 1;
@@ -128,7 +134,6 @@ try {
     if (history) transitions.push(history.history.filter((h) => h.type === "StateEntered").length);
   }
   const perDraft = transitions.reduce((a, b) => a + b, 0) / transitions.length;
-  const peakMb = process.resourceUsage().maxRSS / 1024;
 
   console.log(
     `bench:batch — ${fmtInt(COUNT)} drafts in one manifest (${fmtInt(needCorrection)} corrected by a replayed model, the rest clean or repaired), batch concurrency ${"4 (dev's batchConcurrency)"}`,
@@ -140,7 +145,7 @@ try {
       [
         ["drafts/s", fmtInt(COUNT / seconds)],
         ["wall time", `${seconds.toFixed(1)} s`],
-        ["peak RSS of the process", `${fmtInt(peakMb)} MB (goal ≤ 500)`],
+        ["peak RSS of the process while the batch ran", `${fmtInt(peakMb)} MB (goal ≤ 500)`],
         ["runs recorded / items", `${fmtInt(all.length)} / ${fmtInt(COUNT)} (exactly once)`],
         [
           "state transitions per draft (sampled, median)",
