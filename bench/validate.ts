@@ -144,11 +144,18 @@ function consume(result: unknown): void {
   sink += (r.counts ?? r.report?.counts)?.error ?? 0;
 }
 
-/** Runs the case for at least `seconds`, in batches, and returns drafts per second. */
-async function timed(c: Case, seconds: number): Promise<number> {
+/** Drafts per second of wall time, and per second of this process's CPU time (user + system). */
+interface Rate {
+  wall: number;
+  cpu: number;
+}
+
+/** Runs the case for at least `seconds`, in batches, and returns its rates. */
+async function timed(c: Case, seconds: number): Promise<Rate> {
   let done = 0;
   let i = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   const deadline = start + seconds * 1000;
   let now = start;
   while (now < deadline) {
@@ -159,12 +166,13 @@ async function timed(c: Case, seconds: number): Promise<number> {
     done += 50;
     now = performance.now();
   }
-  return done / ((now - start) / 1000);
+  const cpu = process.cpuUsage(cpuStart);
+  return { wall: done / ((now - start) / 1000), cpu: done / ((cpu.user + cpu.system) / 1e6) };
 }
 
-async function measure(c: Case): Promise<number[]> {
+async function measure(c: Case): Promise<Rate[]> {
   await timed(c, WARMUP_SECONDS);
-  const rates: number[] = [];
+  const rates: Rate[] = [];
   for (let r = 0; r < ROUNDS; r++) rates.push(await timed(c, ROUND_SECONDS));
   return rates;
 }
@@ -269,15 +277,15 @@ function setup(): Setup {
 }
 
 /** Runs one case in a fresh child process and returns its rates. */
-function inChild(name: string): Promise<number[]> {
+function inChild(name: string): Promise<Rate[]> {
   return new Promise((resolve, reject) => {
     const args = process.argv.slice(2).filter((a, i, all) => a !== "--only" && all[i - 1] !== "--only");
     const child = fork(process.argv[1] as string, [...args, "--case", name], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
-    let rates: number[] | undefined;
+    let rates: Rate[] | undefined;
     child.on("message", (m) => {
-      rates = (m as { rates: number[] }).rates;
+      rates = (m as { rates: Rate[] }).rates;
     });
     child.on("error", reject);
     child.on("exit", (code) =>
@@ -301,24 +309,33 @@ async function main(): Promise<void> {
   console.log(output.join("\n"));
   const rows: string[][] = [];
   for (const c of cases) {
-    const rates = SAME_PROCESS ? await measure(c) : await inChild(c.name);
+    const measured = SAME_PROCESS ? await measure(c) : await inChild(c.name);
+    const rates = measured.map((r) => r.wall);
     const med = median(rates);
+    const perCpu = median(measured.map((r) => r.cpu));
     const target = TARGETS[c.kind];
     const verdict =
-      med >= target
+      perCpu >= target
         ? "met"
-        : `${((1 - med / target) * 100).toFixed(0)}% short (x${(target / med).toFixed(1)} needed)`;
+        : `${((1 - perCpu / target) * 100).toFixed(0)}% short (x${(target / perCpu).toFixed(1)} needed)`;
     rows.push([
       c.name,
       fmtInt(med),
       fmtInt(Math.min(...rates)),
       fmtInt(Math.max(...rates)),
       `${(1e6 / med).toFixed(1)} µs`,
+      fmtInt(perCpu),
       `${fmtInt(target)}/s ${verdict}`,
     ]);
-    process.stderr.write(`  ${c.name}: ${fmtInt(med)}/s\n`);
+    process.stderr.write(`  ${c.name}: ${fmtInt(med)}/s, ${fmtInt(perCpu)}/CPU-s\n`);
   }
-  const result = table(["case", "median/s", "min/s", "max/s", "per draft", "target"], rows);
+  const result = [
+    table(["case", "median/s", "min/s", "max/s", "per draft", "median/CPU-s", "target (per CPU-s)"], rows),
+    "",
+    "median/s, min/s, max/s: drafts per second of wall time over the rounds; per draft: at the wall-time median.",
+    "median/CPU-s: drafts per second of this process's own CPU time (user + system), what one core does when",
+    "the machine is shared (the GC's helper threads count too, so it errs low): the target is judged on it.",
+  ].join("\n");
   console.log(result);
   output.push(result);
   if (sink < 0) console.log(sink);
