@@ -277,6 +277,19 @@ describe("the walks and the other applicators", () => {
     expect(report.violations.find((v) => v.ruleId === JSON_RULE_IDS.repairSkipped)?.path).toBe("/embedded");
   });
 
+  it("lets a 2019-09 or 2020-12 schema $ref the draft-07 meta-schema (a field that holds a schema)", async () => {
+    for (const $schema of [D2020, D2019]) {
+      const schema = {
+        $schema,
+        type: "object",
+        properties: { output: { $ref: "http://json-schema.org/draft-07/schema#" } },
+      };
+      expect((await validateDraft(draftOf(schema, { output: { type: "string" } }))).passed).toBe(true);
+      const report = await validateDraft(draftOf(schema, { output: { type: 5 } }));
+      expect(report.passed).toBe(false);
+    }
+  });
+
   it("counts units through a cycle of $refs without end", () => {
     const schema = {
       type: "object",

@@ -2,7 +2,7 @@
  * Ajv per JSON Schema dialect: which class checks a schema (from its `$schema`), with which options, and
  * the dialect's meta-schema compiled once.
  */
-import { Ajv, type Options, type ValidateFunction } from "ajv";
+import { Ajv, type AnySchemaObject, type Options, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -40,6 +40,13 @@ export const META_SCHEMAS: Record<JsonSchemaDialect, string> = {
   "draft-07": "http://json-schema.org/draft-07/schema",
 };
 
+let draft07: AnySchemaObject | undefined;
+/** The draft-07 meta-schema as Ajv ships it (taken from a draft-07 Ajv, so no JSON module is imported). */
+function draft07MetaSchema(): AnySchemaObject {
+  draft07 ??= new Ajv({ logger: false }).getSchema(META_SCHEMAS["draft-07"])?.schema as AnySchemaObject;
+  return draft07;
+}
+
 export function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
   const ajv =
     dialect === "draft-07"
@@ -47,6 +54,10 @@ export function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
       : dialect === "2019-09"
         ? new Ajv2019(options)
         : new Ajv2020(options);
+  // A newer schema may $ref the draft-07 meta-schema (a field that holds a schema). The other way round
+  // is not offered: the 2019-09 and 2020-12 meta-schemas need $recursiveRef/$dynamicRef, which an older
+  // dialect's Ajv does not evaluate.
+  if (dialect !== "draft-07") ajv.addMetaSchema(draft07MetaSchema());
   addFormats(ajv);
   return ajv;
 }
