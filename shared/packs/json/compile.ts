@@ -104,9 +104,23 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
 
 function lookupByContent(schema: SchemaObject): SchemaLookup {
   const { maxDepth, maxBytes } = DEFAULT_SCHEMA_LIMITS;
-  // Serializing, the meta-schema check and Ajv all recurse over the schema: depth is bounded first.
-  if (exceedsDepth(schema, maxDepth)) return invalidSchema(`it is nested more than ${maxDepth} levels deep`);
-  const text = JSON.stringify(schema);
+  const tooDeep = () => invalidSchema(`it is nested more than ${maxDepth} levels deep`);
+  let text: string;
+  try {
+    text = JSON.stringify(schema);
+  } catch {
+    // Only a nesting deep enough to exhaust the stack makes JSON.stringify throw on parsed JSON.
+    return tooDeep();
+  }
+  // A text seen before passed every check below (or is cached with its problem): the same schema
+  // re-parsed from every draft costs one serialization and one lookup.
+  const known = byText.get(text);
+  if (known) {
+    remember(byText, text, known);
+    return known;
+  }
+  // The meta-schema check and Ajv recurse over the schema: its depth is bounded before they see it.
+  if (exceedsDepth(schema, maxDepth)) return tooDeep();
   const bytes = Buffer.byteLength(text);
   // Not kept by text: an oversized text would make an oversized cache key.
   if (bytes > maxBytes) return invalidSchema(`it is ${bytes} bytes, over the limit of ${maxBytes} bytes`);
