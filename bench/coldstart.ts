@@ -122,31 +122,68 @@ function synthesize(
   return { bundles, seconds };
 }
 
-/** Smoke: the validate step bundled by esbuild with the deploy's options, no synth. */
-async function bundleValidateOnly(): Promise<Bundle[]> {
+/**
+ * One step bundled by esbuild alone with the deploy's options (no synth), its side files beside it.
+ * `awsSdkExternal` leaves `@aws-sdk/*` out, to be loaded from node_modules as from the Lambda
+ * runtime's copy: the comparison rows, which show what bundling the AWS SDK trades.
+ */
+async function bundleOne(
+  step: Step,
+  label: string,
+  modelSdk: "anthropic" | "none",
+  awsSdkExternal: boolean,
+): Promise<Bundle & { parts: Map<string, number> }> {
   const [{ build }, { BUNDLE_SIDE_FILES, esbuildOptions }] = await Promise.all([
     import("esbuild"),
     import("../infra/constructs/functions.js"),
   ]);
-  const dir = join(OUT, "smoke");
+  const dir = join(OUT, `${step}-${awsSdkExternal ? "external" : "bundled"}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.mjs");
-  await build({
-    ...esbuildOptions("none"),
-    entryPoints: ["functions/validate.ts"],
+  const options = esbuildOptions(modelSdk);
+  const { metafile } = await build({
+    ...options,
+    ...(awsSdkExternal && { external: [...options.external, "@aws-sdk/*"] }),
+    entryPoints: [`functions/${step}.ts`],
     outfile: file,
+    metafile: true,
     logLevel: "error",
   });
   for (const side of BUNDLE_SIDE_FILES) copyFileSync(side, join(dir, basename(side)));
-  return [
-    {
-      step: "validate",
-      label: "validate (smoke)",
-      file,
-      env: { TABLE_NAME: "bench", BUCKET_NAME: "bench", MODEL_PROVIDER: "none" },
-    },
-  ];
+  const model =
+    modelSdk === "anthropic"
+      ? {
+          MODEL_PROVIDER: "anthropic",
+          ANTHROPIC_SECRET_ARN: "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench",
+        }
+      : { MODEL_PROVIDER: "none" };
+  const inputs = Object.values(metafile.outputs).find((o) => o.entryPoint)?.inputs ?? {};
+  return {
+    step,
+    label,
+    file,
+    env: { TABLE_NAME: "bench", BUCKET_NAME: "bench", ...model },
+    parts: partsOf(inputs),
+  };
+}
+
+/** The AWS SDK's packages (clients, Smithy runtime, AWS crypto), counted as one part. */
+const AWS_SDK_PART = /^@(aws-sdk|smithy|aws-crypto)\//;
+
+/** Bytes of the bundle per package (the AWS SDK as one), and per top folder for redraft's own code. */
+function partsOf(inputs: Record<string, { bytesInOutput: number }>): Map<string, number> {
+  const parts = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(inputs)) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1];
+    const part = pkg
+      ? AWS_SDK_PART.test(pkg)
+        ? "AWS SDK (@aws-sdk, @smithy, @aws-crypto)"
+        : pkg
+      : `redraft ${path.split("/")[0]}/`;
+    parts.set(part, (parts.get(part) ?? 0) + bytesInOutput);
+  }
+  return parts;
 }
 
 const PROBE =
@@ -193,6 +230,53 @@ const bytes = (n: number) => n.toLocaleString("en-US");
 const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
+/**
+ * The trade the deploy makes: the AWS SDK bundled (tree-shaken ES modules) against left to the Lambda
+ * runtime's copy (CommonJS, loaded from node_modules here). Not what deploys: built by esbuild alone,
+ * both ways, from the same sources and options, so that the two columns differ in that one setting.
+ */
+async function compareAwsSdkExternal(): Promise<void> {
+  const rows: string[][] = [];
+  let validateParts = new Map<string, number>();
+  for (const [step, modelSdk] of [
+    ["validate", "none"],
+    ["correct", "anthropic"],
+  ] as const) {
+    const cells: string[] = [];
+    for (const external of [false, true]) {
+      const b = await bundleOne(step, step, modelSdk, external);
+      const cpu = median(Array.from({ length: RUNS }, () => importCpuMs(b, undefined)));
+      cells.push(bytes(statSync(b.file).size), ms(cpu));
+      if (step === "validate" && !external) validateParts = b.parts;
+    }
+    rows.push([`${step} (${modelSdk === "none" ? "no model SDK" : "Anthropic SDK"})`, ...cells]);
+  }
+  say(
+    "\nthe trade: AWS SDK bundled (as deployed) or left to the Lambda runtime's copy (esbuild alone, same options)",
+  );
+  say(
+    table(
+      [
+        "bundle",
+        "bundled: index.mjs B",
+        "bundled: import CPU",
+        "runtime's SDK: index.mjs B",
+        "runtime's SDK: import CPU",
+      ],
+      rows,
+    ),
+  );
+  // Where the bytes of a bundle go, so that a size above the goal says what it is made of.
+  const largest = [...validateParts].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  say("\nthe largest parts of validate's bundle (esbuild's metafile, bytes in the minified output)");
+  say(
+    table(
+      ["part", "bytes"],
+      largest.map(([part, n]) => [part, bytes(n)]),
+    ),
+  );
+}
+
 async function main(): Promise<void> {
   const date = new Date();
   const load = loadavg();
@@ -201,7 +285,7 @@ async function main(): Promise<void> {
   say(machine());
   let bundles: Bundle[];
   if (SMOKE) {
-    bundles = await bundleValidateOnly();
+    bundles = [await bundleOne("validate", "validate (smoke)", "none", false)];
     say("smoke: validate bundled by esbuild alone (the deploy's options, no synth), imported once");
   } else {
     bundles = [];
@@ -278,6 +362,7 @@ async function main(): Promise<void> {
     `\ngoals: bundle (index.mjs) <= 1 MiB; validate and revalidate carry no model SDK; import CPU <= ${GOAL_IMPORT_MS} ms as deployed`,
   );
   say(misses.length === 0 ? "every goal met" : `not met:\n${misses.map((m) => `- ${m}`).join("\n")}`);
+  if (!SMOKE) await compareAwsSdkExternal();
   if (SMOKE && sdkRegression) {
     console.error("bench:coldstart --smoke: the validate bundle carries a model SDK");
     process.exitCode = 1;
