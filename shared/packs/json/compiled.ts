@@ -73,7 +73,7 @@ export class CompiledJsonSchema {
     compiling = false;
     if (!validate) throw new Error("schema did not compile");
     this.#validate = validate;
-    this.#views = new SchemaViews(schema);
+    this.#views = new SchemaViews(schema, dialect);
     // Ajv may say the same thing once per code path it generates.
     this.warnings = [...new Set(warnings)];
   }

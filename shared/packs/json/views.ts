@@ -2,6 +2,7 @@
  * Schema navigation: which sub-schemas apply to an instance location, as the repair walk, the score's
  * unit count and the messages see it. Computed once per schema location and kept with the compiled schema.
  */
+import type { JsonSchemaDialect } from "./ajv.js";
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode, unescapeSegment } from "./util.js";
 
 /** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
@@ -231,9 +232,23 @@ export class SchemaViews {
   readonly #plans = new WeakMap<readonly View[], Plan>();
   #root: readonly View[] | undefined;
 
-  constructor(schema: SchemaObject) {
+  /**
+   * Keywords of the schema's dialect the walk reads: another dialect's keyword is an annotation to Ajv
+   * (draft-07 has neither unevaluatedProperties nor a dynamic reference: one ref keyword).
+   */
+  readonly #modern: boolean;
+  readonly #refKeywords: readonly ("$ref" | "$dynamicRef" | "$recursiveRef")[];
+
+  constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
     this.#schema = schema;
     this.#index = indexSchema(schema);
+    this.#modern = dialect === "2020-12";
+    this.#refKeywords =
+      dialect === "2020-12"
+        ? ["$ref", "$dynamicRef"]
+        : dialect === "2019-09"
+          ? ["$ref", "$recursiveRef"]
+          : ["$ref"];
   }
 
   root(): readonly View[] {
@@ -298,7 +313,7 @@ export class SchemaViews {
     }
     seen.add(node);
     out.push({ node, ptr });
-    for (const keyword of ["$ref", "$dynamicRef", "$recursiveRef"] as const) {
+    for (const keyword of this.#refKeywords) {
       const ref = node[keyword];
       if (typeof ref !== "string") continue;
       const target = this.#resolve(node, keyword, ref);
@@ -424,7 +439,7 @@ export class SchemaViews {
         else if (additional !== undefined) evaluated = true;
         if (isRecord(additional)) pushRoot(roots, additional, `${ptr}/additionalProperties`);
       }
-      if (node.unevaluatedProperties === false) unevaluatedFalse = true;
+      if (node.unevaluatedProperties === false && this.#refKeywords.length > 1) unevaluatedFalse = true;
     }
     const opaque = this.opaque(views);
     const conditional = views.some(hasDynamicApplicator);
@@ -463,11 +478,11 @@ export class SchemaViews {
   #itemRoots(views: readonly View[], index: number): View[] {
     const roots: View[] = [];
     for (const { node, ptr } of views) {
-      if (Array.isArray(node.items)) {
+      if (!this.#modern && Array.isArray(node.items)) {
         // draft-07 and 2019-09 tuple form
         if (index < node.items.length) pushRoot(roots, node.items[index], `${ptr}/items/${index}`);
         else pushRoot(roots, node.additionalItems, `${ptr}/additionalItems`);
-      } else if (Array.isArray(node.prefixItems) && index < node.prefixItems.length) {
+      } else if (this.#modern && Array.isArray(node.prefixItems) && index < node.prefixItems.length) {
         pushRoot(roots, node.prefixItems[index], `${ptr}/prefixItems/${index}`);
       } else {
         pushRoot(roots, node.items, `${ptr}/items`);
@@ -481,7 +496,7 @@ export class SchemaViews {
     if (plan.tupleLength === undefined) {
       let length = 0;
       for (const { node } of views) {
-        const tuple = Array.isArray(node.items) ? node.items : node.prefixItems;
+        const tuple = this.#modern ? node.prefixItems : node.items;
         if (Array.isArray(tuple)) length = Math.max(length, tuple.length);
       }
       plan.tupleLength = length;
