@@ -234,14 +234,16 @@ export class SchemaViews {
 
   /**
    * Keywords of the schema's dialect the walk reads: another dialect's keyword is an annotation to Ajv
-   * (draft-07 has neither unevaluatedProperties nor a dynamic reference: one ref keyword).
+   * (draft-07 has neither unevaluatedProperties nor a dynamic reference).
    */
+  readonly #dialect: JsonSchemaDialect;
   readonly #modern: boolean;
   readonly #refKeywords: readonly ("$ref" | "$dynamicRef" | "$recursiveRef")[];
 
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
     this.#schema = schema;
     this.#index = indexSchema(schema);
+    this.#dialect = dialect;
     this.#modern = dialect === "2020-12";
     this.#refKeywords =
       dialect === "2020-12"
@@ -439,7 +441,7 @@ export class SchemaViews {
         else if (additional !== undefined) evaluated = true;
         if (isRecord(additional)) pushRoot(roots, additional, `${ptr}/additionalProperties`);
       }
-      if (node.unevaluatedProperties === false && this.#refKeywords.length > 1) unevaluatedFalse = true;
+      if (node.unevaluatedProperties === false && this.#dialect !== "draft-07") unevaluatedFalse = true;
     }
     const opaque = this.opaque(views);
     const conditional = views.some(hasDynamicApplicator);
