@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { checkManifest, ManifestRefusedError, splitManifest } from "../../shared/batch/manifest.js";
+import { batchIdFor, batchItem, childRunId, summarize } from "../../shared/batch/record.js";
+import { batchKeys, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
+import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
+
+/** λ batch's core: the manifest split, refused as a whole only for what no item could fix. */
+
+const deps = () => ({ blobs: new MemoryBlobStore(), runs: new MemoryRunStore(), bucketName: "ours" });
+
+describe("splitManifest", () => {
+  it("numbers JSONL items by their line, skipping blank lines, and JSON array items by position", () => {
+    expect(splitManifest('{"a":1}\n\n  \n{"b":2}\r\n').map((i) => i.line)).toEqual([1, 4]);
+    expect(splitManifest('[{"a":1}, {"b":[1,2]}, 3]').map((i) => [i.line, i.body])).toEqual([
+      [1, '{"a":1}'],
+      [2, '{"b":[1,2]}'],
+      [3, "3"],
+    ]);
+    // An array that never closes is read line by line, so each line is judged on its own.
+    expect(splitManifest('[{"a":1},\n{"b":2}').map((i) => i.line)).toEqual([1, 2]);
+    expect(splitManifest('\uFEFF{"a":1}')[0]?.body).toBe('{"a":1}');
+  });
+});
+
+describe("prepareBatch", () => {
+  it("writes one object per item and the Map's item list, pointing into this bucket only", async () => {
+    const d = deps();
+    await d.blobs.put("batches/m.jsonl", '{"id":"a"}\nnot json\n');
+    const prepared = await prepareBatch(
+      { batchId: "b-1", manifestRef: { bucket: "ours", key: "batches/m.jsonl" } },
+      d,
+    );
+    expect(prepared).toEqual({ itemsKey: batchKeys.items("b-1"), items: 2 });
+    const items = await readMapItems(d.blobs, prepared.itemsKey);
+    expect(items).toEqual([
+      { line: 1, draftRef: { bucket: "ours", key: batchKeys.item("b-1", 1) } },
+      { line: 2, draftRef: { bucket: "ours", key: batchKeys.item("b-1", 2) } },
+    ]);
+    expect(await d.blobs.get(batchKeys.item("b-1", 2))).toBe("not json");
+    // Run again (a retried step): the same objects, nothing else.
+    expect(
+      await prepareBatch({ batchId: "b-1", manifestRef: { bucket: "ours", key: "batches/m.jsonl" } }, d),
+    ).toEqual(prepared);
+  });
+
+  it("refuses a manifest in another bucket, a missing one, an empty one, and one beyond the limits", async () => {
+    const d = deps();
+    const run = (key: string, bucket = "ours", limits?: Parameters<typeof prepareBatch>[2]) =>
+      prepareBatch({ batchId: "b-2", manifestRef: { bucket, key } }, d, limits);
+    await expect(run("batches/x.jsonl", "theirs")).rejects.toThrow(/not this deployment's bucket/);
+    await expect(run("batches/missing.jsonl")).rejects.toThrow(/does not exist/);
+    await d.blobs.put("batches/empty.jsonl", "\n \n");
+    await expect(run("batches/empty.jsonl")).rejects.toBeInstanceOf(ManifestRefusedError);
+    await d.blobs.put("batches/three.jsonl", "{}\n{}\n{}");
+    await expect(run("batches/three.jsonl", "ours", { maxManifestBytes: 1000, maxItems: 2 })).rejects.toThrow(
+      /holds 3 items; a batch takes at most 2/,
+    );
+    await expect(run("batches/three.jsonl", "ours", { maxManifestBytes: 4, maxItems: 10 })).rejects.toThrow(
+      /is 8 bytes; a batch takes at most 4/,
+    );
+    // Nothing was written for a refused manifest.
+    expect(await d.blobs.get(batchKeys.items("b-2")).catch(() => undefined)).toBeUndefined();
+  });
+
+  it("names errors the state machine can match", () => {
+    expect(() => checkManifest(0, 0)).toThrow(expect.objectContaining({ name: "ManifestRefused" }));
+  });
+});
+
+describe("batch ids and sums", () => {
+  it("derives one id per delivery and one child per line, within Step Functions' 80 characters", () => {
+    const id = batchIdFor(["upload", "bucket", "batches/m.jsonl", "v1"]);
+    expect(id).toBe(batchIdFor(["upload", "bucket", "batches/m.jsonl", "v1"]));
+    expect(id).not.toBe(batchIdFor(["upload", "bucket", "batches/m.jsonl", "v2"]));
+    expect(childRunId(id, 100_000).length).toBeLessThanOrEqual(80);
+    expect(childRunId(id, 7)).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it("sums counts, reasons, tokens and cost once per item, an item never run counted as not_run", () => {
+    const items = [batchItem(1, "r1", undefined), batchItem(2, "r2", undefined)];
+    const summary = summarize(items);
+    expect(summary).toMatchObject({ items: 2, counts: { not_run: 2 }, costUsd: 0, rejected: [] });
+    expect(summary.tokens.total).toBe(0);
+  });
+});
