@@ -36,6 +36,10 @@ export const UNEVALUABLE =
  *
  * Every instance gets its own Ajv: schemas from different drafts may share an `$id`, and dropping
  * an evicted schema must free everything compiled for it.
+ *
+ * Content is treated as immutable, as the engine treats drafts: Ajv's verdict on a content object is
+ * reused until the next microtask, so an object changed in place must not be checked again within the
+ * same synchronous turn.
  */
 export class CompiledJsonSchema {
   readonly schema: SchemaObject;
