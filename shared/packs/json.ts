@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { Draft } from "../draft.js";
+import { proportionalScore } from "../engine.js";
 import { InvalidSchemaError } from "../errors.js";
 import type { Pack, Rule } from "../pack.js";
 import { compileJsonSchema } from "./json/compile.js";
@@ -95,6 +96,12 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
   },
   scoreUnits({ draft, content }) {
     return draftSchema(draft)?.units(content) ?? 1;
+  },
+  score(ctx, violations) {
+    // With nothing to penalise, the proportional score is 1 whatever its denominator: the units (a walk
+    // of the whole record) are counted only when a violation needs them.
+    if (!violations.some((v) => v.severity === "error" || v.severity === "warning")) return 1;
+    return proportionalScore(violations, jsonPack.scoreUnits?.(ctx) ?? 1);
   },
   instructions: JSON_INSTRUCTIONS,
   contentJsonSchema(draft) {
