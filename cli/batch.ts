@@ -36,7 +36,7 @@ export interface BatchCommandOptions {
 }
 
 /** The summary line `--json` ends with: the contract `{batchId, counts, tokens, costUsd, resultsRef}`. */
-export function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): string {
+function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     batchId: record.batchId,
     status: record.status,
@@ -52,7 +52,7 @@ export function summaryLine(record: BatchRecord, extra: Record<string, unknown> 
 }
 
 /** The per-item results file of a finished batch, in line order. */
-export async function batchItems(runtime: LocalRuntime, record: BatchRecord): Promise<BatchItem[]> {
+async function batchItems(runtime: LocalRuntime, record: BatchRecord): Promise<BatchItem[]> {
   if (!record.resultsRef) return [];
   const text = await runtime.blobs.get(record.resultsRef.key);
   return text
@@ -148,7 +148,7 @@ async function itemLine(
 }
 
 /** A batch for a person: counts per status and reason, tokens and cost, where the results are. */
-export function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
+function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
   const counts = record.counts ?? {};
   const rows = STATUS_ORDER.filter((s) => counts[s]).map((s) => [s, counts[s] ?? 0]);
   const reasons = Object.entries(record.reasons ?? {}).sort(([, a], [, b]) => b - a);

@@ -35,10 +35,10 @@ import { LOCAL_BUCKET, LOCAL_TABLE } from "./state-machine.js";
  *   redrive does from the failed state): finished children are found by name and not run again.
  */
 
-export const DISTRIBUTED_MAP_RESOURCE = "arn:aws:states:::redraft-local:distributedMap";
+const DISTRIBUTED_MAP_RESOURCE = "arn:aws:states:::redraft-local:distributedMap";
 const START_SYNC = ":states:startExecution.sync:2";
 
-export interface ItemEnded {
+interface ItemEnded {
   line: number;
   runId: string;
   /** The child's run status, or `failed` when its execution failed before recording one. */

@@ -129,6 +129,8 @@ export class BatchWorkflow extends Construct {
         POWERTOOLS_LOG_LEVEL: config.logLevel,
       },
       config,
+      // Prepares and sums up: no model is ever called, so no model SDK in the bundle.
+      modelSdk: "none",
       // Asynchronous invocations (the stopped-batch rule) that failed Lambda's own retries.
       deadLetterQueue: this.deadLetterQueue,
     });

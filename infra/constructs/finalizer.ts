@@ -60,7 +60,6 @@ export class Finalizer extends Construct {
         RETENTION_DAYS: String(config.retentionDays),
         POWERTOOLS_SERVICE_NAME: "redraft",
         POWERTOOLS_LOG_LEVEL: config.logLevel,
-        NODE_OPTIONS: "--enable-source-maps",
       },
       config,
       deadLetterQueue: this.deadLetterQueue,

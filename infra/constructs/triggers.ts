@@ -68,7 +68,6 @@ export class Triggers extends Construct {
         BATCH_STATE_MACHINE_ARN: props.batchStateMachine.stateMachineArn,
         POWERTOOLS_SERVICE_NAME: "redraft",
         POWERTOOLS_LOG_LEVEL: props.config.logLevel,
-        NODE_OPTIONS: "--enable-source-maps",
       },
       config: props.config,
       deadLetterQueue: this.deadLetterQueue,

@@ -16,12 +16,14 @@ export const BATCH_RESULTS_PREFIX = "batch-results/";
  * item of at most 256 KiB (items carry references, not drafts), and execution names of 80
  * characters (a child is `<batchId>-<line>`).
  */
-export const BATCH_LIMITS = {
-  /** Bytes of one manifest: read whole by λ batch-prepare (1,769 MB of memory). */
-  maxManifestBytes: 256 * 1024 * 1024,
+export interface BatchLimits {
+  /** Bytes of one manifest: read whole by λ batch (PrepareItems). */
+  maxManifestBytes: number;
   /** Items of one manifest. */
-  maxItems: 100_000,
-} as const;
+  maxItems: number;
+}
+
+export const BATCH_LIMITS: Readonly<BatchLimits> = { maxManifestBytes: 256 * 1024 * 1024, maxItems: 100_000 };
 
 export interface ManifestItem {
   /** 1-based: the line of a JSONL manifest, the element's position in a JSON array. */
@@ -59,7 +61,7 @@ export class ManifestRefusedError extends Error {
 }
 
 /** Checks a manifest against {@link BATCH_LIMITS}; the error says which limit and by how much. */
-export function checkManifest(bytes: number, items: number, limits = BATCH_LIMITS): void {
+export function checkManifest(bytes: number, items: number, limits: BatchLimits = BATCH_LIMITS): void {
   if (bytes > limits.maxManifestBytes)
     throw new ManifestRefusedError(
       `the manifest is ${bytes} bytes; a batch takes at most ${limits.maxManifestBytes} (split it into several batches)`,

@@ -20,7 +20,6 @@ export const ManifestRefSchema = z.object({
   key: z.string().min(1),
   versionId: z.string().min(1).optional(),
 });
-export type ManifestRef = z.infer<typeof ManifestRefSchema>;
 
 /** What starts a batch execution (λ start builds it; `redraft batch` too). */
 export const BatchInputSchema = z.object({
@@ -30,12 +29,11 @@ export const BatchInputSchema = z.object({
 export type BatchInput = z.infer<typeof BatchInputSchema>;
 
 /** `running` until λ batch-aggregate writes its summary: `completed`, or `failed` with the Map's error. */
-export const BatchStatusSchema = z.enum(["running", "completed", "failed"]);
+const BatchStatusSchema = z.enum(["running", "completed", "failed"]);
 export type BatchStatus = z.infer<typeof BatchStatusSchema>;
 
 /** A run status, or `not_run` for an item the Map never started (it failed before reaching it). */
-export const ItemStatusSchema = z.union([RunStatusSchema, z.literal("not_run")]);
-export type ItemStatus = z.infer<typeof ItemStatusSchema>;
+const ItemStatusSchema = z.union([RunStatusSchema, z.literal("not_run")]);
 
 /** One item as the batch sees it: a line of the per-item results file. */
 export const BatchItemSchema = z.object({
@@ -52,9 +50,9 @@ export const BatchItemSchema = z.object({
 export type BatchItem = z.infer<typeof BatchItemSchema>;
 
 /** How many rejected items the record itself lists; all of them are in the results file. */
-export const MAX_REJECTED_IN_RECORD = 200;
+const MAX_REJECTED_IN_RECORD = 200;
 
-export const BatchSummarySchema = z.object({
+const BatchSummarySchema = z.object({
   items: z.number().int().nonnegative(),
   counts: z.record(z.string(), z.number().int().nonnegative()),
   reasons: z.record(z.string(), z.number().int().nonnegative()),

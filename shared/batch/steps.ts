@@ -5,6 +5,7 @@ import {
   BATCH_ITEMS_PREFIX,
   BATCH_LIMITS,
   BATCH_RESULTS_PREFIX,
+  type BatchLimits,
   checkManifest,
   ManifestRefusedError,
   splitManifest,
@@ -80,7 +81,7 @@ export interface BatchFinisher {
 export async function prepareBatch(
   input: BatchInput,
   deps: BatchStepDeps,
-  limits = BATCH_LIMITS,
+  limits: BatchLimits = BATCH_LIMITS,
 ): Promise<PreparedBatch> {
   const { batchId, manifestRef } = input;
   if (manifestRef.bucket !== deps.bucketName)
