@@ -14,31 +14,25 @@ import { compileJsonSchema } from "./json/compile.js";
 import type { CompiledJsonSchema } from "./json/compiled.js";
 import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 
-export { dialectOf, type JsonSchemaDialect } from "./json/ajv.js";
-export {
-  clearJsonSchemaCache,
-  compileJsonSchema,
-  jsonSchemaCacheStats,
-  type SchemaLookup,
-  type SchemaProblem,
-} from "./json/compile.js";
-export { CompiledJsonSchema, type RepairOptions } from "./json/compiled.js";
+export { dialectOf } from "./json/ajv.js";
+export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
+export { CompiledJsonSchema } from "./json/compiled.js";
 export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 
 // ---- the json pack -------------------------------------------------------------------------------
 
-export const JsonSettingsSchema = z.object({
+const JsonSettingsSchema = z.object({
   /** Run the deterministic repair before checking (off only to measure what repair buys). */
   repair: z.boolean(),
 });
-export type JsonSettings = z.infer<typeof JsonSettingsSchema>;
+type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
 /**
  * The schema a json draft is checked against, `draft.context.schema`, compiled; undefined when the draft
  * has none (a violation the check reports). Throws InvalidSchemaError when the draft has one that cannot
  * be used: the run is rejected, and the schema never reaches the model.
  */
-export function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
+function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
   const lookup = compileJsonSchema(draft.context?.schema);
   if (lookup.ok) return lookup.schema;
   if (lookup.problem.ruleId === JSON_RULE_IDS.missing) return undefined;
@@ -73,7 +67,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
 };
 
 /** Correction-prompt rules for structured extraction. */
-export const JSON_INSTRUCTIONS =
+const JSON_INSTRUCTIONS =
   "The content is a JSON value extracted from a source and must conform to the JSON Schema given as the " +
   "output shape. Fix every listed violation at the path it names, keep every value that is already valid, " +
   "and do not invent facts the source does not state. Keep required fields and give them valid values; " +

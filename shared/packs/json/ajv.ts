@@ -34,7 +34,7 @@ export const AJV_OPTIONS: Options = {
   ownProperties: true,
 };
 
-export const META_SCHEMAS: Record<JsonSchemaDialect, string> = {
+const META_SCHEMAS: Record<JsonSchemaDialect, string> = {
   "2020-12": "https://json-schema.org/draft/2020-12/schema",
   "2019-09": "https://json-schema.org/draft/2019-09/schema",
   "draft-07": "http://json-schema.org/draft-07/schema",

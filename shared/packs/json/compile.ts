@@ -18,7 +18,7 @@ import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
  * A problem with the schema itself, returned rather than thrown: the json pack reports a missing schema as
  * a violation and throws InvalidSchemaError for an invalid one; a pack definition fails to load.
  */
-export interface SchemaProblem {
+interface SchemaProblem {
   readonly ruleId: typeof JSON_RULE_IDS.missing | typeof JSON_RULE_IDS.invalid;
   readonly message: string;
 }

@@ -26,8 +26,7 @@ const ROOT_KEY = "root";
 /** Warnings reported per draft, at most: a schema with a hundred unknown formats says so five times. */
 const MAX_WARNINGS = 5;
 /** The start of the message for a schema Ajv compiles but cannot evaluate. */
-export const UNEVALUABLE =
-  "the JSON Schema cannot be evaluated (Ajv's validator for it recurses without end)";
+const UNEVALUABLE = "the JSON Schema cannot be evaluated (Ajv's validator for it recurses without end)";
 
 /**
  * A JSON Schema compiled once (Ajv, `allErrors`, formats), with what the json kind needs on top:

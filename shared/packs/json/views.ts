@@ -73,7 +73,7 @@ interface Plan {
   shape?: ObjectShape;
 }
 
-export const NO_VIEWS: readonly View[] = [];
+const NO_VIEWS: readonly View[] = [];
 
 /** What the score's unit count needs about one set of views: one lookup per instance location. */
 export interface UnitPlan {
