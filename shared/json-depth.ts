@@ -59,6 +59,50 @@ export function valueDepth(value: unknown, limit: number): number {
   return max;
 }
 
+/** The most UTF-8 bytes one UTF-16 code unit can take in JSON text (`\u001f`, a lone surrogate). */
+const MAX_BYTES_PER_UNIT = 6;
+/** The longest number JSON.stringify writes (`-1.2345678901234567e-308`). */
+const MAX_NUMBER_CHARS = 24;
+
+/**
+ * A value's depth (as {@link valueDepth}) and, in the same walk, an upper bound of the UTF-8 bytes
+ * of `JSON.stringify(value)`: every code unit of a string or key counted as 6 bytes, every number
+ * as 24. A caller that only needs to know the value is under a size limit can skip the
+ * serialization when the bound is; `Infinity` when the value holds anything whose JSON is not its
+ * own enumerable data (a `toJSON`, a class instance), which only serializing can measure.
+ */
+export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: number; maxBytes: number } {
+  let max = 0;
+  let bytes = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const v = item.value;
+    if (typeof v === "string") bytes += MAX_BYTES_PER_UNIT * v.length + 2;
+    else if (typeof v === "number") bytes += MAX_NUMBER_CHARS;
+    else if (v === null || typeof v === "boolean") bytes += 5;
+    if (v === null || typeof v !== "object") continue;
+    const proto = Object.getPrototypeOf(v);
+    const plain = Array.isArray(v) ? proto === Array.prototype : proto === Object.prototype || proto === null;
+    if (!plain || typeof (v as { toJSON?: unknown }).toJSON === "function") bytes = Number.POSITIVE_INFINITY;
+    const depth = item.depth + 1;
+    if (depth > max) {
+      max = depth;
+      if (max > limit) return { depth: max, maxBytes: bytes };
+    }
+    if (Array.isArray(v)) {
+      bytes += 2 + v.length;
+      for (const child of v) stack.push({ value: child, depth });
+    } else {
+      bytes += 2;
+      for (const key of Object.keys(v)) {
+        bytes += MAX_BYTES_PER_UNIT * key.length + 4;
+        stack.push({ value: (v as Record<string, unknown>)[key], depth });
+      }
+    }
+  }
+  return { depth: max, maxBytes: bytes };
+}
+
 const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
 /** A top-level JSON array's elements, or a top-level object's members, each as its own text. */

@@ -1,7 +1,7 @@
 import { type Draft, DraftSchema, describeZodError, type ValidationReport } from "./draft.js";
 import { type Inspection, inspectWithPack, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
-import { jsonTextDepth, stripBom, valueDepth } from "./json-depth.js";
+import { jsonTextDepth, stripBom, valueDepthAndSizeBound } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
 /** Drafts above this size are rejected: a state machine run is no place for a 100 MB blob. */
@@ -47,10 +47,14 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }
   } else {
-    const depth = valueDepth(input, maxDepth);
+    const { depth, maxBytes: atMost } = valueDepthAndSizeBound(input, maxDepth);
     if (depth > maxDepth) throw new DraftTooDeepError(depth, maxDepth);
-    const bytes = Buffer.byteLength(JSON.stringify(input) ?? "");
-    if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
+    // Serializing a draft only to weigh it costs more than checking it: only when the bound says
+    // it could be over the limit is the exact size taken.
+    if (atMost > maxBytes) {
+      const bytes = Buffer.byteLength(JSON.stringify(input) ?? "");
+      if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
+    }
   }
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
     throw new InvalidDraftError(`draft must be a JSON object, got ${describeValue(input)}`);
