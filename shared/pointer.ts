@@ -1,12 +1,21 @@
 /** JSON pointers (RFC 6901): how violations and repairs name a place in a draft's content. */
+
+/** One reference token: `~` as `~0`, `/` as `~1`. */
+export function escapeSegment(segment: string): string {
+  // Most keys need no escaping: no regular expression for them (this runs for every key walked).
+  if (!segment.includes("~") && !segment.includes("/")) return segment;
+  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+export function unescapeSegment(segment: string): string {
+  return segment.replace(/~1/g, "/").replace(/~0/g, "~");
+}
+
 export function toPointer(segments: readonly (string | number)[]): string {
-  return segments.map((s) => `/${String(s).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+  return segments.map((s) => `/${escapeSegment(String(s))}`).join("");
 }
 
 export function fromPointer(pointer: string): string[] {
   if (pointer === "") return [];
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer.slice(1).split("/").map(unescapeSegment);
 }

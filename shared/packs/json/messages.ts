@@ -1,7 +1,8 @@
 /** Ajv's errors in the words a correction prompt and a person read: message, JSON pointer, suggestion. */
 import type { ErrorObject } from "ajv";
 import type { Finding } from "../../pack.js";
-import { capitalize, clip, escapeSegment, isRecord, jsonTypeOf, show, unescapeSegment } from "./util.js";
+import { escapeSegment, unescapeSegment } from "../../pointer.js";
+import { capitalize, clip, isRecord, jsonTypeOf, show } from "./util.js";
 import type { SchemaViews } from "./views.js";
 
 /** Keywords that judge a value itself: for these the suggestion says whether the field may be omitted. */

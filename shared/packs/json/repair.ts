@@ -4,9 +4,10 @@
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
 import type { Repair } from "../../draft.js";
+import { escapeSegment } from "../../pointer.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { describeValueError } from "./messages.js";
-import { clip, escapeSegment, isRecord, type SchemaObject, type Segment, setOwn } from "./util.js";
+import { clip, isRecord, type SchemaObject, type Segment, setOwn } from "./util.js";
 import { MAX_DEPTH, type SchemaViews, type View } from "./views.js";
 
 /** Keywords whose failure on a container value (object/array) makes the whole optional value removable. */

@@ -1,3 +1,5 @@
+import { escapeSegment } from "../../pointer.js";
+
 /** Small helpers the json pack's modules share: type guards, pointer segments, message text. */
 
 export type SchemaObject = Record<string, unknown>;
@@ -10,16 +12,6 @@ export function isRecord(value: unknown): value is SchemaObject {
 /** Own members only: a schema or instance key named `constructor` must never find Object.prototype's. */
 export function hasOwn(object: object, key: string): boolean {
   return Object.hasOwn(object, key);
-}
-
-export function escapeSegment(segment: string): string {
-  // Most keys need no escaping: no regular expression for them (this runs for every key walked).
-  if (!segment.includes("~") && !segment.includes("/")) return segment;
-  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
-export function unescapeSegment(segment: string): string {
-  return segment.replace(/~1/g, "/").replace(/~0/g, "~");
 }
 
 /** A JSON-pointer segment as Ajv expects it inside a URI fragment (`root#/properties/a%20b`). */

@@ -2,8 +2,10 @@
  * Schema navigation: which sub-schemas apply to an instance location, as the repair walk, the score's
  * unit count and the messages see it. Computed once per schema location and kept with the compiled schema.
  */
+
+import { unescapeSegment } from "../../pointer.js";
 import type { JsonSchemaDialect } from "./ajv.js";
-import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode, unescapeSegment } from "./util.js";
+import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode } from "./util.js";
 
 /** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
 const STAND_IN_BASE = "https://redraft.invalid/schema.json";
