@@ -182,3 +182,30 @@ export class BlobNotFoundError extends SelfCorrectionError {
 export function isTransientModelError(error: unknown): boolean {
   return error instanceof Error && (TRANSIENT_MODEL_ERRORS as readonly string[]).includes(error.name);
 }
+
+/** An error's `name: message`, for the message of the storage error that wraps it. */
+function describeCause(cause: unknown): string {
+  const e = cause as { name?: unknown; message?: unknown } | undefined;
+  return e && typeof e === "object" ? `${String(e.name)}: ${String(e.message)}` : String(cause);
+}
+
+/**
+ * DynamoDB or S3 throttled the request or failed on its side, after the SDK's own retries.
+ * Transient: the state machine retries it (functions/lib/table.ts `storeError` decides which).
+ */
+export class StoreUnavailableError extends SelfCorrectionError {
+  override readonly name = ErrorNames.StoreUnavailable;
+  constructor(operation: string, cause: unknown) {
+    super(`${operation}: storage unavailable (${describeCause(cause)})`, "store_unavailable", { cause });
+  }
+}
+
+/** Any other storage failure (validation, permissions, missing table or bucket). Terminal. */
+export class StoreRequestFailedError extends SelfCorrectionError {
+  override readonly name = ErrorNames.StoreRequestFailed;
+  constructor(operation: string, cause: unknown) {
+    super(`${operation}: storage request failed (${describeCause(cause)})`, "store_request_failed", {
+      cause,
+    });
+  }
+}

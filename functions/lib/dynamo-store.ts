@@ -9,7 +9,7 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { RunFinishedError, RunNotFoundError } from "../../shared/errors.js";
+import { RunFinishedError, RunNotFoundError, StoreRequestFailedError } from "../../shared/errors.js";
 import { claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
 import {
   ACTIVE_STATUSES,
@@ -47,7 +47,6 @@ import {
   runIndexKeys,
   runKey,
   SORT_KEY,
-  StoreRequestFailedError,
   statusPartition,
   statusUpdate,
   statusUpdateValues,

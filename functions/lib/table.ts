@@ -25,7 +25,7 @@
  * its `claimedAtMs`, not by whether it is still there. A run that enters `needs_manual_review`
  * loses its `ttl` (the review queue is kept until a person decides); the decision writes it again.
  */
-import { ErrorNames, SelfCorrectionError } from "../../shared/errors.js";
+import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
 
 export const PARTITION_KEY = "pk";
@@ -315,28 +315,6 @@ export function statusUpdateValues(
   return result;
 }
 
-/** Names of the storage errors: the state machine retries the unavailable one. */
-export const StoreErrorNames = {
-  Unavailable: ErrorNames.StoreUnavailable,
-  RequestFailed: ErrorNames.StoreRequestFailed,
-} as const;
-
-/** DynamoDB or S3 throttled the request or failed on its side, after the SDK's own retries. Transient. */
-export class StoreUnavailableError extends SelfCorrectionError {
-  override readonly name = StoreErrorNames.Unavailable;
-  constructor(operation: string, cause: unknown) {
-    super(`${operation}: storage unavailable (${describe(cause)})`, "store_unavailable", { cause });
-  }
-}
-
-/** Any other storage failure (validation, permissions, missing table or bucket). Terminal. */
-export class StoreRequestFailedError extends SelfCorrectionError {
-  override readonly name = StoreErrorNames.RequestFailed;
-  constructor(operation: string, cause: unknown) {
-    super(`${operation}: storage request failed (${describe(cause)})`, "store_request_failed", { cause });
-  }
-}
-
 const TRANSIENT_AWS_ERRORS = new Set([
   "ProvisionedThroughputExceededException",
   "ThrottlingException",
@@ -355,11 +333,6 @@ interface AwsErrorShape {
   message?: unknown;
   $metadata?: { httpStatusCode?: number };
   $retryable?: unknown;
-}
-
-function describe(cause: unknown): string {
-  const e = cause as AwsErrorShape | undefined;
-  return e && typeof e === "object" ? `${String(e.name)}: ${String(e.message)}` : String(cause);
 }
 
 /** The AWS error's name (`ConditionalCheckFailedException`, `NoSuchKey`…), if it has one. */

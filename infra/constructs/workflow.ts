@@ -34,7 +34,6 @@ import {
   type OutcomeField,
   RUN_SORT_KEY,
   runKey,
-  StoreErrorNames,
   statusUpdate,
   timeSortKey,
 } from "../../functions/lib/table.js";
@@ -108,7 +107,7 @@ export const MODEL_RETRY: RetryProps = {
 
 /** Lambda's own errors and the store's transient one, on the steps that never call the model. */
 export const SERVICE_RETRY: RetryProps = {
-  errors: [...LAMBDA_SERVICE_ERRORS, StoreErrorNames.Unavailable],
+  errors: [...LAMBDA_SERVICE_ERRORS, ErrorNames.StoreUnavailable],
   interval: Duration.seconds(2),
   backoffRate: 2,
   maxAttempts: 3,

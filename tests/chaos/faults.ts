@@ -4,9 +4,13 @@
  * store its handlers get, the DynamoDB client its status states use, and the model.
  */
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
-import { StoreUnavailableError } from "../../functions/lib/table.js";
 import type { LocalRuntime } from "../../local/runtime.js";
-import { ModelOverloadedError, ModelRateLimitedError, ModelTimeoutError } from "../../shared/errors.js";
+import {
+  ModelOverloadedError,
+  ModelRateLimitedError,
+  ModelTimeoutError,
+  StoreUnavailableError,
+} from "../../shared/errors.js";
 import { sha256 } from "../../shared/hash.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";

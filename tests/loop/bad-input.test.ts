@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
 import { correctDraft } from "../../local/in-process.js";
-import { SelfCorrectionError } from "../../shared/errors.js";
+import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import { jsonTextDepth, splitTopLevel, topLevelField, valueDepth } from "../../shared/json-depth.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { validateStep } from "../../shared/loop/steps.js";

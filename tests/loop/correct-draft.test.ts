@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { StoreUnavailableError } from "../../functions/lib/table.js";
 import { StateNames } from "../../infra/state-names.js";
 import { correctDraft } from "../../local/in-process.js";
 import { loadAsl } from "../../local/state-machine.js";
 import type { Draft } from "../../shared/draft.js";
-import { ErrorNames } from "../../shared/errors.js";
+import { ErrorNames, StoreUnavailableError } from "../../shared/errors.js";
 import type { BlobStore } from "../../shared/store/types.js";
 import {
   DRAFT_WITH_ERRORS,

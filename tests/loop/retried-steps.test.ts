@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreUnavailableError } from "../../functions/lib/table.js";
+import { StoreUnavailableError } from "../../shared/errors.js";
 import { correctStep, revalidateStep, validateStep } from "../../shared/loop/steps.js";
 import type { BlobStore } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";

@@ -25,8 +25,13 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { runKey, StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
-import { BlobNotFoundError, RunNotFoundError } from "../../shared/errors.js";
+import { runKey } from "../../functions/lib/table.js";
+import {
+  BlobNotFoundError,
+  RunNotFoundError,
+  StoreRequestFailedError,
+  StoreUnavailableError,
+} from "../../shared/errors.js";
 import { at, makeRun } from "./fixtures.js";
 
 const metadata = { $metadata: { httpStatusCode: 400 } };

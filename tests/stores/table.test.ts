@@ -11,14 +11,16 @@ import {
   type OutcomeField,
   runIndexKeys,
   runKey,
-  StoreErrorNames,
-  StoreRequestFailedError,
-  StoreUnavailableError,
   statusUpdate,
   statusUpdateValues,
   storeError,
 } from "../../functions/lib/table.js";
-import { RunNotFoundError } from "../../shared/errors.js";
+import {
+  ErrorNames,
+  RunNotFoundError,
+  StoreRequestFailedError,
+  StoreUnavailableError,
+} from "../../shared/errors.js";
 import { at, makeRun } from "./fixtures.js";
 
 /** Every `#name` / `:value` placeholder an expression mentions. */
@@ -122,7 +124,7 @@ describe("storeError", () => {
     ]) {
       const translated = storeError("getRun", error);
       expect(translated).toBeInstanceOf(StoreUnavailableError);
-      expect(translated.name).toBe(StoreErrorNames.Unavailable);
+      expect(translated.name).toBe(ErrorNames.StoreUnavailable);
       expect(translated.cause).toBe(error);
     }
   });

@@ -7,10 +7,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { finalizeExecution } from "../../functions/lib/finalizer.js";
-import { StoreRequestFailedError, StoreUnavailableError } from "../../functions/lib/table.js";
 import { RESULTS_PREFIX } from "../../infra/layout.js";
 import { FsBlobStore } from "../../local/fs-blobs.js";
 import type { LocalRuntime } from "../../local/runtime.js";
+import { StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import type { BlobStore, RunStore } from "../../shared/store/types.js";
 
 /** An SDK-shaped error, as S3 or DynamoDB throws it. */
