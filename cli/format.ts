@@ -60,7 +60,7 @@ export function costText(cost: number, tokens: number, models: readonly string[]
  * Run ids as short as git shows commits: the first 8 characters, longer where two of the listed
  * ids share them. `redraft show` and `export` take any unique prefix.
  */
-export function shortIds(ids: readonly string[]): Map<string, string> {
+function shortIds(ids: readonly string[]): Map<string, string> {
   const unique = [...new Set(ids)];
   let length = 8;
   while (new Set(unique.map((id) => id.slice(0, length))).size < unique.length) length++;

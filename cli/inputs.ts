@@ -41,7 +41,7 @@ function whyUnreadable(error: unknown): string {
 }
 
 /** A source for a path that cannot be read: its run is rejected as `unreadable`, naming the path. */
-export function unreadableSource(label: string, why: string): DraftSource {
+function unreadableSource(label: string, why: string): DraftSource {
   return {
     label,
     body: "",

@@ -1,7 +1,7 @@
 import Table from "cli-table3";
 
 /** The widest a table may be: a terminal narrower than this gets its own width. */
-export const MAX_TABLE_WIDTH = 100;
+const MAX_TABLE_WIDTH = 100;
 
 /** What a stream's output may use: colour or not, and how wide a table may be. */
 export interface OutputStyle {
@@ -13,7 +13,7 @@ export interface OutputStyle {
  * Colour only for a terminal, never when `NO_COLOR` is set (no-color.org: any non-empty value);
  * `FORCE_COLOR` (other than `0`) asks for it anyway, as in Node and chalk.
  */
-export function colorWanted(
+function colorWanted(
   stream: { isTTY?: boolean } = process.stdout,
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {

@@ -44,7 +44,7 @@ export async function loadRunEvidence(
 }
 
 /** A value as JSON, cut with an ellipsis when longer than `max` characters. */
-export function clip(value: unknown, max = VALUE_CHARS): string {
+function clip(value: unknown, max = VALUE_CHARS): string {
   const text = value === undefined ? "(none)" : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -85,7 +85,7 @@ const CONTEXT_CHARS = 16;
  * Old and new values side by side. Two strings that share a long beginning are both shown from
  * just before where they differ, so the change itself is on screen; each is cut with an ellipsis.
  */
-export function changeText(old: unknown, now: unknown): string {
+function changeText(old: unknown, now: unknown): string {
   if (typeof old === "string" && typeof now === "string") {
     const a = JSON.stringify(old);
     const b = JSON.stringify(now);

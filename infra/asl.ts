@@ -96,7 +96,7 @@ export function aslFromTemplate(template: TemplateJson, options: AslOptions = {}
  * is a literal (`Name`, `TableName`…), otherwise from the logical id; ARNs follow each service's
  * format, so the ASL still passes ARN checks.
  */
-export function fakeRefValue(ref: ResourceRef, resources: Resources, options: AslOptions = {}): string {
+function fakeRefValue(ref: ResourceRef, resources: Resources, options: AslOptions = {}): string {
   const chosen = options.resolve?.(ref);
   if (chosen !== undefined) return chosen;
   const partition = options.partition ?? "aws";

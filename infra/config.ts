@@ -4,7 +4,7 @@ import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_BEDROCK_MODEL } from "../shared/model/
 import { DeploymentConfigSchema } from "../shared/pack.js";
 
 export const ENV_NAMES = ["dev", "staging", "prod"] as const;
-export const EnvNameSchema = z.enum(ENV_NAMES);
+const EnvNameSchema = z.enum(ENV_NAMES);
 export type EnvName = z.infer<typeof EnvNameSchema>;
 
 /** Everything that differs between environments; `cdk deploy -c env=<name>` picks one. */

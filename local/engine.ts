@@ -26,7 +26,7 @@ export interface LambdaSteps {
   judge: TaskHandler;
 }
 
-export interface CopyObjectInput {
+interface CopyObjectInput {
   Bucket: string;
   CopySource: string;
   Key: string;

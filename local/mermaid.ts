@@ -21,7 +21,7 @@ function shape(name: string, state: AslState): string {
 }
 
 /** A short reading of a Choice rule: `$.verdict.errors == 0`, `$.counters.execution >= $.limits.maxAttempts`. */
-export function describeCondition(rule: Record<string, unknown>): string {
+function describeCondition(rule: Record<string, unknown>): string {
   if (Array.isArray(rule.And))
     return rule.And.map((r) => describeCondition(r as Record<string, unknown>)).join(" and ");
   if (Array.isArray(rule.Or))

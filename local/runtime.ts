@@ -34,7 +34,7 @@ import { SharedDynamo } from "./shared-db.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE } from "./state-machine.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./engine.js";
-export { LOCAL_BUCKET, LOCAL_TABLE };
+export { LOCAL_BUCKET };
 /**
  * The submission id of every local `run`: the content claim is `sha256(draft, submission)`, so with
  * one fixed id the same content is one claim in a data folder, whichever process or day submits it.

@@ -16,7 +16,7 @@ import {
 } from "./lock.js";
 
 /** The database of a data folder could not be reached within the bound. */
-export class DatabaseUnavailableError extends SelfCorrectionError {
+class DatabaseUnavailableError extends SelfCorrectionError {
   override readonly name = "DatabaseUnavailableError";
   constructor(message: string) {
     super(message, "database_unavailable");

@@ -11,7 +11,7 @@ export const STATE_MACHINE_FILE = new URL("../infra/state-machine.asl.json", imp
 /** The batch state machine, generated beside it by `npm run asl` (`redraft batch` runs it). */
 export const BATCH_STATE_MACHINE_FILE = new URL("../infra/batch-state-machine.asl.json", import.meta.url);
 /** The name the per-draft state machine has locally: what a batch's children are started on. */
-export const LOCAL_STATE_MACHINE = "redraft";
+const LOCAL_STATE_MACHINE = "redraft";
 
 /** The bucket name the local state machine is given; blobs live in `<dataDir>/blobs`. */
 export const LOCAL_BUCKET = "redraft-local";
@@ -51,7 +51,7 @@ const AslShape = z.looseObject({
 });
 
 /** Fills each placeholder with its local value; an unknown kind is an error, not a guess. */
-export function fillPlaceholders(text: string, source = "the state machine"): string {
+function fillPlaceholders(text: string, source = "the state machine"): string {
   return text.replace(/\$\{([A-Za-z]+):([A-Za-z0-9]+)\}/g, (whole, kind: string, name: string) => {
     const value = LOCAL_VALUES[kind];
     if (!value) throw new Error(`${source}: no local value for the placeholder ${whole}`);

@@ -175,7 +175,7 @@ export function splitTopLevel(text: string): TopLevel | undefined {
  * The string-valued top-level fields of a JSON object text, read without parsing anything nested:
  * enough to name a draft (its `id`, its `kind`) that is too deep to parse.
  */
-export function topLevelStrings(text: string): Map<string, string> {
+function topLevelStrings(text: string): Map<string, string> {
   const top = splitTopLevel(stripBom(text));
   const out = new Map<string, string>();
   if (top?.type !== "object") return out;

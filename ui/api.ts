@@ -142,7 +142,7 @@ function at(document: unknown, pointer: string): unknown {
 }
 
 /** One change of an attempt, old beside new. */
-export interface DiffRow {
+interface DiffRow {
   op: string;
   path: string;
   old?: unknown;

@@ -13,8 +13,8 @@ import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
 
 /** The only interface the viewer listens on: it shows drafts and takes review decisions, for this machine alone. */
-export const VIEWER_HOST = "127.0.0.1";
-export const DEFAULT_VIEWER_PORT = 4321;
+const VIEWER_HOST = "127.0.0.1";
+const DEFAULT_VIEWER_PORT = 4321;
 /** An edited draft sent from the page; drafts past the runtime's own size limit are refused there anyway. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** The header the page sends its token in: a cross-origin form cannot set it. */

@@ -42,7 +42,7 @@ interface Flagged {
 }
 
 /** What a request asks, from its structured subject, never from the prompt's wording. */
-export function readRequest(request: ModelRequest): {
+function readRequest(request: ModelRequest): {
   attempt: number;
   content: unknown;
   flagged: Flagged[];

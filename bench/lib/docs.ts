@@ -5,14 +5,14 @@ import { cpus, loadavg } from "node:os";
 /** The file every bench writes its section of; nothing in it is typed by hand between the markers. */
 export const BENCHMARKS_MD = "docs/BENCHMARKS.md";
 
-export const startMarker = (bench: string) => `<!-- bench:${bench}:start -->`;
-export const endMarker = (bench: string) => `<!-- bench:${bench}:end -->`;
+const startMarker = (bench: string) => `<!-- bench:${bench}:start -->`;
+const endMarker = (bench: string) => `<!-- bench:${bench}:end -->`;
 
 /**
  * The machine line every section carries: CPU model, logical cores, Node version, and the load average
  * when the bench started (on a shared machine, other jobs' load moves every timing).
  */
-export function machineLine(load: readonly number[] = loadavg()): string {
+function machineLine(load: readonly number[] = loadavg()): string {
   const list = cpus();
   const model = list[0]?.model.trim() ?? "unknown CPU";
   return (
@@ -51,7 +51,7 @@ export interface SectionInput {
 }
 
 /** One bench's section: its provenance (command, date, commit, machine) and its output verbatim. */
-export function renderSection({
+function renderSection({
   bench,
   command,
   output,
@@ -79,7 +79,7 @@ export function renderSection({
  * Replaces the text between a bench's markers. A missing marker pair is an error, not an append:
  * the document's layout (and its prose without figures) is written by hand, the figures never.
  */
-export function replaceSection(doc: string, bench: string, section: string): string {
+function replaceSection(doc: string, bench: string, section: string): string {
   const start = doc.indexOf(startMarker(bench));
   const end = doc.indexOf(endMarker(bench));
   if (start < 0 || end < start)

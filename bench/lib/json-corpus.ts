@@ -584,7 +584,7 @@ export function cleanRecord(rng: Rng, index: number, size: "small" | "typical" =
 
 // ---- pointers ---------------------------------------------------------------------------------------
 
-export type Segments = (string | number)[];
+type Segments = (string | number)[];
 
 export function getAt(root: Json | undefined, path: readonly (string | number)[]): Json | undefined {
   let node: Json | undefined = root;
@@ -620,7 +620,7 @@ export function setAt(root: Json, path: readonly (string | number)[], value: Jso
 export const deepClone = <T>(value: T): T => structuredClone(value);
 
 /** Every scalar of a value with its path (array elements included). */
-export function leaves(
+function leaves(
   value: Json | undefined,
   path: Segments = [],
   out: [Segments, Json][] = [],
@@ -645,7 +645,7 @@ export function fidelity(value: unknown, reference: unknown): number {
 // ---- faults -----------------------------------------------------------------------------------------
 
 /** Optional, pattern-constrained places of a record (seed 001's orcid, issn, pmid, ISO 8601 durations…). */
-export function optionalPatternSlots(record: JsonObject): Segments[] {
+function optionalPatternSlots(record: JsonObject): Segments[] {
   const slots: Segments[] = [["pmid"], ["pmcid"], ["journal", "issn"], ["journal", "eissn"]];
   slots.push(["registry_record", "id"], ["data_availability", "embargo"], ["data_availability", "accession"]);
   slots.push(

@@ -7,7 +7,7 @@ import type { Rng } from "./rng.js";
  * break exactly one error-severity rule of the mcq pack.
  */
 
-export interface McqOption {
+interface McqOption {
   key: string;
   text: string;
 }
@@ -145,7 +145,7 @@ const TEMPLATES: readonly Template[] = [
 
 const KEYS = ["A", "B", "C", "D", "E"];
 
-export const FULL_METADATA = {
+const FULL_METADATA = {
   course_id: "course-uuid-1",
   slo_ids: ["slo-uuid-1"],
   bloom_level: "Apply",
@@ -169,7 +169,7 @@ export function cleanQuestion(rng: Rng, t = rng.int(0, TEMPLATES.length - 1)): Q
   };
 }
 
-export function cloneQuestion(q: Question): Question {
+function cloneQuestion(q: Question): Question {
   return { ...q, options: q.options.map((o) => ({ ...o })) };
 }
 

@@ -11,11 +11,11 @@ export interface PromptSegment {
 }
 
 /** Characters per token, the same crude rate for every policy. */
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 /** Below this many tokens a prefix is not cached (Anthropic's minimum for Sonnet models). */
 export const MIN_CACHEABLE_TOKENS = 1024;
 
-export const tokensOf = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
+const tokensOf = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
 
 /**
  * The provider's prompt cache, shared by every call of one policy run (drafts run one after another,

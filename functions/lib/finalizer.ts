@@ -31,7 +31,6 @@ export const FAILURE_REASONS = {
 } as const satisfies Record<StoppedStatus, StopReason>;
 
 /** The statuses of a run still under way: only these are finalized; any other is an outcome already. */
-export { ACTIVE_STATUSES };
 
 /** Source of redraft's outcome events on the project's bus. */
 export const OUTCOME_SOURCE = "redraft";
@@ -57,7 +56,7 @@ export interface StoppedExecution {
 }
 
 /** What finalizing needs of the run store; `finishActive` is the conditional write. */
-export interface FinalizerStore {
+interface FinalizerStore {
   getRun(runId: string): Promise<RunRecord | undefined>;
   createRun(run: RunRecord): Promise<boolean>;
   finishActive(
@@ -78,7 +77,7 @@ export interface FinalizerDeps {
 }
 
 /** `failed`: an active run was failed; `registered`: no run existed, a failed one was created; `untouched`: it had an outcome. */
-export type FinalizeAction = "failed" | "registered" | "untouched";
+type FinalizeAction = "failed" | "registered" | "untouched";
 
 export interface Finalization {
   action: FinalizeAction;
@@ -100,7 +99,7 @@ const InputHintsSchema = z.looseObject({
 });
 
 /** `execution <arn> TIMED_OUT: <error>: <cause>`, cut to what a run item should hold. */
-export function failureMessage(execution: StoppedExecution): string {
+function failureMessage(execution: StoppedExecution): string {
   const detail = [execution.error, execution.cause].filter((part) => part).join(": ");
   const message = `execution ${execution.executionArn} ${execution.status}${detail ? `: ${detail}` : ""}`;
   return message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX - 1)}…` : message;
@@ -110,7 +109,7 @@ export function failureMessage(execution: StoppedExecution): string {
  * A failed run for an execution that stopped before Validate registered one: run id = execution
  * name, draft id and kind from the input when it carries them (else `unknown`).
  */
-export function unregisteredRun(
+function unregisteredRun(
   execution: StoppedExecution,
   at: string,
   fields: { reason: StopReason; message: string },

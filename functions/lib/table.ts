@@ -57,11 +57,11 @@ export const INDEX_PROJECTION = "KEYS_ONLY";
 export const RUN_KEY_PREFIX = "RUN#";
 export const RUN_SORT_KEY = "RUN";
 export const ATTEMPT_SORT_KEY_PREFIX = "ATTEMPT#";
-export const CONTENT_KEY_PREFIX = "CONTENT#";
-export const CLAIM_SORT_KEY = "CLAIM";
-export const DRAFT_KEY_PREFIX = "DRAFT#";
-export const STATUS_KEY_PREFIX = "STATUS#";
-export const ALL_RUNS_PARTITION = "RUNS";
+const CONTENT_KEY_PREFIX = "CONTENT#";
+const CLAIM_SORT_KEY = "CLAIM";
+const DRAFT_KEY_PREFIX = "DRAFT#";
+const STATUS_KEY_PREFIX = "STATUS#";
+const ALL_RUNS_PARTITION = "RUNS";
 
 /**
  * How many partitions `byCreated` spreads runs over. A GSI partition takes about 1,000 writes a
@@ -180,7 +180,7 @@ const OUTCOME_FIELD_SET: Record<OutcomeField, true> = {
 export const OUTCOME_FIELDS = Object.keys(OUTCOME_FIELD_SET) as OutcomeField[];
 
 /** Placeholders of the values a status update needs; `fields` only for the fields it was built with. */
-export interface StatusUpdateValueNames {
+interface StatusUpdateValueNames {
   /** The new status. Fixed per update: see {@link StatusUpdate.fixedValues}. */
   status: string;
   /** `statusPartition(status)`: the byStatus partition. Fixed per update. */

@@ -372,7 +372,7 @@ export class Functions extends Construct {
  * The options every redraft handler is bundled with; {@link redraftFunction} adds the per-function
  * ones (the model SDK's `define`, the side files). bench:coldstart's smoke mode bundles with them too.
  */
-export const STANDARD_BUNDLING = {
+const STANDARD_BUNDLING = {
   format: OutputFormat.ESM,
   target: BUNDLE_TARGET,
   // ESM builds first: esbuild can drop what is unused from them, not from CommonJS.
@@ -523,7 +523,7 @@ export function foundationModelId(modelId: string): string {
  * `bedrock:InvokeModel` on exactly the configured model: the inference profile in this account and
  * region when the id is a profile, and the foundation model in whichever region the profile routes to.
  */
-export function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
+function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
   const foundationModel = foundationModelId(modelId);
   const resources = [
     `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModel}`,

@@ -69,12 +69,6 @@ export interface ObservabilityProps {
   readonly hourlyCostUsd: number;
 }
 
-/** One alarm: its construct id is its name, and the runbook line in the README's "Deploying" says what to do. */
-export interface AlarmSpec {
-  readonly id: string;
-  readonly description: string;
-}
-
 /**
  * Metrics, a dashboard and alarms for one environment. Outcomes are counted by the handlers as
  * embedded metrics (λ validate for rejections, λ outcome for the rest), never from the execution

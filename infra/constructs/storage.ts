@@ -38,7 +38,7 @@ export const RETAINED_PREFIXES = [DRAFTS_PREFIX, RUNS_PREFIX, RESULTS_PREFIX] as
  * A batch's manifest, its items and its results expire after the same days, untagged: each item's
  * run keeps its own copy of the draft under `runs/`, so a run awaiting review loses nothing.
  */
-export const BATCH_RETAINED_PREFIXES = [BATCHES_PREFIX, BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX] as const;
+const BATCH_RETAINED_PREFIXES = [BATCHES_PREFIX, BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX] as const;
 
 /**
  * Where drafts and runs live: one private bucket (uploads under `drafts/`, every attempt under `runs/`,

@@ -208,7 +208,7 @@ export const EVENTBRIDGE_TRANSIENT_ERRORS = [
 /** Mark* and Record*: throttling, DynamoDB's own faults and transaction conflicts; never a refusal. */
 export const DYNAMODB_RETRY: RetryProps = { errors: [...DYNAMODB_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
 /** Publish*: a copy that got no answer. */
-export const S3_RETRY: RetryProps = { errors: [...S3_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
+const S3_RETRY: RetryProps = { errors: [...S3_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
 /** Announce*: EventBridge's own fault, a throttled or failed entry. */
 export const EVENTBRIDGE_RETRY: RetryProps = { errors: [...EVENTBRIDGE_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
 

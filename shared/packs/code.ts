@@ -22,10 +22,10 @@ export const CODE_RULE_IDS = {
   tests: "code_tests",
 } as const;
 
-export const TEST_RULE_PREFIX = "test:";
+const TEST_RULE_PREFIX = "test:";
 
 /** The one language the sandbox runs. */
-export const CODE_LANGUAGE = "javascript";
+const CODE_LANGUAGE = "javascript";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -38,9 +38,9 @@ const STACK_CHARS = 500;
  * state (Step Functions: 256 KiB at most) carries those rule ids, so names, like the number of
  * tests, are bounded.
  */
-export const MAX_TEST_NAME_CHARS = 120;
+const MAX_TEST_NAME_CHARS = 120;
 /** The most tests a deployment may allow per draft (`maxTests`): 500 rule ids of 125 characters stay well under the state limit. */
-export const MAX_MAX_TESTS = 500;
+const MAX_MAX_TESTS = 500;
 /** Findings one bounds rule reports at most; the rest are summed up in the last one. */
 const MAX_BOUND_FINDINGS = 20;
 /** How much of an overlong name a message quotes. */
@@ -51,7 +51,7 @@ const QUOTED_NAME_CHARS = 40;
  * tests by `code_too_many_tests`, not here: a violation of a named rule with a suggestion says more
  * than a `content_shape` one.
  */
-export const CodeTestSchema = z.looseObject({
+const CodeTestSchema = z.looseObject({
   name: z.string(),
   code: z.string(),
 });
@@ -65,7 +65,7 @@ export const CodeContentSchema = z.looseObject({
 });
 export type CodeContent = z.infer<typeof CodeContentSchema>;
 
-export const CodeSettingsSchema = z
+const CodeSettingsSchema = z
   .object({
     /** Wall-clock budget per test, loading the source included. */
     timeoutMs: z.number().int().min(10).max(60_000),
@@ -216,7 +216,7 @@ function capped(findings: Finding[], more: (count: number) => Finding): Finding[
 }
 
 /** The first lines of a stack, capped at about 500 characters. */
-export function trimStack(stack: string): string {
+function trimStack(stack: string): string {
   const kept = stack
     .split("\n")
     .filter((line) => line.trim() !== "")

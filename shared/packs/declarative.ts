@@ -68,17 +68,17 @@ const EnumRuleSchema = RuleBaseSchema.extend({
   values: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).min(1),
 }).strict();
 
-export const DeclarativeRuleSchema = z.discriminatedUnion("type", [
+const DeclarativeRuleSchema = z.discriminatedUnion("type", [
   RequiredRuleSchema,
   RegexRuleSchema,
   ForbiddenWordsRuleSchema,
   LengthRuleSchema,
   EnumRuleSchema,
 ]);
-export type DeclarativeRule = z.infer<typeof DeclarativeRuleSchema>;
+type DeclarativeRule = z.infer<typeof DeclarativeRuleSchema>;
 
 /** A rule pack written as JSON: a kind, an optional JSON Schema of the content, and rules of five types. */
-export const DeclarativePackSchema = z
+const DeclarativePackSchema = z
   .object({
     kind: z
       .string()
@@ -94,7 +94,6 @@ export const DeclarativePackSchema = z
     instructions: z.string().min(1).optional(),
   })
   .strict();
-export type DeclarativePackDefinition = z.infer<typeof DeclarativePackSchema>;
 
 /** One place a rule's path reached in the content. */
 interface Location {

@@ -24,11 +24,11 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Content
 
-export const McqOptionSchema = z.looseObject({
+const McqOptionSchema = z.looseObject({
   key: z.string().min(1),
   text: z.string(),
 });
-export type McqOption = z.infer<typeof McqOptionSchema>;
+type McqOption = z.infer<typeof McqOptionSchema>;
 
 /**
  * The question as drafted. Lenient wherever a rule reports the problem with a better message
@@ -52,10 +52,9 @@ export type McqContent = z.infer<typeof McqContentSchema>;
 const phraseList = z.array(z.string().min(1));
 
 /** A metadata item a question must carry, satisfied by any one of `keys` holding a non-empty value. */
-export const MetadataRequirementSchema = z
+const MetadataRequirementSchema = z
   .object({ label: z.string().min(1), keys: z.array(z.string().min(1)).min(1) })
   .strict();
-export type MetadataRequirement = z.infer<typeof MetadataRequirementSchema>;
 
 export const McqSettingsSchema = z
   .object({

@@ -72,7 +72,7 @@ const JOB_BATCH = 256;
  */
 const MIN_TEST_SLICE_MS = 10;
 
-export const SOURCE_FILE = "source.js";
+const SOURCE_FILE = "source.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
 
 /** Limits applied to each test on its own, and to the suite as a whole. */
@@ -98,7 +98,7 @@ export interface SandboxTest {
 }
 
 /** A value thrown inside the sandbox, as text. */
-export interface ThrownError {
+interface ThrownError {
   readonly name: string;
   readonly message: string;
   /** QuickJS's stack trace, without the assert helpers' own frames; may be empty. */
@@ -113,7 +113,7 @@ export interface ThrownError {
  * deadline, a test interrupted because the whole suite ran out of time fails with `suite_timeout`,
  * and the tests after it with `suite_not_run`.
  */
-export type FailureReason =
+type FailureReason =
   | "error"
   | "timeout"
   | "memory"

@@ -13,7 +13,7 @@ import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctio
 import type { AslDefinition, AslState } from "../../infra/asl.js";
 import type { HistoryEvent } from "../../local/runtime.js";
 
-export type TransitionKind = "next" | "choice" | "default" | "catch" | "retry";
+type TransitionKind = "next" | "choice" | "default" | "catch" | "retry";
 
 /** One way out of a state (or, for a retry, back into it). */
 export interface Transition {

@@ -24,7 +24,7 @@ import {
 import { openRuntime } from "./harness.js";
 
 /** How one execution must end: its last state, and the run record it leaves (null: none). */
-export interface Outcome {
+interface Outcome {
   terminal: StateName;
   status: RunStatus | null;
   reason?: string;
@@ -396,7 +396,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Runs one scenario in a fresh data folder and returns each execution with the run it left. */
-export async function runScenario(scenario: Scenario, asl: AslDefinition): Promise<ScenarioResult> {
+async function runScenario(scenario: Scenario, asl: AslDefinition): Promise<ScenarioResult> {
   const rt = await openRuntime(scenario.responses, {}, asl);
   const runIds = scenario.drafts.map(() => randomUUID());
   const undo = await scenario.faults?.(rt.runtime, runIds);
