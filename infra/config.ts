@@ -1,5 +1,6 @@
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { z } from "zod";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop/limits.js";
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_BEDROCK_MODEL } from "../shared/model/pricing.js";
 import { DeploymentConfigSchema } from "../shared/pack.js";
 
@@ -121,7 +122,7 @@ export const environments: Record<EnvName, EnvConfig> = {
       caps: { maxAttempts: 3, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 1 },
       modelConcurrency: 2,
     },
-    dedupeWindowMinutes: 15,
+    dedupeWindowMinutes: DEFAULT_DEDUPE_WINDOW_MS / 60_000,
     logLevel: "DEBUG",
     logRetention: RetentionDays.ONE_WEEK,
     retentionDays: 7,
@@ -141,7 +142,7 @@ export const environments: Record<EnvName, EnvConfig> = {
       caps: { maxAttempts: 4, maxLogicAttempts: 2, maxTokens: 600_000, maxCostUsd: 2 },
       modelConcurrency: 4,
     },
-    dedupeWindowMinutes: 15,
+    dedupeWindowMinutes: DEFAULT_DEDUPE_WINDOW_MS / 60_000,
     logLevel: "INFO",
     logRetention: RetentionDays.ONE_MONTH,
     retentionDays: 30,

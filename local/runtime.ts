@@ -10,12 +10,12 @@ import type { StateMachine } from "aws-local-stepfunctions";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { SelfCorrectionError } from "../shared/errors.js";
-import { canonicalJson, sha256 } from "../shared/hash.js";
 import type { InputRejection, LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
+import { claimHash } from "../shared/store/claim.js";
 import type { RunStatus } from "../shared/store/types.js";
 import { parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
@@ -239,7 +239,7 @@ export class LocalRuntime {
         maxDraftBytes: this.deps.maxDraftBytes,
         maxDraftDepth: this.deps.maxDraftDepth,
       });
-      contentHash = sha256(`${canonicalJson(draft)}\n${LOCAL_SUBMISSION_ID}`);
+      contentHash = claimHash(draft, LOCAL_SUBMISSION_ID);
     } catch (error) {
       if (error instanceof SelfCorrectionError) return { runId };
       throw error;

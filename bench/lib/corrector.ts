@@ -1,5 +1,6 @@
 import { DEFAULT_ANTHROPIC_MODEL } from "../../shared/model/pricing.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
+import { fromPointer } from "../../shared/pointer.js";
 import {
   deepClone,
   fillEmptyOptionals,
@@ -53,16 +54,8 @@ function readRequest(request: ModelRequest): {
   return { attempt: subject.attempt, content: subject.content, flagged };
 }
 
-const segmentsOf = (pointer: string): string[] =>
-  pointer === ""
-    ? []
-    : pointer
-        .slice(1)
-        .split("/")
-        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-
 function fixMcq(q: Question, v: Flagged, ref: Question): void {
-  const [field, index, sub] = segmentsOf(v.path);
+  const [field, index, sub] = fromPointer(v.path);
   const sameShape = Array.isArray(q.options) && q.options.length === ref.options.length;
   if (field === "options" && (index === undefined || !sameShape)) {
     // A whole-options problem (count, homogeneity, form): the options are rewritten.
@@ -83,7 +76,7 @@ function fixMcq(q: Question, v: Flagged, ref: Question): void {
 }
 
 function fixJson(record: JsonObject, v: Flagged, ref: JsonObject): void {
-  const path = segmentsOf(v.path);
+  const path = fromPointer(v.path);
   if (path.length === 0) return;
   if (v.ruleId === "schema:additionalProperties" || v.ruleId === "schema:unevaluatedProperties") {
     setAt(record, path, undefined);
@@ -100,7 +93,7 @@ function ignoreSuggestionMcq(q: Question, v: Flagged, rng: Rng): Question {
 }
 
 function ignoreSuggestionJson(record: JsonObject, v: Flagged): void {
-  const path = segmentsOf(v.path);
+  const path = fromPointer(v.path);
   if (path.length === 0) return;
   const current = getAt(record, path);
   if (typeof current === "number") setAt(record, path, -current - 1);
@@ -110,7 +103,7 @@ function ignoreSuggestionJson(record: JsonObject, v: Flagged): void {
 
 /** A regression next to a fix: a sibling value that was right is changed (a violation or a silent loss). */
 function regressJson(record: JsonObject, v: Flagged, ref: JsonObject, rng: Rng): void {
-  const path = segmentsOf(v.path);
+  const path = fromPointer(v.path);
   const parentPath = path.slice(0, -1);
   const parent = getAt(record, parentPath);
   if (!parent || typeof parent !== "object" || Array.isArray(parent)) {
