@@ -10,11 +10,10 @@
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { BUILD_ASSETS as ASSETS } from "./build-assets.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
-/** Read at run time relative to the module that reads them (import.meta.url). */
-const ASSETS = ["infra/state-machine.asl.json", "ui/assets", "shared/packs/sandbox-harness.guest.js"];
 
 // `npm ci --omit=dev` has no TypeScript: bin/redraft.js then runs the sources through tsx.
 const ts = await import("typescript").then(
