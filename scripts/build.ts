@@ -10,7 +10,7 @@
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { BUILD_ASSETS as ASSETS } from "./build-assets.ts";
+import { BUILD_ASSETS as ASSETS } from "./build-assets.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUILD_ASSETS } from "../../scripts/build-assets.ts";
+import { BUILD_ASSETS } from "../../scripts/build-assets.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const COMPILED = ["cli", "local", "shared", "functions", "ui"];
