@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { AnyPack } from "../shared/pack.js";
 import { UsageError } from "./inputs.js";
 import { type OutputStyle, renderTable, wrapText } from "./output.js";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { z } from "zod";
+import type * as z from "zod";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";

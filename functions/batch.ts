@@ -1,6 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
-import { z } from "zod";
+import * as z from "zod";
 import { BatchEvents } from "../infra/state-names.js";
 import { BatchInputSchema } from "../shared/batch/record.js";
 import {

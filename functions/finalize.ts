@@ -1,6 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
-import { z } from "zod";
+import * as z from "zod";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import {
   type Finalization,

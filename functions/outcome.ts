@@ -1,6 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { z } from "zod";
+import * as z from "zod";
 import { blobKeys } from "../shared/loop/keys.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { z } from "zod";
+import * as z from "zod";
 import { BATCHES_PREFIX } from "../shared/batch/manifest.js";
 import { batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
 import { logger, tracer } from "./lib/observability.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { validateStep } from "../shared/loop/steps.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";

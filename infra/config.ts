@@ -1,5 +1,5 @@
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop/limits.js";
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_BEDROCK_MODEL } from "../shared/model/pricing.js";
 import { DeploymentConfigSchema } from "../shared/pack.js";

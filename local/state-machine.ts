@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import type { AslDefinition } from "../infra/asl.js";
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The severities a check can report. Only `error` ever triggers a correction. */
 export const SeveritySchema = z.enum(["error", "warning", "info"]);

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
 import { InvalidPackError } from "./errors.js";

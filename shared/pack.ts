@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Draft, Repair, Severity, Violation, ViolationSource } from "./draft.js";
 import { SeveritySchema } from "./draft.js";
 

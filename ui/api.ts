@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { ValidationReport, Violation } from "../shared/draft.js";

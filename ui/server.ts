@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { UsageError } from "../cli/inputs.js";
 import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../cli/review.js";
 import type { AslDefinition } from "../infra/asl.js";

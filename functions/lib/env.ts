@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_DEDUPE_WINDOW_MS } from "../../shared/loop/limits.js";
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../../shared/model/messages.js";
 import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";

@@ -10,7 +10,7 @@
  * is taken over by the next submission of that content (Validate), so this is also what frees a
  * resubmission from being refused as a duplicate.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   ACTIVE_STATUSES,
   newRunRecord,

@@ -1,5 +1,5 @@
 import type { Context } from "aws-lambda";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { LoopState } from "../../shared/loop/state.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { logger, metrics, tracer, withRunKeys } from "./observability.js";

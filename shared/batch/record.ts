@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { sha256 } from "../hash.js";
 import {
   addTotals,

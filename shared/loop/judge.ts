@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Draft, Violation } from "../draft.js";
 import type { ResolvedPack } from "../engine.js";
 import type { ModelResponse, SystemBlock, ToolSpec } from "../model/types.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ModelResponse } from "../model/types.js";
 
 const CorrectionAnswerSchema = z.looseObject({

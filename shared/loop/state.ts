@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { TokenUsageSchema } from "../model/types.js";
 import { PhaseSchema, StopReasonSchema, TokenTotalsSchema } from "../store/types.js";
 

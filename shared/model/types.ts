@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Why the model is called: to correct a draft, or (logic phase) to judge one. */
 export const ModelPurposeSchema = z.enum(["correct", "judge"]);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { SelfCorrectionError } from "../errors.js";
 import type { Finding, Pack, Rule, RuleContext } from "../pack.js";
 import {

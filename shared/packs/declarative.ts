@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
 import {

@@ -5,7 +5,7 @@
  * schema navigation the walks share (`views.ts`), the repair walk (`repair.ts`), the score's units
  * (`units.ts`) and the messages (`messages.ts`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Draft } from "../draft.js";
 import { proportionalScore } from "../engine.js";
 import { InvalidSchemaError } from "../errors.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Repair } from "../draft.js";
 import type { Finding, Pack, RepairResult, Rule, RuleContext } from "../pack.js";
 import { toPointer } from "../pointer.js";

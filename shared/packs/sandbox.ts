@@ -41,7 +41,7 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
-import { z } from "zod";
+import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
   HARNESS_FILE,

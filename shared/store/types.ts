@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { RepairSchema, ViolationSchema } from "../draft.js";
 import { addUsage, TokenUsageSchema } from "../model/types.js";
 

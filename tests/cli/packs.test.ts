@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { describeType, packSettings } from "../../cli/pack-catalog.js";
 import { mcqPack } from "../../shared/packs/mcq.js";
 import { redraft } from "./run-cli.js";
