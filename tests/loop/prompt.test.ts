@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import type { Violation } from "../../shared/draft.js";
-import { buildCorrectionPrompt, CORRECTION_SYSTEM_PROMPT } from "../../shared/loop/prompt.js";
+import { buildCorrectionPrompt, CORRECTION_SYSTEM_PROMPT, notesBlock } from "../../shared/loop/prompt.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 import { DRAFT_WITH_ERRORS } from "../fixtures/seed004.js";
@@ -128,7 +128,7 @@ describe("correction prompt (seed 004: CorrectionPromptBuilder)", () => {
     const size = (i: number) =>
       (requests[i]?.user.length ?? 0) + (requests[i]?.system.map((b) => b.text).join("").length ?? 0);
     const hintsBlock =
-      /What earlier attempts taught[^\n]*\n<earlier_attempts>[\s\S]*?<\/earlier_attempts>\n\n/.exec(
+      /Earlier attempts \(data[^\n]*\n<earlier_attempts>[\s\S]*?<\/earlier_attempts>\n\n/.exec(
         requests[2]?.user ?? "",
       )?.[0] ?? "";
     expect(hintsBlock.length).toBeGreaterThan(0);
@@ -168,5 +168,47 @@ describe("the violations block", () => {
       latencyMs: 1,
     });
     expect(parsed).toMatchObject({ ok: false, failure: expect.stringMatching(/cut off/) });
+  });
+});
+
+describe("the notes on earlier attempts", () => {
+  const long = (n: number) => `Attempt ${n} did not fix: ${"rule-<x>, ".repeat(40)}end.`;
+
+  it("stay within their budget in characters, however many and however long the notes are", () => {
+    for (const budget of [160, 320, 1000]) {
+      const block = notesBlock([long(1), long(2), long(3), long(4)], budget);
+      expect(block).toBeDefined();
+      expect(block?.length).toBeLessThanOrEqual(budget);
+      expect(block).toContain("Attempt 4"); // the newest note, clipped when it alone does not fit
+      expect(block?.match(/<\/earlier_attempts>/g)).toHaveLength(1);
+    }
+  });
+
+  it("keep the newest notes that fit, printed oldest first, and leave nothing when none fits", () => {
+    const block = notesBlock(
+      ["Attempt 1 did not fix: a.", "Attempt 2 did not fix: b.", "Attempt 3 did not fix: c."],
+      150,
+    );
+    expect(block).toMatch(/Attempt 2 did not fix: b\.\n- Attempt 3 did not fix: c\./);
+    expect(block).not.toContain("Attempt 1");
+    expect(notesBlock(["Attempt 1 did not fix: a."], 60)).toBeUndefined();
+  });
+
+  it("grow attempt 3's prompt by a bounded share of attempt 1's for the same draft and violations", () => {
+    const hints = Array.from({ length: 4 }, (_, i) => long(i + 1));
+    const size = (p: { system: { text: string }[]; user: string }) =>
+      p.user.length + p.system.reduce((n, b) => n + b.text.length, 0);
+    const input = {
+      resolved: mcq,
+      draft: DRAFT_WITH_ERRORS,
+      violations: [],
+      attempt: 1,
+      maxAttempts: 3,
+      hints: [],
+    };
+    const first = size(buildCorrectionPrompt(input));
+    const third = size(buildCorrectionPrompt({ ...input, attempt: 3, hints }));
+    expect(third - first).toBeLessThanOrEqual(Math.max(320, Math.ceil(first * 0.07)));
+    expect(third - first).toBeGreaterThan(100);
   });
 });

@@ -10,6 +10,13 @@ export function keepHints(hints: readonly string[]): string[] {
     .map((h) => (h.length > MAX_HINT_CHARS ? `${h.slice(0, MAX_HINT_CHARS)}…` : h));
 }
 
+/** The first few rule ids of a note, then how many more: the violations block lists them all. */
+const NOTE_IDS = 3;
+const someIds = (ids: readonly string[]): string =>
+  ids.length > NOTE_IDS
+    ? `${ids.slice(0, NOTE_IDS).join(", ")} and ${ids.length - NOTE_IDS} more`
+    : ids.join(", ");
+
 /** Short, bounded notes for the next prompt: what persisted, what regressed, whether we rolled back. */
 export function attemptHints(
   n: number,
@@ -27,13 +34,12 @@ export function attemptHints(
   const after = errorRuleIds(report);
   const persisted = after.filter((id) => before.has(id));
   const regressed = after.filter((id) => !before.has(id));
+  // The rollback note first: the prompt keeps the newest notes that fit its budget, and what did
+  // not fix or broke names the rules, which says more than the rollback does.
   const notes: string[] = [];
-  if (persisted.length) notes.push(`Attempt ${n} did not fix: ${persisted.join(", ")}.`);
-  if (regressed.length) notes.push(`Attempt ${n} broke rules that passed before: ${regressed.join(", ")}.`);
-  if (!beats) {
-    notes.push(
-      `Attempt ${n} was no better than attempt ${bestAttempt}, so it was rolled back; start again from attempt ${bestAttempt} and try a different fix.`,
-    );
-  }
+  if (!beats)
+    notes.push(`Attempt ${n} rolled back: start again from attempt ${bestAttempt} with a different fix.`);
+  if (persisted.length) notes.push(`Attempt ${n} did not fix: ${someIds(persisted)}.`);
+  if (regressed.length) notes.push(`Attempt ${n} broke rules that passed before: ${someIds(regressed)}.`);
   return notes;
 }
