@@ -22,7 +22,8 @@ import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
 /** The repository root: entries, lockfile and node_modules are resolved from here. */
-const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const PROJECT_ROOT_URL = new URL("../../", import.meta.url);
+const PROJECT_ROOT = fileURLToPath(PROJECT_ROOT_URL);
 const entry = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
 
 /** ESM bundles have no `require`; some dependencies still call it (Powertools, the Anthropic SDK). */
@@ -369,6 +370,26 @@ export class Functions extends Construct {
 }
 
 /**
+ * Packages replaced in every Lambda bundle by a stand-in (esbuild `alias`): code a bundle carries
+ * but cannot use in Lambda, which esbuild cannot drop by itself because it is imported whatever
+ * runs it. Each stand-in says why it is safe there:
+ * - the AWS SDK's credential providers that read a developer's machine (config files, SSO, login,
+ *   `credential_process`, web identity), with the STS, SSO and sign-in clients they call (about
+ *   90 KiB): a function's credentials are in its environment, the default chain's first link;
+ * - `semver`, of which the X-Ray SDK under Powertools Tracer calls `gte` only (about 20 KiB).
+ * Paths from the project root, where CDK runs esbuild ({@link esbuildOptions} makes them absolute).
+ * Tests, the CLI and the local runtime use the real packages.
+ */
+const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
+  "@aws-sdk/credential-provider-ini": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-login": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-process": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-sso": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-web-identity": "./functions/lib/aliases/credentials.ts",
+  semver: "./functions/lib/aliases/semver.cjs",
+};
+
+/**
  * The options every redraft handler is bundled with; {@link redraftFunction} adds the per-function
  * ones (the model SDK's `define`, the side files). bench:coldstart's smoke mode bundles with them too.
  */
@@ -381,7 +402,10 @@ const STANDARD_BUNDLING = {
   minify: true,
   // Non-ASCII text (zod's locales, the packs' messages) as UTF-8, not \uXXXX escapes: about 70 KiB
   // less. An esbuild argument: this aws-cdk-lib accepts a `charset` option but never passes it on.
-  esbuildArgs: { "--charset": "utf8" },
+  esbuildArgs: {
+    "--charset": "utf8",
+    "--alias": Object.entries(LAMBDA_ALIASES).map(([name, path]) => `${name}=${path}`),
+  },
   // The map names each bundled file and line, which is all a stack trace needs; without the
   // sources' text it is a fraction of the size.
   sourceMap: true,
@@ -411,6 +435,12 @@ export function esbuildOptions(modelSdk?: BundledModelSdk): EsbuildOptions {
     external: [...STANDARD_BUNDLING.externalModules],
     banner: { js: STANDARD_BUNDLING.banner },
     define: modelSdk ? { REDRAFT_MODEL_SDK: JSON.stringify(modelSdk) } : {},
+    alias: Object.fromEntries(
+      Object.entries(LAMBDA_ALIASES).map(([name, path]) => [
+        name,
+        fileURLToPath(new URL(path, PROJECT_ROOT_URL)),
+      ]),
+    ),
   };
 }
 
@@ -428,6 +458,7 @@ export interface EsbuildOptions {
   external: string[];
   banner: { js: string };
   define: Record<string, string>;
+  alias: Record<string, string>;
 }
 
 /**
@@ -468,7 +499,10 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
       ...STANDARD_BUNDLING,
       mainFields: [...STANDARD_BUNDLING.mainFields],
       externalModules: [...STANDARD_BUNDLING.externalModules],
-      esbuildArgs: { ...STANDARD_BUNDLING.esbuildArgs },
+      esbuildArgs: {
+        ...STANDARD_BUNDLING.esbuildArgs,
+        "--alias": [...STANDARD_BUNDLING.esbuildArgs["--alias"]],
+      },
       ...(props.modelSdk && { define: { REDRAFT_MODEL_SDK: JSON.stringify(props.modelSdk) } }),
       commandHooks: {
         beforeBundling: () => [],

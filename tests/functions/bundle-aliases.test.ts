@@ -1,0 +1,92 @@
+/**
+ * The stand-ins the Lambda bundles take instead of some packages (LAMBDA_ALIASES in
+ * infra/constructs/functions.ts, functions/lib/aliases/): bundled with the deploy's esbuild options,
+ * an AWS SDK client still finds the credentials Lambda gives it (the environment), the chain still
+ * passes over the links that were replaced to the ones after them, the replaced packages are not in
+ * the bundle, and the X-Ray SDK under Powertools Tracer still loads on the one `semver` function it
+ * calls. Run in child processes: the chain reads the environment, which the test sets exactly.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { build, type Metafile } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { esbuildOptions } from "../../infra/constructs/functions.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+// Inside the repository (ignored by git), like the other bundles tests and benches build.
+const DIR = join(ROOT, ".cache", "test-bundle-aliases", String(process.pid));
+const BUNDLE = join(DIR, "index.mjs");
+
+const ENTRY = `
+import { S3Client } from "@aws-sdk/client-s3";
+import { Tracer } from "@aws-lambda-powertools/tracer";
+new Tracer({ serviceName: "alias-test" });
+try {
+  const { accessKeyId } = await new S3Client({ region: "us-east-1" }).config.credentials();
+  console.log(JSON.stringify({ accessKeyId }));
+} catch (error) {
+  console.log(JSON.stringify({ error: error.name, message: error.message }));
+}
+`;
+
+let metafile: Metafile;
+
+beforeAll(async () => {
+  mkdirSync(DIR, { recursive: true });
+  ({ metafile } = await build({
+    ...esbuildOptions("none"),
+    stdin: { contents: ENTRY, resolveDir: ROOT, loader: "ts", sourcefile: "entry.ts" },
+    sourcemap: false,
+    outfile: BUNDLE,
+    metafile: true,
+    logLevel: "error",
+  }));
+});
+
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
+
+/** Runs the bundle with exactly this environment (and PATH); what it printed. */
+function run(env: Record<string, string>): { accessKeyId?: string; error?: string; message?: string } {
+  const child = spawnSync(process.execPath, ["--no-warnings", BUNDLE], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  expect(child.stderr).toBe("");
+  return JSON.parse(child.stdout) as ReturnType<typeof run>;
+}
+
+describe("the Lambda bundles' stand-ins (esbuild alias)", () => {
+  it("leave the credentials in the environment, Lambda's, to the SDK's chain", () => {
+    const got = run({
+      AWS_ACCESS_KEY_ID: "AKIAFROMENVIRONMENT",
+      AWS_SECRET_ACCESS_KEY: "secret",
+      AWS_SESSION_TOKEN: "token",
+      AWS_LAMBDA_FUNCTION_NAME: "alias-test",
+    });
+    expect(got).toEqual({ accessKeyId: "AKIAFROMENVIRONMENT" });
+  });
+
+  it("pass over the replaced links to the ones after them, as links that find nothing do", () => {
+    // AWS_PROFILE sends the chain past fromEnv into fromIni and the other replaced links; instance
+    // metadata (the last link) is off, so the chain ends with the SDK's own message, not a crash.
+    const got = run({ AWS_PROFILE: "developer", AWS_EC2_METADATA_DISABLED: "true" });
+    expect(got).toEqual({
+      error: "CredentialsProviderError",
+      message: "Could not load credentials from any providers",
+    });
+  });
+
+  it("keep the replaced packages, and all of semver but gte, out of the bundle", () => {
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs.filter((p) => /credential-provider-(ini|sso|process|web-identity|login)\//.test(p))).toEqual(
+      [],
+    );
+    expect(inputs.filter((p) => /nested-clients|token-providers/.test(p))).toEqual([]);
+    expect(inputs).toContain("functions/lib/aliases/credentials.ts");
+    const semver = inputs.filter((p) => p.includes("node_modules/semver/"));
+    expect(semver).toContain("node_modules/semver/functions/gte.js");
+    expect(semver.filter((p) => /semver\/(index|ranges\/)/.test(p))).toEqual([]);
+  });
+});
