@@ -301,8 +301,9 @@ async function runAll(
 function growth(
   sizes: PromptSizes,
   part: "whole" | "loop-only" = "whole",
-): { drafts: number; max: number; worst: string; mean: number } {
+): { drafts: number; max: number; worst: string; mean: number; over: string[] } {
   let max = 0;
+  const over: string[] = [];
   let worst = "none";
   let total = 0;
   let drafts = 0;
@@ -315,12 +316,13 @@ function growth(
     const ratio = third / first;
     drafts += 1;
     total += ratio;
+    if (ratio > GROWTH_GOAL) over.push(id);
     if (ratio > max) {
       max = ratio;
       worst = `${id} (${fmtInt(first)} → ${fmtInt(third)} chars)`;
     }
   }
-  return { drafts, max, worst, mean: drafts ? total / drafts : 0 };
+  return { drafts, max, worst, mean: drafts ? total / drafts : 0, over };
 }
 
 async function main(): Promise<void> {
@@ -497,8 +499,15 @@ async function main(): Promise<void> {
   const gl = growth(sizes.redraft, "loop-only");
   console.log(
     `  redraft without the draft's own content (which the model changes, e.g. options added): max ${gl.max.toFixed(3)}× (${gl.worst}), mean ${gl.mean.toFixed(3)}× — ` +
-      "what the loop itself adds: the attempt line, the violations and the notes on earlier attempts",
+      `what the loop itself adds: the attempt line, the violations and the notes on earlier attempts — goal ≤ ${GROWTH_GOAL}×: ${gl.max <= GROWTH_GOAL ? "met" : "NOT met"}`,
   );
+  if (g.over.length > 0) {
+    const loopOver = new Set(gl.over);
+    console.log(
+      `  over ${GROWTH_GOAL}× as a whole: ${g.over.length} of ${g.drafts} drafts (${g.over.join(", ")}); the loop's own part is over it on ${g.over.filter((id) => loopOver.has(id)).length} of them, ` +
+        "so the rest is the draft itself growing (the model's answer is the next attempt's best draft: options or fields it added)",
+    );
+  }
   console.log(
     `  conversation retry, for contrast: ${gc.drafts} drafts; max ${gc.max.toFixed(3)}×, mean ${gc.mean.toFixed(3)}×`,
   );

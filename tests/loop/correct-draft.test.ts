@@ -303,7 +303,7 @@ describe("correctDraft: stop rules and failures", () => {
     );
     const third = model?.requests[2]?.user ?? "";
     expect(third).toContain("PCI alone");
-    expect(third).toMatch(/rolled back: start again from attempt 1/);
+    expect(third).toMatch(/rolled back: restart from attempt 1/);
     expect(result.attemptsDetail[1]?.rolledBack).toBe(true);
     expect(result.finalDraft?.content).toEqual(
       result.attemptsDetail.filter((a) => a.isBest).length ? expect.anything() : DRAFT_WITH_ERRORS.content,

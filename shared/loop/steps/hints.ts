@@ -37,8 +37,7 @@ export function attemptHints(
   // The rollback note first: the prompt keeps the newest notes that fit its budget, and what did
   // not fix or broke names the rules, which says more than the rollback does.
   const notes: string[] = [];
-  if (!beats)
-    notes.push(`Attempt ${n} rolled back: start again from attempt ${bestAttempt} with a different fix.`);
+  if (!beats) notes.push(`Attempt ${n} rolled back: restart from attempt ${bestAttempt}, try another fix.`);
   if (persisted.length) notes.push(`Attempt ${n} did not fix: ${someIds(persisted)}.`);
   if (regressed.length) notes.push(`Attempt ${n} broke rules that passed before: ${someIds(regressed)}.`);
   return notes;
