@@ -74,29 +74,47 @@ const MAX_NUMBER_CHARS = 24;
 export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: number; maxBytes: number } {
   let max = 0;
   let bytes = 0;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    const v = item.value;
-    if (typeof v === "string") bytes += MAX_BYTES_PER_UNIT * v.length + 2;
-    else if (typeof v === "number") bytes += MAX_NUMBER_CHARS;
-    else if (v === null || typeof v === "boolean") bytes += 5;
-    if (v === null || typeof v !== "object") continue;
+  // Two parallel stacks rather than one of {value, depth} objects: this walk runs on every draft
+  // validated, and an allocation per member was most of its cost.
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const parentDepth = depths.pop() as number;
+    if (typeof v === "string") {
+      bytes += MAX_BYTES_PER_UNIT * v.length + 2;
+      continue;
+    }
+    if (typeof v === "number") {
+      bytes += MAX_NUMBER_CHARS;
+      continue;
+    }
+    if (v === null || typeof v !== "object") {
+      bytes += 5;
+      continue;
+    }
+    const array = Array.isArray(v);
     const proto = Object.getPrototypeOf(v);
-    const plain = Array.isArray(v) ? proto === Array.prototype : proto === Object.prototype || proto === null;
+    const plain = array ? proto === Array.prototype : proto === Object.prototype || proto === null;
     if (!plain || typeof (v as { toJSON?: unknown }).toJSON === "function") bytes = Number.POSITIVE_INFINITY;
-    const depth = item.depth + 1;
+    const depth = parentDepth + 1;
     if (depth > max) {
       max = depth;
       if (max > limit) return { depth: max, maxBytes: bytes };
     }
-    if (Array.isArray(v)) {
+    if (array) {
       bytes += 2 + v.length;
-      for (const child of v) stack.push({ value: child, depth });
+      for (const child of v) {
+        values.push(child);
+        depths.push(depth);
+      }
     } else {
       bytes += 2;
-      for (const key of Object.keys(v)) {
+      const record = v as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
         bytes += MAX_BYTES_PER_UNIT * key.length + 4;
-        stack.push({ value: (v as Record<string, unknown>)[key], depth });
+        values.push(record[key]);
+        depths.push(depth);
       }
     }
   }
