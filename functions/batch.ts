@@ -3,6 +3,7 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import * as z from "zod";
 import { BatchEvents } from "../infra/state-names.js";
 import { BatchInputSchema } from "../shared/batch/record.js";
+import { PricingSchema, RoundRecordSchema } from "../shared/batch/rounds.js";
 import {
   type AggregateInput,
   aggregateBatch,
@@ -39,6 +40,9 @@ const AggregateEventSchema = z.object({
     .optional(),
   /** A Catch's `$.error`: `{Error, Cause}`. */
   error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  /** How the batch was priced, and batch pricing's rounds as they ended. */
+  pricing: PricingSchema.optional(),
+  rounds: z.array(RoundRecordSchema).optional(),
 });
 
 export const BatchEventSchema = z.discriminatedUnion("step", [PrepareEventSchema, AggregateEventSchema]);
@@ -113,6 +117,8 @@ export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
         error: parsed.error?.Error
           ? { error: parsed.error.Error, cause: parsed.error.Cause ?? "" }
           : undefined,
+        pricing: parsed.pricing,
+        rounds: parsed.rounds,
       };
       const outcome = await aggregateBatch(input, deps);
       logger.info("batch aggregated", { status: outcome.status, counts: outcome.counts });

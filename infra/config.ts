@@ -1,5 +1,6 @@
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as z from "zod";
+import { PricingSchema } from "../shared/batch/rounds.js";
 import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop/limits.js";
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_BEDROCK_MODEL } from "../shared/model/pricing.js";
 import { DeploymentConfigSchema } from "../shared/pack.js";
@@ -90,6 +91,25 @@ export const EnvConfigSchema = z
       .int()
       .positive()
       .max(24 * 365),
+    /**
+     * Batch pricing (README "Batches"): corrections in rounds of batch requests at half the token
+     * price. `default` is what a batch gets when its request does not say (`pricing`); the rest bound
+     * its time, the deadline counting from the batch's start.
+     */
+    batchPricing: z
+      .object({
+        default: PricingSchema,
+        /** The batch must end by then: the items still correcting go on demand before it. */
+        deadlineMinutes: z.number().int().positive(),
+        /** What one round (submit to results) is expected to take until one has been measured. */
+        roundEstimateMinutes: z.number().int().positive(),
+        /** Time kept before the deadline for the on-demand fallback of the items left. */
+        fallbackReserveMinutes: z.number().int().nonnegative(),
+        /** First wait before polling a batch request; doubled up to `pollMaxSeconds`. */
+        pollFirstSeconds: z.number().int().positive(),
+        pollMaxSeconds: z.number().int().positive(),
+      })
+      .strict(),
     alarms: z
       .object({
         /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour goes above this share. */
@@ -105,6 +125,10 @@ export const EnvConfigSchema = z
   .refine((c) => !`${c.alarmEmail ?? ""}`.toLowerCase().endsWith("@example.com"), {
     path: ["alarmEmail"],
     message: "example.com is a placeholder: configure a real address, or none (the topic then warns)",
+  })
+  .refine((c) => c.batchPricing.deadlineMinutes < c.batchTimeoutHours * 60, {
+    path: ["batchPricing", "deadlineMinutes"],
+    message: "the deadline must come before the batch execution's own timeout (batchTimeoutHours)",
   })
   .refine((c) => c.model.provider !== "bedrock" || !c.model.id.startsWith("claude-"), {
     path: ["model", "id"],
@@ -132,6 +156,14 @@ export const environments: Record<EnvName, EnvConfig> = {
     batchConcurrency: 4,
     batchToleratedFailurePercentage: 10,
     batchTimeoutHours: 6,
+    batchPricing: {
+      default: "on_demand",
+      deadlineMinutes: 300,
+      roundEstimateMinutes: 60,
+      fallbackReserveMinutes: 45,
+      pollFirstSeconds: 60,
+      pollMaxSeconds: 900,
+    },
     alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
   },
   staging: {
@@ -152,6 +184,14 @@ export const environments: Record<EnvName, EnvConfig> = {
     batchConcurrency: 8,
     batchToleratedFailurePercentage: 10,
     batchTimeoutHours: 12,
+    batchPricing: {
+      default: "on_demand",
+      deadlineMinutes: 660,
+      roundEstimateMinutes: 60,
+      fallbackReserveMinutes: 60,
+      pollFirstSeconds: 60,
+      pollMaxSeconds: 900,
+    },
     alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
   },
   prod: {
@@ -173,6 +213,14 @@ export const environments: Record<EnvName, EnvConfig> = {
     batchConcurrency: 40,
     batchToleratedFailurePercentage: 5,
     batchTimeoutHours: 48,
+    batchPricing: {
+      default: "on_demand",
+      deadlineMinutes: 2_760,
+      roundEstimateMinutes: 90,
+      fallbackReserveMinutes: 120,
+      pollFirstSeconds: 120,
+      pollMaxSeconds: 1_800,
+    },
     alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
   },
 };

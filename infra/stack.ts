@@ -91,6 +91,8 @@ export class RedraftStack extends Stack {
       bucket: this.storage.bucket,
       bus: this.projectBus.bus,
       validate: this.functions.validate,
+      revalidate: this.functions.revalidate,
+      anthropicSecret,
       perDraft: this.workflow.stateMachine,
       stateMachineName: `${name}-batch`,
     });

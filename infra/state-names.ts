@@ -134,6 +134,38 @@ export const BatchStateNames = {
   BatchEndedHow: "BatchEnded?",
   BatchCompleted: "BatchCompleted",
   BatchFailed: "BatchFailed",
+
+  // Batch pricing (infra/constructs/batch-rounds.ts).
+  /** Whether the request said how to price it; if not, DefaultPricing writes the deployment's default. */
+  PricingGiven: "PricingGiven?",
+  DefaultPricing: "DefaultPricing",
+  /** One child per item (on demand), or rounds of batch requests (batch pricing). */
+  PricedHow: "PricedHow?",
+  /** Pass: the rounds' state, round 0 reading the item list. */
+  StartRounds: "StartRounds",
+  /** Distributed Map: every item still correcting through the correction loop, up to its next model call. */
+  RunRound: "RunRound",
+  /** In RunRound's processor: a new item starts at Validate, a parked one at the step that asked the batch. */
+  ResumeAt: "ResumeAt?",
+  CorrectionParked: "CorrectionParked?",
+  LogicCorrectionParked: "LogicCorrectionParked?",
+  JudgeParked: "JudgeParked?",
+  /** The item's model call waits for the next batch request. */
+  AwaitingBatch: "AwaitingBatch",
+  /** λ rounds (submit): the parked calls as one batch request (split by the service's limits). */
+  SubmitRound: "SubmitRound",
+  RoundSubmitted: "RoundSubmitted?",
+  /** Wait: the poll interval, doubled each time. */
+  WaitForBatch: "WaitForBatch",
+  /** λ rounds (poll): whether the batch request has ended; at the deadline, cancel it. */
+  PollBatch: "PollBatch",
+  BatchRequestEnded: "BatchRequestEnded?",
+  /** λ rounds (collect): the results where the parked calls find them. */
+  CollectRound: "CollectRound",
+  /** Distributed Map: the items left at the deadline (or that no batch takes), each a per-draft child execution. */
+  RunOnDemand: "RunOnDemand",
+  RunDraftOnDemand: "RunDraftOnDemand",
+  OnDemandAlreadyRan: "OnDemandAlreadyRan",
 } as const;
 
 /** What clients put on the bus to submit a batch, and what redraft publishes when one has ended. */

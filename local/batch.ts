@@ -1,18 +1,33 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { PutItemCommand, type PutItemCommandInput } from "@aws-sdk/client-dynamodb";
+import { PutItemCommand, type PutItemCommandInput, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import pLimit from "p-limit";
 import { createBatchHandler } from "../functions/batch.js";
 import { DynamoBatchStore } from "../functions/lib/batch-store.js";
+import { createRevalidateHandler } from "../functions/revalidate.js";
+import { createRoundsHandler } from "../functions/rounds.js";
+import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition, AslState } from "../infra/asl.js";
 import { BatchStateNames } from "../infra/state-names.js";
 import type { BatchRecord } from "../shared/batch/record.js";
+import type { BatchModelService, Pricing, RoundTiming } from "../shared/batch/rounds.js";
+import { batchKeys } from "../shared/batch/steps.js";
+import { ModelNotConfiguredError } from "../shared/errors.js";
+import { LocalBatchService } from "./batch-service.js";
 import type { ExecutionSummary, TaskHandler } from "./engine.js";
 import * as engine from "./engine.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
+import { markOwned, releaseOwned } from "./recovery.js";
 import type { ExecutionInput, LocalRuntime } from "./runtime.js";
 import { LOCAL_BUCKET, LOCAL_TABLE } from "./state-machine.js";
+
+/** λ rounds' states between the round Maps: SubmitRound, PollBatch, CollectRound. */
+const ROUND_STATES = new Set<string>([
+  BatchStateNames.SubmitRound,
+  BatchStateNames.PollBatch,
+  BatchStateNames.CollectRound,
+]);
 
 /**
  * The batch state machine (infra/batch-state-machine.asl.json) on the local runtime. The
@@ -50,6 +65,14 @@ interface ItemEnded {
 export interface BatchRunOptions {
   /** Overrides the ASL's MaxConcurrency. */
   concurrency?: number | undefined;
+  /** How the batch's corrections are priced; absent: the state machine's default (on demand). */
+  pricing?: Pricing | undefined;
+  /** Batch pricing: how long the local batch service takes to end a batch request. @default 0 */
+  batchLatencyMs?: number | undefined;
+  /** Batch pricing: the deadline settings. @default LOCAL_ROUND_TIMING */
+  timing?: Partial<RoundTiming> | undefined;
+  /** Batch pricing: the batch service. @default a LocalBatchService over the runtime's model */
+  service?: BatchModelService | undefined;
   /** Told when an item's child has ended: for a progress bar. */
   onItem?: ((item: ItemEnded) => void) | undefined;
   /** Told once the item list is read: how many items the Map runs. */
@@ -67,6 +90,20 @@ export interface BatchRun {
   /** The batch had been interrupted and was resumed. */
   resumed: boolean;
 }
+
+/**
+ * Batch pricing's deadline settings on the local runtime: a batch has a day, rounds are expected to
+ * take a minute, and polls start at once and stay short (the local service ends a batch request
+ * after `--batch-latency`).
+ */
+export const LOCAL_ROUND_TIMING: RoundTiming = {
+  deadlineMinutes: 24 * 60,
+  roundEstimateMinutes: 1,
+  fallbackReserveMinutes: 0,
+  pollFirstSeconds: 0,
+  pollMaxSeconds: 2,
+  maxModelRetries: 4,
+};
 
 /** `<dataDir>/batch-owners/<batchId>.json`: which process runs a batch, so a dead one can be resumed. */
 const ownerFile = (dataDir: string, batchId: string) => join(dataDir, "batch-owners", `${batchId}.json`);
@@ -118,6 +155,7 @@ function named(name: string, message: string): Error {
 
 export class LocalBatchRunner {
   readonly batches: DynamoBatchStore;
+  #rounds: TaskHandler | undefined;
 
   constructor(
     readonly runtime: LocalRuntime,
@@ -179,7 +217,11 @@ export class LocalBatchRunner {
     const { asl, maps } = standInDistributedMaps(definition);
     const execution = await engine.runExecution(
       engine.buildMachine(asl),
-      { batchId, manifestRef: { bucket: LOCAL_BUCKET, key: manifestKey } },
+      {
+        batchId,
+        manifestRef: { bucket: LOCAL_BUCKET, key: manifestKey },
+        ...(options.pricing && { pricing: options.pricing }),
+      },
       name,
       { handlers: this.#handlers(asl, maps, options), retryIntervals: engine.retryIntervals(asl, 0) },
     );
@@ -202,6 +244,7 @@ export class LocalBatchRunner {
       bucketName: LOCAL_BUCKET,
       batches: this.batches,
     }));
+    const rounds = this.#roundsHandler(options);
     const handlers: Record<string, TaskHandler> = {};
     for (const [name, state] of Object.entries(asl.States)) {
       if (state.Type !== "Task") continue;
@@ -219,6 +262,8 @@ export class LocalBatchRunner {
           for (const entry of entries) await runtime.publish(entry.DetailType, entry.Detail);
           return { FailedEntryCount: 0, Entries: entries.map(() => ({ EventId: randomUUID() })) };
         };
+      } else if (ROUND_STATES.has(name)) {
+        handlers[name] = (input) => rounds(input);
       } else if (resource.includes(":lambda:") && resource.includes(":function:")) {
         // payloadResponseOnly: the Task's input is the payload, its output the function's answer.
         handlers[name] = (input) => batchStep(input);
@@ -300,8 +345,9 @@ export class LocalBatchRunner {
           const input = { ...task.input, __item: [value], __index: index };
           const summary = await engine.runExecution(machine, input, `${mapRunId}-${index}`, {
             handlers,
-            retryIntervals: engine.retryIntervals(single, 0),
+            retryIntervals: { ...engine.retryIntervals(single, 0), ...engine.retryIntervals(processor, 0) },
           });
+          await this.#releaseEnded(summary);
           const entry = { Input: JSON.stringify(value), Status: summary.status };
           if (summary.status === "SUCCEEDED") {
             succeeded.push({ ...entry, Output: JSON.stringify((summary.output as unknown[])[0]) });
@@ -341,29 +387,131 @@ export class LocalBatchRunner {
     return { MapRunArn: mapRunArn(mapRunId), ...(details && { ResultWriterDetails: details }) };
   }
 
-  /** The item processor's Task states: a child execution for `startExecution.sync:2`. */
+  /**
+   * The item processor's Task states: a child execution for `startExecution.sync:2`; the correction
+   * loop's states (a batch-priced round) bound as the local runtime binds the per-draft state
+   * machine's, the model steps to λ rounds.
+   */
   #itemHandlers(
-    processor: { States: Record<string, AslState> },
+    processor: { StartAt: string; States: Record<string, AslState> },
     options: BatchRunOptions,
   ): Record<string, TaskHandler> {
     const handlers: Record<string, TaskHandler> = {};
+    const loopStates: Record<string, AslState> = {};
     for (const [name, state] of Object.entries(processor.States)) {
       if (state.Type !== "Task") continue;
       const resource = String(state.Resource);
-      if (!resource.endsWith(START_SYNC))
-        throw new Error(`the local runtime has no adapter for item task state "${name}" (${resource})`);
-      handlers[name] = (input) => this.#startChild(input as StartInput, options);
+      if (resource.endsWith(START_SYNC)) {
+        // The fallback's child runs on the item's existing run: only an execution of that name counts.
+        const byExecution = name === BatchStateNames.RunDraftOnDemand;
+        handlers[name] = (input) => this.#startChild(input as StartInput, options, byExecution);
+      } else loopStates[name] = state;
     }
-    return handlers;
+    if (Object.keys(loopStates).length === 0) return handlers;
+    return {
+      ...handlers,
+      ...this.#loopHandlers({ StartAt: processor.StartAt, States: loopStates }, options),
+    };
+  }
+
+  /**
+   * A round's item that has ended (not parked for a batch): its run is no longer this process's to
+   * hold. A child execution releases its own; an item of a round holds its run from Validate.
+   */
+  async #releaseEnded(summary: ExecutionSummary): Promise<void> {
+    const output = summary.status === "SUCCEEDED" ? (summary.output as unknown[])[0] : undefined;
+    const state = (output ?? {}) as { runId?: unknown; parked?: unknown };
+    if (typeof state.runId === "string" && state.parked === undefined)
+      await releaseOwned(this.runtime.dataDir, state.runId);
+  }
+
+  /** The correction loop inside a round: the per-draft handlers, the model steps answered by the round. */
+  #loopHandlers(asl: AslDefinition, options: BatchRunOptions): Record<string, TaskHandler> {
+    const { runtime } = this;
+    const getDeps = async () => runtime.deps;
+    const validate = createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET });
+    const rounds = this.#roundsHandler(options);
+    const dataDir = runtime.dataDir;
+    return engine.bindTasks(
+      asl,
+      {
+        // The item's run is this process's while it waits for its batch: no other command finishes it.
+        validate: async (event) => {
+          const runId = (event as { runId?: string }).runId;
+          if (runId) await markOwned(dataDir, runId);
+          return validate(event);
+        },
+        correct: rounds,
+        judge: rounds,
+        revalidate: createRevalidateHandler(getDeps),
+      },
+      {
+        updateItem: async (input) => {
+          const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
+            engine.ENTERED_TIME_MARKER,
+            new Date().toISOString(),
+          );
+          try {
+            const out = await runtime.dynamo.send(
+              new UpdateItemCommand({
+                ...input,
+                ExpressionAttributeValues: JSON.parse(values),
+                TableName: LOCAL_TABLE,
+              }),
+            );
+            return { Attributes: out.Attributes };
+          } catch (error) {
+            throw engine.dynamoDbIntegrationError(error);
+          }
+        },
+        copyObject: engine.copyObjectIn(runtime.blobs),
+        putEvents: async (input) => {
+          for (const entry of input.Entries as { DetailType: string; Detail: unknown }[]) {
+            const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
+            await runtime.publish(entry.DetailType, detail as Record<string, unknown>);
+          }
+          return { FailedEntryCount: 0, Entries: input.Entries.map(() => ({ EventId: randomUUID() })) };
+        },
+      },
+    );
+  }
+
+  /** λ rounds on the local runtime: the runtime's model behind the local batch service, unless given one. */
+  #roundsHandler(options: BatchRunOptions): TaskHandler {
+    this.#rounds ??= (() => {
+      const { runtime } = this;
+      const timing = { ...LOCAL_ROUND_TIMING, ...options.timing };
+      const model = runtime.deps.model;
+      const service =
+        options.service ??
+        (model ? new LocalBatchService(model, { latencyMs: options.batchLatencyMs ?? 0 }) : undefined);
+      return createRoundsHandler(async () => {
+        if (!service) throw new ModelNotConfiguredError("batch pricing needs a model to answer its batches");
+        return {
+          loop: runtime.deps,
+          round: {
+            blobs: runtime.blobs,
+            service,
+            timing,
+            bucketName: LOCAL_BUCKET,
+            itemKey: batchKeys.item,
+            recordRounds: (batchId, rounds) => this.batches.recordRounds(batchId, rounds),
+          },
+        };
+      });
+    })();
+    return this.#rounds;
   }
 
   /** One child execution, waited for, answered like `DescribeExecution` (`.sync:2`: Output as JSON). */
-  async #startChild(input: StartInput, options: BatchRunOptions): Promise<unknown> {
+  async #startChild(input: StartInput, options: BatchRunOptions, byExecution = false): Promise<unknown> {
     const { runtime } = this;
     const name = input.Name ?? randomUUID();
     const line = Number(name.slice(name.lastIndexOf("-") + 1));
     const arn = `arn:aws:states:local:000000000000:execution:redraft:${name}`;
-    const existing = (await runtime.runs.getRun(name)) ?? (await runtime.history(name));
+    const existing = byExecution
+      ? await runtime.history(name)
+      : ((await runtime.runs.getRun(name)) ?? (await runtime.history(name)));
     if (existing) {
       options.onItem?.({
         line,

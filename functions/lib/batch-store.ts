@@ -11,7 +11,9 @@ import {
   BatchRecordSchema,
   type BatchStatus,
   type BatchSummary,
+  type PriceClasses,
 } from "../../shared/batch/record.js";
+import type { Pricing, RoundRecord } from "../../shared/batch/rounds.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./table.js";
 
 /**
@@ -40,6 +42,9 @@ export interface BatchFinish {
   resultsRef: { bucket: string; key: string };
   mapResultsRef?: { bucket: string; key: string } | undefined;
   error?: { error: string; cause: string } | undefined;
+  pricing?: Pricing | undefined;
+  rounds?: RoundRecord[] | undefined;
+  priceClasses?: PriceClasses | undefined;
 }
 
 export class DynamoBatchStore {
@@ -65,6 +70,11 @@ export class DynamoBatchStore {
     } catch (error) {
       throw storeError(`get batch ${batchId}`, error);
     }
+  }
+
+  /** See {@link recordRounds}. */
+  recordRounds(batchId: string, rounds: readonly RoundRecord[]): Promise<void> {
+    return recordRounds(this.#doc, this.#table, batchId, rounds);
   }
 
   /** Newest first. */
@@ -117,17 +127,20 @@ export class DynamoBatchStore {
           ConditionExpression: options.onlyIfRunning
             ? "attribute_exists(#pk) AND #status = :running"
             : "attribute_exists(#pk)",
-          UpdateExpression:
-            "SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error, #ttl = :ttl",
+          UpdateExpression: `SET #status = :status, endedAt = :endedAt, #items = :items, counts = :counts, reasons = :reasons, tokens = :tokens, costUsd = :cost, rejected = :rejected, resultsRef = :results, mapResultsRef = :map, #error = :error, #ttl = :ttl${finish.pricing ? ", pricing = :pricing" : ""}${finish.rounds ? ", #rounds = :rounds" : ""}${finish.priceClasses ? ", priceClasses = :classes" : ""}`,
           ExpressionAttributeNames: {
             "#pk": PARTITION_KEY,
             "#ttl": TTL_ATTRIBUTE,
             "#status": "status",
             "#items": "items",
             "#error": "error",
+            ...(finish.rounds && { "#rounds": "rounds" }),
           },
           ExpressionAttributeValues: {
             ":status": finish.status,
+            ...(finish.pricing && { ":pricing": finish.pricing }),
+            ...(finish.rounds && { ":rounds": finish.rounds }),
+            ...(finish.priceClasses && { ":classes": finish.priceClasses }),
             ...(options.onlyIfRunning && { ":running": "running" }),
             ":endedAt": finish.endedAt,
             ":items": finish.summary.items,
@@ -152,6 +165,33 @@ export class DynamoBatchStore {
       if (options.onlyIfRunning && (error as Error).name === "ConditionalCheckFailedException") return false;
       throw storeError(`finish batch ${batchId}`, error);
     }
+  }
+}
+
+/**
+ * A batch-priced batch's rounds so far, written as each round is submitted and collected, so that
+ * `redraft show` and the console's record show a batch's progress while it waits. The whole list
+ * each time: a retried step writes the same list again.
+ */
+export async function recordRounds(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  batchId: string,
+  rounds: readonly RoundRecord[],
+): Promise<void> {
+  try {
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: batchItemKeys(batchId),
+        ConditionExpression: "attribute_exists(#pk)",
+        UpdateExpression: "SET #rounds = :rounds, pricing = :batch",
+        ExpressionAttributeNames: { "#pk": PARTITION_KEY, "#rounds": "rounds" },
+        ExpressionAttributeValues: { ":rounds": rounds, ":batch": "batch" },
+      }),
+    );
+  } catch (error) {
+    throw storeError(`record the rounds of batch ${batchId}`, error);
   }
 }
 

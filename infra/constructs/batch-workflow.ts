@@ -6,6 +6,7 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import {
   Choice,
@@ -18,6 +19,7 @@ import {
   JsonPath,
   LogLevel,
   Pass,
+  Result,
   ResultWriterV2,
   type RetryProps,
   S3JsonLItemReader,
@@ -40,9 +42,11 @@ import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../funct
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
+import type { Pricing } from "../../shared/batch/rounds.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import { BatchEvents, BatchStateNames, OUTCOME_EVENT_SOURCE } from "../state-names.js";
+import { BatchRounds } from "./batch-rounds.js";
 import { redraftFunction } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
@@ -60,6 +64,10 @@ export interface BatchWorkflowProps {
   readonly bus: EventBus;
   /** λ validate: each child reads its item under `batch-items/`. */
   readonly validate: NodejsFunction;
+  /** λ revalidate: batch pricing's rounds run it on each answered item. */
+  readonly revalidate: NodejsFunction;
+  /** The Anthropic API key (provider `anthropic`): batch pricing submits with it. */
+  readonly anthropicSecret?: Secret | undefined;
   /** The per-draft state machine: each item is one child execution of it. */
   readonly perDraft: StateMachine;
   readonly stateMachineName: string;
@@ -107,6 +115,8 @@ export class BatchWorkflow extends Construct {
   /** Step Functions' events for a batch execution that stopped without ending, to λ batch. */
   readonly stoppedRule: Rule;
   readonly deadLetterQueue: Queue;
+  /** Batch pricing's branch and its λ rounds. */
+  readonly rounds: BatchRounds;
 
   constructor(scope: Construct, id: string, props: BatchWorkflowProps) {
     super(scope, id);
@@ -217,7 +227,11 @@ export class BatchWorkflow extends Construct {
 
     const prepareItems = this.batchStep(BatchStateNames.PrepareItems, {
       step: "prepare",
-      input: { batchId: JsonPath.stringAt("$.batchId"), manifestRef: JsonPath.objectAt("$.manifestRef") },
+      input: {
+        batchId: JsonPath.stringAt("$.batchId"),
+        manifestRef: JsonPath.objectAt("$.manifestRef"),
+        pricing: JsonPath.stringAt("$.pricing"),
+      },
     });
     prepareItems.addRetry(SERVICE_RETRY);
 
@@ -279,6 +293,8 @@ export class BatchWorkflow extends Construct {
       "prepared.$": "$.prepared",
       "map.$": "$.map",
       "error.$": "$.error",
+      "pricing.$": "$.pricing",
+      "rounds.$": "$.rounds.history",
     });
     aggregate.addRetry(SERVICE_RETRY);
 
@@ -308,20 +324,53 @@ export class BatchWorkflow extends Construct {
       .otherwise(new Succeed(this, BatchStateNames.BatchCompleted));
 
     // Defaults so AggregateBatch always finds its fields, whichever path led to it.
-    const start = new Pass(this, "BatchDefaults", {
+    const defaults = new Pass(this, "BatchDefaults", {
       comment: "Empty fields for AggregateBatch, whichever path reaches it.",
       parameters: {
         "batchId.$": "$.batchId",
         "manifestRef.$": "$.manifestRef",
+        "pricing.$": "$.pricing",
         prepared: {},
         map: {},
         error: {},
+        rounds: { history: [] },
       },
     });
+    const start = new Choice(this, BatchStateNames.PricingGiven, {
+      comment: "The request's own pricing, or the deployment's default.",
+    })
+      .when(Condition.isPresent("$.pricing"), defaults)
+      .otherwise(
+        new Pass(this, BatchStateNames.DefaultPricing, {
+          comment: "The deployment's batchPricing.default.",
+          result: Result.fromString(config.batchPricing.default),
+          resultPath: "$.pricing",
+        }).next(defaults),
+      );
     aggregate.next(announce).next(ended);
     prepareItems.addCatch(aggregate, { errors: ["States.ALL"], resultPath: "$.error" });
     runItems.addCatch(aggregate, { errors: ["States.ALL"], resultPath: "$.error" });
-    const definition = start.next(createBatch).next(prepareItems).next(runItems).next(aggregate);
+    runItems.next(aggregate);
+    const rounds = new BatchRounds(this, "Rounds", {
+      config,
+      table,
+      bucket,
+      bus,
+      validate: props.validate,
+      revalidate: props.revalidate,
+      perDraft,
+      anthropicSecret: props.anthropicSecret,
+      aggregate,
+      onError: { handler: aggregate, resultPath: "$.error" },
+    });
+    this.rounds = rounds;
+    const pricedHow = new Choice(this, BatchStateNames.PricedHow, {
+      comment: "On demand: one child execution per item. Batch pricing: rounds of batch requests.",
+    })
+      .when(Condition.stringEquals("$.pricing", "batch" satisfies Pricing), rounds.start)
+      .otherwise(runItems);
+    defaults.next(createBatch).next(prepareItems).next(pricedHow);
+    const definition = start;
 
     this.logGroup = new LogGroup(this, "Logs", {
       retention: config.logRetention,

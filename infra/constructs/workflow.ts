@@ -10,6 +10,7 @@ import {
   Condition,
   DefinitionBody,
   Fail,
+  type IChainable,
   JitterType,
   JsonPath,
   LogLevel,
@@ -237,6 +238,110 @@ export class CorrectionWorkflow extends Construct {
 
   constructor(scope: Construct, id: string, props: CorrectionWorkflowProps) {
     super(scope, id);
+    const { bucket } = props;
+
+    const graph = new CorrectionGraph(this, "Graph", props);
+    const definition = graph.start;
+
+    // ── State machine ────────────────────────────────────────────────────────────────────────
+    this.logGroup = new LogGroup(this, "Logs", {
+      // The vendedlogs prefix keeps CloudWatch Logs' resource policy from growing with every machine.
+      logGroupName: `/aws/vendedlogs/states/${props.stateMachineName}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    this.stateMachine = new StateMachine(this, "StateMachine", {
+      stateMachineName: props.stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      comment:
+        "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
+      definitionBody: DefinitionBody.fromChainable(definition),
+      timeout: props.timeout ?? Duration.hours(1),
+      tracingEnabled: true,
+      logs: {
+        destination: this.logGroup,
+        level: LogLevel[props.logs?.level ?? "ERROR"],
+        includeExecutionData: props.logs?.includeExecutionData ?? false,
+      },
+    });
+
+    if ((props.logs?.level ?? "ERROR") !== "ALL") {
+      acknowledge(this.stateMachine, {
+        id: "AwsSolutions-SF1",
+        reason:
+          "Per environment on purpose: this one logs failures only, so drafts and results stay out of the log; " +
+          "outcomes are counted by the Lambdas' metrics and each run's history is in its run record.",
+      });
+    }
+    acknowledge(
+      this.stateMachine,
+      {
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason:
+          "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
+      },
+      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
+        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
+        reason:
+          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
+      })),
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
+        reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",
+      },
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RESULTS_PREFIX}*`)}]`,
+        reason: "Published drafts go to results/<draftId>/<runId>.json, named at run time.",
+      },
+    );
+  }
+}
+
+export interface CorrectionGraphProps {
+  readonly validate: LambdaFunction;
+  readonly correct: LambdaFunction;
+  readonly revalidate: LambdaFunction;
+  readonly judge: LambdaFunction;
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly bus: EventBus;
+  /**
+   * Where the run id is, for the failure records. @default `$$.Execution.Name` (a per-draft execution
+   * is named after its run)
+   */
+  readonly runId?: string;
+  /** Validate's payload. @default `{ runId: $$.Execution.Name, input: $ }` */
+  readonly validatePayload?: Record<string, unknown>;
+  /** The payload of the model steps (CorrectExecution, CorrectLogic, Judge). @default the loop state */
+  readonly modelStepPayload?: (step: "correct" | "judge") => Record<string, unknown> | undefined;
+  /**
+   * Whether the model steps retry transient model errors themselves (MODEL_RETRY). Batch pricing
+   * retries them in the next round instead. @default true
+   */
+  readonly retryModelCalls?: boolean;
+  /** What follows each model step before the loop goes on (batch pricing: an item parked for its batch). */
+  readonly afterModelStep?: (step: string, next: IChainable) => IChainable;
+  /** Where the graph starts, given its entry states. @default Validate */
+  readonly entry?: (states: {
+    validate: IChainable;
+    correctExecution: IChainable;
+    judge: IChainable;
+    correctLogic: IChainable;
+  }) => IChainable;
+}
+
+/**
+ * The correction loop's states, from Validate to the outcome: the per-draft state machine's whole
+ * definition, and the item processor of a batch-priced round (infra/constructs/batch-rounds.ts),
+ * which enters it where an item waits and leaves it where a model call goes into a batch. One graph,
+ * so the stop rules' Choice states exist once whichever way a draft is corrected.
+ */
+export class CorrectionGraph extends Construct {
+  /** The first state. */
+  readonly start: IChainable;
+
+  constructor(scope: Construct, id: string, props: CorrectionGraphProps) {
+    super(scope, id);
     const { table, bucket, bus } = props;
 
     // ── Failure path ─────────────────────────────────────────────────────────────────────────
@@ -252,7 +357,7 @@ export class CorrectionWorkflow extends Construct {
     // `failed`) stands, the condition fails and the execution ends in CorrectionFailed.
     const failureRecord = (name: string, reason: StopReason) => {
       const task = this.statusUpdateTask(name, "failed", table, {
-        runId: JsonPath.executionName,
+        runId: props.runId ?? JsonPath.executionName,
         from: ACTIVE_STATUSES,
         fields: {
           reason: DynamoAttributeValue.fromString(reason),
@@ -277,15 +382,21 @@ export class CorrectionWorkflow extends Construct {
     const toFailure = { errors: ["States.ALL"], resultPath: "$.error" };
 
     // ── Lambda steps ─────────────────────────────────────────────────────────────────────────
-    const validate = this.lambdaStep(StateNames.Validate, props.validate, {
-      runId: JsonPath.executionName,
-      input: JsonPath.entirePayload,
-    });
+    const validate = this.lambdaStep(
+      StateNames.Validate,
+      props.validate,
+      props.validatePayload ?? { runId: JsonPath.executionName, input: JsonPath.entirePayload },
+    );
     validate.addRetry(SERVICE_RETRY);
     validate.addCatch(recordFailure, toFailure);
 
-    const correctExecution = this.lambdaStep(StateNames.CorrectExecution, props.correct);
-    correctExecution.addRetry(MODEL_RETRY);
+    const modelRetry = props.retryModelCalls ?? true;
+    const correctExecution = this.lambdaStep(
+      StateNames.CorrectExecution,
+      props.correct,
+      props.modelStepPayload?.("correct"),
+    );
+    if (modelRetry) correctExecution.addRetry(MODEL_RETRY);
     correctExecution.addRetry(MODEL_LOAD_RETRY);
     correctExecution.addCatch(recordFailure, toFailure);
 
@@ -303,12 +414,16 @@ export class CorrectionWorkflow extends Construct {
     revalidate.addCatch(recordFailure, toFailure);
 
     // Logic phase: its own states and its own counter, so the console shows which loop runs.
-    const judge = this.lambdaStep(StateNames.Judge, props.judge);
-    judge.addRetry(MODEL_RETRY);
+    const judge = this.lambdaStep(StateNames.Judge, props.judge, props.modelStepPayload?.("judge"));
+    if (modelRetry) judge.addRetry(MODEL_RETRY);
     judge.addRetry(MODEL_LOAD_RETRY);
     judge.addCatch(recordFailure, toFailure);
-    const correctLogic = this.lambdaStep(StateNames.CorrectLogic, props.correct);
-    correctLogic.addRetry(MODEL_RETRY);
+    const correctLogic = this.lambdaStep(
+      StateNames.CorrectLogic,
+      props.correct,
+      props.modelStepPayload?.("correct"),
+    );
+    if (modelRetry) correctLogic.addRetry(MODEL_RETRY);
     correctLogic.addRetry(MODEL_LOAD_RETRY);
     correctLogic.addCatch(recordFailure, toFailure);
     const countLogicAttempt = new Pass(this, StateNames.CountLogicAttempt, {
@@ -436,7 +551,8 @@ export class CorrectionWorkflow extends Construct {
         judge,
       )
       .otherwise(validatedPath);
-    judge.next(hasCriticalFindings);
+    const after = props.afterModelStep ?? ((_step: string, next: IChainable) => next);
+    judge.next(after(StateNames.Judge, hasCriticalFindings));
     const attemptsUsedUp = Condition.numberGreaterThanEqualsJsonPath(
       "$.counters.execution",
       "$.limits.maxAttempts",
@@ -486,62 +602,13 @@ export class CorrectionWorkflow extends Construct {
       .when(attemptsUsedUp, maxAttemptsReached)
       .otherwise(correctExecution);
 
-    correctExecution.next(countExecutionAttempt).next(revalidate).next(nextStep);
+    correctExecution.next(after(StateNames.CorrectExecution, countExecutionAttempt));
+    countExecutionAttempt.next(revalidate).next(nextStep);
     // After a logic fix the execution checks run again, then NextStep? routes as for any attempt.
-    correctLogic.next(countLogicAttempt).next(revalidateLogic).next(nextStep);
-    const definition = validate.next(hasErrors);
-
-    // ── State machine ────────────────────────────────────────────────────────────────────────
-    this.logGroup = new LogGroup(this, "Logs", {
-      // The vendedlogs prefix keeps CloudWatch Logs' resource policy from growing with every machine.
-      logGroupName: `/aws/vendedlogs/states/${props.stateMachineName}`,
-      retention: props.logRetention,
-      removalPolicy: props.removalPolicy,
-    });
-    this.stateMachine = new StateMachine(this, "StateMachine", {
-      stateMachineName: props.stateMachineName,
-      stateMachineType: StateMachineType.STANDARD,
-      comment:
-        "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
-      definitionBody: DefinitionBody.fromChainable(definition),
-      timeout: props.timeout ?? Duration.hours(1),
-      tracingEnabled: true,
-      logs: {
-        destination: this.logGroup,
-        level: LogLevel[props.logs?.level ?? "ERROR"],
-        includeExecutionData: props.logs?.includeExecutionData ?? false,
-      },
-    });
-
-    if ((props.logs?.level ?? "ERROR") !== "ALL") {
-      acknowledge(this.stateMachine, {
-        id: "AwsSolutions-SF1",
-        reason:
-          "Per environment on purpose: this one logs failures only, so drafts and results stay out of the log; " +
-          "outcomes are counted by the Lambdas' metrics and each run's history is in its run record.",
-      });
-    }
-    acknowledge(
-      this.stateMachine,
-      {
-        id: "AwsSolutions-IAM5[Resource::*]",
-        reason:
-          "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
-      },
-      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      })),
-      {
-        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
-        reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",
-      },
-      {
-        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RESULTS_PREFIX}*`)}]`,
-        reason: "Published drafts go to results/<draftId>/<runId>.json, named at run time.",
-      },
-    );
+    correctLogic.next(after(StateNames.CorrectLogic, countLogicAttempt));
+    countLogicAttempt.next(revalidateLogic).next(nextStep);
+    validate.next(hasErrors);
+    this.start = props.entry?.({ validate, correctExecution, judge, correctLogic }) ?? validate;
   }
 
   /** A Lambda step whose output is the returned LoopState itself (`$.Payload`). */

@@ -8,6 +8,7 @@ import {
   TokenTotalsSchema,
   ZERO_TOTALS,
 } from "../store/types.js";
+import { PricingSchema, RoundRecordSchema } from "./rounds.js";
 
 /**
  * A batch: one manifest of drafts, each run as its own child execution of the per-draft state
@@ -25,6 +26,8 @@ export const ManifestRefSchema = z.object({
 export const BatchInputSchema = z.object({
   batchId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   manifestRef: ManifestRefSchema,
+  /** Absent: the deployment's `batchPricing.default` (the state machine fills it in). */
+  pricing: PricingSchema.optional(),
 });
 export type BatchInput = z.infer<typeof BatchInputSchema>;
 
@@ -64,6 +67,19 @@ const BatchSummarySchema = z.object({
 });
 export type BatchSummary = z.infer<typeof BatchSummarySchema>;
 
+/** Tokens and cost of one price class. */
+const PriceClassTotalsSchema = z.object({ tokens: TokenTotalsSchema, costUsd: z.number().nonnegative() });
+
+/**
+ * Where a batch-priced batch's tokens and cost went: the answers its rounds' batches gave (billed
+ * at batch price), and the calls made on demand (the deadline fallback, requests no batch took).
+ */
+export const PriceClassesSchema = z.object({
+  batch: PriceClassTotalsSchema,
+  on_demand: PriceClassTotalsSchema,
+});
+export type PriceClasses = z.infer<typeof PriceClassesSchema>;
+
 export const BatchRecordSchema = BatchSummarySchema.partial().extend({
   batchId: z.string(),
   status: BatchStatusSchema,
@@ -76,6 +92,12 @@ export const BatchRecordSchema = BatchSummarySchema.partial().extend({
   mapResultsRef: z.object({ bucket: z.string(), key: z.string() }).optional(),
   /** Why the batch failed: the Map's error (too many failed items, a manifest refused). */
   error: z.object({ error: z.string(), cause: z.string() }).optional(),
+  /** How its corrections were priced; absent on records written before batch pricing. */
+  pricing: PricingSchema.optional(),
+  /** Batch pricing: each round's batch requests, counts, tokens and cost, as they ended. */
+  rounds: z.array(RoundRecordSchema).optional(),
+  /** Batch pricing: tokens and cost by price class. */
+  priceClasses: PriceClassesSchema.optional(),
 });
 export type BatchRecord = z.infer<typeof BatchRecordSchema>;
 
@@ -112,6 +134,36 @@ export function batchItem(line: number, runId: string, run: RunRecord | undefine
     attempts: run.attempts,
     tokens: run.tokens,
     costUsd: run.costUsd,
+  };
+}
+
+/**
+ * The batch's tokens and cost by price class: its rounds' answers are the batch class (summed as they
+ * were collected), everything else its runs spent was on demand.
+ */
+export function priceClasses(
+  summary: Pick<BatchSummary, "tokens" | "costUsd">,
+  rounds: readonly z.infer<typeof RoundRecordSchema>[],
+): PriceClasses {
+  let tokens: TokenTotals = { ...ZERO_TOTALS };
+  let cost = 0;
+  for (const round of rounds) {
+    if (round.tokens) tokens = addTotals(tokens, round.tokens);
+    cost += round.costUsd ?? 0;
+  }
+  const minus = (a: number, b: number) => Math.max(0, a - b);
+  return {
+    batch: { tokens, costUsd: Math.round(cost * 1e6) / 1e6 },
+    on_demand: {
+      tokens: {
+        input: minus(summary.tokens.input, tokens.input),
+        output: minus(summary.tokens.output, tokens.output),
+        cacheRead: minus(summary.tokens.cacheRead, tokens.cacheRead),
+        cacheWrite: minus(summary.tokens.cacheWrite, tokens.cacheWrite),
+        total: minus(summary.tokens.total, tokens.total),
+      },
+      costUsd: Math.round(minus(summary.costUsd, cost) * 1e6) / 1e6,
+    },
   };
 }
 

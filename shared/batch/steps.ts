@@ -17,8 +17,11 @@ import {
   type BatchSummary,
   batchItem,
   childRunId,
+  type PriceClasses,
+  priceClasses,
   summarize,
 } from "./record.js";
+import type { Pricing, RoundRecord } from "./rounds.js";
 
 /**
  * The two Lambda steps of the batch state machine, over the same stores as the per-draft steps:
@@ -38,9 +41,15 @@ export const batchKeys = {
   results: (batchId: string) => `${BATCH_RESULTS_PREFIX}${batchId}/items.jsonl`,
 };
 
-/** One line of the items file: the item's number and the child execution's draft reference. */
+/**
+ * One line of the items file: the item's number, its run id (the child execution's name), its batch
+ * and its draft reference. The on-demand Map selects what it needs; a batch-priced round takes the
+ * line as its item's input.
+ */
 export interface MapItem {
   line: number;
+  runId: string;
+  batchId: string;
   draftRef: { bucket: string; key: string };
 }
 
@@ -67,6 +76,9 @@ export interface BatchFinisher {
       resultsRef: { bucket: string; key: string };
       mapResultsRef?: { bucket: string; key: string } | undefined;
       error?: { error: string; cause: string } | undefined;
+      pricing?: Pricing | undefined;
+      rounds?: RoundRecord[] | undefined;
+      priceClasses?: PriceClasses | undefined;
     },
     options?: { onlyIfRunning?: boolean },
   ): Promise<boolean>;
@@ -105,6 +117,8 @@ export async function prepareBatch(
   const lines = items.map((item) =>
     JSON.stringify({
       line: item.line,
+      runId: childRunId(batchId, item.line),
+      batchId,
       draftRef: { bucket: deps.bucketName, key: batchKeys.item(batchId, item.line) },
     } satisfies MapItem),
   );
@@ -121,6 +135,10 @@ export interface AggregateInput {
   mapResultsRef?: { bucket: string; key: string } | undefined;
   /** The error that ended the batch early: a refused manifest, too many failed items. */
   error?: { error: string; cause: string } | undefined;
+  /** How its corrections were priced. */
+  pricing?: Pricing | undefined;
+  /** Batch pricing: the rounds as they ended (the state machine's `$.rounds.history`). */
+  rounds?: RoundRecord[] | undefined;
 }
 
 /** What `Batch Completed` carries, and what the batch state machine ends with. */
@@ -135,6 +153,10 @@ export interface BatchOutcome {
   resultsRef: { bucket: string; key: string };
   mapResultsRef?: { bucket: string; key: string };
   error?: { error: string; cause: string };
+  pricing?: Pricing;
+  /** Batch pricing: how many rounds sent a batch, and tokens and cost by price class. */
+  rounds?: number;
+  priceClasses?: PriceClasses;
 }
 
 /** Reads the lines of the items file: which children the batch has. */
@@ -176,9 +198,21 @@ export async function aggregateBatch(
   );
   const summary = summarize(items);
   const status = input.error ? "failed" : "completed";
+  const rounds = input.pricing === "batch" ? (input.rounds ?? []) : undefined;
+  const classes = rounds ? priceClasses(summary, rounds) : undefined;
   const written = await deps.batches.finish(
     batchId,
-    { status, endedAt: now(), summary, resultsRef, mapResultsRef: input.mapResultsRef, error: input.error },
+    {
+      status,
+      endedAt: now(),
+      summary,
+      resultsRef,
+      mapResultsRef: input.mapResultsRef,
+      error: input.error,
+      pricing: input.pricing,
+      rounds,
+      priceClasses: classes,
+    },
     options,
   );
   return {
@@ -193,6 +227,9 @@ export async function aggregateBatch(
     resultsRef,
     ...(input.mapResultsRef && { mapResultsRef: input.mapResultsRef }),
     ...(input.error && { error: input.error }),
+    ...(input.pricing && { pricing: input.pricing }),
+    ...(rounds && { rounds: rounds.length }),
+    ...(classes && { priceClasses: classes }),
   };
 }
 

@@ -1,10 +1,27 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { Messages } from "@anthropic-ai/sdk/resources/messages";
+import type {
+  BatchCreateParams,
+  MessageBatch,
+  MessageBatchIndividualResponse,
+  MessageBatchResult,
+} from "@anthropic-ai/sdk/resources/messages/batches";
+import type {
+  BatchJobStatus,
+  BatchModelService,
+  BatchRequestLine,
+  BatchResult,
+  BatchServiceLimits,
+} from "../batch/rounds.js";
+import { ErrorNames } from "../errors.js";
 import {
+  buildMessageParams,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type MessagesApi,
   MessagesModelClient,
+  toModelError,
+  toModelResponse,
 } from "./messages.js";
 import { DEFAULT_ANTHROPIC_MODEL } from "./pricing.js";
 
@@ -44,5 +61,132 @@ export class AnthropicModelClient extends MessagesModelClient {
         maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
       });
     super("anthropic", options.model ?? DEFAULT_ANTHROPIC_MODEL, client);
+  }
+}
+
+// ── Message Batches ─────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The Message Batches API's limits on one batch: 100,000 requests or 256 MB, whichever comes first
+ * (platform.claude.com/docs/en/build-with-claude/batch-processing, "Batch limitations").
+ */
+export const ANTHROPIC_BATCH_LIMITS: BatchServiceLimits = {
+  maxRequests: 100_000,
+  maxBytes: 256 * 1024 * 1024,
+  minRequests: 1,
+};
+
+/** The part of the SDK the batch service calls: `client.messages.batches`. */
+export interface MessageBatchesApi {
+  messages: {
+    batches: {
+      create(body: BatchCreateParams): PromiseLike<MessageBatch>;
+      retrieve(id: string): PromiseLike<MessageBatch>;
+      cancel(id: string): PromiseLike<MessageBatch>;
+      results(id: string): PromiseLike<AsyncIterable<MessageBatchIndividualResponse>>;
+    };
+  };
+}
+
+/** Anthropic's error type of a failed batch request → the named error the same failure on demand gets. */
+const ERRORS_BY_TYPE: Record<string, string> = {
+  rate_limit_error: ErrorNames.ModelRateLimited,
+  overloaded_error: ErrorNames.ModelOverloaded,
+  timeout_error: ErrorNames.ModelTimeout,
+};
+
+/** One line of a batch's results as a provider-neutral {@link BatchResult}. */
+export function batchResultOf(result: MessageBatchResult, requestedModel: string): BatchResult {
+  switch (result.type) {
+    case "succeeded":
+      // The tool's name is not in the result; the answer holds one tool call at most.
+      return { type: "succeeded", response: toModelResponse(result.message, "", requestedModel, 0) };
+    case "errored": {
+      const { type, message } = result.error.error;
+      return {
+        type: "errored",
+        error: {
+          name: ERRORS_BY_TYPE[type] ?? ErrorNames.ModelRequestFailed,
+          message: `${type}: ${message}`,
+        },
+      };
+    }
+    default:
+      return { type: result.type };
+  }
+}
+
+export interface AnthropicBatchServiceOptions extends Omit<AnthropicModelClientOptions, "client"> {
+  /** An SDK client built elsewhere (a test double). */
+  client?: MessageBatchesApi;
+}
+
+/**
+ * Batch-priced corrections on the Message Batches API (`client.messages.batches`): each request is
+ * the same Messages API body an on-demand call sends (buildMessageParams: cache breakpoints and the
+ * forced tool included, so prompt caching applies inside the batch), under a custom id.
+ */
+export class AnthropicBatchService implements BatchModelService {
+  readonly provider = "anthropic";
+  readonly model: string;
+  readonly limits = ANTHROPIC_BATCH_LIMITS;
+  readonly #api: MessageBatchesApi;
+
+  constructor(options: AnthropicBatchServiceOptions = {}) {
+    this.model = options.model ?? DEFAULT_ANTHROPIC_MODEL;
+    this.#api =
+      options.client ??
+      new MessagesOnlyClient({
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+        ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      });
+  }
+
+  #entry(line: BatchRequestLine): BatchCreateParams.Request {
+    return { custom_id: line.customId, params: buildMessageParams(line.request, this.model) };
+  }
+
+  requestBytes(line: BatchRequestLine): number {
+    // Each request as it sits in the body's `requests` array, with its comma.
+    return Buffer.byteLength(JSON.stringify(this.#entry(line))) + 1;
+  }
+
+  async submit(_name: string, lines: readonly BatchRequestLine[]): Promise<string> {
+    try {
+      const batch = await this.#api.messages.batches.create({ requests: lines.map((l) => this.#entry(l)) });
+      return batch.id;
+    } catch (error) {
+      throw toModelError(error, this.provider);
+    }
+  }
+
+  async status(jobId: string): Promise<BatchJobStatus> {
+    try {
+      const batch = await this.#api.messages.batches.retrieve(jobId);
+      return { ended: batch.processing_status === "ended", status: batch.processing_status };
+    } catch (error) {
+      throw toModelError(error, this.provider);
+    }
+  }
+
+  async results(jobId: string): Promise<Map<string, BatchResult>> {
+    const results = new Map<string, BatchResult>();
+    try {
+      for await (const line of await this.#api.messages.batches.results(jobId))
+        results.set(line.custom_id, batchResultOf(line.result, this.model));
+    } catch (error) {
+      throw toModelError(error, this.provider);
+    }
+    return results;
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    try {
+      await this.#api.messages.batches.cancel(jobId);
+    } catch (error) {
+      throw toModelError(error, this.provider);
+    }
   }
 }

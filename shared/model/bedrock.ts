@@ -1,12 +1,20 @@
 import { getAuthHeaders } from "@anthropic-ai/bedrock-sdk/core/auth";
 import { BaseAnthropic, type Middleware } from "@anthropic-ai/sdk/client";
 import type { APIRequest } from "@anthropic-ai/sdk/core/api";
-import { type MessageCreateParamsNonStreaming, Messages } from "@anthropic-ai/sdk/resources/messages";
 import {
+  type Message,
+  type MessageCreateParamsNonStreaming,
+  Messages,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { BatchRequestLine, BatchResult } from "../batch/rounds.js";
+import { ErrorNames } from "../errors.js";
+import {
+  buildMessageParams,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type MessagesApi,
   MessagesModelClient,
+  toModelResponse,
 } from "./messages.js";
 import { DEFAULT_BEDROCK_MODEL } from "./pricing.js";
 import type { ModelRequest } from "./types.js";
@@ -132,4 +140,68 @@ export class BedrockModelClient extends MessagesModelClient {
     // The request rewrite keeps an `anthropic_version` already in the body.
     return Object.assign(params, { anthropic_version: LEGACY_BEDROCK_API_VERSION });
   }
+}
+
+// ── Batch inference ─────────────────────────────────────────────────────────────────────────────
+
+/** The API version the SDK sends for current models (its `anthropic-version` header). */
+const CURRENT_BEDROCK_API_VERSION = "2026-10-21";
+
+/**
+ * One record of a Bedrock batch inference input file: `{recordId, modelInput}`, the model input
+ * being the InvokeModel body an on-demand call sends (the Messages API body without `model`, with
+ * `anthropic_version`), cache breakpoints and tool included.
+ */
+export function bedrockBatchRecord(line: BatchRequestLine, model: string): string {
+  const { model: _model, ...body } = buildMessageParams(line.request, model);
+  const modelInput = {
+    anthropic_version: ARN_VERSIONED_ID.test(model)
+      ? LEGACY_BEDROCK_API_VERSION
+      : CURRENT_BEDROCK_API_VERSION,
+    ...body,
+  };
+  return JSON.stringify({ recordId: line.customId, modelInput });
+}
+
+/** Bedrock's HTTP error code for a failed record → the named error the same failure on demand gets. */
+function errorNameOfCode(code: number | string | undefined): string {
+  const status = Number(code);
+  if (status === 429) return ErrorNames.ModelRateLimited;
+  if (status === 503 || status === 529) return ErrorNames.ModelOverloaded;
+  if (status === 408) return ErrorNames.ModelTimeout;
+  return ErrorNames.ModelRequestFailed;
+}
+
+/**
+ * The results of a Bedrock batch inference output file (`<input>.jsonl.out`), by record id: each line
+ * `{recordId, modelInput, modelOutput}` (the InvokeModel answer, a Messages API message) or
+ * `{recordId, modelInput, error: {errorCode, errorMessage}}`.
+ */
+export function bedrockBatchResults(text: string, requestedModel: string): Map<string, BatchResult> {
+  const results = new Map<string, BatchResult>();
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") continue;
+    const line = JSON.parse(raw) as {
+      recordId?: string;
+      modelOutput?: Message;
+      error?: { errorCode?: number | string; errorMessage?: string };
+    };
+    if (!line.recordId) continue;
+    if (line.modelOutput) {
+      const message = { ...line.modelOutput, model: line.modelOutput.model ?? requestedModel };
+      results.set(line.recordId, {
+        type: "succeeded",
+        response: toModelResponse(message, "", requestedModel, 0),
+      });
+    } else {
+      results.set(line.recordId, {
+        type: "errored",
+        error: {
+          name: errorNameOfCode(line.error?.errorCode),
+          message: `bedrock batch record failed (${line.error?.errorCode ?? "no code"}): ${line.error?.errorMessage ?? ""}`,
+        },
+      });
+    }
+  }
+  return results;
 }

@@ -65,6 +65,11 @@ export interface ModelResponse {
   model: string;
   latencyMs: number;
   stopReason?: string;
+  /**
+   * The price the call is billed at: absent for an ordinary call (on demand), `batch` for an answer
+   * that came back from a Message Batch or a Bedrock batch inference job (half price).
+   */
+  priceClass?: "batch";
 }
 
 /**

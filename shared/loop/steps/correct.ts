@@ -2,7 +2,7 @@ import type { Draft, ValidationReport } from "../../draft.js";
 import { ModelNotConfiguredError } from "../../errors.js";
 import { canonicalJson } from "../../hash.js";
 import { costUsd } from "../../model/pricing.js";
-import { fromPointer } from "../../pointer.js";
+import { valueAt } from "../../pointer.js";
 import { packFor } from "../../validate.js";
 import { blobKeys } from "../keys.js";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
@@ -73,7 +73,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     analysis: parsed.ok ? parsed.answer.analysis : parsed.analysis,
     fixDescription: parsed.ok ? parsed.answer.fixDescription : "",
     usage: response.usage,
-    costUsd: costUsd(response.model, response.usage),
+    costUsd: costUsd(response.model, response.usage, response.priceClass),
     model: response.model,
     latencyMs: response.latencyMs,
     at: now(deps),
@@ -102,13 +102,7 @@ function protectedChange(
   after: unknown,
 ): string | undefined {
   for (const pointer of pointers ?? []) {
-    const at = (value: unknown) =>
-      fromPointer(pointer).reduce<unknown>(
-        (node, key) =>
-          node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined,
-        value,
-      );
-    if (canonicalJson(at(before)) !== canonicalJson(at(after))) return pointer;
+    if (canonicalJson(valueAt(before, pointer)) !== canonicalJson(valueAt(after, pointer))) return pointer;
   }
   return undefined;
 }

@@ -63,7 +63,7 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   const classified = verdict.ok
     ? classifyFindings(verdict.findings, resolved.judge.threshold, accept)
     : { blocking: [], kept: [], accepted: [] };
-  const cost = costUsd(response.model, response.usage);
+  const cost = costUsd(response.model, response.usage, response.priceClass);
   const report: JudgeReport = {
     round,
     at: now(deps),

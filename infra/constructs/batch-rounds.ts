@@ -1,0 +1,365 @@
+import { Duration, Stack } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus } from "aws-cdk-lib/aws-events";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import {
+  Choice,
+  Condition,
+  DistributedMap,
+  type IChainable,
+  IntegrationPattern,
+  JsonPath,
+  Pass,
+  ResultWriterV2,
+  S3JsonLItemReader,
+  type StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+  Timeout,
+  Wait,
+  WaitTime,
+} from "aws-cdk-lib/aws-stepfunctions";
+import { LambdaInvoke, StepFunctionsStartExecution } from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { Construct } from "constructs";
+import { BEDROCK_JOBS_PREFIX } from "../../functions/lib/bedrock-batch.js";
+import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX } from "../../shared/batch/manifest.js";
+import type { RoundsState } from "../../shared/batch/round-steps.js";
+import type { ParkedCall } from "../../shared/batch/rounds.js";
+import type { EnvConfig } from "../config.js";
+import { RUNS_PREFIX } from "../layout.js";
+import { acknowledge, referenceFinding } from "../nag.js";
+import { BatchStateNames, StateNames } from "../state-names.js";
+import { foundationModelId, redraftFunction } from "./functions.js";
+import { CorrectionGraph, LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "./workflow.js";
+
+export interface BatchRoundsProps {
+  readonly config: EnvConfig;
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly bus: EventBus;
+  /** λ validate and λ revalidate: the loop's steps that call no model run as on demand. */
+  readonly validate: NodejsFunction;
+  readonly revalidate: NodejsFunction;
+  /** The per-draft state machine: the on-demand fallback starts one child per item left. */
+  readonly perDraft: StateMachine;
+  /** The Anthropic API key, when the deployment's provider is `anthropic`. */
+  readonly anthropicSecret?: Secret | undefined;
+  /** Where the rounds end: AggregateBatch, which reads every item's run by its id. */
+  readonly aggregate: IChainable;
+  /** Catch target for a round that failed as a whole (AggregateBatch, with `$.error`). */
+  readonly onError: { handler: IChainable; resultPath: string };
+}
+
+/** A round step (submit, poll, collect) talks to the batch service and may write many blobs. */
+const ROUNDS_FUNCTION_TIMEOUT = Duration.minutes(15);
+
+/**
+ * Batch pricing: the branch of the batch state machine that corrects a manifest in rounds of batch
+ * requests (README "Batches"). StartRounds → RunRound, a Distributed Map whose item processor is
+ * the per-draft correction loop itself ({@link CorrectionGraph}): round 0 validates and repairs
+ * every item (no model); an item whose loop asks the model stops there (AwaitingBatch), its request
+ * parked. SubmitRound sends the parked calls as one batch request (split by the service's limits),
+ * WaitForBatch / PollBatch wait with a doubling interval, CollectRound puts each result where its
+ * call finds it, and RunRound takes the answered items on from the step that asked, through the
+ * same Choice states and stop rules as on demand. When no more round fits before the deadline, the
+ * items left run on demand (RunOnDemand: child executions of the per-draft state machine, which
+ * find the answers already paid for and go on from there).
+ */
+export class BatchRounds extends Construct {
+  readonly start: IChainable;
+  readonly function: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: BatchRoundsProps) {
+    super(scope, id);
+    const { config, table, bucket, bus } = props;
+    const pricing = config.batchPricing;
+    const bedrock = config.model.provider === "bedrock";
+
+    // The service role Bedrock assumes for a model invocation job: its input and output files.
+    const serviceRole = bedrock
+      ? new Role(this, "BedrockBatchRole", {
+          assumedBy: new ServicePrincipal("bedrock.amazonaws.com"),
+          description: "Bedrock batch inference of redraft: read a round's input file, write its output",
+        })
+      : undefined;
+    if (serviceRole) {
+      serviceRole.addToPolicy(
+        new PolicyStatement({
+          actions: ["s3:GetObject", "s3:PutObject"],
+          resources: [bucket.arnForObjects(`${BEDROCK_JOBS_PREFIX}*`)],
+        }),
+      );
+      serviceRole.addToPolicy(
+        new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }),
+      );
+      acknowledge(serviceRole, {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BEDROCK_JOBS_PREFIX}*`)}]`,
+        reason:
+          "One input and one output file per round under batch-jobs/<batchId>-r<n>-<i>/, named at run time.",
+      });
+    }
+
+    this.function = redraftFunction(this, "rounds", {
+      description:
+        "Batch-priced rounds: the loop's model steps answered by batch requests; submit, poll, collect",
+      timeout: ROUNDS_FUNCTION_TIMEOUT,
+      environment: {
+        TABLE_NAME: table.tableName,
+        BUCKET_NAME: bucket.bucketName,
+        DEPLOYMENT_CONFIG: JSON.stringify(config.deployment),
+        RETENTION_DAYS: String(config.retentionDays),
+        MODEL_PROVIDER: config.model.provider,
+        MODEL_ID: config.model.id,
+        ...(props.anthropicSecret && { ANTHROPIC_SECRET_ARN: props.anthropicSecret.secretArn }),
+        ...(serviceRole && { BEDROCK_BATCH_ROLE_ARN: serviceRole.roleArn }),
+        BATCH_DEADLINE_MINUTES: String(pricing.deadlineMinutes),
+        BATCH_ROUND_ESTIMATE_MINUTES: String(pricing.roundEstimateMinutes),
+        BATCH_FALLBACK_RESERVE_MINUTES: String(pricing.fallbackReserveMinutes),
+        BATCH_POLL_FIRST_SECONDS: String(pricing.pollFirstSeconds),
+        BATCH_POLL_MAX_SECONDS: String(pricing.pollMaxSeconds),
+        // As many retries of a transient model failure as the per-draft machine's Retry makes.
+        BATCH_MODEL_RETRIES: String(MODEL_RETRY.maxAttempts),
+        POWERTOOLS_SERVICE_NAME: "redraft",
+        POWERTOOLS_METRICS_NAMESPACE: "Redraft",
+        POWERTOOLS_LOG_LEVEL: config.logLevel,
+      },
+      config,
+      modelSdk: config.model.provider,
+    });
+    const fn = this.function;
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+        resources: [table.tableArn],
+      }),
+    );
+    const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [objects(RUNS_PREFIX), objects(BATCH_RESULTS_PREFIX), objects(BEDROCK_JOBS_PREFIX)],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ["s3:GetObject"], resources: [objects(BATCH_ITEMS_PREFIX)] }),
+    );
+    props.anthropicSecret?.grantRead(fn);
+    if (serviceRole) {
+      const stack = Stack.of(this);
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: [
+            "bedrock:CreateModelInvocationJob",
+            "bedrock:GetModelInvocationJob",
+            "bedrock:StopModelInvocationJob",
+          ],
+          resources: [
+            `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:model-invocation-job/*`,
+            `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModelId(config.model.id)}`,
+            `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${config.model.id}`,
+          ],
+        }),
+      );
+      serviceRole.grantPassRole(fn.role ?? serviceRole);
+    }
+    const prefixFinding = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
+    acknowledge(
+      fn,
+      {
+        id: prefixFinding(RUNS_PREFIX),
+        reason: "A run's answers and parked requests under runs/<runId>/, named at run time.",
+      },
+      {
+        id: prefixFinding(BATCH_RESULTS_PREFIX),
+        reason: "A round's lists and the Map's results under batch-results/<batchId>/.",
+      },
+      { id: prefixFinding(BATCH_ITEMS_PREFIX), reason: "The batch's items under batch-items/<batchId>/." },
+      {
+        id: prefixFinding(BEDROCK_JOBS_PREFIX),
+        reason: "Bedrock batch input and output files, one folder per round.",
+      },
+    );
+
+    // ── The rounds' item processor: the correction loop, entered where the item waits ─────────
+    const awaiting = new Succeed(this, BatchStateNames.AwaitingBatch, {
+      comment: "The item's next model call waits for the next batch request; its state is the Map's output.",
+    });
+    const parkedChoice: Record<string, string> = {
+      [StateNames.CorrectExecution]: BatchStateNames.CorrectionParked,
+      [StateNames.CorrectLogic]: BatchStateNames.LogicCorrectionParked,
+      [StateNames.Judge]: BatchStateNames.JudgeParked,
+    };
+    const isParked = Condition.isPresent("$.parked");
+    const resumes = (call: ParkedCall) =>
+      Condition.and(isParked, Condition.stringEquals("$.parked.call", call));
+    const graph = new CorrectionGraph(this, "Round", {
+      validate: props.validate,
+      correct: fn,
+      revalidate: props.revalidate,
+      judge: fn,
+      table,
+      bucket,
+      bus,
+      runId: JsonPath.stringAt("$.runId"),
+      validatePayload: {
+        runId: JsonPath.stringAt("$.runId"),
+        // The content claim is per submission, as for the on-demand children: identical drafts are one run.
+        input: { draftRef: JsonPath.objectAt("$.draftRef"), submissionId: JsonPath.stringAt("$.batchId") },
+      },
+      modelStepPayload: (step) => ({ step, state: JsonPath.entirePayload }),
+      // A transient failure goes into the next round, counted like MODEL_RETRY's attempts.
+      retryModelCalls: false,
+      afterModelStep: (step, next) =>
+        new Choice(this, parkedChoice[step] ?? `${step}Parked?`, {
+          comment: "Parked for the next batch request, or answered: the loop goes on.",
+        })
+          .when(isParked, awaiting)
+          .otherwise(next),
+      entry: ({ validate, correctExecution, judge, correctLogic }) =>
+        new Choice(this, BatchStateNames.ResumeAt, {
+          comment: "Round 0 validates every item; later rounds resume each at the step that asked the batch.",
+        })
+          .when(resumes("correct"), correctExecution)
+          .when(resumes("correct_logic"), correctLogic)
+          .when(resumes("judge"), judge)
+          .otherwise(validate),
+    });
+
+    const mapProps = {
+      maxConcurrency: config.batchConcurrency,
+      toleratedFailurePercentage: config.batchToleratedFailurePercentage,
+      resultWriterV2: new ResultWriterV2({
+        bucket: bucket as IBucket,
+        prefix: BATCH_RESULTS_PREFIX.replace(/\/$/, ""),
+      }),
+      mapExecutionType: StateMachineType.STANDARD,
+    };
+    const runRound = new DistributedMap(this, BatchStateNames.RunRound, {
+      comment:
+        "Every item still correcting, up to its next model call: round 0 from Validate, later rounds from the answered call.",
+      itemReader: new S3JsonLItemReader({
+        bucket: bucket as IBucket,
+        key: JsonPath.stringAt("$.rounds.itemsKey"),
+      }),
+      ...mapProps,
+      resultPath: "$.roundMap",
+    });
+    runRound.itemProcessor(graph.start);
+
+    const roundStep = (name: string, step: "submit" | "poll" | "collect") => {
+      const task = new LambdaInvoke(this, name, {
+        lambdaFunction: fn,
+        payload: TaskInput.fromObject({
+          step,
+          batchId: JsonPath.stringAt("$.batchId"),
+          rounds: JsonPath.objectAt("$.rounds"),
+          ...(step === "submit" && { map: JsonPath.objectAt("$.roundMap") }),
+        }),
+        taskTimeout: Timeout.duration(ROUNDS_FUNCTION_TIMEOUT.plus(LAMBDA_TASK_SLACK)),
+        resultPath: "$.rounds",
+        payloadResponseOnly: true,
+        retryOnServiceExceptions: false,
+      });
+      task.addRetry(SERVICE_RETRY);
+      // The batch service throttled or briefly failed: wait and ask again.
+      task.addRetry(MODEL_RETRY);
+      task.addCatch(props.onError.handler, { errors: ["States.ALL"], resultPath: props.onError.resultPath });
+      return task;
+    };
+    const submit = roundStep(BatchStateNames.SubmitRound, "submit");
+    const poll = roundStep(BatchStateNames.PollBatch, "poll");
+    const collect = roundStep(BatchStateNames.CollectRound, "collect");
+    runRound.addCatch(props.onError.handler, {
+      errors: ["States.ALL"],
+      resultPath: props.onError.resultPath,
+    });
+
+    // ── The on-demand fallback ────────────────────────────────────────────────────────────────
+    const runDraft = new StepFunctionsStartExecution(this, BatchStateNames.RunDraftOnDemand, {
+      comment:
+        "The item on demand: a child of the per-draft state machine named after its run, which reuses the answers its rounds paid for.",
+      stateMachine: props.perDraft,
+      integrationPattern: IntegrationPattern.RUN_JOB,
+      name: JsonPath.stringAt("$.runId"),
+      input: TaskInput.fromObject({
+        draftRef: JsonPath.objectAt("$.draftRef"),
+        submissionId: JsonPath.stringAt("$.batchId"),
+      }),
+      resultSelector: {
+        status: JsonPath.stringAt("$.Status"),
+        executionArn: JsonPath.stringAt("$.ExecutionArn"),
+      },
+      taskTimeout: Timeout.duration(Duration.minutes(config.executionTimeoutMinutes + 5)),
+    });
+    runDraft.addCatch(
+      new Pass(this, BatchStateNames.OnDemandAlreadyRan, {
+        comment: "A retried item whose child already exists: AggregateBatch reads its run.",
+        parameters: { status: "ALREADY_RAN", "runId.$": "$.runId" },
+      }),
+      { errors: ["StepFunctions.ExecutionAlreadyExistsException"], resultPath: "$.existing" },
+    );
+    const runOnDemand = new DistributedMap(this, BatchStateNames.RunOnDemand, {
+      comment:
+        "The items left at the deadline (or that no batch request takes), on demand, so the batch ends on time.",
+      itemReader: new S3JsonLItemReader({
+        bucket: bucket as IBucket,
+        key: JsonPath.stringAt("$.rounds.onDemandKey"),
+      }),
+      itemSelector: {
+        batchId: JsonPath.stringAt("$$.Map.Item.Value.batchId"),
+        runId: JsonPath.stringAt("$$.Map.Item.Value.runId"),
+        draftRef: JsonPath.objectAt("$$.Map.Item.Value.draftRef"),
+      },
+      ...mapProps,
+      resultPath: "$.map",
+    });
+    runOnDemand.itemProcessor(runDraft);
+    runOnDemand.addCatch(props.onError.handler, {
+      errors: ["States.ALL"],
+      resultPath: props.onError.resultPath,
+    });
+    runOnDemand.next(props.aggregate);
+
+    const status = (value: RoundsState["status"]) => Condition.stringEquals("$.rounds.status", value);
+    const wait = new Wait(this, BatchStateNames.WaitForBatch, {
+      comment: "No compute while the batch request runs: the interval doubles after each poll.",
+      time: WaitTime.secondsPath("$.rounds.waitSeconds"),
+    });
+    const submitted = new Choice(this, BatchStateNames.RoundSubmitted, {
+      comment:
+        "A batch request went out; or no round fits before the deadline; or nothing is left to correct.",
+    })
+      .when(status("submitted"), wait)
+      .when(status("on_demand"), runOnDemand)
+      .otherwise(props.aggregate);
+    const ended = new Choice(this, BatchStateNames.BatchRequestEnded, {
+      comment: "Ended: collect its results. At the deadline it was canceled: the items go on demand.",
+    })
+      .when(status("ended"), collect)
+      .when(status("on_demand"), runOnDemand)
+      .otherwise(wait);
+    wait.next(poll).next(ended);
+    collect.next(runRound);
+    runRound.next(submit).next(submitted);
+
+    this.start = new Pass(this, BatchStateNames.StartRounds, {
+      comment: "Round 0 reads the item list; the deadline counts from the batch's start.",
+      parameters: {
+        number: 0,
+        startedAt: JsonPath.stringAt("$$.Execution.StartTime"),
+        itemsKey: JsonPath.stringAt("$.prepared.itemsKey"),
+        status: "validating",
+        jobs: [],
+        waitSeconds: 0,
+        longestRoundMs: 0,
+        onDemandItems: 0,
+        history: [],
+      },
+      resultPath: "$.rounds",
+    }).next(runRound);
+  }
+}

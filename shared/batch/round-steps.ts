@@ -1,0 +1,348 @@
+import pLimit from "p-limit";
+import * as z from "zod";
+import { blobKeys } from "../loop/keys.js";
+import { attemptsMade, type LoopState, LoopStateSchema } from "../loop/state.js";
+import { correctStep, judgeStep, type LoopDeps } from "../loop/steps.js";
+import { costUsd } from "../model/pricing.js";
+import { totalTokens } from "../model/types.js";
+import { addTotals, type BlobStore, type TokenTotals, ZERO_TOTALS } from "../store/types.js";
+import { BATCH_RESULTS_PREFIX } from "./manifest.js";
+import { childRunId } from "./record.js";
+import {
+  type BatchModelService,
+  customIdFor,
+  lineOfRunId,
+  ModelAnswerDeferred,
+  mustFallBack,
+  nextWait,
+  type Parked,
+  ParkedRequestSchema,
+  ParkedSchema,
+  RoundModelClient,
+  type RoundRecord,
+  RoundRecordSchema,
+  type RoundTiming,
+  readJson,
+  roundFits,
+  roundKeys,
+  type StoredResult,
+  splitIntoBatches,
+} from "./rounds.js";
+
+/**
+ * The steps of a batch-priced batch around the unchanged loop steps: a model step that asks the
+ * batch (answered, or parked for the next round), and the three steps of each round — submit the
+ * parked calls as one batch (split by the service's limits), poll it, and collect its results where
+ * the parked calls find them. The state machine (infra/constructs/batch-rounds.ts) loops over them.
+ */
+
+const STORE_CONCURRENCY = 32;
+
+/** Where a batch's rounds keep their lists. */
+export const roundListKeys = {
+  items: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/items.jsonl`,
+  requests: (batchId: string, round: number) =>
+    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/requests.json`,
+  jobs: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/jobs.json`,
+  onDemand: (batchId: string, round: number) =>
+    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/on-demand.jsonl`,
+};
+
+/** A loop state that waits for the next batch: the round Map's output for the item. */
+export type ParkedState = LoopState & { parked: Parked };
+
+/**
+ * CorrectExecution, CorrectLogic or Judge in a batch-priced round: the same step as on demand with
+ * the round's model ({@link RoundModelClient}). Answered, it returns the step's state; otherwise the
+ * state as it was, with `parked` saying which step resumes it and where its request waits.
+ */
+export async function roundModelStep(
+  call: "correct" | "judge",
+  state: LoopState,
+  deps: LoopDeps,
+  maxRetries: number,
+): Promise<LoopState | ParkedState> {
+  const line = lineOfRunId(state.runId);
+  const judge = call === "judge";
+  const n = judge ? state.judge.rounds + 1 : attemptsMade(state) + 1;
+  // The keys the steps themselves store the answer under (correctStep, judgeStep).
+  const answerKey = judge ? blobKeys.judgeAnswer(state.runId, n) : blobKeys.attemptAnswer(state.runId, n);
+  const model = new RoundModelClient(
+    deps.model?.model ?? "batch",
+    deps.blobs,
+    { answerKey, customId: customIdFor(line, judge ? "judge" : "attempt", n) },
+    maxRetries,
+  );
+  try {
+    return await (judge ? judgeStep : correctStep)(state, { ...deps, model });
+  } catch (error) {
+    if (!(error instanceof ModelAnswerDeferred)) throw error;
+    const resume = judge ? "judge" : state.phase === "logic" ? "correct_logic" : "correct";
+    return { ...state, parked: { call: resume, requestKey: error.requestKey } };
+  }
+}
+
+/** The state machine's `$.rounds`: where the rounds stand. Small: the lists live in the bucket. */
+export const RoundsStateSchema = z.object({
+  /** The last round submitted (0: only the validation round has run). */
+  number: z.number().int().nonnegative(),
+  /** When the batch execution started: the deadline counts from it. */
+  startedAt: z.string(),
+  /** The item list the next RunRound reads. */
+  itemsKey: z.string(),
+  status: z.enum(["validating", "submitted", "waiting", "ended", "on_demand", "done"]),
+  jobs: z.array(z.string()).default([]),
+  waitSeconds: z.number().int().nonnegative().default(0),
+  longestRoundMs: z.number().nonnegative().default(0),
+  /** The lines to run on demand, JSONL of {@link OnDemandItem}; absent while none. */
+  onDemandKey: z.string().optional(),
+  onDemandItems: z.number().int().nonnegative().default(0),
+  history: z.array(RoundRecordSchema).default([]),
+});
+export type RoundsState = z.infer<typeof RoundsStateSchema>;
+
+/** A line the on-demand fallback runs: the per-draft state machine's child, named as in rounds. */
+export interface OnDemandItem {
+  line: number;
+  runId: string;
+  batchId: string;
+  draftRef: { bucket: string; key: string };
+}
+
+export interface RoundStepDeps {
+  blobs: BlobStore;
+  service: BatchModelService;
+  timing: RoundTiming;
+  bucketName: string;
+  /** The item's draft as the batch stored it (steps.ts `batchKeys.item`). */
+  itemKey: (batchId: string, line: number) => string;
+  /** Writes the rounds so far into the batch record. */
+  recordRounds: (batchId: string, rounds: RoundRecord[]) => Promise<void>;
+  now?: () => number;
+}
+
+/** The ResultWriter's details of a Distributed Map (`ResultWriterDetails`). */
+export interface MapResults {
+  Bucket: string;
+  Key: string;
+}
+
+/** The items a round's Map left waiting for a batch, read from its ResultWriter files. */
+export async function parkedItems(blobs: BlobStore, results: MapResults): Promise<ParkedState[]> {
+  const manifest = JSON.parse(await blobs.get(results.Key)) as {
+    ResultFiles?: Record<string, { Key: string }[]>;
+  };
+  const parked: ParkedState[] = [];
+  for (const file of manifest.ResultFiles?.SUCCEEDED ?? []) {
+    const entries = JSON.parse(await blobs.get(file.Key)) as { Output?: string }[];
+    for (const entry of entries) {
+      const output = entry.Output ? (JSON.parse(entry.Output) as Record<string, unknown>) : {};
+      const waiting = ParkedSchema.safeParse(output.parked);
+      if (waiting.success) parked.push({ ...LoopStateSchema.parse(output), parked: waiting.data });
+    }
+  }
+  return parked.sort((a, b) => lineOfRunId(a.runId) - lineOfRunId(b.runId));
+}
+
+const jsonl = (lines: readonly unknown[]) => lines.map((l) => `${JSON.stringify(l)}\n`).join("");
+
+/** Adds lines to the on-demand list (a new object per round, with the earlier ones in it). */
+async function addOnDemand(
+  batchId: string,
+  rounds: RoundsState,
+  lines: readonly number[],
+  round: number,
+  deps: RoundStepDeps,
+): Promise<Pick<RoundsState, "onDemandKey" | "onDemandItems">> {
+  if (lines.length === 0) return { onDemandKey: rounds.onDemandKey, onDemandItems: rounds.onDemandItems };
+  const earlier = rounds.onDemandKey ? (await deps.blobs.get(rounds.onDemandKey)).trim() : "";
+  const key = roundListKeys.onDemand(batchId, round);
+  const added = lines.map(
+    (line): OnDemandItem => ({
+      line,
+      runId: childRunId(batchId, line),
+      batchId,
+      draftRef: { bucket: deps.bucketName, key: deps.itemKey(batchId, line) },
+    }),
+  );
+  await deps.blobs.put(key, `${earlier ? `${earlier}\n` : ""}${jsonl(added)}`, "application/jsonl");
+  return { onDemandKey: key, onDemandItems: rounds.onDemandItems + lines.length };
+}
+
+const deadlineOf = (rounds: RoundsState, timing: RoundTiming) =>
+  Date.parse(rounds.startedAt) + timing.deadlineMinutes * 60_000;
+
+/**
+ * SubmitRound: the calls the last round's Map parked, as one batch request (several when the
+ * service's limits say so). When no round can end before the deadline any more, or a request cannot
+ * go in a batch (over the byte limit, or too few requests for the service's minimum), those items go
+ * to the on-demand fallback instead. Nothing parked: the rounds are done.
+ */
+export async function submitRound(
+  input: { batchId: string; rounds: RoundsState; mapResults: MapResults },
+  deps: RoundStepDeps,
+): Promise<RoundsState> {
+  const { batchId } = input;
+  const rounds = RoundsStateSchema.parse(input.rounds);
+  const now = deps.now?.() ?? Date.now();
+  const round = rounds.number + 1;
+  const parked = await parkedItems(deps.blobs, input.mapResults);
+  if (parked.length === 0)
+    return { ...rounds, status: rounds.onDemandItems > 0 ? "on_demand" : "done", jobs: [] };
+  const lines = parked.map((p) => lineOfRunId(p.runId));
+  if (!roundFits(now, deadlineOf(rounds, deps.timing), rounds.longestRoundMs, deps.timing)) {
+    return {
+      ...rounds,
+      ...(await addOnDemand(batchId, rounds, lines, round, deps)),
+      status: "on_demand",
+      jobs: [],
+    };
+  }
+
+  const limit = pLimit(STORE_CONCURRENCY);
+  const requests = await Promise.all(
+    parked.map((p) =>
+      limit(async () => {
+        const request = await readJson(deps.blobs, p.parked.requestKey, ParkedRequestSchema);
+        if (!request) throw new Error(`the parked request ${p.parked.requestKey} is missing`);
+        return { item: p, line: { customId: request.customId, request: request.request } };
+      }),
+    ),
+  );
+  const { service } = deps;
+  const { batches, tooLarge } = splitIntoBatches(
+    requests.map((r) => r.line),
+    service.limits,
+    (line) => service.requestBytes(line),
+  );
+  const sent = batches.filter((b) => b.length >= service.limits.minRequests);
+  const apart = new Set<string>([
+    ...tooLarge.map((l) => l.customId),
+    ...batches.filter((b) => b.length < service.limits.minRequests).flatMap((b) => b.map((l) => l.customId)),
+  ]);
+  const inBatch = requests.filter((r) => !apart.has(r.line.customId));
+  const onDemand = await addOnDemand(
+    batchId,
+    rounds,
+    requests.filter((r) => apart.has(r.line.customId)).map((r) => lineOfRunId(r.item.runId)),
+    round,
+    deps,
+  );
+  if (sent.length === 0) return { ...rounds, ...onDemand, status: "on_demand", jobs: [] };
+
+  // The round's items, its custom ids, then the batches: a retried step finds its jobs and sends nothing twice.
+  const itemsKey = roundListKeys.items(batchId, round);
+  await deps.blobs.put(itemsKey, jsonl(inBatch.map((r) => r.item)), "application/jsonl");
+  await deps.blobs.put(
+    roundListKeys.requests(batchId, round),
+    JSON.stringify(Object.fromEntries(inBatch.map((r) => [r.line.customId, r.item.parked.requestKey]))),
+  );
+  const jobsKey = roundListKeys.jobs(batchId, round);
+  const existing = await readJson(deps.blobs, jobsKey, z.array(z.string()));
+  const jobs = existing ?? [];
+  if (!existing) {
+    for (const [i, lines] of sent.entries())
+      jobs.push(await service.submit(`${batchId}-r${round}-${i}`, lines));
+    await deps.blobs.putIfAbsent(jobsKey, JSON.stringify(jobs));
+  }
+  const submittedAt = new Date(now).toISOString();
+  return {
+    ...rounds,
+    ...onDemand,
+    number: round,
+    itemsKey,
+    status: "submitted",
+    jobs,
+    waitSeconds: deps.timing.pollFirstSeconds,
+    history: [
+      ...rounds.history,
+      { round, requests: inBatch.length, jobs, submittedAt, onDemand: apart.size },
+    ],
+  };
+}
+
+/**
+ * PollBatch: whether every batch of the round has ended. While one has not, the next wait doubles
+ * (up to the longest); once only the fallback's reserve is left before the deadline, the round's
+ * batches are canceled and its items go to the on-demand fallback.
+ */
+export async function pollRound(
+  input: { batchId: string; rounds: RoundsState },
+  deps: RoundStepDeps,
+): Promise<RoundsState> {
+  const rounds = RoundsStateSchema.parse(input.rounds);
+  const statuses = await Promise.all(rounds.jobs.map((job) => deps.service.status(job)));
+  if (statuses.every((s) => s.ended)) return { ...rounds, status: "ended" };
+  const now = deps.now?.() ?? Date.now();
+  if (mustFallBack(now, deadlineOf(rounds, deps.timing), deps.timing)) {
+    await Promise.all(rounds.jobs.map((job) => deps.service.cancel(job)));
+    const items = (await deps.blobs.get(rounds.itemsKey))
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => lineOfRunId((JSON.parse(l) as { runId: string }).runId));
+    const onDemand = await addOnDemand(input.batchId, rounds, items, rounds.number, deps);
+    const history = rounds.history.map((r) =>
+      r.round === rounds.number ? { ...r, onDemand: (r.onDemand ?? 0) + items.length } : r,
+    );
+    await deps.recordRounds(input.batchId, history);
+    return { ...rounds, ...onDemand, history, status: "on_demand" };
+  }
+  return { ...rounds, status: "waiting", waitSeconds: nextWait(rounds.waitSeconds, deps.timing) };
+}
+
+/**
+ * CollectRound: every result of the round's batches written where its parked call finds it
+ * ({@link roundKeys}); a request the service returned nothing for counts as expired. The round's
+ * counts, tokens and batch-priced cost go into the batch record.
+ */
+export async function collectRound(
+  input: { batchId: string; rounds: RoundsState },
+  deps: RoundStepDeps,
+): Promise<RoundsState> {
+  const rounds = RoundsStateSchema.parse(input.rounds);
+  const round = rounds.number;
+  const requestKeys = JSON.parse(
+    await deps.blobs.get(roundListKeys.requests(input.batchId, round)),
+  ) as Record<string, string>;
+  const results = new Map<string, StoredResult["result"]>();
+  for (const job of rounds.jobs)
+    for (const [id, result] of await deps.service.results(job)) results.set(id, result);
+  const tally = { succeeded: 0, errored: 0, expired: 0, canceled: 0 };
+  let tokens: TokenTotals = { ...ZERO_TOTALS };
+  let cost = 0;
+  const limit = pLimit(STORE_CONCURRENCY);
+  await Promise.all(
+    Object.entries(requestKeys).map(([customId, requestKey]) =>
+      limit(async () => {
+        const result = results.get(customId) ?? { type: "expired" as const };
+        tally[result.type] += 1;
+        if (result.type === "succeeded") {
+          const { usage, model } = result.response;
+          tokens = addTotals(tokens, { ...usage, total: totalTokens(usage) });
+          cost += costUsd(model, usage, "batch");
+        }
+        const answerKey = requestKey.replace(/batch-request\.json$/, "answer.json");
+        await deps.blobs.put(
+          roundKeys.result(answerKey),
+          JSON.stringify({ round, result } satisfies StoredResult),
+        );
+      }),
+    ),
+  );
+  const now = deps.now?.() ?? Date.now();
+  const history = rounds.history.map((r) =>
+    r.round === round
+      ? {
+          ...r,
+          ...tally,
+          endedAt: new Date(now).toISOString(),
+          tokens,
+          costUsd: Math.round(cost * 1e6) / 1e6,
+        }
+      : r,
+  );
+  await deps.recordRounds(input.batchId, history);
+  const submitted = rounds.history.find((r) => r.round === round)?.submittedAt;
+  const took = submitted ? now - Date.parse(submitted) : 0;
+  return { ...rounds, history, status: "ended", longestRoundMs: Math.max(rounds.longestRoundMs, took) };
+}
