@@ -3,7 +3,7 @@ import type { Draft, Repair, ValidationReport, Violation } from "../shared/draft
 import { blobKeys } from "../shared/loop/keys.js";
 import type { RunResult } from "../shared/loop/run.js";
 import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
-import { fromPointer } from "../shared/pointer.js";
+import { valueAt } from "../shared/pointer.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
 import { costText } from "./format.js";
 
@@ -50,15 +50,6 @@ function clip(value: unknown, max = VALUE_CHARS): string {
 }
 
 /** The value a JSON pointer names in a document; undefined when it names nothing. */
-function at(document: unknown, pointer: string): unknown {
-  let node = document;
-  for (const key of fromPointer(pointer)) {
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
-
 const listViolations = (vs: readonly Violation[]) =>
   vs.length === 0
     ? ["    (none)"]
@@ -109,8 +100,8 @@ function diffLines(a: AttemptRecord, base: unknown): string[] {
     ...a.diff.map((op) => {
       const path = String(op.path);
       if (op.op === "add") return `    add ${path}: (absent) → ${clip(op.value)}`;
-      if (op.op === "remove") return `    remove ${path}: ${clip(at(base, path))} → (removed)`;
-      return `    ${String(op.op)} ${path}: ${changeText(at(base, path), op.value)}`;
+      if (op.op === "remove") return `    remove ${path}: ${clip(valueAt(base, path))} → (removed)`;
+      return `    ${String(op.op)} ${path}: ${changeText(valueAt(base, path), op.value)}`;
     }),
   ];
 }

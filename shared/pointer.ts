@@ -19,3 +19,16 @@ export function fromPointer(pointer: string): string[] {
   if (pointer === "") return [];
   return pointer.slice(1).split("/").map(unescapeSegment);
 }
+
+/**
+ * The value a pointer names in a document, or undefined when any step is missing. Own properties
+ * only: a draft that lacks `constructor` has no value there, whatever Object.prototype holds.
+ */
+export function valueAt(document: unknown, pointer: string): unknown {
+  let node = document;
+  for (const key of fromPointer(pointer)) {
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
