@@ -165,8 +165,8 @@ async function submit(
     submissionId,
     ...(parentRunId && { parentRunId }),
   };
-  const execution = await runtime.execute(input, runId);
-  if (!(await runtime.runs.getRun(runId))) {
+  const { execution, run } = await runtime.executeAndRead(input, runId);
+  if (!run) {
     // The execution failed before any run record existed (Validate never ran): record the failure
     // as the state machine would, so this draft has its line and `redraft show` knows the run.
     await recordFailure(runtime.deps, {

@@ -1,8 +1,9 @@
+import { EventEmitter } from "node:events";
 import { mkdir } from "node:fs/promises";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DescribeTableCommand, DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { createTable } from "../functions/lib/dynamo-store.js";
 
 /** The part of dynalite's options redraft uses (the package ships no types). */
@@ -12,39 +13,187 @@ interface DynaliteOptions {
   deleteTableMs?: number;
   updateTableMs?: number;
 }
-const dynalite = createRequire(import.meta.url)("dynalite") as (options: DynaliteOptions) => Server;
+const require = createRequire(import.meta.url);
+const dynalite = require("dynalite") as (options: DynaliteOptions) => Server;
+
+/**
+ * dynalite's store module: `dynalite(options)` calls its `create` once to open the LevelDB (or
+ * in-memory) database it serves. Wrapped for that one call so that the database can be reached.
+ */
+const dynaliteStore = require("dynalite/db") as { create(options: DynaliteOptions): DynaliteStore };
+interface DynaliteStore {
+  /** The abstract-level database, whose `get` dynalite has replaced by a callback version. */
+  db: LevelDatabase;
+}
+interface LevelDatabase {
+  status: string;
+  get(key: string, callback?: (error: Error | null, value?: unknown) => void): unknown;
+  getSync?(key: string): unknown;
+  open(): Promise<void>;
+}
+
+/** Starts dynalite's server and returns it with the database it serves. */
+function createDynalite(options: DynaliteOptions): { server: Server; db: LevelDatabase } {
+  const create = dynaliteStore.create;
+  let store: DynaliteStore | undefined;
+  dynaliteStore.create = (o) => {
+    store = create(o);
+    return store;
+  };
+  try {
+    const server = dynalite(options);
+    if (!store) throw new Error("dynalite did not open its store through dynalite/db");
+    return { server, db: store.db };
+  } finally {
+    dynaliteStore.create = create;
+  }
+}
+
+/**
+ * Reads answered on the spot. dynalite reads the table's description and the item before every
+ * request, each through LevelDB's asynchronous `get`, a round trip to libuv's thread pool; a
+ * LevelDB read is a lookup in memory or the page cache, cheaper than the hand-over itself. So a read
+ * of an open database goes through `getSync` (classic-level, memory-level) and its callback is
+ * still called later (setImmediate, as dynalite's own wrapper does); anything else (a database
+ * opening or closed, a value that does not decode, a backend without `getSync`) takes dynalite's
+ * own path, which reports it as dynalite always has. Writes are untouched.
+ */
+function readInline(db: LevelDatabase): void {
+  const viaPool = db.get;
+  const getSync = db.getSync;
+  if (typeof getSync !== "function") return;
+  db.get = function get(key, callback) {
+    if (typeof callback !== "function" || db.status !== "open") return viaPool.call(db, key, callback);
+    let value: unknown;
+    try {
+      value = getSync.call(db, key);
+    } catch {
+      return viaPool.call(db, key, callback);
+    }
+    setImmediate(callback, null, value);
+  };
+}
+
+/** An SDK request handler: the transport under the client's middleware, typed from the client's own config. */
+export type RequestHandler = Extract<
+  NonNullable<DynamoDBClientConfig["requestHandler"]>,
+  { handle: (...args: never[]) => unknown }
+>;
+/** The parts of the serialized, signed request (smithy's HttpRequest) that dynalite reads. */
+interface SdkRequest {
+  method: string;
+  path: string;
+  query?: Record<string, string | string[] | null>;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+/** An HTTP response as smithy's deserializers read it (HttpResponse). */
+interface SdkResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
 
 export interface LocalDynamo {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`: where other processes reach this database. */
   endpoint: string;
+  /** A client of this process that reaches the database without a socket (see {@link directHandler}). */
   client: DynamoDBClient;
+  /** The in-process transport itself, for a client that picks its transport per request. */
+  direct: RequestHandler;
   /** Destroys the client and stops the server (flushing the data folder, when there is one). */
   close(): Promise<void>;
 }
 
 /** Any credentials and region do locally; the SDK only insists that there are some. */
-export function localDynamoClient(endpoint: string): DynamoDBClient {
+export function localDynamoClient(endpoint: string, requestHandler?: RequestHandler): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
     region: "local",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    ...(requestHandler && { requestHandler }),
   });
 }
 
+const encoder = new TextEncoder();
+
+function queryString(query: SdkRequest["query"]): string {
+  const pairs: string[] = [];
+  for (const [key, value] of Object.entries(query ?? {}))
+    for (const one of Array.isArray(value) ? value : [value ?? null])
+      pairs.push(
+        one === null ? encodeURIComponent(key) : `${encodeURIComponent(key)}=${encodeURIComponent(one)}`,
+      );
+  return pairs.length > 0 ? `?${pairs.join("&")}` : "";
+}
+
 /**
- * Starts dynalite in this process on 127.0.0.1 and a free port. Tables are created (and deleted)
- * at once rather than after dynalite's default half second.
+ * The SDK client's transport to a dynalite of this process, without HTTP: the request the client
+ * serialized and signed is handed to dynalite's own request listener (the function its HTTP server
+ * calls) as a stand-in for the incoming message, and the listener's answer goes back to the client
+ * as the HTTP response it would have read from the socket. Both ends are unchanged: the SDK still
+ * serializes, signs, retries, parses errors into `ConditionalCheckFailedException` and the rest;
+ * dynalite still parses, validates and answers with the same status codes and bodies. What goes is
+ * the loopback socket, the HTTP framing on both sides and the connection pool.
+ */
+function directHandler(listener: (req: IncomingMessage, res: ServerResponse) => void): RequestHandler {
+  const handle = (request: SdkRequest): Promise<{ response: SdkResponse }> =>
+    new Promise<{ response: SdkResponse }>((resolve, reject) => {
+      // The JSON protocol's body is bytes (a Uint8Array subclass whose valueOf is its text): viewed, not converted.
+      const body =
+        request.body instanceof Uint8Array
+          ? Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength)
+          : typeof request.body === "string"
+            ? Buffer.from(request.body)
+            : undefined;
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
+      const incoming = Object.assign(new EventEmitter(), {
+        method: request.method,
+        url: `${request.path}${queryString(request.query)}`,
+        headers,
+      });
+      const answer: Record<string, string> = {};
+      const outgoing = {
+        statusCode: 200,
+        setHeader(name: string, value: unknown) {
+          answer[name.toLowerCase()] = String(value);
+        },
+        end(chunk?: string) {
+          const bytes = encoder.encode(chunk ?? "");
+          answer["content-length"] ??= String(bytes.length);
+          const response: SdkResponse = { statusCode: outgoing.statusCode, headers: answer, body: bytes };
+          resolve({ response });
+        },
+      };
+      try {
+        listener(incoming as unknown as IncomingMessage, outgoing as unknown as ServerResponse);
+        if (body) incoming.emit("data", body);
+        incoming.emit("end");
+      } catch (error) {
+        reject(error);
+      }
+    });
+  return { handle };
+}
+
+/**
+ * Starts dynalite in this process on 127.0.0.1 and a free port, for other processes; this process
+ * reaches it through `client` without a socket. Tables are created (and deleted) at once rather
+ * than after dynalite's default half second.
  *
  * @param options.path folder that keeps the data between runs; in memory when absent
  */
 export async function startDynalite(options: { path?: string } = {}): Promise<LocalDynamo> {
   if (options.path) await mkdir(options.path, { recursive: true });
-  const server = dynalite({
+  const { server, db } = createDynalite({
     ...(options.path && { path: options.path }),
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
   });
+  await db.open();
+  readInline(db);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
@@ -54,10 +203,13 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
   });
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = localDynamoClient(endpoint);
+  const listener = server.listeners("request")[0] as Parameters<typeof directHandler>[0];
+  const direct = directHandler(listener);
+  const client = localDynamoClient(endpoint, direct);
   return {
     endpoint,
     client,
+    direct,
     close: async () => {
       client.destroy();
       // Keep-alive sockets from other clients would hold close() open until they time out: idle

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { link, mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { BlobNotFoundError, SelfCorrectionError } from "../shared/errors.js";
 import type { BlobStore } from "../shared/store/types.js";
@@ -25,9 +26,16 @@ const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
  * Writes are atomic: the body goes to a temporary file beside the target, which is then renamed
  * (put) or hard-linked (putIfAbsent, which fails when the target exists) into place, so a reader
  * never sees half a blob and a crash never leaves a truncated original that can no longer be replaced.
+ *
+ * A run reads and writes a dozen small blobs: each step of Node's promise file API is a round trip
+ * to libuv's thread pool, which costs more than the small read itself. So reads are synchronous
+ * (one `readFileSync`), folders this store made or found are not made again (a write that finds
+ * one gone makes it and tries once more), and a temporary file goes with one `unlink`.
  */
 export class FsBlobStore implements BlobStore {
   readonly root: string;
+  /** Folders known to exist: made by this store, or found there. */
+  readonly #folders = new Set<string>();
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -39,14 +47,14 @@ export class FsBlobStore implements BlobStore {
     try {
       await rename(temp, file);
     } catch (error) {
-      await rm(temp, { force: true });
+      await removeTemp(temp);
       throw error;
     }
   }
 
   async get(key: string): Promise<string> {
     try {
-      return await readFile(this.pathOf(key), "utf8");
+      return readFileSync(this.pathOf(key), "utf8");
     } catch (error) {
       const code = errorCode(error);
       if (code === "ENOENT" || code === "EISDIR" || code === "ENOTDIR") throw new BlobNotFoundError(key);
@@ -65,7 +73,7 @@ export class FsBlobStore implements BlobStore {
       if (!NO_HARD_LINKS.has(String(errorCode(error)))) throw error;
       return this.#createExclusive(file, body);
     } finally {
-      await rm(temp, { force: true });
+      await removeTemp(temp);
     }
   }
 
@@ -85,14 +93,24 @@ export class FsBlobStore implements BlobStore {
   }
 
   async #writeTemp(file: string, body: string): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
+    const folder = path.dirname(file);
     // Same folder as the target: rename and link do not cross file systems.
-    const temp = path.join(
-      path.dirname(file),
-      `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`,
-    );
-    await writeFile(temp, body, { flag: "wx" });
+    const temp = path.join(folder, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+    if (!this.#folders.has(folder)) await this.#makeFolder(folder);
+    try {
+      await writeFile(temp, body, { flag: "wx" });
+    } catch (error) {
+      // The folder was removed since this store saw it: make it again, once.
+      if (errorCode(error) !== "ENOENT") throw error;
+      await this.#makeFolder(folder);
+      await writeFile(temp, body, { flag: "wx" });
+    }
     return temp;
+  }
+
+  async #makeFolder(folder: string): Promise<void> {
+    await mkdir(folder, { recursive: true });
+    this.#folders.add(folder);
   }
 
   async #createExclusive(file: string, body: string): Promise<boolean> {
@@ -103,5 +121,14 @@ export class FsBlobStore implements BlobStore {
       if (errorCode(error) === "EEXIST") return false;
       throw error;
     }
+  }
+}
+
+/** Removes a temporary file; one already gone is no failure. */
+async function removeTemp(temp: string): Promise<void> {
+  try {
+    await unlink(temp);
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { hostname } from "node:os";
 
@@ -76,7 +76,7 @@ export async function writeAtomic(file: string, body: string): Promise<void> {
   try {
     await rename(temp, file);
   } catch (error) {
-    await rm(temp, { force: true });
+    await unlink(temp).catch(() => undefined);
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import { totalTokens } from "../shared/model/types.js";
@@ -22,15 +22,34 @@ const UNFINISHED: readonly RunStatus[] = ["draft", "correcting"];
 
 const ownerFile = (dataDir: string, runId: string) => join(dataDir, OWNERS, `${runId}.json`);
 
+/** Owner folders this process made or found: made once, not at every run (see markOwned). */
+const ownerFolders = new Set<string>();
+
 /** Records this process as the owner of an execution (kept if already there). */
 export async function markOwned(dataDir: string, runId: string, draftRef?: string): Promise<void> {
-  await mkdir(join(dataDir, OWNERS), { recursive: true });
+  const folder = join(dataDir, OWNERS);
   const record: OwnerRecord = { ...SELF, runId, at: new Date().toISOString(), ...(draftRef && { draftRef }) };
-  await writeAtomic(ownerFile(dataDir, runId), JSON.stringify(record));
+  const write = () => writeAtomic(ownerFile(dataDir, runId), JSON.stringify(record));
+  if (!ownerFolders.has(folder)) {
+    await mkdir(folder, { recursive: true });
+    ownerFolders.add(folder);
+  }
+  try {
+    await write();
+  } catch (error) {
+    // The folder went since (a data folder removed and made again): make it, once.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    await mkdir(folder, { recursive: true });
+    await write();
+  }
 }
 
 export async function releaseOwned(dataDir: string, runId: string): Promise<void> {
-  await rm(ownerFile(dataDir, runId), { force: true });
+  try {
+    await unlink(ownerFile(dataDir, runId));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
 }
 
 export async function readOwner(dataDir: string, runId: string): Promise<OwnerRecord | undefined> {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type DynamoDBClient,
@@ -16,7 +16,7 @@ import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { builtinPacks } from "../shared/packs/index.js";
 import { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
-import type { RunStatus } from "../shared/store/types.js";
+import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import { parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
 import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./engine.js";
@@ -119,6 +119,8 @@ export class LocalRuntime {
   readonly #owned = new Set<string>();
   /** Runs of this folder found interrupted (their process gone) when the runtime opened. */
   interrupted: string[] = [];
+  /** `<dataDir>/events.jsonl`, opened for appending by the first event and kept open until close. */
+  #events: Promise<FileHandle> | undefined;
 
   private constructor(
     readonly dataDir: string,
@@ -315,18 +317,46 @@ export class LocalRuntime {
     });
   }
 
-  /** EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. */
+  /**
+   * EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. The file is opened in
+   * append mode once per runtime rather than once per event (an open and a close are two round
+   * trips to the thread pool); every write still lands at the end, whoever else appends.
+   */
   async #putEvents(input: PutEventsInput): Promise<unknown> {
     const lines = input.Entries.map((entry) => {
       const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
       return JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), ...entry, Detail: detail });
     });
-    await appendFile(join(this.dataDir, "events.jsonl"), `${lines.join("\n")}\n`);
+    this.#events ??= open(join(this.dataDir, "events.jsonl"), "a").catch((error: unknown) => {
+      this.#events = undefined;
+      throw error;
+    });
+    await (await this.#events).appendFile(`${lines.join("\n")}\n`);
     return { FailedEntryCount: 0, Entries: lines.map(() => ({ EventId: randomUUID() })) };
   }
 
   /** Runs one execution to its end, keeping its event history like the console does. */
   async execute(input: ExecutionInput, runId: string = randomUUID()): Promise<ExecutionSummary> {
+    return (await this.#execute(input, runId, { strict: false })).execution;
+  }
+
+  /**
+   * {@link execute}, also returning the run record as the execution left it (undefined when it
+   * never got one), which the runtime reads anyway to know whether the run is final. A failure to
+   * read it is thrown, not taken for a missing run.
+   */
+  executeAndRead(
+    input: ExecutionInput,
+    runId: string = randomUUID(),
+  ): Promise<{ execution: ExecutionSummary; run: RunRecord | undefined }> {
+    return this.#execute(input, runId, { strict: true });
+  }
+
+  async #execute(
+    input: ExecutionInput,
+    runId: string,
+    { strict }: { strict: boolean },
+  ): Promise<{ execution: ExecutionSummary; run: RunRecord | undefined }> {
     const { engine, machine, handlers, retryIntervals } = await this.#executorReady();
     await this.#own(runId, input.draftRef?.key);
     const summary = await engine.runExecution(
@@ -337,10 +367,13 @@ export class LocalRuntime {
     );
     // Atomic: `redraft show` in another process may read it while it is written.
     await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
-    const run = await this.runs.getRun(runId).catch(() => undefined);
+    const run = await this.runs.getRun(runId).catch((error: unknown) => {
+      if (strict) throw error;
+      return undefined;
+    });
     // A run without a record yet stays owned: its submitter records the failure, then releases it.
     if (run && run.status !== "draft" && run.status !== "correcting") await this.release(runId);
-    return summary;
+    return { execution: summary, run };
   }
 
   /** The stored event history of an execution, or undefined if this data folder never ran it. */
@@ -354,9 +387,12 @@ export class LocalRuntime {
     }
   }
 
-  /** Releases what this runtime still owns (every execution has ended), then the database. */
+  /** Releases what this runtime still owns (every execution has ended), then the event log and the database. */
   async close(): Promise<void> {
     await Promise.all([...this.#owned].map((runId) => this.release(runId)));
+    const events = this.#events;
+    this.#events = undefined;
+    await (await events?.catch(() => undefined))?.close();
     await this.#close();
   }
 }

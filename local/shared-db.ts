@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SelfCorrectionError } from "../shared/errors.js";
-import { type LocalDynamo, localDynamoClient, startDynalite } from "./dynalite.js";
+import { type LocalDynamo, localDynamoClient, type RequestHandler, startDynalite } from "./dynalite.js";
 import {
   answers,
   createExclusive,
@@ -79,6 +79,10 @@ export interface SharedDynamoOptions {
  * of someone else's long `run`; and since a serving process can be killed anyway, clients need
  * this takeover path regardless: handing over reuses it rather than adding a second one. Requests
  * that straddle a handover are retried, which is safe because every store write is conditional.
+ *
+ * The serving process itself sends its requests to its dynalite without a socket (the direct
+ * transport of local/dynalite.ts); the others use HTTP. The transport is chosen per request, so a
+ * client that takes over the folder switches to the direct one with its next request.
  */
 export class SharedDynamo {
   readonly client: DynamoDBClient;
@@ -98,7 +102,15 @@ export class SharedDynamo {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#onWait = options.onWait ?? (() => {});
     // The endpoint here is a placeholder: every request is pointed at the current holder below.
-    this.client = localDynamoClient("http://127.0.0.1:9");
+    // The SDK's own HTTP transport, for requests to a database another process serves.
+    const http = localDynamoClient("http://127.0.0.1:9").config.requestHandler as RequestHandler;
+    type Handle = RequestHandler["handle"];
+    const transport: RequestHandler = {
+      handle: (request: Parameters<Handle>[0], options?: Parameters<Handle>[1]) =>
+        (this.#served?.direct ?? http).handle(request, options),
+      destroy: () => http.destroy?.(),
+    };
+    this.client = localDynamoClient("http://127.0.0.1:9", transport);
     this.client.middlewareStack.add(
       (next) => async (args) => {
         const request = args.request as { hostname: string; port?: number; headers: Record<string, string> };

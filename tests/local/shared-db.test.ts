@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isAlive, SELF } from "../../local/lock.js";
 import { LOCK_FILE, SharedDynamo } from "../../local/shared-db.js";
 
@@ -40,6 +41,36 @@ describe("one data folder, many users of its database", () => {
     expect(second.serving).toBe(false);
     expect(second.endpoint).toBe(first.endpoint);
     await expect(second.client.send(new ListTablesCommand({}))).resolves.toBeDefined();
+  });
+
+  it("the serving process reaches its database without a socket; the others over HTTP", async () => {
+    const first = await open();
+    const second = await open();
+    const connections = vi.spyOn(Agent.prototype, "createConnection");
+    try {
+      await first.client.send(new ListTablesCommand({}));
+      expect(connections).not.toHaveBeenCalled();
+      await second.client.send(new ListTablesCommand({}));
+      expect(connections).toHaveBeenCalled();
+    } finally {
+      connections.mockRestore();
+    }
+  });
+
+  it("switches to the direct path when a client takes the folder over", async () => {
+    const first = await open();
+    const second = await open();
+    await first.close();
+    opened.splice(opened.indexOf(first), 1);
+    await second.client.send(new ListTablesCommand({}));
+    expect(second.serving).toBe(true);
+    const connections = vi.spyOn(Agent.prototype, "createConnection");
+    try {
+      await expect(second.client.send(new ListTablesCommand({}))).resolves.toBeDefined();
+      expect(connections).not.toHaveBeenCalled();
+    } finally {
+      connections.mockRestore();
+    }
   });
 
   it("hands over when the server closes: a client's next request serves the folder itself", async () => {
