@@ -376,6 +376,8 @@ export class Functions extends Construct {
  * - the AWS SDK's credential providers that read a developer's machine (config files, SSO, login,
  *   `credential_process`, web identity), with the STS, SSO and sign-in clients they call (about
  *   90 KiB): a function's credentials are in its environment, the default chain's first link;
+ * - the index of `@aws-sdk/credential-providers`, which the Bedrock client's signer imports whole for
+ *   three of its providers (about 90 KiB of prod's correct and judge);
  * - `semver`, of which the X-Ray SDK under Powertools Tracer calls `gte` only (about 20 KiB).
  * Paths from the project root, where CDK runs esbuild ({@link esbuildOptions} makes them absolute).
  * Tests, the CLI and the local runtime use the real packages.
@@ -386,6 +388,7 @@ const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
   "@aws-sdk/credential-provider-process": "./functions/lib/aliases/credentials.ts",
   "@aws-sdk/credential-provider-sso": "./functions/lib/aliases/credentials.ts",
   "@aws-sdk/credential-provider-web-identity": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-providers": "./functions/lib/aliases/credential-providers.mjs",
   semver: "./functions/lib/aliases/semver.cjs",
 };
 
