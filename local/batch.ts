@@ -73,6 +73,8 @@ export interface BatchRunOptions {
   timing?: Partial<RoundTiming> | undefined;
   /** Batch pricing: the batch service. @default a LocalBatchService over the runtime's model */
   service?: BatchModelService | undefined;
+  /** Batch pricing: the clock the deadline is checked with (tests move it). @default Date.now */
+  now?: (() => number) | undefined;
   /** Told when an item's child has ended: for a progress bar. */
   onItem?: ((item: ItemEnded) => void) | undefined;
   /** Told once the item list is read: how many items the Map runs. */
@@ -170,6 +172,8 @@ export class LocalBatchRunner {
    * resumes it when the process that ran it has died.
    */
   async run(batchId: string, manifestKey: string, options: BatchRunOptions = {}): Promise<BatchRun> {
+    // λ rounds is built per batch: its service and clock are this batch's options.
+    this.#rounds = undefined;
     const existing = await this.batches.get(batchId);
     let resumed = false;
     if (existing) {
@@ -191,8 +195,8 @@ export class LocalBatchRunner {
     await mkdir(join(this.runtime.dataDir, "batch-owners"), { recursive: true });
     await writeAtomic(ownerFile(this.runtime.dataDir, batchId), JSON.stringify(SELF));
     try {
-      // A redrive starts after the batch record, which exists: from the state after CreateBatch.
-      const definition = resumed ? redriveFrom(this.asl, BatchStateNames.PrepareItems) : this.asl;
+      // A redrive starts after the batch record, which exists: CreateBatch is skipped.
+      const definition = resumed ? redriveFrom(this.asl, BatchStateNames.CreateBatch) : this.asl;
       const execution = await this.#execute(definition, batchId, manifestKey, batchId, options);
       return {
         batchId,
@@ -496,6 +500,7 @@ export class LocalBatchRunner {
             bucketName: LOCAL_BUCKET,
             itemKey: batchKeys.item,
             recordRounds: (batchId, rounds) => this.batches.recordRounds(batchId, rounds),
+            ...(options.now && { now: options.now }),
           },
         };
       });
@@ -561,13 +566,16 @@ function withIndexFrom(selector: Record<string, unknown>, indexPath: string): Re
 }
 
 /**
- * The definition with its first state's transition skipping to `state`: a redrive's start. States
- * no longer reachable (the batch record's creation) are left out, as the interpreter requires.
+ * The definition as a redrive of a batch runs it: the state that leads to `skip` (the batch record's
+ * creation, done already) goes on to what follows it instead. States no longer reachable are left
+ * out, as the interpreter requires.
  */
-function redriveFrom(asl: AslDefinition, state: string): AslDefinition {
-  const first = asl.States[asl.StartAt];
-  if (!first) return asl;
-  const states: Record<string, AslState> = { ...asl.States, [asl.StartAt]: { ...first, Next: state } };
+function redriveFrom(asl: AslDefinition, skip: string): AslDefinition {
+  const after = asl.States[skip]?.Next as string | undefined;
+  if (after === undefined) return asl;
+  const states: Record<string, AslState> = Object.fromEntries(
+    Object.entries(asl.States).map(([name, s]) => [name, s.Next === skip ? { ...s, Next: after } : s]),
+  );
   const reachable = new Set<string>();
   const visit = (name: string | undefined) => {
     const s = name === undefined ? undefined : states[name];

@@ -246,6 +246,9 @@ export class BatchRounds extends Construct {
         key: JsonPath.stringAt("$.rounds.itemsKey"),
       }),
       ...mapProps,
+      // The tolerated share is of the batch's items, not of one round's: SubmitRound counts the
+      // failed items of every round against batchToleratedFailurePercentage.
+      toleratedFailurePercentage: 100,
       resultPath: "$.roundMap",
     });
     runRound.itemProcessor(graph.start);
@@ -358,6 +361,9 @@ export class BatchRounds extends Construct {
         longestRoundMs: 0,
         onDemandItems: 0,
         history: [],
+        items: JsonPath.numberAt("$.prepared.items"),
+        toleratedFailurePercentage: config.batchToleratedFailurePercentage,
+        failedItems: 0,
       },
       resultPath: "$.rounds",
     }).next(runRound);

@@ -98,6 +98,11 @@ export const RoundsStateSchema = z.object({
   onDemandKey: z.string().optional(),
   onDemandItems: z.number().int().nonnegative().default(0),
   history: z.array(RoundRecordSchema).default([]),
+  /** The batch's items, and the share of them that may fail (a system or model failure) before it fails. */
+  items: z.number().int().nonnegative().default(0),
+  toleratedFailurePercentage: z.number().min(0).max(100).default(100),
+  /** Items whose round ended them `failed` so far (the Maps' FAILED results). */
+  failedItems: z.number().int().nonnegative().default(0),
 });
 export type RoundsState = z.infer<typeof RoundsStateSchema>;
 
@@ -127,12 +132,29 @@ export interface MapResults {
   Key: string;
 }
 
-/** The items a round's Map left waiting for a batch, read from its ResultWriter files. */
-export async function parkedItems(blobs: BlobStore, results: MapResults): Promise<ParkedState[]> {
+/**
+ * The share of a batch's items that failed is the batch's, not one round's: each round's Map
+ * tolerates every failure, and SubmitRound ends the batch with this error once the failed items of
+ * all rounds are more than `batchToleratedFailurePercentage` of the manifest, as the on-demand Map
+ * fails with `States.ExceedToleratedFailureThreshold`.
+ */
+export class ToleratedFailuresExceeded extends Error {
+  override readonly name = "BatchToleratedFailureThresholdExceeded";
+}
+
+/** The items a round's Map left waiting for a batch, and how many it ended failed, from its ResultWriter files. */
+export async function parkedItems(
+  blobs: BlobStore,
+  results: MapResults,
+): Promise<ParkedState[] & { failed?: number }> {
   const manifest = JSON.parse(await blobs.get(results.Key)) as {
     ResultFiles?: Record<string, { Key: string }[]>;
   };
-  const parked: ParkedState[] = [];
+  let failed = 0;
+  for (const file of manifest.ResultFiles?.FAILED ?? [])
+    failed += (JSON.parse(await blobs.get(file.Key)) as unknown[]).length;
+  const parked: ParkedState[] & { failed?: number } = [];
+  parked.failed = failed;
   for (const file of manifest.ResultFiles?.SUCCEEDED ?? []) {
     const entries = JSON.parse(await blobs.get(file.Key)) as { Output?: string }[];
     for (const entry of entries) {
@@ -141,7 +163,8 @@ export async function parkedItems(blobs: BlobStore, results: MapResults): Promis
       if (waiting.success) parked.push({ ...LoopStateSchema.parse(output), parked: waiting.data });
     }
   }
-  return parked.sort((a, b) => lineOfRunId(a.runId) - lineOfRunId(b.runId));
+  parked.sort((a, b) => lineOfRunId(a.runId) - lineOfRunId(b.runId));
+  return parked;
 }
 
 const jsonl = (lines: readonly unknown[]) => lines.map((l) => `${JSON.stringify(l)}\n`).join("");
@@ -187,6 +210,12 @@ export async function submitRound(
   const now = deps.now?.() ?? Date.now();
   const round = rounds.number + 1;
   const parked = await parkedItems(deps.blobs, input.mapResults);
+  const failedItems = rounds.failedItems + (parked.failed ?? 0);
+  if (rounds.items > 0 && (failedItems / rounds.items) * 100 > rounds.toleratedFailurePercentage)
+    throw new ToleratedFailuresExceeded(
+      `${failedItems} of ${rounds.items} items failed; the batch tolerates ${rounds.toleratedFailurePercentage}%`,
+    );
+  rounds.failedItems = failedItems;
   if (parked.length === 0)
     return { ...rounds, status: rounds.onDemandItems > 0 ? "on_demand" : "done", jobs: [] };
   const lines = parked.map((p) => lineOfRunId(p.runId));

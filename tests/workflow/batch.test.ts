@@ -7,10 +7,14 @@ import { BATCHES_PARTITION, batchItemKeys } from "../../functions/lib/batch-stor
 import { INDEXES } from "../../functions/lib/table.js";
 import { BatchEvents, BatchStateNames } from "../../infra/state-names.js";
 import { LocalBatchRunner, standInDistributedMaps } from "../../local/batch.js";
+import { LocalBatchService } from "../../local/batch-service.js";
 import type { HistoryEvent } from "../../local/engine.js";
 import { LOCAL_TABLE, loadBatchAsl } from "../../local/state-machine.js";
 import { childRunId } from "../../shared/batch/record.js";
+import { roundListKeys } from "../../shared/batch/round-steps.js";
+import type { BatchModelService } from "../../shared/batch/rounds.js";
 import { batchKeys } from "../../shared/batch/steps.js";
+import type { ModelClient } from "../../shared/model/types.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { coverageOf } from "./asl-coverage.js";
 import { openRuntime, path } from "./harness.js";
@@ -86,9 +90,12 @@ describe("the batch state machine, locally", () => {
     expect(outcome.execution?.status).toBe("SUCCEEDED");
     expect(outcome.duplicate).toBe(false);
     expect(path(outcome.execution?.history ?? [])).toEqual([
+      BatchStateNames.PricingGiven,
+      BatchStateNames.DefaultPricing,
       "BatchDefaults",
       BatchStateNames.CreateBatch,
       BatchStateNames.PrepareItems,
+      BatchStateNames.PricedHow,
       BatchStateNames.RunItems,
       BatchStateNames.AggregateBatch,
       BatchStateNames.AnnounceBatch,
@@ -324,7 +331,9 @@ describe("the Distributed Map stand-in", () => {
   it("replaces only DISTRIBUTED maps, keeping their transitions and error handling", async () => {
     const asl = await loadBatchAsl();
     const { asl: local, maps } = standInDistributedMaps(asl);
-    expect(Object.keys(maps)).toEqual([BatchStateNames.RunItems]);
+    expect(Object.keys(maps).sort()).toEqual(
+      [BatchStateNames.RunItems, BatchStateNames.RunRound, BatchStateNames.RunOnDemand].sort(),
+    );
     const task = local.States[BatchStateNames.RunItems];
     const map = asl.States[BatchStateNames.RunItems];
     expect(task?.Type).toBe("Task");
@@ -334,6 +343,283 @@ describe("the Distributed Map stand-in", () => {
     // Not the interpreter's 60 s default for a Task: a Map runs as long as its batch may.
     expect(task?.TimeoutSeconds).toBe(asl.TimeoutSeconds);
   });
+});
+
+/** One item as both modes must end it: what a person reads of the run. */
+async function outcomes(
+  runtime: { runs: { getRun(id: string): Promise<RunRecord | undefined> } },
+  batchId: string,
+  lines: number[],
+) {
+  return (await childRuns(runtime, batchId, lines)).map(({ line, run }) => ({
+    line,
+    status: run?.status,
+    reason: run?.reason ?? null,
+    attempts: run?.attempts,
+    logicAttempts: run?.logicAttempts,
+  }));
+}
+
+/** A batch service that fails at one of its calls, as a refused or unreachable service would. */
+function failingAt(service: LocalBatchService, call: "submit" | "status" | "results"): BatchModelService {
+  const refuse = async (): Promise<never> => {
+    const error = new Error(`the batch service refused ${call}`);
+    error.name = "BatchServiceRefused";
+    throw error;
+  };
+  return {
+    provider: service.provider,
+    model: service.model,
+    limits: service.limits,
+    requestBytes: (line) => service.requestBytes(line),
+    submit: call === "submit" ? refuse : (name, lines) => service.submit(name, lines),
+    status: call === "status" ? refuse : (job) => service.status(job),
+    results: call === "results" ? refuse : (job) => service.results(job),
+    cancel: (job) => service.cancel(job),
+  };
+}
+
+describe("batch pricing, locally", () => {
+  /** Runs the same manifest on demand and batch-priced, on one runtime and one cassette. */
+  async function bothModes(
+    name: string,
+    lines: string[],
+    responses: unknown[] | null = cassette.responses,
+    options: Parameters<LocalBatchRunner["run"]>[2] = {},
+  ) {
+    const { runtime, runner } = await setUp(responses);
+    await runtime.blobs.put(`batches/${name}.jsonl`, lines.join("\n"));
+    const onDemand = await runner.run(`b-${name}-od`, `batches/${name}.jsonl`);
+    const priced = await runner.run(`b-${name}-bp`, `batches/${name}.jsonl`, {
+      pricing: "batch",
+      ...options,
+    });
+    const itemLines = lines.map((_, i) => i + 1);
+    return {
+      runtime,
+      runner,
+      onDemand,
+      priced,
+      same: {
+        onDemand: await outcomes(runtime, `b-${name}-od`, itemLines),
+        priced: await outcomes(runtime, `b-${name}-bp`, itemLines),
+      },
+    };
+  }
+
+  it("ends every draft as on demand, in the same status and reason after the same attempts, at half the cost", async () => {
+    const lines = await exampleLines();
+    const { onDemand, priced, same, runtime } = await bothModes("same", lines);
+    expect(onDemand.record?.status).toBe("completed");
+    expect(priced.record?.status).toBe("completed");
+    expect(same.priced).toEqual(same.onDemand);
+    // Corrections, judge rounds and stop rules happened: the comparison is not between idle drafts.
+    expect(same.onDemand.some((o) => (o.attempts ?? 0) > 1)).toBe(true);
+    expect(same.onDemand.some((o) => o.status === "needs_manual_review")).toBe(true);
+    expect(priced.record?.tokens).toEqual(onDemand.record?.tokens);
+    const full = onDemand.record?.costUsd ?? 0;
+    expect(full).toBeGreaterThan(0);
+    expect(priced.record?.costUsd).toBeCloseTo(full / 2, 5);
+    // The record says where the tokens went: all at batch price, none on demand.
+    expect(priced.record?.pricing).toBe("batch");
+    expect(priced.record?.priceClasses?.batch.tokens).toEqual(priced.record?.tokens);
+    expect(priced.record?.priceClasses?.on_demand.costUsd).toBe(0);
+    expect(priced.record?.priceClasses?.batch.costUsd).toBeCloseTo(priced.record?.costUsd ?? -1, 6);
+    const rounds = priced.record?.rounds ?? [];
+    expect(rounds.length).toBeGreaterThan(1);
+    expect(rounds.every((r) => r.succeeded === r.requests && r.endedAt)).toBe(true);
+    expect(onDemand.record?.pricing).toBe("on_demand");
+    expect(path(priced.execution?.history ?? [])).toEqual(
+      expect.arrayContaining([
+        BatchStateNames.PricedHow,
+        BatchStateNames.StartRounds,
+        BatchStateNames.RunRound,
+        BatchStateNames.SubmitRound,
+        BatchStateNames.WaitForBatch,
+        BatchStateNames.PollBatch,
+        BatchStateNames.CollectRound,
+      ]),
+    );
+    // Each attempt's answer was billed once, at batch price, in the attempt record too.
+    const run = await runtime.runs.getRun(
+      childRunId("b-same-bp", 1 + lines.findIndex((l) => l.includes('"mcq-seed004"'))),
+    );
+    const twin = await runtime.runs.getRun(
+      childRunId("b-same-od", 1 + lines.findIndex((l) => l.includes('"mcq-seed004"'))),
+    );
+    expect(run?.costUsd).toBeCloseTo((twin?.costUsd ?? 0) / 2, 8);
+  }, 180_000);
+
+  it("sends an expired request and an overloaded one again in the next round, and records a refused one as model_error, as on demand", async () => {
+    // Enough clean drafts beside them that one failed item stays within the Map's tolerance.
+    const clean = (await exampleLines()).find((l) => l.includes('"mcq-clean"')) ?? "";
+    const copies = Array.from({ length: 4 }, (_, i) =>
+      JSON.stringify({ ...JSON.parse(clean), id: `mcq-clean-${i}`, metadata: { copy: i } }),
+    );
+    const lines = [...(await exampleLines()), ...copies];
+    const seed = JSON.parse(lines.find((l) => l.includes('"mcq-seed004"')) ?? "{}").id as string;
+    const breaker = JSON.parse(lines.find((l) => l.includes('"mcq-breaker"')) ?? "{}").id as string;
+    const code = JSON.parse(lines.find((l) => l.includes('"code-add"')) ?? "{}").id as string;
+    const responses = [
+      // Staged failures first: each draft's first call fails.
+      { draftId: seed, purpose: "correct", error: "timeout" },
+      { draftId: breaker, purpose: "correct", error: "overloaded" },
+      {
+        draftId: code,
+        purpose: "correct",
+        error: "failed",
+        message: "invalid_request_error: the prompt is too long",
+      },
+      ...(cassette.responses as { draftId: string }[]),
+    ];
+    const { priced, same } = await bothModes("faults", lines, responses);
+    expect(same.priced).toEqual(same.onDemand);
+    const line = (id: string) => 1 + lines.findIndex((l) => l.includes(`"${id}"`));
+    expect(same.priced.find((o) => o.line === line(code))).toMatchObject({
+      status: "failed",
+      reason: "model_error",
+    });
+    expect(same.priced.find((o) => o.line === line(seed))?.status).toBe("validated");
+    const rounds = priced.record?.rounds ?? [];
+    expect(rounds.reduce((n, r) => n + (r.expired ?? 0), 0)).toBe(1);
+    expect(rounds.reduce((n, r) => n + (r.errored ?? 0), 0)).toBe(2);
+  }, 180_000);
+
+  it("falls back to on-demand children when no round fits before the deadline, with the same outcomes", async () => {
+    const lines = await exampleLines();
+    const { priced, same } = await bothModes("late", lines, cassette.responses, {
+      timing: { deadlineMinutes: 30, roundEstimateMinutes: 60 },
+    });
+    expect(same.priced).toEqual(same.onDemand);
+    const taken = path(priced.execution?.history ?? []);
+    expect(taken).toContain(BatchStateNames.RunOnDemand);
+    expect(taken).not.toContain(BatchStateNames.WaitForBatch);
+    expect(priced.record?.rounds).toEqual([]);
+    expect(priced.record?.priceClasses?.batch.costUsd).toBe(0);
+    expect(priced.record?.priceClasses?.on_demand.costUsd).toBeCloseTo(priced.record?.costUsd ?? -1, 6);
+  }, 180_000);
+
+  it("cancels a batch request the deadline overtakes, and runs its items on demand, reusing the answers paid for", async () => {
+    const lines = await exampleLines();
+    // A clock 30 minutes further at each look: the first round fits, its poll finds only the reserve left.
+    let looks = 0;
+    const { priced, same, onDemand } = await bothModes("overtaken", lines, cassette.responses, {
+      batchLatencyMs: 60_000,
+      timing: {
+        deadlineMinutes: 100,
+        roundEstimateMinutes: 1,
+        fallbackReserveMinutes: 60,
+        pollFirstSeconds: 0,
+      },
+      now: () => Date.now() + ++looks * 30 * 60_000,
+    });
+    expect(same.priced).toEqual(same.onDemand);
+    const taken = path(priced.execution?.history ?? []);
+    expect(taken).toEqual(
+      expect.arrayContaining([
+        BatchStateNames.PollBatch,
+        BatchStateNames.BatchRequestEnded,
+        BatchStateNames.RunOnDemand,
+      ]),
+    );
+    expect(taken).not.toContain(BatchStateNames.CollectRound);
+    expect(priced.record?.rounds?.[0]).toMatchObject({ round: 1 });
+    expect(priced.record?.rounds?.[0]?.onDemand).toBeGreaterThan(0);
+    expect(priced.record?.costUsd).toBeCloseTo(onDemand.record?.costUsd ?? -1, 6);
+  }, 180_000);
+
+  it("waits again while the batch request runs, the interval growing, then collects it", async () => {
+    const lines = (await exampleLines()).filter((l) => l.includes('"mcq-seed004"'));
+    const { priced, same } = await bothModes("slow", lines, cassette.responses, { batchLatencyMs: 1_500 });
+    expect(same.priced).toEqual(same.onDemand);
+    const waits = (priced.execution?.history ?? []).filter(
+      (h) => h.type === "StateEntered" && h.state === BatchStateNames.WaitForBatch,
+    );
+    const seconds = waits.map((w) => (w.input as { rounds: { waitSeconds: number } }).rounds.waitSeconds);
+    expect(seconds.length).toBeGreaterThan(2);
+    expect(seconds).toContain(1);
+    expect(Math.max(...seconds)).toBeGreaterThan(1);
+  }, 180_000);
+
+  it("splits a round's requests by the service's limits", async () => {
+    const lines = await exampleLines();
+    const { runtime, runner } = await setUp();
+    const service = new LocalBatchService(runtime.deps.model as ModelClient, {
+      limits: { maxRequests: 2, maxBytes: 256 * 1024 * 1024, minRequests: 1 },
+    });
+    await runtime.blobs.put("batches/split.jsonl", lines.join("\n"));
+    const { record } = await runner.run("b-split", "batches/split.jsonl", { pricing: "batch", service });
+    expect(record?.status).toBe("completed");
+    const first = record?.rounds?.[0];
+    expect(first?.jobs.length).toBe(Math.ceil((first?.requests ?? 0) / 2));
+    expect(service.submitted.every((s) => s.requests <= 2)).toBe(true);
+  }, 180_000);
+
+  it("takes the deployment's default pricing when the request names none, and on demand when it says so", async () => {
+    const { runtime, runner } = await setUp(null);
+    await runtime.blobs.put("batches/default.jsonl", (await exampleLines()).slice(0, 2).join("\n"));
+    const plain = await runner.run("b-default", "batches/default.jsonl");
+    expect(path(plain.execution?.history ?? [])).toContain(BatchStateNames.DefaultPricing);
+    const said = await runner.run("b-said", "batches/default.jsonl", { pricing: "on_demand" });
+    expect(path(said.execution?.history ?? [])).not.toContain(BatchStateNames.DefaultPricing);
+    expect(said.record?.pricing).toBe("on_demand");
+  }, 60_000);
+
+  for (const call of ["submit", "status", "results"] as const) {
+    it(`ends the batch failed, summed up, when the batch service refuses ${call}`, async () => {
+      const { runtime, runner } = await setUp();
+      await runtime.blobs.put("batches/refused.jsonl", (await exampleLines()).join("\n"));
+      const service = failingAt(new LocalBatchService(runtime.deps.model as ModelClient), call);
+      const outcome = await runner.run(`b-refused-${call}`, "batches/refused.jsonl", {
+        pricing: "batch",
+        service,
+      });
+      expect(outcome.record?.status).toBe("failed");
+      expect(outcome.record?.error?.error).toBe("BatchServiceRefused");
+      expect(path(outcome.execution?.history ?? [])).toContain(BatchStateNames.AnnounceBatch);
+    }, 120_000);
+  }
+
+  it("ends the batch failed when a round's item list cannot be read (the Map's ItemReader)", async () => {
+    const { runtime, runner } = await setUp();
+    await runtime.blobs.put("batches/unreadable.jsonl", (await exampleLines()).join("\n"));
+    const local = new LocalBatchService(runtime.deps.model as ModelClient);
+    // The round's list is damaged between submit and collect.
+    const service: BatchModelService = {
+      ...failingAt(local, "submit"),
+      submit: (name, lines) => local.submit(name, lines),
+      results: async (job) => {
+        await runtime.blobs.put(roundListKeys.items("b-unreadable", 1), "{not json");
+        return local.results(job);
+      },
+    };
+    const outcome = await runner.run("b-unreadable", "batches/unreadable.jsonl", {
+      pricing: "batch",
+      service,
+    });
+    expect(outcome.record?.status).toBe("failed");
+    expect(outcome.record?.error?.error).toBe("States.ItemReaderFailed");
+  }, 120_000);
+
+  it("ends the batch failed when a round's items fail beyond the tolerance, and when the fallback's do", async () => {
+    const failing = (await exampleLines()).map((l) => ({
+      draftId: JSON.parse(l).id,
+      purpose: "correct",
+      error: "failed",
+      message: "the provider refused",
+    }));
+    const { runtime, runner } = await setUp([...failing, ...failing, ...failing]);
+    await runtime.blobs.put("batches/failing.jsonl", (await exampleLines()).join("\n"));
+    const rounds = await runner.run("b-failing-bp", "batches/failing.jsonl", { pricing: "batch" });
+    expect(rounds.record?.error?.error).toBe("BatchToleratedFailureThresholdExceeded");
+    expect(rounds.record?.error?.cause).toMatch(/items failed; the batch tolerates 10%/);
+    const late = await runner.run("b-failing-late", "batches/failing.jsonl", {
+      pricing: "batch",
+      timing: { deadlineMinutes: 30, roundEstimateMinutes: 60 },
+    });
+    expect(late.record?.error?.error).toBe("States.ExceedToleratedFailureThreshold");
+    expect(path(late.execution?.history ?? [])).toContain(BatchStateNames.RunOnDemand);
+  }, 180_000);
 });
 
 describe("path coverage of the batch state machine", () => {
