@@ -6,6 +6,7 @@ import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
 import { BATCH_LIMITS, BATCHES_PREFIX } from "../shared/batch/manifest.js";
 import { type BatchItem, BatchItemSchema, type BatchRecord, batchIdFor } from "../shared/batch/record.js";
+import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
 import { costText, jsonLine, usd } from "./format.js";
@@ -33,6 +34,32 @@ export interface BatchCommandOptions {
   concurrency?: number;
   progress: boolean;
   rerun?: boolean;
+  /** `--pricing`: absent, the state machine's default (on demand). */
+  pricing?: Pricing;
+  /** `--batch-latency`, in seconds. */
+  batchLatency?: number;
+  /** `--batch-deadline`, in minutes. */
+  batchDeadline?: number;
+}
+
+/**
+ * The batch service `--pricing batch` sends its rounds to: the Message Batches API itself when the
+ * model is Claude through the Anthropic API, the local stand-in over a replayed model (its answers
+ * matched by draft and purpose, as on demand). Bedrock batch inference needs the deployed stack
+ * (an S3 bucket and a service role), so a local batch on Bedrock is refused.
+ */
+async function batchServiceFor(
+  runtime: LocalRuntime,
+  env = process.env,
+): Promise<BatchModelService | undefined> {
+  const model = runtime.deps.model;
+  if (model?.provider === "bedrock")
+    throw new UsageError(
+      "--pricing batch with --llm bedrock needs the deployed stack (Bedrock batch inference reads its input from S3); use --llm anthropic or replay:<file>",
+    );
+  if (model?.provider !== "anthropic") return undefined;
+  const { AnthropicBatchService } = await import("../shared/model/anthropic.js");
+  return new AnthropicBatchService({ apiKey: env.ANTHROPIC_API_KEY ?? "", model: model.model });
 }
 
 /** The summary line `--json` ends with: the contract `{batchId, counts, tokens, costUsd, resultsRef}`. */
@@ -46,6 +73,9 @@ function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): 
     tokens: record.tokens,
     costUsd: record.costUsd ?? 0,
     resultsRef: record.resultsRef ?? null,
+    ...(record.pricing && { pricing: record.pricing }),
+    ...(record.rounds && { rounds: record.rounds.length }),
+    ...(record.priceClasses && { priceClasses: record.priceClasses }),
     ...(record.error && { error: record.error }),
     ...extra,
   });
@@ -100,7 +130,26 @@ export async function batchCommand(
       .map((s) => `${SHORT[s] ?? s} ${counts[s]}`)
       .join(" · ");
   const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
+  if ((cmd.batchLatency !== undefined || cmd.batchDeadline !== undefined) && cmd.pricing !== "batch")
+    throw new UsageError("--batch-latency and --batch-deadline go with --pricing batch");
+  const batchPricing =
+    cmd.pricing === "batch"
+      ? {
+          service: await batchServiceFor(runtime),
+          batchLatencyMs: (cmd.batchLatency ?? 0) * 1000,
+          // A service that takes seconds is polled every few seconds, the interval growing.
+          timing: {
+            ...(cmd.batchDeadline !== undefined && { deadlineMinutes: cmd.batchDeadline }),
+            ...(cmd.batchLatency && {
+              pollFirstSeconds: 1,
+              pollMaxSeconds: Math.max(2, Math.ceil(cmd.batchLatency / 2)),
+            }),
+          },
+        }
+      : {};
   const outcome = await runner.run(batchId, key, {
+    ...(cmd.pricing && { pricing: cmd.pricing }),
+    ...batchPricing,
     concurrency: cmd.concurrency,
     onItems: (total) => bar?.start(total, 0, { counts: "" }),
     onItem: (item) => {
@@ -159,6 +208,15 @@ function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): 
   ];
   if (reasons.length) lines.push(`Reasons: ${reasons.map(([r, n]) => `${r} ${n}`).join(", ")}`);
   lines.push(`Tokens: ${tokens} · cost ${costText(record.costUsd ?? 0, tokens)}`);
+  if (record.pricing === "batch") {
+    const classes = record.priceClasses;
+    lines.push(
+      `Batch pricing: ${record.rounds?.length ?? 0} rounds of batch requests` +
+        (classes
+          ? ` · at batch price ${classes.batch.tokens.total} tokens, ${usd(classes.batch.costUsd)}; on demand ${classes.on_demand.tokens.total} tokens, ${usd(classes.on_demand.costUsd)}`
+          : ""),
+    );
+  }
   if (record.rejected?.length)
     lines.push(
       `Rejected lines: ${record.rejected

@@ -327,9 +327,27 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .option("--no-progress", "no progress bar")
     .option("--rerun", "run the manifest again even if this data folder already ran it")
+    .addOption(
+      new Option(
+        "--pricing <pricing>",
+        "on_demand: one model call per attempt; batch: rounds of batch requests at half the token price",
+      ).choices(["on_demand", "batch"]),
+    )
+    .addOption(
+      new Option(
+        "--batch-latency <seconds>",
+        "with --pricing batch and a replayed model: how long the simulated batch service takes to end a batch request",
+      ).argParser(wholeNumber(0)),
+    )
+    .addOption(
+      new Option(
+        "--batch-deadline <minutes>",
+        "with --pricing batch: the batch must end within this; the items left then run on demand (default 1440)",
+      ).argParser(wholeNumber(1)),
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl",
+      "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
     )
     .action(async (manifest: string, cmd) => {
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
