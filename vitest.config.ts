@@ -5,9 +5,14 @@ export default defineConfig({
     include: ["tests/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each file in its own process, two at once: vitest's default on two cores is one worker.
+    // Two worker processes, one per core (vitest's default on two cores is one), each kept for the
+    // whole run: without per-file isolation a worker imports aws-cdk-lib, the AWS SDK, dynalite and
+    // the runtime once instead of once per file (about a third of the suite's time went there), and
+    // tests/infra/synth.ts synthesizes each environment once per worker. The price is discipline:
+    // a file restores what it changes (vi.restoreAllMocks runs after each file anyway).
     pool: "forks",
     maxWorkers: 2,
+    isolate: false,
     // The handlers log and emit metrics to stdout as Lambda wants; in tests that is noise.
     env: { POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true" },
   },

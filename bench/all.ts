@@ -14,7 +14,7 @@ import { loadavg } from "node:os";
 import { BENCHMARKS_MD, commitId, type SectionInput, writeSections } from "./lib/docs.js";
 
 /** Every bench, in the order of docs/BENCHMARKS.md. */
-export const BENCHES = ["validate", "policy", "local", "startup", "coldstart", "batch"] as const;
+export const BENCHES = ["validate", "policy", "local", "startup", "coldstart", "batch", "suite"] as const;
 
 const SMOKE = process.argv.includes("--smoke");
 const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;

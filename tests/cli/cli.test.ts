@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { synthesizedAsl } from "../workflow/harness.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { redraft as inProcess } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CASSETTE = join(ROOT, "examples", "example.cassette.json");
@@ -15,15 +15,15 @@ interface Spawned {
   stderr: string;
 }
 
-/** Runs the real command line in a child process, as a person would. */
-function redraft(
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
-): Promise<Spawned> {
+/**
+ * Runs the real command line in a child process, as a person would: for what only a process shows
+ * (stdout holding result lines and nothing else, the runs a process leaves behind for the next).
+ */
+function spawned(args: string[]): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: { ...process.env, ANTHROPIC_API_KEY: "", ...options.env },
+      cwd: ROOT,
+      env: { ...process.env, ANTHROPIC_API_KEY: "" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -35,6 +35,12 @@ function redraft(
   });
 }
 
+/**
+ * The same command line called in this process (`main(argv)`, output captured): each call opens
+ * the data dir afresh and closes it, as a new process would, without a process's start-up cost.
+ */
+const redraft = (args: string[]) => inProcess(args);
+
 const lines = (out: string) =>
   out
     .trim()
@@ -44,11 +50,12 @@ const lines = (out: string) =>
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "redraft-cli-"));
-  // Warm the synthesis cache the command line uses, so each spawned command starts fast.
-  await synthesizedAsl();
-}, 180_000);
+  // As in the spawned commands: no model key from the environment chooses a live model.
+  vi.stubEnv("ANTHROPIC_API_KEY", "");
+});
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -57,7 +64,8 @@ describe("redraft run on the examples", () => {
   const dataDir = () => join(work, "examples-data");
 
   beforeAll(async () => {
-    const out = await redraft([
+    // The one run through the real executable: what the later commands read is what a process left.
+    const out = await spawned([
       "run",
       "examples/drafts/",
       "--json",
@@ -112,7 +120,7 @@ describe("redraft run on the examples", () => {
     expect(byId["mcq-judged"]).toMatchObject({ status: "validated", attempts: 1, logicAttempts: 1 });
   });
 
-  it("keeps runs across a restart: a new process lists them and shows a timeline with the execution path", async () => {
+  it("keeps runs across a restart: a later command lists them and shows a timeline with the execution path", async () => {
     const listed = await redraft(["runs", "--json", "--data-dir", dataDir()]);
     expect(listed.code).toBe(0);
     expect(

@@ -3,10 +3,10 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { LOCK_FILE } from "../../local/shared-db.js";
-import { synthesizedAsl } from "../workflow/harness.js";
+import { redraft as inProcess } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DRAFTS = 60;
@@ -20,7 +20,10 @@ interface Finished {
   stderr: string;
 }
 
-/** Starts the real command line as a person would; `done` settles when it exits. */
+/**
+ * Starts the real command line as a person would; `done` settles when it exits. What these tests
+ * are about needs real processes: one killed with SIGKILL, two writing one data folder at once.
+ */
 function start(args: string[]): { child: ChildProcess; out: () => string; done: Promise<Finished> } {
   const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
     cwd: ROOT,
@@ -38,7 +41,16 @@ function start(args: string[]): { child: ChildProcess; out: () => string; done: 
   return { child, out: () => stdout, done };
 }
 
-const redraft = (args: string[]) => start(args).done;
+const spawned = (args: string[]) => start(args).done;
+
+/**
+ * The command that comes after (lists, re-runs, reviews, the second of two processes): the same
+ * command line called in this process, which is itself another process than the spawned ones, and
+ * opens the data folder afresh at each call as a new command would.
+ */
+async function redraft(args: string[]): Promise<Finished> {
+  return { ...(await inProcess(args)), signal: null };
+}
 
 const lines = (out: string) =>
   out
@@ -66,7 +78,8 @@ async function listRuns(dataDir: string): Promise<Record<string, unknown>[]> {
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "redraft-durability-"));
-  await synthesizedAsl();
+  // As in the spawned commands: no model key from the environment chooses a live model.
+  vi.stubEnv("ANTHROPIC_API_KEY", "");
   // The examples, copied under distinct ids: some validate, some go to review without a model.
   const folder = join(ROOT, "examples", "drafts");
   const examples = (await readdir(folder)).filter((f) => f.endsWith(".json")).sort();
@@ -80,6 +93,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -93,7 +107,8 @@ describe("two runs and a poller on one data folder", () => {
       running = false;
     });
     const polls: Finished[] = [];
-    while (running) polls.push(await redraft(["runs", "--json", "--limit", "5", "--data-dir", dataDir]));
+    // Each poll a process of its own, starting and stopping while the two runs hold the folder.
+    while (running) polls.push(await spawned(["runs", "--json", "--limit", "5", "--data-dir", dataDir]));
     const [a, b] = await both;
 
     for (const out of [a, b, ...polls]) {

@@ -18,7 +18,7 @@ import { acknowledge } from "../../infra/nag.js";
 import { StateNames } from "../../infra/state-names.js";
 import { makeRun } from "../stores/fixtures.js";
 import { getAsl, stateOf } from "./asl.js";
-import { logicalId, type Synthesized, synthesize } from "./synth.js";
+import { logicalId, type Synthesized, synthesize, synthesizeFresh } from "./synth.js";
 
 const synthesized = Object.fromEntries(ENV_NAMES.map((env) => [env, synthesize(env)])) as Record<
   (typeof ENV_NAMES)[number],
@@ -354,7 +354,7 @@ describe("7. cdk-nag acknowledgments: each matches a finding and has its own rea
   });
 
   it("catches a stale acknowledgment (the check is live)", () => {
-    const s = synthesize("dev");
+    const s = synthesizeFresh("dev");
     acknowledge(s.stack.storage.table, { id: "AwsSolutions-S1", reason: "stale on purpose" });
     const used = usedAcknowledgments(s);
     expect(used.size).toBeGreaterThan(10);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
 import { environments } from "../../infra/config.js";
 import { foundationModelId } from "../../infra/constructs/functions.js";
-import { logicalId, synthesize } from "./synth.js";
+import { logicalId, synthesize, synthesizeFresh } from "./synth.js";
 
 const dev = synthesize("dev");
 const prod = synthesize("prod");
@@ -386,7 +386,7 @@ describe("cdk-nag AwsSolutions", () => {
   });
 
   it("catches a finding when one is introduced (the check is live)", () => {
-    const { app, stack } = synthesize("dev");
+    const { app, stack } = synthesizeFresh("dev");
     (stack.storage.table.node.defaultChild as CfnTable).pointInTimeRecoverySpecification = undefined;
     const report = new AwsSolutionsChecks(app).validateScope(stack);
     expect(report.violations.map((v) => v.ruleName)).toContain("AwsSolutions-DDB3");

@@ -18,11 +18,36 @@ export interface Synthesized {
   template: Template;
 }
 
-/** One environment's stack, synthesized without bundling the Lambdas (no esbuild run in unit tests). */
-export function synthesize(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
+/**
+ * One environment's stack, synthesized now without bundling the Lambdas (no esbuild run in unit
+ * tests): for a test that changes the stack (adds an acknowledgment, removes a property), so that
+ * no other test sees the change.
+ */
+export function synthesizeFresh(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
   const app = new App({ context: { ...cdkContext, "aws:cdk:bundling-stacks": [] } });
   const stack = new RedraftStack(app, stackName(envName), { config: loadConfig(envName, overrides) });
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+/**
+ * Stacks already synthesized in this process. The infra tests run without per-file isolation
+ * (vitest.config.ts), so every file of a worker shares one synthesis per environment and overrides
+ * instead of paying 2–7 s for each at import; a failure (an override the config refuses) is not kept.
+ */
+const synthesized = new Map<string, Synthesized>();
+
+/**
+ * One environment's stack, synthesized once per test process and shared: read it, never change it
+ * (a test that changes one uses {@link synthesizeFresh}).
+ */
+export function synthesize(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
+  const key = JSON.stringify([envName, overrides]);
+  let s = synthesized.get(key);
+  if (!s) {
+    s = synthesizeFresh(envName, overrides);
+    synthesized.set(key, s);
+  }
+  return s;
 }
 
 /** The logical id CloudFormation gives a construct (its default child's, for L2 constructs). */
