@@ -29,6 +29,10 @@ import { ReplayModelClient } from "../shared/model/replay.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
+/** `--pricing batch`: the same corpus on demand and batch-priced, outcomes compared, cost and rounds against each other. */
+const PRICING = process.argv.includes("--pricing")
+  ? process.argv[process.argv.indexOf("--pricing") + 1]
+  : undefined;
 const COUNT = SMOKE ? 2_000 : 10_000;
 
 const read = async (name: string) =>
@@ -55,6 +59,81 @@ const needCorrection = lines.filter((_, i) => i % 6 === 2 || i % 6 === 5).length
 function fail(message: string): never {
   console.error(`bench:batch: ${message}`);
   process.exit(1);
+}
+
+if (PRICING === "batch") {
+  const count = SMOKE ? 600 : COUNT;
+  const dataDir = await mkdtemp(join(tmpdir(), "redraft-bench-pricing-"));
+  // The example cassette's answers name the model each stands for (Sonnet, Haiku…): real prices.
+  const runtime = await LocalRuntime.open({
+    dataDir,
+    asl: await loadAsl(),
+    model: ReplayModelClient.fromCassette({ version: 1, responses }),
+    retryDelayMs: 0,
+  });
+  try {
+    await runtime.blobs.put("batches/bench.jsonl", lines.slice(0, count).join("\n"));
+    const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
+    const timed = async (id: string, pricing: "on_demand" | "batch") => {
+      const started = performance.now();
+      const outcome = await runner.run(id, "batches/bench.jsonl", { pricing });
+      if (outcome.record?.status !== "completed")
+        fail(`${pricing}: the batch ended ${outcome.record?.status}`);
+      return { record: outcome.record, seconds: (performance.now() - started) / 1000 };
+    };
+    const onDemand = await timed("b-on-demand", "on_demand");
+    const batch = await timed("b-batch", "batch");
+    // Identical outcomes, item by item: status, reason, attempts.
+    const limit = pLimit(16);
+    let differ = 0;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        limit(async () => {
+          const [a, b] = await Promise.all([
+            runtime.runs.getRun(childRunId("b-on-demand", i + 1)),
+            runtime.runs.getRun(childRunId("b-batch", i + 1)),
+          ]);
+          const key = (r: typeof a) => `${r?.status}|${r?.reason}|${r?.attempts}|${r?.logicAttempts}`;
+          if (key(a) !== key(b)) differ += 1;
+        }),
+      ),
+    );
+    if (differ > 0) fail(`${differ} items ended differently batch-priced`);
+    const ratio = (batch.record?.costUsd ?? 0) / (onDemand.record?.costUsd ?? 1);
+    console.log(
+      `bench:batch --pricing batch — ${fmtInt(count)} drafts (${fmtInt(lines.slice(0, count).filter((_, i) => i % 6 === 2 || i % 6 === 5).length)} corrected by a replayed model), on demand and batch-priced on one cassette`,
+    );
+    console.log(machine());
+    console.log(
+      table(
+        ["pricing", "cost", "rounds", "tokens", "wall time (local, latency 0)"],
+        [
+          [
+            "on demand",
+            `$${(onDemand.record?.costUsd ?? 0).toFixed(4)}`,
+            "—",
+            fmtInt(onDemand.record?.tokens?.total ?? 0),
+            `${onDemand.seconds.toFixed(1)} s`,
+          ],
+          [
+            "batch",
+            `$${(batch.record?.costUsd ?? 0).toFixed(4)}`,
+            String(batch.record?.rounds?.length ?? 0),
+            fmtInt(batch.record?.tokens?.total ?? 0),
+            `${batch.seconds.toFixed(1)} s`,
+          ],
+        ],
+      ),
+    );
+    console.log(
+      `identical outcomes: ${fmtInt(count)} of ${fmtInt(count)} items (status, reason, attempts); batch / on-demand cost = ${ratio.toFixed(3)} (goal ≤ 0.55)`,
+    );
+    if (ratio > 0.55) fail(`the batch-priced cost is ${ratio.toFixed(3)} of on demand`);
+  } finally {
+    await runtime.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  process.exit(0);
 }
 
 if (SMOKE) {
