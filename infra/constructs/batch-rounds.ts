@@ -165,6 +165,17 @@ export class BatchRounds extends Construct {
         }),
       );
       serviceRole.grantPassRole(fn.role ?? serviceRole);
+      acknowledge(
+        fn,
+        {
+          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:model-invocation-job/*]`,
+          reason: "Model invocation jobs are created at run time, one per round; their ids are Bedrock's.",
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModelId(config.model.id)}]`,
+          reason: "A global inference profile routes to the foundation model in any region.",
+        },
+      );
     }
     const prefixFinding = (prefix: string) => `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`;
     acknowledge(

@@ -406,6 +406,21 @@ export class BatchWorkflow extends Construct {
         reason:
           "CDK's grant for the Distributed Map's ItemReader (the item list) and ResultWriter (its result files): objects named at run time.",
       },
+      ...[this.rounds.function, props.validate, props.revalidate].map((fn) => ({
+        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
+        reason:
+          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted (batch pricing's rounds).",
+      })),
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, "/runs/*")}]`,
+        reason:
+          "A round's items publish their best draft from runs/<runId>/, named at run time (batch pricing).",
+      },
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, "/results/*")}]`,
+        reason:
+          "A round's items publish to results/<draftId>/<runId>.json, named at run time (batch pricing).",
+      },
       {
         id: `AwsSolutions-IAM5[${executionFinding(perDraft, "*")}]`,
         reason:
