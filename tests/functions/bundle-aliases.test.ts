@@ -122,13 +122,14 @@ describe("the Lambda bundles' stand-ins (esbuild alias)", () => {
     expect(inputs.filter((p) => /nested-clients|token-providers|cognito|bowser/.test(p))).toEqual([]);
     expect(inputs).toContain("functions/lib/aliases/credentials.ts");
     // Of @aws-sdk/credential-providers, the three modules the Bedrock signer uses, and not its index.
-    expect(inputs.filter((p) => p.includes("@aws-sdk/credential-providers/")).sort()).toEqual([
+    const providers = inputs.filter((p) => p.includes("@aws-sdk/credential-providers/"));
+    expect(providers.map((p) => p.slice(p.lastIndexOf("node_modules/"))).sort()).toEqual([
       "node_modules/@aws-sdk/credential-providers/dist-es/createCredentialChain.js",
       "node_modules/@aws-sdk/credential-providers/dist-es/fromEnv.js",
       "node_modules/@aws-sdk/credential-providers/dist-es/fromNodeProviderChain.js",
     ]);
     const semver = inputs.filter((p) => p.includes("node_modules/semver/"));
-    expect(semver).toContain("node_modules/semver/functions/gte.js");
+    expect(semver.filter((p) => p.endsWith("node_modules/semver/functions/gte.js"))).toHaveLength(1);
     expect(semver.filter((p) => /semver\/(index|ranges\/)/.test(p))).toEqual([]);
   });
 });
