@@ -4,8 +4,8 @@
  *
  * Synthesizes the CDK app WITH bundling (`npx cdk synth -c env=<env> --quiet -o <dir>`, the same esbuild
  * settings a deploy uses), finds every redraft function's bundle (index.mjs) through the template's
- * `aws:asset:path` metadata (all of dev's, whose model is the Anthropic API; prod's correct and judge,
- * which carry the Bedrock client instead), and for each reports:
+ * `aws:asset:path` metadata (all of dev's, whose model is the Anthropic API; prod's functions that call
+ * the model, which carry the Bedrock client instead), and for each reports:
  * - the size in bytes of the bundle (index.mjs), of its source map, and of the other files deployed
  *   beside it (the QuickJS WebAssembly module and the sandbox harness, read only by the code pack);
  * - whether it carries a model SDK (`@anthropic-ai/…`): in the bundle's text, or among its source
@@ -39,8 +39,11 @@ const SMOKE = process.argv.includes("--smoke");
 const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
 const runsAt = process.argv.indexOf("--runs");
 const RUNS = runsAt >= 0 ? Number(process.argv[runsAt + 1]) : SMOKE ? 1 : 5;
-/** The functions that call a model: the only ones whose bundle may carry a model SDK. */
-const MODEL_STEPS: ReadonlySet<string> = new Set(["correct", "judge"]);
+/**
+ * The functions that call a model (built with the provider's `modelSdk` in infra/): the only ones whose
+ * bundle may carry a model SDK. rounds answers the model steps of batch-priced runs.
+ */
+const MODEL_FUNCTIONS: ReadonlySet<string> = new Set(["correct", "judge", "rounds"]);
 /** The function every other bundle is compared with: the core every step shares, and no model. */
 const REFERENCE = "validate";
 const GOAL_BYTES = 1024 * 1024;
@@ -85,12 +88,12 @@ function envOf(variables: Record<string, unknown> = {}): Record<string, string> 
 }
 
 /**
- * The bundles to measure: every redraft function of dev (Anthropic), and correct and judge of prod,
- * whose model is on Bedrock (another SDK, in those two bundles only; prod's other bundles are dev's).
+ * The bundles to measure: every redraft function of dev (Anthropic), and prod's functions that call the
+ * model, whose model is on Bedrock (another SDK, in those bundles only; prod's other bundles are dev's).
  */
 const TARGETS: readonly { env: string; provider: string; only?: ReadonlySet<string> }[] = [
   { env: "dev", provider: "anthropic" },
-  { env: "prod", provider: "bedrock", only: MODEL_STEPS },
+  { env: "prod", provider: "bedrock", only: MODEL_FUNCTIONS },
 ];
 
 function synthesize(
@@ -193,7 +196,7 @@ const PARTS: readonly { part: string; test: RegExp; why: string }[] = [
   {
     part: "model SDK",
     test: /^@anthropic-ai\/|^@opentelemetry\/api$/,
-    why: "the model client of correct and judge, already the SDK's BaseAnthropic with the Messages resource only (on Bedrock, with the Bedrock SDK's SigV4 signer); the rest is code its client and methods reference (retries, errors, credential lookup, streaming, OpenTelemetry tracing), which goes only with a model client written without the SDK",
+    why: "the model client of the functions that call a model, already the SDK's BaseAnthropic with the Messages resource only (on Bedrock, with the Bedrock SDK's SigV4 signer); the rest is code its client and methods reference (retries, errors, credential lookup, streaming, OpenTelemetry tracing), which goes only with a model client written without the SDK",
   },
   {
     part: "JSON Schema",
@@ -395,7 +398,7 @@ function sayParts(bundles: readonly Bundle[], parts: ReadonlyMap<Bundle, Map<str
 /** `correct (prod, bedrock)` as a column header: `correct/bedrock`. */
 function shortLabel(b: Bundle): string {
   const provider = /, (\w+)\)$/.exec(b.label)?.[1];
-  return MODEL_STEPS.has(b.name) && provider ? `${b.name}/${provider}` : b.name;
+  return MODEL_FUNCTIONS.has(b.name) && provider ? `${b.name}/${provider}` : b.name;
 }
 
 /**
@@ -484,7 +487,7 @@ async function main(): Promise<void> {
     const withMaps = median(
       Array.from({ length: RUNS }, () => importCpuMs(b, nodeOptions(deployedOptions, true))),
     );
-    const sdkOk = MODEL_STEPS.has(b.name) || !hasSdk;
+    const sdkOk = MODEL_FUNCTIONS.has(b.name) || !hasSdk;
     if (!sdkOk) sdkRegression = true;
     if (size > GOAL_BYTES)
       misses.push(
@@ -522,7 +525,7 @@ async function main(): Promise<void> {
     ),
   );
   say(
-    `\ngoals: bundle (index.mjs) <= 1 MiB; only correct and judge carry a model SDK; import CPU <= ${GOAL_IMPORT_MS} ms as deployed`,
+    `\ngoals: bundle (index.mjs) <= 1 MiB; only the functions that call a model (${[...MODEL_FUNCTIONS].join(", ")}) carry a model SDK; import CPU <= ${GOAL_IMPORT_MS} ms as deployed`,
   );
   say(misses.length === 0 ? "every goal met" : `not met:\n${misses.map((m) => `- ${m}`).join("\n")}`);
   sayParts(bundles, parts);
