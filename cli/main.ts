@@ -89,14 +89,11 @@ async function openSession(
   opts: GlobalOptions,
   { maxAttempts, readOnly }: { maxAttempts?: number; readOnly?: boolean } = {},
 ): Promise<Session> {
-  const [{ boundModel, chooseModel, liveModelFactory }, { isPriced }, runtimeModule, asl] = await Promise.all(
-    [
-      import("./model.js"),
-      import("../shared/model/pricing.js"),
-      import("../local/runtime.js"),
-      import("../local/state-machine.js"),
-    ],
-  );
+  const [{ boundModel, chooseModel, liveModelFactory }, { isPriced }, runtimeModule] = await Promise.all([
+    import("./model.js"),
+    import("../shared/model/pricing.js"),
+    import("../local/runtime.js"),
+  ]);
   const choice = chooseModel(
     opts.llm,
     {
@@ -110,8 +107,8 @@ async function openSession(
   for (const file of opts.pack ?? []) packs.push(...(await (await import("./packs.js")).loadPacks(file)));
   const deployment = await deploymentConfig(opts, packs, maxAttempts);
   const runtime = await runtimeModule.LocalRuntime.open({
+    // The committed state machine, read by the runtime when it builds it (a listing never does).
     dataDir: resolve(opts.dataDir),
-    asl: await asl.loadAsl(),
     model: boundModel(choice, deployment.modelConcurrency),
     deployment,
     extraPacks: packs,
@@ -139,6 +136,40 @@ async function openRuntime(
   return runtime;
 }
 
+/**
+ * What submitting a draft needs, imported by the first draft: `import()` resolves its specifier
+ * again at every call, a cost a thousand drafts should pay once.
+ */
+let submitModules:
+  | Promise<
+      [
+        typeof import("../shared/hash.js"),
+        typeof import("../local/state-machine.js"),
+        typeof import("../shared/loop/run.js"),
+        typeof import("../shared/loop/steps.js"),
+      ]
+    >
+  | undefined;
+const loadSubmitModules = () =>
+  (submitModules ??= Promise.all([
+    import("../shared/hash.js"),
+    import("../local/state-machine.js"),
+    import("../shared/loop/run.js"),
+    import("../shared/loop/steps.js"),
+  ]));
+
+/**
+ * Where a draft is uploaded: under `drafts/<submissionId>/`, named by its label made safe and by
+ * the hash of label and content, so that a changed file is a new upload (never an overwrite) and
+ * two labels that look alike once made safe cannot share a key.
+ */
+async function uploadKey(source: DraftSource, submissionId: string): Promise<string> {
+  const [{ sha256 }] = await loadSubmitModules();
+  const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
+  const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
+  return `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
+}
+
 /** Uploads one draft under `drafts/` (never overwriting) and runs the state machine on it. */
 async function submit(
   runtime: LocalRuntime,
@@ -147,17 +178,8 @@ async function submit(
   parentRunId?: string,
   runId: string = randomUUID(),
 ): Promise<SourcedResult> {
-  const [{ sha256 }, { LOCAL_BUCKET }, { buildRunResult }, { recordFailure }] = await Promise.all([
-    import("../shared/hash.js"),
-    import("../local/state-machine.js"),
-    import("../shared/loop/run.js"),
-    import("../shared/loop/steps.js"),
-  ]);
-  // The content's hash in the key: a changed file is a new upload (never an overwrite), and two
-  // labels that look alike once made safe cannot share a key.
-  const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
-  const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
-  const key = `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
+  const [, { LOCAL_BUCKET }, { buildRunResult }, { recordFailure }] = await loadSubmitModules();
+  const key = await uploadKey(source, submissionId);
   // A path that could not be read uploads nothing: Validate records its rejection.
   if (!source.rejectWith) await runtime.blobs.putIfAbsent(key, source.body);
   const input: ExecutionInput = {
@@ -222,7 +244,11 @@ async function runCommand(
           // Content that already ran to an end in this folder is not run again: its result is reprinted.
           const admitted = source.rejectWith
             ? { runId: randomUUID() }
-            : await runtime.admit(source.body, { ...(cmd.rerun && { rerun: true }) });
+            : await runtime.admit(source.body, {
+                ...(cmd.rerun && { rerun: true }),
+                // The owner record names the upload from the start: submit does not write it again.
+                draftRef: await uploadKey(source, LOCAL_SUBMISSION_ID),
+              });
           const result: SourcedResult & { duplicate?: true } = admitted.duplicateOf
             ? {
                 ...(await buildRunResult(admitted.duplicateOf, runtime.deps)),

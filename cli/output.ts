@@ -1,4 +1,4 @@
-import Table from "cli-table3";
+import { createRequire } from "node:module";
 
 /** The widest a table may be: a terminal narrower than this gets its own width. */
 const MAX_TABLE_WIDTH = 100;
@@ -114,15 +114,68 @@ export function renderTable(
       widths[widest] = (widths[widest] ?? 0) - 1;
     }
   }
+  return drawTable(
+    kept.map((i) => columns[i]?.head ?? ""),
+    // Two characters of each width are padding.
+    rows.map((row) => kept.map((i) => wrapText(String(row[i] ?? ""), (widths[i] ?? 3) - 2))),
+    kept.map((i) => widths[i] ?? 0),
+    style,
+  );
+}
+
+const BOLD_ON = "\x1b[1m";
+const BOLD_OFF = "\x1b[22m";
+/** Printable ASCII and line breaks: text whose width on a terminal is its length. */
+const PLAIN = /^[\x20-\x7e\n]*$/;
+const PLAIN_LINE = /^[\x20-\x7e]*$/;
+
+/**
+ * Draws a table with box characters, a separator under the heading and between rows, one space of
+ * padding either side of each cell, and each line of a cell cut with an ellipsis when it is wider
+ * than its column: cli-table3's layout. Tables of plain ASCII (nearly all of them: ids, statuses,
+ * counts, times) are drawn here directly, as cli-table3 would draw them (tests/cli/output.test.ts
+ * compares the two); anything else (wide characters, emoji, escape codes in cells) goes to
+ * cli-table3, which measures such text. cli-table3 measures every cell several times over, which
+ * made it most of the time `redraft runs` took to draw 50 runs, and it is loaded only when needed.
+ */
+export function drawTable(
+  heads: readonly string[],
+  rows: readonly (readonly string[])[],
+  widths: readonly number[],
+  style: Pick<OutputStyle, "color">,
+): string {
   // Bold is applied here, not by cli-table3's colour library, which decides on its own from the
   // environment at import (and turns colour off under CI=true even when we write to a terminal).
-  const bold = (text: string) => (style.color ? `\x1b[1m${text}\x1b[22m` : text);
-  const table = new Table({
-    head: kept.map((i) => bold(columns[i]?.head ?? "")),
-    colWidths: kept.map((i) => widths[i] ?? 0),
-    style: { head: [], border: [] },
-  });
-  // Two characters of each width are padding.
-  for (const row of rows) table.push(kept.map((i) => wrapText(String(row[i] ?? ""), (widths[i] ?? 3) - 2)));
-  return table.toString();
+  const bold = (text: string) => (style.color ? `${BOLD_ON}${text}${BOLD_OFF}` : text);
+  const plain =
+    heads.every((h, i) => PLAIN_LINE.test(h) && h.length <= (widths[i] ?? 0) - 2) &&
+    rows.every((row) => row.every((cell) => PLAIN.test(cell)));
+  if (!plain) {
+    const Table = createRequire(import.meta.url)("cli-table3") as typeof import("cli-table3");
+    const table = new Table({
+      head: heads.map(bold),
+      colWidths: [...widths],
+      style: { head: [], border: [] },
+    });
+    for (const row of rows) table.push([...row]);
+    return table.toString();
+  }
+  const rule = (left: string, middle: string, right: string) =>
+    `${left}${widths.map((w) => "─".repeat(w)).join(middle)}${right}`;
+  const cut = (line: string, room: number) =>
+    line.length > room ? `${line.slice(0, room - 1)}…` : line.padEnd(room);
+  const draw = (cells: readonly string[]) => {
+    const lines = cells.map((cell) => cell.split("\n"));
+    const height = Math.max(1, ...lines.map((l) => l.length));
+    const out: string[] = [];
+    for (let n = 0; n < height; n++)
+      out.push(`│${widths.map((w, i) => ` ${cut(lines[i]?.[n] ?? "", w - 2)} `).join("│")}│`);
+    return out;
+  };
+  // A heading is bold around its own text; the padding after it is not (cli-table3 pads the bold text).
+  const head = `│${widths.map((w, i) => ` ${bold(heads[i] ?? "")}${" ".repeat(w - 2 - (heads[i] ?? "").length)} `).join("│")}│`;
+  const out = [rule("┌", "┬", "┐"), head];
+  for (const row of rows) out.push(rule("├", "┼", "┤"), ...draw(row));
+  out.push(rule("└", "┴", "┘"));
+  return out.join("\n");
 }

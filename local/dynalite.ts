@@ -14,13 +14,7 @@ interface DynaliteOptions {
   updateTableMs?: number;
 }
 const require = createRequire(import.meta.url);
-const dynalite = require("dynalite") as (options: DynaliteOptions) => Server;
 
-/**
- * dynalite's store module: `dynalite(options)` calls its `create` once to open the LevelDB (or
- * in-memory) database it serves. Wrapped for that one call so that the database can be reached.
- */
-const dynaliteStore = require("dynalite/db") as { create(options: DynaliteOptions): DynaliteStore };
 interface DynaliteStore {
   /** The abstract-level database, whose `get` dynalite has replaced by a callback version. */
   db: LevelDatabase;
@@ -32,8 +26,15 @@ interface LevelDatabase {
   open(): Promise<void>;
 }
 
-/** Starts dynalite's server and returns it with the database it serves. */
+/**
+ * Starts dynalite's server and returns it with the database it serves. dynalite is loaded here, by
+ * the process that serves a folder, not by those that reach it over HTTP. Its store module's
+ * `create`, which `dynalite(options)` calls once to open the LevelDB (or in-memory) database it
+ * serves, is wrapped for that one call so that the database can be reached.
+ */
 function createDynalite(options: DynaliteOptions): { server: Server; db: LevelDatabase } {
+  const dynalite = require("dynalite") as (options: DynaliteOptions) => Server;
+  const dynaliteStore = require("dynalite/db") as { create(options: DynaliteOptions): DynaliteStore };
   const create = dynaliteStore.create;
   let store: DynaliteStore | undefined;
   dynaliteStore.create = (o) => {
@@ -105,12 +106,25 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
+/**
+ * The SDK's logger, minus `info`. The client's logger middleware calls `logger?.info?.({ input,
+ * output })` after every request, and builds those arguments first by walking the whole input and
+ * output against the operation's schema to mask sensitive members: a listing's 100 index entries,
+ * a BatchGet's 50 runs, every time, for the default logger to drop. Without an `info` method the
+ * optional call is skipped with its arguments. Nothing else changes: the default logger logs nothing
+ * at any level, and errors still reach `error` (a no-op, as by default).
+ */
+const QUIET_LOGGER = { debug() {}, warn() {}, error() {} } as unknown as NonNullable<
+  DynamoDBClientConfig["logger"]
+>;
+
 /** Any credentials and region do locally; the SDK only insists that there are some. */
 export function localDynamoClient(endpoint: string, requestHandler?: RequestHandler): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
     region: "local",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    logger: QUIET_LOGGER,
     ...(requestHandler && { requestHandler }),
   });
 }

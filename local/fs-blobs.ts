@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { link, mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -95,7 +95,8 @@ export class FsBlobStore implements BlobStore {
   async #writeTemp(file: string, body: string): Promise<string> {
     const folder = path.dirname(file);
     // Same folder as the target: rename and link do not cross file systems.
-    const temp = path.join(folder, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+    // A random UUID comes from a pool Node refills in batches; randomBytes would ask the system each time.
+    const temp = path.join(folder, `.${path.basename(file)}.${randomUUID()}.tmp`);
     if (!this.#folders.has(folder)) await this.#makeFolder(folder);
     try {
       await writeFile(temp, body, { flag: "wx" });

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
@@ -71,7 +71,7 @@ export function answers(port: number, timeoutMs = 1000): Promise<boolean> {
 
 /** Writes a file whole or not at all: a temporary file beside it, then a rename over it. */
 export async function writeAtomic(file: string, body: string): Promise<void> {
-  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = `${file}.${randomUUID()}.tmp`;
   await writeFile(temp, body, { flag: "wx" });
   try {
     await rename(temp, file);

@@ -13,11 +13,10 @@ import { SelfCorrectionError } from "../shared/errors.js";
 import type { InputRejection, LoopDeps } from "../shared/loop/steps.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
-import { builtinPacks } from "../shared/packs/index.js";
-import { PackRegistry } from "../shared/registry.js";
+import type { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
-import { parseDraft } from "../shared/validate.js";
+import type { parseDraft } from "../shared/validate.js";
 import { ensureTable } from "./dynalite.js";
 import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./engine.js";
 import { FsBlobStore } from "./fs-blobs.js";
@@ -31,7 +30,7 @@ import {
   releaseOwned,
 } from "./recovery.js";
 import { SharedDynamo } from "./shared-db.js";
-import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE } from "./state-machine.js";
+import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE, loadAsl } from "./state-machine.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./engine.js";
 export { LOCAL_BUCKET };
@@ -59,8 +58,11 @@ export interface ExecutionInput {
 export interface LocalRuntimeOptions {
   /** Folder holding the database, blobs, event log and execution histories. */
   dataDir: string;
-  /** The state machine: infra/state-machine.asl.json, as `loadAsl` reads it. */
-  asl: AslDefinition;
+  /**
+   * The state machine. @default the committed infra/state-machine.asl.json, as `loadAsl` reads it,
+   * read when the state machine is first needed (not by a read-only runtime that runs nothing)
+   */
+  asl?: AslDefinition | undefined;
   model?: ModelClient | undefined;
   deployment?: DeploymentConfig;
   /** Packs beyond the built-in ones (a user's declarative or TypeScript packs). */
@@ -87,6 +89,11 @@ export interface LocalRuntimeOptions {
   readOnly?: boolean;
 }
 
+/** What checking a draft needs beyond the registry in `deps`. */
+interface Checks {
+  parseDraft: typeof parseDraft;
+}
+
 /** The state machine, its tasks bound, and the engine that runs it (local/engine.ts). */
 interface Executor {
   engine: typeof import("./engine.js");
@@ -110,13 +117,18 @@ export class LocalRuntime {
   readonly runs: DynamoRunStore;
   readonly blobs: FsBlobStore;
   readonly deps: LoopDeps;
-  readonly #asl: AslDefinition;
+  readonly #asl: AslDefinition | undefined;
   readonly #dynamo: DynamoDBClient;
   readonly #retryDelayMs: number | undefined;
+  readonly #loadChecks: () => Promise<Checks>;
+  #checks: Promise<Checks> | undefined;
   #executor: Promise<Executor> | undefined;
   readonly #close: () => Promise<void>;
-  /** Executions this runtime owns (see local/recovery.ts); released when their run is final. */
-  readonly #owned = new Set<string>();
+  /**
+   * Executions this runtime owns (see local/recovery.ts), with the upload their owner record
+   * names; released when their run is final.
+   */
+  readonly #owned = new Map<string, string | undefined>();
   /** Runs of this folder found interrupted (their process gone) when the runtime opened. */
   interrupted: string[] = [];
   /** `<dataDir>/events.jsonl`, opened for appending by the first event and kept open until close. */
@@ -124,13 +136,15 @@ export class LocalRuntime {
 
   private constructor(
     readonly dataDir: string,
-    asl: AslDefinition,
+    asl: AslDefinition | undefined,
     dynamo: DynamoDBClient,
     deps: LoopDeps,
     retryDelayMs: number | undefined,
+    loadChecks: () => Promise<Checks>,
     close: () => Promise<void>,
   ) {
     this.deps = deps;
+    this.#loadChecks = loadChecks;
     this.runs = deps.runs as DynamoRunStore;
     this.blobs = deps.blobs as FsBlobStore;
     this.#close = close;
@@ -144,19 +158,27 @@ export class LocalRuntime {
     return this.#dynamo;
   }
 
+  /** The packs (and the registry in `deps`) and the draft parser, loaded once, on first need. */
+  #checksReady(): Promise<Checks> {
+    this.#checks ??= this.#loadChecks();
+    return this.#checks;
+  }
+
   /** The state machine with every task bound, built once, on first need. */
   #executorReady(): Promise<Executor> {
     this.#executor ??= (async () => {
-      const [engine, validate, correct, revalidate, judge] = await Promise.all([
+      const [engine, validate, correct, revalidate, judge, , asl] = await Promise.all([
         import("./engine.js"),
         import("../functions/validate.js"),
         import("../functions/correct.js"),
         import("../functions/revalidate.js"),
         import("../functions/judge.js"),
+        this.#checksReady(),
+        this.#asl ?? loadAsl(),
       ]);
       const getDeps = async () => this.deps;
       const handlers = engine.bindTasks(
-        this.#asl,
+        asl,
         {
           validate: validate.createValidateHandler(getDeps, { bucketName: LOCAL_BUCKET }),
           correct: correct.createCorrectHandler(getDeps),
@@ -178,9 +200,9 @@ export class LocalRuntime {
       );
       return {
         engine,
-        machine: engine.buildMachine(this.#asl),
+        machine: engine.buildMachine(asl),
         handlers,
-        retryIntervals: engine.retryIntervals(this.#asl, this.#retryDelayMs),
+        retryIntervals: engine.retryIntervals(asl, this.#retryDelayMs),
       };
     })();
     return this.#executor;
@@ -199,8 +221,29 @@ export class LocalRuntime {
       await db.close();
       throw error;
     }
+    // The packs (Ajv, QuickJS: a fifth of a second to import) are loaded by what runs drafts, not by
+    // a listing: until then the registry is not there to be read, which only the loop's steps do.
+    let registry: PackRegistry | undefined;
+    const loadChecks = async (): Promise<Checks> => {
+      const [{ PackRegistry }, { builtinPacks }, validate] = await Promise.all([
+        import("../shared/registry.js"),
+        import("../shared/packs/index.js"),
+        import("../shared/validate.js"),
+      ]);
+      registry ??= new PackRegistry(options.deployment ?? {}, [
+        ...builtinPacks,
+        ...(options.extraPacks ?? []),
+      ]);
+      return { parseDraft: validate.parseDraft };
+    };
     const deps: LoopDeps = {
-      registry: new PackRegistry(options.deployment ?? {}, [...builtinPacks, ...(options.extraPacks ?? [])]),
+      get registry(): PackRegistry {
+        if (!registry)
+          throw new Error(
+            "the packs are loaded with the state machine, which this runtime has not built yet",
+          );
+        return registry;
+      },
       runs: new DynamoRunStore({ client: db.client, tableName: LOCAL_TABLE }),
       blobs: new FsBlobStore(join(dataDir, "blobs")),
       model: options.model,
@@ -208,8 +251,14 @@ export class LocalRuntime {
       ...(options.maxDraftBytes !== undefined && { maxDraftBytes: options.maxDraftBytes }),
       ...(options.maxDraftDepth !== undefined && { maxDraftDepth: options.maxDraftDepth }),
     };
-    const runtime = new LocalRuntime(dataDir, options.asl, db.client, deps, options.retryDelayMs, () =>
-      db.close(),
+    const runtime = new LocalRuntime(
+      dataDir,
+      options.asl,
+      db.client,
+      deps,
+      options.retryDelayMs,
+      loadChecks,
+      () => db.close(),
     );
     try {
       // Built at open unless only reading, so that a state machine the engine refuses fails here.
@@ -233,8 +282,9 @@ export class LocalRuntime {
    * Validate of the admitted run finds it already its own; the owner record is written first, so a
    * claim is never held by a run nobody can be seen to own.
    */
-  async admit(body: string, options: { rerun?: boolean } = {}): Promise<Admission> {
+  async admit(body: string, options: { rerun?: boolean; draftRef?: string } = {}): Promise<Admission> {
     const runId = randomUUID();
+    const { parseDraft } = await this.#checksReady();
     let contentHash: string;
     try {
       const draft = parseDraft(body, {
@@ -246,7 +296,7 @@ export class LocalRuntime {
       if (error instanceof SelfCorrectionError) return { runId };
       throw error;
     }
-    await this.#own(runId);
+    await this.#own(runId, options.draftRef);
     const claim = (replace?: string) =>
       this.runs.claimContent(contentHash, runId, new Date().toISOString(), LOCAL_CLAIM_WINDOW_MS, replace);
     let holder = await claim();
@@ -273,14 +323,16 @@ export class LocalRuntime {
     return { runId };
   }
 
+  /** Writes the owner record, unless this runtime wrote it already with as much to say. */
   async #own(runId: string, draftRef?: string): Promise<void> {
-    this.#owned.add(runId);
+    if (this.#owned.has(runId) && (draftRef === undefined || this.#owned.get(runId) === draftRef)) return;
+    this.#owned.set(runId, draftRef);
     await markOwned(this.dataDir, runId, draftRef);
   }
 
-  /** Gives up ownership of an execution whose run has its final status (or never started). */
+  /** Gives up ownership of an execution whose run has its final status (or never started); once. */
   async release(runId: string): Promise<void> {
-    this.#owned.delete(runId);
+    if (!this.#owned.delete(runId)) return;
     await releaseOwned(this.dataDir, runId);
   }
 
@@ -389,7 +441,7 @@ export class LocalRuntime {
 
   /** Releases what this runtime still owns (every execution has ended), then the event log and the database. */
   async close(): Promise<void> {
-    await Promise.all([...this.#owned].map((runId) => this.release(runId)));
+    await Promise.all([...this.#owned.keys()].map((runId) => this.release(runId)));
     const events = this.#events;
     this.#events = undefined;
     await (await events?.catch(() => undefined))?.close();

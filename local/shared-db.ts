@@ -102,13 +102,16 @@ export class SharedDynamo {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#onWait = options.onWait ?? (() => {});
     // The endpoint here is a placeholder: every request is pointed at the current holder below.
-    // The SDK's own HTTP transport, for requests to a database another process serves.
-    const http = localDynamoClient("http://127.0.0.1:9").config.requestHandler as RequestHandler;
+    // The SDK's own HTTP transport, for requests to a database another process serves: made by the
+    // first such request (a process that serves the folder itself may never need one).
+    let http: RequestHandler | undefined;
+    const overHttp = () =>
+      (http ??= localDynamoClient("http://127.0.0.1:9").config.requestHandler as RequestHandler);
     type Handle = RequestHandler["handle"];
     const transport: RequestHandler = {
       handle: (request: Parameters<Handle>[0], options?: Parameters<Handle>[1]) =>
-        (this.#served?.direct ?? http).handle(request, options),
-      destroy: () => http.destroy?.(),
+        (this.#served?.direct ?? overHttp()).handle(request, options),
+      destroy: () => http?.destroy?.(),
     };
     this.client = localDynamoClient("http://127.0.0.1:9", transport);
     this.client.middlewareStack.add(

@@ -391,7 +391,11 @@ export class DynamoRunStore implements RunStore {
       : query.status
         ? [INDEXES.byStatus, [statusPartition(query.status)]]
         : [INDEXES.byCreated, CREATED_PARTITIONS];
-    const streams = partitions.map((p) => this.#indexEntries(index, p, before));
+    // A partition's first read asks for its share of the page, twice over (the shards hold about
+    // as many runs each): a 50-run page reads about 110 index entries across nine partitions
+    // instead of 900. A partition that holds more of the page reads on, twice as much each time.
+    const firstRead = Math.min(this.#pageSize, Math.ceil(limit / partitions.length) * 2);
+    const streams = partitions.map((p) => this.#indexEntries(index, p, before, firstRead));
     const heads = await Promise.all(streams.map((s) => s.next()));
     const runs: RunRecord[] = [];
     // A run whose index entry moved while the index was read (a status update) shows up twice.
@@ -450,13 +454,18 @@ export class DynamoRunStore implements RunStore {
     if (!updated) throw new RunNotFoundError(runId);
   }
 
-  /** One partition of an index, newest first, below `before`; read a page at a time as consumed. */
+  /**
+   * One partition of an index, newest first, below `before`; read a page at a time as consumed,
+   * `firstRead` entries first, then twice as many each time up to the store's page size.
+   */
   async *#indexEntries(
     index: IndexDefinition,
     partition: string,
     before: string | undefined,
+    firstRead: number,
   ): AsyncGenerator<IndexEntry, void, undefined> {
     let startKey: Record<string, unknown> | undefined;
+    let read = Math.max(1, firstRead);
     do {
       let page: QueryCommandOutput;
       try {
@@ -471,13 +480,14 @@ export class DynamoRunStore implements RunStore {
             },
             ExpressionAttributeValues: { ":ipk": partition, ...(before && { ":before": before }) },
             ScanIndexForward: false,
-            Limit: this.#pageSize,
+            Limit: read,
             ...(startKey && { ExclusiveStartKey: startKey }),
           }),
         );
       } catch (error) {
         throw storeError("listRuns", error);
       }
+      read = Math.min(read * 2, this.#pageSize);
       for (const item of page.Items ?? []) {
         yield {
           key: { pk: String(item[PARTITION_KEY]), sk: String(item[SORT_KEY]) },
