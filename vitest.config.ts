@@ -9,10 +9,12 @@ export default defineConfig({
     // whole run: without per-file isolation a worker imports aws-cdk-lib, the AWS SDK, dynalite and
     // the runtime once instead of once per file (about a third of the suite's time went there), and
     // tests/infra/synth.ts synthesizes each environment once per worker. The price is discipline:
-    // a file restores what it changes (vi.restoreAllMocks runs after each file anyway).
+    // a file restores what it changes (vi.restoreAllMocks runs after each file anyway), and
+    // tests/setup/shared-worker.ts fails a file that leaves an AWS client mocked for the next.
     pool: "forks",
     maxWorkers: 2,
     isolate: false,
+    setupFiles: ["tests/setup/shared-worker.ts"],
     // The handlers log and emit metrics to stdout as Lambda wants; in tests that is noise.
     env: { POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true" },
   },

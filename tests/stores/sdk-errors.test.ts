@@ -22,7 +22,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { runKey } from "../../functions/lib/table.js";
@@ -50,6 +50,8 @@ describe("DynamoRunStore error paths (mocked SDK)", () => {
     tableName: "runs",
   });
   afterEach(() => ddb.reset());
+  // The stub is on the class, for every client in the process: the files after this one need the real one.
+  afterAll(() => ddb.restore());
 
   it("answers a failed registration condition with false, not an error", async () => {
     ddb.on(PutCommand).rejects(conditionFailed());
@@ -176,6 +178,7 @@ describe("S3BlobStore error paths (mocked SDK)", () => {
   const s3 = mockClient(S3Client);
   const blobs = new S3BlobStore({ client: new S3Client({ region: "eu-west-1" }), bucket: "drafts-bucket" });
   afterEach(() => s3.reset());
+  afterAll(() => s3.restore());
 
   it("reads an object's body as text", async () => {
     s3.on(GetObjectCommand).resolves({ Body: { transformToString: async () => '{"a":1}' } as never });
