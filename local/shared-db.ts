@@ -113,7 +113,7 @@ export class SharedDynamo {
         (this.#served?.direct ?? overHttp()).handle(request, options),
       destroy: () => http?.destroy?.(),
     };
-    this.client = localDynamoClient("http://127.0.0.1:9", transport);
+    this.client = localDynamoClient("http://127.0.0.1:9", { requestHandler: transport, dynalite: true });
     this.client.middlewareStack.add(
       (next) => async (args) => {
         const request = args.request as { hostname: string; port?: number; headers: Record<string, string> };
