@@ -124,6 +124,7 @@ export class RedraftStack extends Stack {
         start: this.triggers.starter,
         finalize: this.finalizer.function,
         batch: this.batches.function,
+        rounds: this.batches.rounds.function,
       },
       outcome: this.functions.outcome,
       bus: this.projectBus.bus,

@@ -4,6 +4,7 @@ import {
   GetModelInvocationJobCommand,
   StopModelInvocationJobCommand,
 } from "@aws-sdk/client-bedrock";
+import { BEDROCK_JOBS_PREFIX } from "../../shared/batch/manifest.js";
 import type {
   BatchJobStatus,
   BatchModelService,
@@ -25,9 +26,6 @@ export const BEDROCK_BATCH_LIMITS: BatchServiceLimits = {
   maxBytes: 1024 * 1024 * 1024,
   minRequests: 100,
 };
-
-/** Where a job's input and output lie in the bucket (the batch service role may read and write there). */
-export const BEDROCK_JOBS_PREFIX = "batch-jobs/";
 
 /** Job states after which nothing more happens: the output holds whatever was processed. */
 const ENDED = new Set(["Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"]);

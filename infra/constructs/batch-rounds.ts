@@ -25,8 +25,7 @@ import {
 } from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke, StepFunctionsStartExecution } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
-import { BEDROCK_JOBS_PREFIX } from "../../functions/lib/bedrock-batch.js";
-import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX } from "../../shared/batch/manifest.js";
+import { BATCH_RESULTS_PREFIX, BEDROCK_JOBS_PREFIX } from "../../shared/batch/manifest.js";
 import type { RoundsState } from "../../shared/batch/round-steps.js";
 import type { ParkedCall } from "../../shared/batch/rounds.js";
 import type { EnvConfig } from "../config.js";
@@ -72,6 +71,8 @@ const ROUNDS_FUNCTION_TIMEOUT = Duration.minutes(15);
 export class BatchRounds extends Construct {
   readonly start: IChainable;
   readonly function: NodejsFunction;
+  /** The role Bedrock assumes for the rounds' model invocation jobs; none when the model is not on Bedrock. */
+  readonly bedrockRole: Role | undefined;
 
   constructor(scope: Construct, id: string, props: BatchRoundsProps) {
     super(scope, id);
@@ -79,10 +80,16 @@ export class BatchRounds extends Construct {
     const pricing = config.batchPricing;
     const bedrock = config.model.provider === "bedrock";
 
-    // The service role Bedrock assumes for a model invocation job: its input and output files.
+    const stack = Stack.of(this);
+    const jobsArn = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:model-invocation-job/*`;
+    // The service role Bedrock assumes for a model invocation job: its input and output files, and
+    // nothing else. Only Bedrock's own jobs in this account may assume it (the confused deputy).
     const serviceRole = bedrock
       ? new Role(this, "BedrockBatchRole", {
-          assumedBy: new ServicePrincipal("bedrock.amazonaws.com"),
+          assumedBy: new ServicePrincipal("bedrock.amazonaws.com").withConditions({
+            StringEquals: { "aws:SourceAccount": stack.account },
+            ArnLike: { "aws:SourceArn": jobsArn },
+          }),
           description: "Bedrock batch inference of redraft: read a round's input file, write its output",
         })
       : undefined;
@@ -93,8 +100,14 @@ export class BatchRounds extends Construct {
           resources: [bucket.arnForObjects(`${BEDROCK_JOBS_PREFIX}*`)],
         }),
       );
+      // Bedrock's documented policy for the service role lists the bucket; the listing is held to
+      // the jobs' own prefix, so the role cannot learn the keys of drafts, runs or results.
       serviceRole.addToPolicy(
-        new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }),
+        new PolicyStatement({
+          actions: ["s3:ListBucket"],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { "s3:prefix": [`${BEDROCK_JOBS_PREFIX}*`] } },
+        }),
       );
       acknowledge(serviceRole, {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BEDROCK_JOBS_PREFIX}*`)}]`,
@@ -102,6 +115,7 @@ export class BatchRounds extends Construct {
           "One input and one output file per round under batch-jobs/<batchId>-r<n>-<i>/, named at run time.",
       });
     }
+    this.bedrockRole = serviceRole;
 
     this.function = redraftFunction(this, "rounds", {
       description:
@@ -131,40 +145,54 @@ export class BatchRounds extends Construct {
       modelSdk: config.model.provider,
     });
     const fn = this.function;
+    // The loop's model steps as λ judge needs them (read the run, add the judge's usage), and the
+    // batch record's rounds: single items, updated, never created.
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+        actions: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
         resources: [table.tableArn],
       }),
     );
     const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    // Every object the blob store writes carries the retention tag (PutObject with Tagging), which
+    // S3 authorizes as s3:PutObjectTagging too.
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject"],
-        resources: [objects(RUNS_PREFIX), objects(BATCH_RESULTS_PREFIX), objects(BEDROCK_JOBS_PREFIX)],
+        actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
+        resources: [
+          objects(RUNS_PREFIX),
+          objects(BATCH_RESULTS_PREFIX),
+          // Bedrock batch inference's input and output files; the Message Batches API holds its own.
+          ...(serviceRole ? [objects(BEDROCK_JOBS_PREFIX)] : []),
+        ],
       }),
-    );
-    fn.addToRolePolicy(
-      new PolicyStatement({ actions: ["s3:GetObject"], resources: [objects(BATCH_ITEMS_PREFIX)] }),
     );
     props.anthropicSecret?.grantRead(fn);
     if (serviceRole) {
-      const stack = Stack.of(this);
       fn.addToRolePolicy(
         new PolicyStatement({
-          actions: [
-            "bedrock:CreateModelInvocationJob",
-            "bedrock:GetModelInvocationJob",
-            "bedrock:StopModelInvocationJob",
-          ],
+          actions: ["bedrock:CreateModelInvocationJob"],
           resources: [
-            `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:model-invocation-job/*`,
+            jobsArn,
             `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModelId(config.model.id)}`,
             `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${config.model.id}`,
           ],
         }),
       );
-      serviceRole.grantPassRole(fn.role ?? serviceRole);
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["bedrock:GetModelInvocationJob", "bedrock:StopModelInvocationJob"],
+          resources: [jobsArn],
+        }),
+      );
+      // The service role goes to Bedrock's jobs and nowhere else.
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["iam:PassRole"],
+          resources: [serviceRole.roleArn],
+          conditions: { StringEquals: { "iam:PassedToService": "bedrock.amazonaws.com" } },
+        }),
+      );
       acknowledge(
         fn,
         {
@@ -188,12 +216,12 @@ export class BatchRounds extends Construct {
         id: prefixFinding(BATCH_RESULTS_PREFIX),
         reason: "A round's lists and the Map's results under batch-results/<batchId>/.",
       },
-      { id: prefixFinding(BATCH_ITEMS_PREFIX), reason: "The batch's items under batch-items/<batchId>/." },
-      {
+    );
+    if (serviceRole)
+      acknowledge(fn, {
         id: prefixFinding(BEDROCK_JOBS_PREFIX),
         reason: "Bedrock batch input and output files, one folder per round.",
-      },
-    );
+      });
 
     // ── The rounds' item processor: the correction loop, entered where the item waits ─────────
     const awaiting = new Succeed(this, BatchStateNames.AwaitingBatch, {

@@ -158,9 +158,10 @@ export class BatchWorkflow extends Construct {
         resources: [objects(BATCHES_PREFIX)],
       }),
     );
+    // The blob store writes every object with its retention tag, which S3 authorizes as s3:PutObjectTagging.
     this.function.addToRolePolicy(
       new PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject"],
+        actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
         resources: [objects(BATCH_ITEMS_PREFIX), objects(BATCH_RESULTS_PREFIX)],
       }),
     );

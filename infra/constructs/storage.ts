@@ -16,7 +16,12 @@ import {
   SORT_KEY,
   TTL_ATTRIBUTE,
 } from "../../functions/lib/table.js";
-import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
+import {
+  BATCH_ITEMS_PREFIX,
+  BATCH_RESULTS_PREFIX,
+  BATCHES_PREFIX,
+  BEDROCK_JOBS_PREFIX,
+} from "../../shared/batch/manifest.js";
 import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 
 export interface StorageProps {
@@ -36,9 +41,16 @@ export const RETAINED_PREFIXES = [DRAFTS_PREFIX, RUNS_PREFIX, RESULTS_PREFIX] as
 
 /**
  * A batch's manifest, its items and its results expire after the same days, untagged: each item's
- * run keeps its own copy of the draft under `runs/`, so a run awaiting review loses nothing.
+ * run keeps its own copy of the draft under `runs/`, so a run awaiting review loses nothing. So do
+ * the input and output files of batch pricing's Bedrock jobs, which hold the drafts' prompts and the
+ * model's answers (each answer is also stored under its run).
  */
-const BATCH_RETAINED_PREFIXES = [BATCHES_PREFIX, BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX] as const;
+const BATCH_RETAINED_PREFIXES = [
+  BATCHES_PREFIX,
+  BATCH_ITEMS_PREFIX,
+  BATCH_RESULTS_PREFIX,
+  BEDROCK_JOBS_PREFIX,
+] as const;
 
 /**
  * Where drafts and runs live: one private bucket (uploads under `drafts/`, every attempt under `runs/`,

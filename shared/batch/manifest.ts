@@ -10,6 +10,8 @@ import { splitTopLevel } from "../json-depth.js";
 export const BATCHES_PREFIX = "batches/";
 export const BATCH_ITEMS_PREFIX = "batch-items/";
 export const BATCH_RESULTS_PREFIX = "batch-results/";
+/** Batch pricing on Bedrock: each job's input and output files (the service role may read and write there). */
+export const BEDROCK_JOBS_PREFIX = "batch-jobs/";
 
 /**
  * The limits a manifest is held to (the README's "Limits"). The service's own: a Distributed Map

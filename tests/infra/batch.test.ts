@@ -108,11 +108,16 @@ describe("the batch state machine", () => {
 });
 
 describe("batch retention", () => {
-  it("expires manifests, items and results after the environment's retention days, like uploads", () => {
+  it("expires manifests, items, results and Bedrock jobs' files after the environment's retention days, like uploads", () => {
     const rules = Object.values(template.findResources("AWS::S3::Bucket"))
       .flatMap((b) => (b as Json).Properties.LifecycleConfiguration?.Rules ?? [])
       .filter((r: Json) => String(r.Prefix ?? "").startsWith("batch"));
-    expect(rules.map((r: Json) => r.Prefix).sort()).toEqual(["batch-items/", "batch-results/", "batches/"]);
+    expect(rules.map((r: Json) => r.Prefix).sort()).toEqual([
+      "batch-items/",
+      "batch-jobs/",
+      "batch-results/",
+      "batches/",
+    ]);
     for (const rule of rules) {
       expect(rule.ExpirationInDays).toBe(environments.dev.retentionDays);
       expect(rule.TagFilters).toBeUndefined();

@@ -39,12 +39,9 @@ function lifecycleOf(s: Synthesized): LifecycleRule[] {
   return bucket.LifecycleConfiguration.Rules as LifecycleRule[];
 }
 
-const functionVariables = (template: Template) =>
-  Object.values(template.findResources("AWS::Lambda::Function")).map(
-    (f) =>
-      (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment
-        ?.Variables ?? {},
-  );
+const variablesOf = (f: unknown): Record<string, unknown> =>
+  (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment
+    ?.Variables ?? {};
 
 describe("1. retention per environment", () => {
   it("keeps 90 days in prod and 7 in dev", () => {
@@ -83,11 +80,28 @@ describe("1. retention per environment", () => {
       template.hasResourceProperties("AWS::DynamoDB::Table", {
         TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
       });
-      const writers = functionVariables(template).filter((v) => "TABLE_NAME" in v);
-      // validate, correct, revalidate, judge, outcome, finalize, batch
-      expect(writers).toHaveLength(7);
-      for (const variables of writers)
-        expect(variables.RETENTION_DAYS).toBe(String(environments[env].retentionDays));
+      const { stack } = synthesized[env];
+      const writers = Object.entries(template.findResources("AWS::Lambda::Function")).filter(
+        ([, f]) => "TABLE_NAME" in variablesOf(f),
+      );
+      // Every function that writes the table is named, so a new one cannot slip in without a ttl.
+      const { validate, correct, revalidate, judge, outcome } = stack.functions;
+      expect(writers.map(([id]) => id).sort()).toEqual(
+        [
+          validate,
+          correct,
+          revalidate,
+          judge,
+          outcome,
+          stack.finalizer.function,
+          stack.batches.function,
+          stack.batches.rounds.function,
+        ]
+          .map(logicalId)
+          .sort(),
+      );
+      for (const [, f] of writers)
+        expect(variablesOf(f).RETENTION_DAYS).toBe(String(environments[env].retentionDays));
     },
   );
 
@@ -172,6 +186,8 @@ describe("7. least privilege, justified", () => {
 
   const fn = stack.functions;
   const model = environments.prod.model.id;
+  const bedrockArn = (resource: string) =>
+    `arn:AWS::Partition:bedrock:AWS::Region:AWS::AccountId:${resource}`;
   const expected: Record<string, { role: IConstruct; grants: string[] }> = {
     validate: {
       role: fn.validate.role as IConstruct,
@@ -217,6 +233,35 @@ describe("7. least privilege, justified", () => {
         `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
         // Lambda's own asynchronous-invocation DLQ.
         `sqs:SendMessage on ${logicalId(stack.finalizer.deadLetterQueue)}.Arn`,
+      ],
+    },
+    // Batch pricing's steps (prod: Bedrock batch inference). The loop's model steps as λ judge has
+    // them, the rounds' lists, the jobs' files; it starts and watches jobs but invokes no model.
+    rounds: {
+      role: stack.batches.rounds.function.role as IConstruct,
+      grants: [
+        ...XRAY.map((a) => `${a} on *`),
+        ...["GetItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
+        ...["runs/", "batch-results/", "batch-jobs/"].flatMap((prefix) =>
+          ["GetObject", "PutObject", "PutObjectTagging"].map((a) => `s3:${a} on ${objects(prefix)}`),
+        ),
+        ...["model-invocation-job/*", `inference-profile/${model}`].map(
+          (r) => `bedrock:CreateModelInvocationJob on ${bedrockArn(r)}`,
+        ),
+        `bedrock:CreateModelInvocationJob on arn:AWS::Partition:bedrock:*::foundation-model/${model.replace(/^global\./, "")}`,
+        `bedrock:GetModelInvocationJob on ${bedrockArn("model-invocation-job/*")}`,
+        `bedrock:StopModelInvocationJob on ${bedrockArn("model-invocation-job/*")}`,
+        // Only to Bedrock (condition iam:PassedToService, asserted in security.test.ts).
+        `iam:PassRole on ${logicalId(stack.batches.rounds.bedrockRole as IConstruct)}.Arn`,
+      ],
+    },
+    bedrockBatchRole: {
+      role: stack.batches.rounds.bedrockRole as IConstruct,
+      grants: [
+        `s3:GetObject on ${objects("batch-jobs/")}`,
+        `s3:PutObject on ${objects("batch-jobs/")}`,
+        // Only the jobs' keys (condition s3:prefix batch-jobs/*, asserted below).
+        `s3:ListBucket on ${bucket}.Arn`,
       ],
     },
     start: {
@@ -281,17 +326,33 @@ describe("7. least privilege, justified", () => {
     );
   });
 
-  it("grants s3:ListBucket only to λ outcome, only on runs/ keys", () => {
-    const listing = Object.values(template.findResources("AWS::IAM::Policy")).flatMap((p) =>
-      (
-        p as { Properties: { PolicyDocument: { Statement: (Statement & { Condition?: unknown })[] } } }
-      ).Properties.PolicyDocument.Statement.filter((s) => [s.Action].flat().includes("s3:ListBucket")),
-    );
+  it("grants s3:ListBucket only to λ outcome on runs/ keys and to Bedrock's batch role on its jobs' keys", () => {
+    const listing = Object.values(template.findResources("AWS::IAM::Policy")).flatMap((p) => {
+      const { Roles, PolicyDocument } = (
+        p as {
+          Properties: {
+            Roles: { Ref: string }[];
+            PolicyDocument: { Statement: (Statement & { Condition?: unknown })[] };
+          };
+        }
+      ).Properties;
+      return PolicyDocument.Statement.filter((s) => [s.Action].flat().includes("s3:ListBucket")).map((s) => ({
+        roles: Roles.map((r) => r.Ref),
+        action: s.Action,
+        condition: s.Condition,
+      }));
+    });
     expect(listing).toEqual([
-      expect.objectContaining({
-        Action: "s3:ListBucket",
-        Condition: { StringLike: { "s3:prefix": ["runs/*"] } },
-      }),
+      {
+        roles: [logicalId(fn.outcome.role as IConstruct)],
+        action: "s3:ListBucket",
+        condition: { StringLike: { "s3:prefix": ["runs/*"] } },
+      },
+      {
+        roles: [logicalId(stack.batches.rounds.bedrockRole as IConstruct)],
+        action: "s3:ListBucket",
+        condition: { StringLike: { "s3:prefix": ["batch-jobs/*"] } },
+      },
     ]);
     expect(grantsOf(fn.validate.role as IConstruct).some((g) => g.startsWith("s3:ListBucket"))).toBe(false);
   });

@@ -6,6 +6,9 @@ import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../infra/state-names.js";
 import { logicalId, synthesize } from "./synth.js";
 
+/** A synthesized resource's properties, read as the JSON they are. */
+type Json = ReturnType<typeof JSON.parse>;
+
 const OPS = "ops@redraft.dev";
 const EXTERNAL_TOPIC = "arn:aws:sns:eu-west-1:123456789012:oncall";
 const { stack, template } = synthesize("dev", { alarmEmail: OPS });
@@ -96,8 +99,10 @@ describe("observability: the alarms that matter", () => {
       ),
       stack.triggers.starter,
       stack.finalizer.function,
+      stack.batches.function,
+      stack.batches.rounds.function,
     ];
-    expect(fns.length).toBe(7);
+    expect(fns.length).toBe(9);
     for (const fn of fns) {
       for (const metricName of ["Errors", "Throttles"]) {
         template.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -214,11 +219,34 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
   });
 
   it("keeps Lambda and Step Functions logs for the environment's retention", () => {
-    const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
-      (r) => (r as { Properties: { RetentionInDays: number } }).Properties.RetentionInDays,
+    const groups = template.findResources("AWS::Logs::LogGroup") as Record<
+      string,
+      { Properties: { RetentionInDays?: number } }
+    >;
+    const resources = template.toJSON().Resources as Record<string, { Properties: Json }>;
+    // Each function's own log group, named: a new function cannot log to nowhere or keep logs forever.
+    const { validate, correct, revalidate, judge, outcome } = stack.functions;
+    const fns = [
+      validate,
+      correct,
+      revalidate,
+      judge,
+      outcome,
+      stack.triggers.starter,
+      stack.finalizer.function,
+      stack.batches.function,
+      stack.batches.rounds.function,
+    ];
+    const fnGroups = fns.map((fn) => resources[logicalId(fn)]?.Properties.LoggingConfig.LogGroup.Ref);
+    // And each state machine's (per-draft, batch).
+    const machineGroups = [stack.workflow.stateMachine, stack.batches.stateMachine].map(
+      (sm) =>
+        resources[logicalId(sm)]?.Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup
+          .LogGroupArn["Fn::GetAtt"][0],
     );
-    // One per function (validate, correct, revalidate, judge, outcome, start, finalize, batch) and
-    // each state machine's (per-draft, batch).
-    expect(groups).toEqual([7, 7, 7, 7, 7, 7, 7, 7, 7, 7]);
+    const owned = [...fnGroups, ...machineGroups];
+    expect(new Set(owned).size).toBe(fns.length + 2);
+    expect(Object.keys(groups).sort()).toEqual([...owned].sort());
+    for (const id of owned) expect(groups[id]?.Properties.RetentionInDays).toBe(7);
   });
 });

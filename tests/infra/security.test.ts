@@ -163,8 +163,8 @@ describe("least-privilege IAM per function", () => {
     expect(statements.find((s) => s.Action === "bedrock:InvokeModel")).toEqual(correctInvoke);
   });
 
-  it("only correct and judge can read the API key (anthropic) or invoke the model (bedrock)", () => {
-    const modelCallers = (env: typeof dev, action: string) =>
+  it("only correct and judge invoke the model; λ rounds, which submits the batches, is the one other reader of the API key", () => {
+    const callersOf = (env: typeof dev, action: string) =>
       Object.values(env.template.findResources("AWS::IAM::Policy"))
         .filter((p) =>
           actionsOf(
@@ -178,10 +178,92 @@ describe("least-privilege IAM per function", () => {
         .sort();
     const callersIn = (env: typeof dev) =>
       [env.stack.functions.correct, env.stack.functions.judge].map(roleOf).sort();
-    expect(modelCallers(dev, "secretsmanager:GetSecretValue")).toEqual(callersIn(dev));
-    expect(modelCallers(dev, "bedrock:InvokeModel")).toEqual([]);
-    expect(modelCallers(prod, "bedrock:InvokeModel")).toEqual(callersIn(prod));
-    expect(modelCallers(prod, "secretsmanager:GetSecretValue")).toEqual([]);
+    const rounds = (env: typeof dev) => roleOf(env.stack.batches.rounds.function);
+    expect(callersOf(dev, "secretsmanager:GetSecretValue")).toEqual([...callersIn(dev), rounds(dev)].sort());
+    expect(callersOf(dev, "bedrock:InvokeModel")).toEqual([]);
+    expect(callersOf(prod, "bedrock:InvokeModel")).toEqual(callersIn(prod));
+    expect(callersOf(prod, "secretsmanager:GetSecretValue")).toEqual([]);
+    // Bedrock batch jobs: only λ rounds starts them, and only on Bedrock.
+    expect(callersOf(prod, "bedrock:CreateModelInvocationJob")).toEqual([rounds(prod)]);
+    expect(callersOf(dev, "bedrock:CreateModelInvocationJob")).toEqual([]);
+  });
+
+  it("λ rounds (anthropic): the API key, runs/ and its rounds' lists, the run and batch records — no model, no job", () => {
+    const statements = statementsOf(template, roleOf(stack.batches.rounds.function));
+    expect(actionsOf(statements)).toEqual(
+      [
+        ...XRAY,
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:PutObjectTagging",
+        ...SECRET_READ,
+      ].sort(),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
+        // No batch-jobs/: the Message Batches API holds the batches itself.
+        Resource: [objectsArn(bucketId, "batch-results/"), objectsArn(bucketId, "runs/")],
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: SECRET_READ,
+        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+      }),
+    );
+    expect(stack.batches.rounds.bedrockRole).toBeUndefined();
+  });
+
+  it("λ rounds (bedrock) passes the batch role to Bedrock alone, which assumes it only for this account's jobs", () => {
+    const rounds = prod.stack.batches.rounds;
+    const role = rounds.bedrockRole;
+    if (!role) throw new Error("prod (Bedrock) has no batch service role");
+    const passRole = statementsOf(prod.template, roleOf(rounds.function)).filter(
+      (s) => s.Action === "iam:PassRole",
+    );
+    expect(passRole).toEqual([
+      expect.objectContaining({
+        Resource: { "Fn::GetAtt": [logicalId(role), "Arn"] },
+        Condition: { StringEquals: { "iam:PassedToService": "bedrock.amazonaws.com" } },
+      }),
+    ]);
+    const trust = (
+      prod.template.toJSON().Resources[logicalId(role)] as {
+        Properties: { AssumeRolePolicyDocument: { Statement: Statement[] } };
+      }
+    ).Properties.AssumeRolePolicyDocument.Statement;
+    expect(trust).toEqual([
+      expect.objectContaining({
+        Action: "sts:AssumeRole",
+        Principal: { Service: "bedrock.amazonaws.com" },
+        Condition: {
+          StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } },
+          ArnLike: {
+            "aws:SourceArn": {
+              "Fn::Join": [
+                "",
+                [
+                  "arn:",
+                  { Ref: "AWS::Partition" },
+                  ":bedrock:",
+                  { Ref: "AWS::Region" },
+                  ":",
+                  { Ref: "AWS::AccountId" },
+                  ":model-invocation-job/*",
+                ],
+              ],
+            },
+          },
+        },
+      }),
+    ]);
+    // Its own policy: the jobs' files and their listing, nothing of drafts, runs or results.
+    const statements = statementsOf(prod.template, logicalId(role));
+    expect(actionsOf(statements)).toEqual(["s3:GetObject", "s3:ListBucket", "s3:PutObject"]);
+    expect(JSON.stringify(statements)).not.toMatch(/\/(runs|results|drafts|batch-items|batch-results)\//);
   });
 
   it("revalidate: the run's items and runs/ — no secret, no model", () => {
