@@ -13,6 +13,7 @@ import {
 } from "../shared/batch/round-steps.js";
 import type { BatchModelService, RoundTiming } from "../shared/batch/rounds.js";
 import { batchKeys } from "../shared/batch/steps.js";
+import { ModelNotConfiguredError } from "../shared/errors.js";
 import { type LoopState, LoopStateSchema } from "../shared/loop/state.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
@@ -28,6 +29,13 @@ import { logger, withRunKeys } from "./lib/observability.js";
  * Between the Maps, SubmitRound, PollBatch and CollectRound talk to the batch service: the Message
  * Batches API or Bedrock batch inference, whichever the deployment uses.
  */
+
+/**
+ * The model SDK this bundle carries (esbuild `define`, as in functions/lib/deps.ts). A bundle made for
+ * Anthropic folds the Bedrock branch below away, and with it the Bedrock control-plane client and
+ * its batch service (about 120 KB it never calls). Unbundled (tsx, tests) the name is undeclared.
+ */
+declare const REDRAFT_MODEL_SDK: "anthropic" | "bedrock" | "none";
 
 const ModelStepSchema = z.object({
   step: z.enum(["correct", "judge"]),
@@ -107,14 +115,20 @@ async function serviceFromEnv(
 ): Promise<BatchModelService> {
   const env = readEnv();
   if (env.MODEL_PROVIDER === "bedrock") {
-    if (!roleArn) throw new Error("BEDROCK_BATCH_ROLE_ARN is required for batch pricing on Bedrock");
-    return new BedrockBatchService({
-      client: new BedrockClient({}),
-      blobs: deps.blobs,
-      bucketName,
-      roleArn,
-      model: env.MODEL_ID ?? "",
-    });
+    // The condition on REDRAFT_MODEL_SDK stays inline: esbuild folds it only there.
+    if (typeof REDRAFT_MODEL_SDK === "undefined" || REDRAFT_MODEL_SDK === "bedrock") {
+      if (!roleArn) throw new Error("BEDROCK_BATCH_ROLE_ARN is required for batch pricing on Bedrock");
+      return new BedrockBatchService({
+        client: new BedrockClient({}),
+        blobs: deps.blobs,
+        bucketName,
+        roleArn,
+        model: env.MODEL_ID ?? "",
+      });
+    }
+    throw new ModelNotConfiguredError(
+      `this bundle carries no Bedrock batch client (bundled for ${REDRAFT_MODEL_SDK}); redeploy with MODEL_PROVIDER=bedrock in the stack's config`,
+    );
   }
   const { getSecret } = await import("@aws-lambda-powertools/parameters/secrets");
   const secret = String((await getSecret(env.ANTHROPIC_SECRET_ARN ?? "", { maxAge: 300 })) ?? "").trim();
