@@ -191,7 +191,7 @@ const PARTS: readonly { part: string; test: RegExp; why: string }[] = [
     part: "AWS SDK",
     // The clients and the packages only they import (DynamoDB's endpoint cache, the Bedrock signer's tslib).
     test: /^(@aws-sdk|@smithy|@aws-crypto)\/|^(bowser|tslib|mnemonist|obliterator)$/,
-    why: "the clients the function calls (DynamoDB and S3 in the steps; Secrets Manager reads the Anthropic key), ES modules tree-shaken to the commands sent, the runtime's copy costing import CPU (the trade table); on Bedrock also the signer's own @smithy/signature-v4 3.x and SHA-256, which the Bedrock SDK pins apart from the clients' 5.x",
+    why: "the clients the function calls (DynamoDB and S3 in the steps; Secrets Manager reads the Anthropic key; rounds on Bedrock, the control-plane client of batch inference jobs), ES modules tree-shaken to the commands sent, the runtime's copy costing import CPU (the trade table); on Bedrock also the signer's own @smithy/signature-v4 3.x and SHA-256, which the Bedrock SDK pins apart from the clients' 5.x",
   },
   {
     part: "model SDK",
