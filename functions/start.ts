@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import * as z from "zod";
+import { BatchEvents } from "../infra/state-names.js";
 import { BATCHES_PREFIX } from "../shared/batch/manifest.js";
-import { batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
+import { type BatchInput, batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
+import { PricingSchema } from "../shared/batch/rounds.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**
@@ -37,18 +39,25 @@ const UploadEventSchema = z.object({
   }),
 });
 
-/** A client's `Batch Submitted`: a manifest already in the bucket. */
+/**
+ * A client's `Batch Submitted`: a manifest already in the bucket, and how to price its corrections
+ * (`on_demand` or `batch`; absent, the deployment's `batchPricing.default` applies).
+ */
 const BatchSubmissionSchema = z.object({
   id: z.string().min(1),
   source: z.string().min(1),
-  "detail-type": z.literal("Batch Submitted"),
-  detail: z.object({ manifestRef: ManifestRefSchema }),
+  "detail-type": z.literal(BatchEvents.submitted),
+  detail: z.object({ manifestRef: ManifestRefSchema, pricing: PricingSchema.optional() }),
 });
 
-/** A client's `Draft Submitted`: its detail is the execution input. */
+/** A client's `Draft Submitted`: its detail is the execution input. Never a batch's detail type. */
 const SubmissionEventSchema = z.object({
   id: z.string().min(1),
   source: z.string().min(1),
+  "detail-type": z
+    .string()
+    .refine((type) => type !== BatchEvents.submitted)
+    .optional(),
   detail: z.looseObject({}),
 });
 
@@ -99,15 +108,19 @@ export function startFor(event: StartEvent): Start {
       },
     };
   }
-  if ("detail-type" in event && event["detail-type"] === "Batch Submitted") {
-    const { manifestRef } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
+  if ("detail-type" in event && event["detail-type"] === BatchEvents.submitted) {
+    const { manifestRef, pricing } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
     // A named version is one manifest whoever submits it; without one, the event is the submission.
     const batchId = batchIdFor(
       manifestRef.versionId
         ? ["upload", manifestRef.bucket, manifestRef.key, manifestRef.versionId]
         : ["event", event.id],
     );
-    return { machine: "batch", name: batchId, input: { batchId, manifestRef } };
+    return {
+      machine: "batch",
+      name: batchId,
+      input: { batchId, manifestRef, ...(pricing && { pricing }) } satisfies BatchInput,
+    };
   }
   return { machine: "draft", name: `e-${digest(["event", event.id])}`, input: event.detail };
 }

@@ -32,9 +32,20 @@ describe("prepareBatch", () => {
     );
     expect(prepared).toEqual({ itemsKey: batchKeys.items("b-1"), items: 2 });
     const items = await readMapItems(d.blobs, prepared.itemsKey);
+    // Each item names its run and its batch too: a batch-priced round's Map reads the same list.
     expect(items).toEqual([
-      { line: 1, draftRef: { bucket: "ours", key: batchKeys.item("b-1", 1) } },
-      { line: 2, draftRef: { bucket: "ours", key: batchKeys.item("b-1", 2) } },
+      {
+        line: 1,
+        runId: "b-1-1",
+        batchId: "b-1",
+        draftRef: { bucket: "ours", key: batchKeys.item("b-1", 1) },
+      },
+      {
+        line: 2,
+        runId: "b-1-2",
+        batchId: "b-1",
+        draftRef: { bucket: "ours", key: batchKeys.item("b-1", 2) },
+      },
     ]);
     expect(await d.blobs.get(batchKeys.item("b-1", 2))).toBe("not json");
     // Run again (a retried step): the same objects, nothing else.

@@ -9,13 +9,14 @@ import {
 } from "@aws-sdk/client-s3";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { sdkStreamMixin } from "@smithy/util-stream";
-import { mockClient } from "aws-sdk-client-mock";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RETENTION_TAG, STANDARD_TAGGING } from "../../functions/lib/retention.js";
 import { DRAFTS_PREFIX as BLOB_DRAFTS_PREFIX, S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { DRAFTS_PREFIX } from "../../infra/layout.js";
+import { BatchEvents } from "../../infra/state-names.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
@@ -95,6 +96,65 @@ describe("λ start: one execution per delivery", () => {
 
   it("refuses an event that is neither an upload nor a submission", async () => {
     await expect(start({ source: "aws.s3", detail: {} })).rejects.toThrow();
+    expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(0);
+  });
+});
+
+describe("λ start: a Batch Submitted event says how its batch is priced", () => {
+  // Mocked when this block runs, not when it is collected: the block above restores its own mock.
+  let sfn: AwsClientStub<SFNClient>;
+  beforeAll(() => {
+    sfn = mockClient(SFNClient);
+  });
+  afterEach(() => sfn.reset());
+  afterAll(() => sfn.restore());
+  const start = createStartHandler({
+    client: new SFNClient({ region: "eu-west-1" }),
+    stateMachineArn: "arn:aws:states:eu-west-1:123456789012:stateMachine:redraft-dev",
+    batchStateMachineArn: "arn:aws:states:eu-west-1:123456789012:stateMachine:redraft-dev-batch",
+  });
+  const manifestRef = { bucket: BUCKET, key: "batches/questions.jsonl", versionId: "v1" };
+  const batchSubmitted = (detail: Record<string, unknown>, id = "evt-batch") => ({
+    id,
+    source: "redraft.client",
+    "detail-type": BatchEvents.submitted,
+    detail,
+  });
+  const startedInputs = () =>
+    sfn.commandCalls(StartExecutionCommand).map((c) => ({
+      stateMachineArn: c.args[0].input.stateMachineArn,
+      input: JSON.parse(c.args[0].input.input ?? "{}") as Record<string, unknown>,
+    }));
+
+  it.each(["batch", "on_demand"] as const)(
+    "forwards pricing %j to the batch state machine's input",
+    async (pricing) => {
+      sfn.on(StartExecutionCommand).resolves({ executionArn: "arn:1", startDate: new Date() });
+      await expect(start(batchSubmitted({ manifestRef, pricing }))).resolves.toMatchObject({ started: true });
+      const [started] = startedInputs();
+      expect(started?.stateMachineArn).toMatch(/redraft-dev-batch$/);
+      expect(started?.input).toEqual({ batchId: expect.any(String), manifestRef, pricing });
+    },
+  );
+
+  it("leaves pricing out when the event names none: the deployment's batchPricing.default applies", async () => {
+    sfn.on(StartExecutionCommand).resolves({ executionArn: "arn:1", startDate: new Date() });
+    await start(batchSubmitted({ manifestRef }));
+    expect(startedInputs()[0]?.input).toEqual({ batchId: expect.any(String), manifestRef });
+  });
+
+  it("names the batch after its manifest, whatever the pricing: a redelivery asking otherwise is the same batch", () => {
+    const named = (detail: Record<string, unknown>) => startFor(batchSubmitted(detail) as never).name;
+    expect(named({ manifestRef, pricing: "batch" })).toBe(named({ manifestRef }));
+  });
+
+  it.each([
+    ["a pricing no batch knows", { manifestRef, pricing: "cheap" }],
+    ["a spelling that is not the contract's", { manifestRef, pricing: "on-demand" }],
+    ["a pricing that is not a string", { manifestRef, pricing: { batch: true } }],
+    ["no manifest", { pricing: "batch" }],
+  ])("refuses a Batch Submitted with %s, starting no execution of either machine", async (_, detail) => {
+    await expect(start(batchSubmitted(detail))).rejects.toThrow();
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(0);
   });
 });
