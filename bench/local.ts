@@ -9,7 +9,7 @@
  *    start Node (bench:startup measures that). Every draft must come back with a result, or the
  *    bench fails. Median of 3 rounds after a warm-up round.
  * 2. Orchestration: the same kinds of draft through the local state machine one at a time
- *    (`LocalRuntime.execute`, no model), each draft's wall time as a share of a 5 s model call; and a
+ *    (`LocalRuntime.executeAndRead`, then the run result as `redraft run` reads it; no model), each draft's wall time as a share of a 5 s model call; and a
  *    correction attempt's own cost, from questions corrected in 2 attempts by replayed answers.
  *    Where the time goes: the DynamoDB requests (the AWS SDK client and dynalite, timed by a
  *    middleware on the client), the blob files, and the rest (the engine, the handlers, the checks).
@@ -189,8 +189,9 @@ async function timedRuntime(model?: ReplayModelClient) {
   const time = async (draft: Draft): Promise<Timed> => {
     const before = { ...spent };
     const started = performance.now();
-    const { runId } = await runtime.execute({ draft });
-    await buildRunResult(runId, runtime.deps);
+    // As `redraft run` reads a run back: the record the execution left, then its attempts and reports.
+    const { execution, run } = await runtime.executeAndRead({ draft });
+    await buildRunResult(execution.runId, runtime.deps, run);
     return {
       ms: performance.now() - started,
       requests: spent.requests - before.requests,
@@ -321,7 +322,7 @@ const perDraft = median(noModelKinds.flatMap(({ timed }) => timed.map((t) => t.m
 const attemptMs = Math.max(0, (medianOf(perKind.corrected, "ms") - medianOf(perKind.review, "ms")) / 2);
 say("");
 say(
-  `2. one draft at a time through the local state machine (LocalRuntime.execute, then the run result read back), median of ${PER_KIND} drafts per kind`,
+  `2. one draft at a time through the local state machine (LocalRuntime.executeAndRead, then the run result read back as redraft run does), median of ${PER_KIND} drafts per kind`,
 );
 say(
   table(

@@ -199,7 +199,8 @@ async function submit(
       message: `${source.label}: ${execution.error?.error ?? "ExecutionFailed"}: ${execution.error?.cause ?? ""}`,
     });
   }
-  const result: SourcedResult = { ...(await buildRunResult(runId, runtime.deps)), source: source.label };
+  // The run as the execution left it, read once (a run recorded just above is read again).
+  const result: SourcedResult = { ...(await buildRunResult(runId, runtime.deps, run)), source: source.label };
   if (result.status === "rejected" && result.message) {
     // Name the file the person gave, never the upload key, wherever the message put it.
     const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);

@@ -1,5 +1,5 @@
 import type { Draft, ValidationReport, Violation } from "../draft.js";
-import type { AttemptRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
+import type { AttemptRecord, RunRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
 import { blobKeys } from "./keys.js";
 import { type LoopDeps, loadJson } from "./steps/deps.js";
 import type { JudgeReport } from "./steps/judge.js";
@@ -27,12 +27,16 @@ export interface RunResult {
   attemptsDetail: AttemptRecord[];
 }
 
-/** Reads a run back from the stores as a RunResult: the same view in-process, locally and in the cloud. */
+/**
+ * Reads a run back from the stores as a RunResult: the same view in-process, locally and in the
+ * cloud. `known`: the run record as the caller just read it, which is not read again.
+ */
 export async function buildRunResult(
   runId: string,
   deps: Pick<LoopDeps, "runs" | "blobs">,
+  known?: RunRecord,
 ): Promise<RunResult> {
-  const run = await deps.runs.getRun(runId);
+  const run = known ?? (await deps.runs.getRun(runId));
   if (!run) throw new Error(`run ${runId} not found`);
   const attemptsDetail = await deps.runs.listAttempts(runId);
   const bestAttempt = attemptsDetail.filter((a) => a.isBest).at(-1)?.attempt ?? 0;
