@@ -132,8 +132,12 @@ export async function batchCommand(
   const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
   if ((cmd.batchLatency !== undefined || cmd.batchDeadline !== undefined) && cmd.pricing !== "batch")
     throw new UsageError("--batch-latency and --batch-deadline go with --pricing batch");
+  // A batch of this manifest still `running` goes on priced as it began (the runner resumes it with
+  // its record's pricing), so its rounds go to the same service whatever this command asked.
+  const existing = await runner.batches.get(batchId);
+  const pricing = (existing?.status === "running" && existing.pricing) || cmd.pricing;
   const batchPricing =
-    cmd.pricing === "batch"
+    pricing === "batch"
       ? {
           service: await batchServiceFor(runtime),
           batchLatencyMs: (cmd.batchLatency ?? 0) * 1000,
@@ -148,7 +152,7 @@ export async function batchCommand(
         }
       : {};
   const outcome = await runner.run(batchId, key, {
-    ...(cmd.pricing && { pricing: cmd.pricing }),
+    ...(pricing && { pricing }),
     ...batchPricing,
     concurrency: cmd.concurrency,
     onItems: (total) => bar?.start(total, 0, { counts: "" }),

@@ -1,14 +1,31 @@
 import pLimit from "p-limit";
-import type {
-  BatchJobStatus,
-  BatchModelService,
-  BatchRequestLine,
-  BatchResult,
-  BatchServiceLimits,
+import * as z from "zod";
+import { BEDROCK_JOBS_PREFIX } from "../shared/batch/manifest.js";
+import {
+  type BatchJobStatus,
+  type BatchModelService,
+  type BatchRequestLine,
+  type BatchResult,
+  type BatchServiceLimits,
+  readJson,
 } from "../shared/batch/rounds.js";
 import { ErrorNames } from "../shared/errors.js";
 import { ANTHROPIC_BATCH_LIMITS } from "../shared/model/anthropic.js";
-import type { ModelClient } from "../shared/model/types.js";
+import type { ModelClient, ModelRequest } from "../shared/model/types.js";
+import type { BlobStore } from "../shared/store/types.js";
+
+/** A submitted batch as the local service keeps it: its requests, when it ends, whether it was canceled. */
+const LocalJobSchema = z.object({
+  endsAt: z.number(),
+  lines: z.array(
+    z.object({ customId: z.string(), request: z.custom<ModelRequest>((v) => typeof v === "object") }),
+  ),
+  canceled: z.boolean(),
+});
+type LocalJob = z.infer<typeof LocalJobSchema>;
+
+/** Where a job lies in the data folder, beside the files a Bedrock job of that name would have. */
+const jobKey = (jobId: string) => `${BEDROCK_JOBS_PREFIX}${jobId}/local-job.json`;
 
 /**
  * A batch service on the local runtime, over the runtime's model (the replay cassette, usually):
@@ -16,24 +33,25 @@ import type { ModelClient } from "../shared/model/types.js";
  * demand, and the batch reports itself ended `latencyMs` after it was submitted (`--batch-latency`),
  * the stand-in for the hours a real batch may take. A call's failure becomes the request's result:
  * a timeout is an expired request (not processed in time), any other named error an errored one.
+ *
+ * Given the data folder's blobs, a submitted batch is kept there, as a real service keeps it: a
+ * batch whose process died is resumed by another process, which finds the batches its rounds sent
+ * and polls them to their end instead of failing on ids it never issued.
  */
 export class LocalBatchService implements BatchModelService {
   readonly provider = "local";
   readonly model: string;
-  readonly #jobs = new Map<
-    string,
-    {
-      endsAt: number;
-      lines: readonly BatchRequestLine[];
-      results?: Promise<Map<string, BatchResult>>;
-      canceled: boolean;
-    }
-  >();
-  #next = 0;
+  readonly #jobs = new Map<string, LocalJob & { results?: Promise<Map<string, BatchResult>> }>();
 
   constructor(
     private readonly client: ModelClient,
-    private readonly options: { latencyMs?: number; limits?: BatchServiceLimits; concurrency?: number } = {},
+    private readonly options: {
+      latencyMs?: number;
+      limits?: BatchServiceLimits;
+      concurrency?: number;
+      /** Where submitted batches are kept for another process; absent, in this process only. */
+      blobs?: BlobStore;
+    } = {},
   ) {
     this.model = client.model;
   }
@@ -49,15 +67,22 @@ export class LocalBatchService implements BatchModelService {
   /** Batches submitted so far, with their sizes: what a test or the bench counts. */
   readonly submitted: { name: string; requests: number }[] = [];
 
+  /** The batch's id is its name (unique per batch, round and part): a repeated submit is the same batch. */
   async submit(name: string, lines: readonly BatchRequestLine[]): Promise<string> {
-    const id = `local-${name}-${this.#next++}`;
+    const id = `local-${name}`;
     this.submitted.push({ name, requests: lines.length });
-    this.#jobs.set(id, { endsAt: Date.now() + (this.options.latencyMs ?? 0), lines, canceled: false });
+    const job: LocalJob = {
+      endsAt: Date.now() + (this.options.latencyMs ?? 0),
+      lines: [...lines],
+      canceled: false,
+    };
+    await this.options.blobs?.put(jobKey(id), JSON.stringify(job));
+    this.#jobs.set(id, job);
     return id;
   }
 
   async status(jobId: string): Promise<BatchJobStatus> {
-    const job = this.#job(jobId);
+    const job = await this.#job(jobId);
     if (job.canceled) return { ended: true, status: "canceled" };
     const ended = Date.now() >= job.endsAt;
     return { ended, status: ended ? "ended" : "in_progress" };
@@ -68,7 +93,7 @@ export class LocalBatchService implements BatchModelService {
    * its requests' answers stay in the cassette for the on-demand calls that replace them.
    */
   async results(jobId: string): Promise<Map<string, BatchResult>> {
-    const job = this.#job(jobId);
+    const job = await this.#job(jobId);
     if (job.canceled) return new Map(job.lines.map((l) => [l.customId, { type: "canceled" }]));
     job.results ??= this.#answer(job.lines);
     return job.results;
@@ -93,11 +118,19 @@ export class LocalBatchService implements BatchModelService {
   }
 
   async cancel(jobId: string): Promise<void> {
-    this.#job(jobId).canceled = true;
+    const job = await this.#job(jobId);
+    job.canceled = true;
+    const { results: _results, ...kept } = job;
+    await this.options.blobs?.put(jobKey(jobId), JSON.stringify(kept));
   }
 
-  #job(jobId: string) {
-    const job = this.#jobs.get(jobId);
+  /** A batch this process submitted, or one another process did and kept in the data folder. */
+  async #job(jobId: string) {
+    let job = this.#jobs.get(jobId);
+    if (!job && this.options.blobs) {
+      const kept = await readJson(this.options.blobs, jobKey(jobId), LocalJobSchema);
+      if (kept) this.#jobs.set(jobId, (job = kept));
+    }
     if (!job) throw new Error(`no local batch ${jobId}`);
     return job;
   }

@@ -18,7 +18,7 @@ import { LocalBatchService } from "./batch-service.js";
 import type { ExecutionSummary, TaskHandler } from "./engine.js";
 import * as engine from "./engine.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
-import { markOwned, releaseOwned } from "./recovery.js";
+import { batchOwnerFile, holdForBatch, markOwned, releaseOwned } from "./recovery.js";
 import type { ExecutionInput, LocalRuntime } from "./runtime.js";
 import { LOCAL_BUCKET, LOCAL_TABLE } from "./state-machine.js";
 
@@ -107,9 +107,6 @@ export const LOCAL_ROUND_TIMING: RoundTiming = {
   maxModelRetries: 4,
 };
 
-/** `<dataDir>/batch-owners/<batchId>.json`: which process runs a batch, so a dead one can be resumed. */
-const ownerFile = (dataDir: string, batchId: string) => join(dataDir, "batch-owners", `${batchId}.json`);
-
 /** Replaces each Distributed Map by a Task bound to the local stand-in, keeping its paths and transitions. */
 export function standInDistributedMaps(asl: AslDefinition): {
   asl: AslDefinition;
@@ -193,11 +190,17 @@ export class LocalBatchRunner {
       resumed = true;
     }
     await mkdir(join(this.runtime.dataDir, "batch-owners"), { recursive: true });
-    await writeAtomic(ownerFile(this.runtime.dataDir, batchId), JSON.stringify(SELF));
+    await writeAtomic(batchOwnerFile(this.runtime.dataDir, batchId), JSON.stringify(SELF));
     try {
-      // A redrive starts after the batch record, which exists: CreateBatch is skipped.
+      // A redrive starts after the batch record, which exists: CreateBatch is skipped. It goes on as
+      // the batch began, priced as its record says (as a redrive in the cloud reruns the execution's
+      // own input), whatever this invocation asked; a record from before pricing leaves it to the options.
       const definition = resumed ? redriveFrom(this.asl, BatchStateNames.CreateBatch) : this.asl;
-      const execution = await this.#execute(definition, batchId, manifestKey, batchId, options);
+      const pricing = (resumed && existing?.pricing) || options.pricing;
+      const execution = await this.#execute(definition, batchId, manifestKey, batchId, {
+        ...options,
+        pricing,
+      });
       return {
         batchId,
         record: await this.batches.get(batchId),
@@ -206,7 +209,7 @@ export class LocalBatchRunner {
         resumed,
       };
     } finally {
-      await rm(ownerFile(this.runtime.dataDir, batchId), { force: true });
+      await rm(batchOwnerFile(this.runtime.dataDir, batchId), { force: true });
     }
   }
 
@@ -351,7 +354,7 @@ export class LocalBatchRunner {
             handlers,
             retryIntervals: { ...engine.retryIntervals(single, 0), ...engine.retryIntervals(processor, 0) },
           });
-          await this.#releaseEnded(summary);
+          await this.#releaseEnded(summary, task.input.batchId);
           const entry = { Input: JSON.stringify(value), Status: summary.status };
           if (summary.status === "SUCCEEDED") {
             succeeded.push({ ...entry, Output: JSON.stringify((summary.output as unknown[])[0]) });
@@ -419,14 +422,17 @@ export class LocalBatchRunner {
   }
 
   /**
-   * A round's item that has ended (not parked for a batch): its run is no longer this process's to
-   * hold. A child execution releases its own; an item of a round holds its run from Validate.
+   * A round's item that has ended its part of the round: its run is no longer in flight in this
+   * process (an item of a round holds its run from Validate; a child execution releases its own).
+   * Ended, the run is released; parked, it is handed to its batch, which a resume goes on with if
+   * this process dies while the batch request is out.
    */
-  async #releaseEnded(summary: ExecutionSummary): Promise<void> {
+  async #releaseEnded(summary: ExecutionSummary, batchId: unknown): Promise<void> {
     const output = summary.status === "SUCCEEDED" ? (summary.output as unknown[])[0] : undefined;
     const state = (output ?? {}) as { runId?: unknown; parked?: unknown };
-    if (typeof state.runId === "string" && state.parked === undefined)
-      await releaseOwned(this.runtime.dataDir, state.runId);
+    if (typeof state.runId !== "string") return;
+    if (state.parked === undefined) await releaseOwned(this.runtime.dataDir, state.runId);
+    else if (typeof batchId === "string") await holdForBatch(this.runtime.dataDir, state.runId, batchId);
   }
 
   /** The correction loop inside a round: the per-draft handlers, the model steps answered by the round. */
@@ -488,7 +494,9 @@ export class LocalBatchRunner {
       const model = runtime.deps.model;
       const service =
         options.service ??
-        (model ? new LocalBatchService(model, { latencyMs: options.batchLatencyMs ?? 0 }) : undefined);
+        (model
+          ? new LocalBatchService(model, { latencyMs: options.batchLatencyMs ?? 0, blobs: runtime.blobs })
+          : undefined);
       return createRoundsHandler(async () => {
         if (!service) throw new ModelNotConfiguredError("batch pricing needs a model to answer its batches");
         return {
@@ -592,7 +600,7 @@ function redriveFrom(asl: AslDefinition, skip: string): AslDefinition {
 }
 
 async function readOwner(dataDir: string, batchId: string): Promise<ProcessIdentity | undefined> {
-  const text = await readIfExists(ownerFile(dataDir, batchId));
+  const text = await readIfExists(batchOwnerFile(dataDir, batchId));
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as ProcessIdentity;

@@ -15,7 +15,21 @@ export interface OwnerRecord extends ProcessIdentity {
   at: string;
   /** The upload the execution started from, to name the draft if it died before registering it. */
   draftRef?: string;
+  /**
+   * Batch pricing: the run is parked, waiting for its batch's next round, not under way in the
+   * process. While that batch can be resumed (its process died before it ended, see
+   * {@link batchOwnerFile}), the run is the batch's to go on with, not an interrupted one.
+   */
+  batchId?: string;
 }
+
+/**
+ * `<dataDir>/batch-owners/<batchId>.json`: which process runs a batch (local/batch.ts). It is removed
+ * when the batch ends; one left behind by a dead process marks a batch the next `redraft batch` of
+ * its manifest resumes.
+ */
+export const batchOwnerFile = (dataDir: string, batchId: string) =>
+  join(dataDir, "batch-owners", `${batchId}.json`);
 
 const OWNERS = "owners";
 const UNFINISHED: readonly RunStatus[] = ["draft", "correcting"];
@@ -42,6 +56,15 @@ export async function markOwned(dataDir: string, runId: string, draftRef?: strin
     await mkdir(folder, { recursive: true });
     await write();
   }
+}
+
+/**
+ * Hands a run that parked for its batch's next round to the batch: it is no longer in flight in this
+ * process, so a kill of the process leaves it for the batch's resume instead of interrupting it.
+ */
+export async function holdForBatch(dataDir: string, runId: string, batchId: string): Promise<void> {
+  const record: OwnerRecord = { ...SELF, runId, at: new Date().toISOString(), batchId };
+  await writeAtomic(ownerFile(dataDir, runId), JSON.stringify(record));
 }
 
 export async function releaseOwned(dataDir: string, runId: string): Promise<void> {
@@ -146,6 +169,9 @@ export async function recoverInterrupted(
     // Released between the listing and the read: its process finished with it, nothing is orphaned.
     if (owner === undefined && (await readIfExists(ownerFile(dataDir, runId))) === undefined) continue;
     if (owner && isAlive(owner)) continue;
+    // Parked for a batch that will be resumed: the batch goes on with it (its stored answers kept).
+    if (owner?.batchId && (await readIfExists(batchOwnerFile(dataDir, owner.batchId))) !== undefined)
+      continue;
     if (await finishInterrupted(deps, runId, owner)) finished.push(runId);
     await releaseOwned(dataDir, runId);
   }

@@ -206,6 +206,8 @@ export class BatchWorkflow extends Construct {
         batchId: DynamoAttributeValue.fromString(JsonPath.stringAt("$.batchId")),
         status: DynamoAttributeValue.fromString("running"),
         manifest: DynamoAttributeValue.fromString(JsonPath.jsonToString(JsonPath.objectAt("$.manifestRef"))),
+        // Decided before the record exists (PricingGiven?): a resumed or redriven batch keeps it.
+        pricing: DynamoAttributeValue.fromString(JsonPath.stringAt("$.pricing")),
         startedAt: DynamoAttributeValue.fromString(JsonPath.stringAt("$$.State.EnteredTime")),
         [INDEXES.byCreated.partitionKey]: DynamoAttributeValue.fromString(BATCHES_PARTITION),
         [INDEXES.byCreated.sortKey]: DynamoAttributeValue.fromString(

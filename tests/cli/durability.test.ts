@@ -239,6 +239,85 @@ describe("a batch killed mid-way", () => {
   }, 240_000);
 });
 
+describe("a batch-priced batch killed while its batch request is out", () => {
+  it("is resumed priced as it began, collects the request the killed process sent, and ends every item as an uninterrupted batch does", async () => {
+    // The examples under their own ids, so that the example cassette answers their corrections.
+    const folder = join(ROOT, "examples", "drafts");
+    const examples = (await readdir(folder)).filter((f) => f.endsWith(".json")).sort();
+    const manifest = join(work, "examples.jsonl");
+    await writeFile(
+      manifest,
+      (
+        await Promise.all(
+          examples.map(async (f) => JSON.stringify(JSON.parse(await readFile(join(folder, f), "utf8")))),
+        )
+      ).join("\n"),
+    );
+    const llm = `replay:${join(ROOT, "examples", "example.cassette.json")}`;
+    const dataDir = join(work, "batch-priced-killed");
+    const doomed = start([
+      ...["batch", manifest, "--json", "--llm", llm, "--data-dir", dataDir],
+      ...["--pricing", "batch", "--batch-latency", "5"],
+    ]);
+    // Killed once round 1's batch request is out (its jobs are listed), before it is collected.
+    const deadline = Date.now() + 120_000;
+    const jobsOfRound1 = async () => {
+      const batches = await readdir(join(dataDir, "blobs", "batch-results")).catch(() => [] as string[]);
+      for (const batchId of batches) {
+        const jobs = await readFile(
+          join(dataDir, "blobs", "batch-results", batchId, "rounds", "1", "jobs.json"),
+          "utf8",
+        ).catch(() => undefined);
+        if (jobs) return { batchId, jobs: JSON.parse(jobs) as string[] };
+      }
+      return undefined;
+    };
+    let sent = await jobsOfRound1();
+    while (!sent && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      sent = await jobsOfRound1();
+    }
+    doomed.child.kill("SIGKILL");
+    expect((await doomed.done).signal).toBe("SIGKILL");
+    expect(sent?.jobs.length).toBeGreaterThan(0);
+
+    // Resumed by the same command without --pricing: the default would run every item on demand.
+    const resumed = await redraft(["batch", manifest, "--json", "--llm", llm, "--data-dir", dataDir]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/had been interrupted; it was resumed/);
+    // The parked items were the batch's to go on with, not runs interrupted by the kill.
+    expect(resumed.stderr).not.toMatch(/finished as failed \(interrupted\)/);
+    const printed = lines(resumed.stdout);
+    const summary = printed.at(-1) as {
+      status: string;
+      pricing: string;
+      costUsd: number;
+      priceClasses: { on_demand: { costUsd: number } };
+    };
+    expect(summary).toMatchObject({ status: "completed", pricing: "batch" });
+    expect(summary.priceClasses.on_demand.costUsd).toBe(0);
+    const shown = await redraft(["show", sent?.batchId ?? "", "--json", "--data-dir", dataDir]);
+    const record = JSON.parse(shown.stdout) as { rounds: { round: number; jobs: string[] }[] };
+    expect(record.rounds[0]?.jobs).toEqual(sent?.jobs);
+
+    // The same manifest uninterrupted, on demand: the same item by item, at twice the cost.
+    const onDemand = await redraft([
+      "batch",
+      manifest,
+      "--json",
+      "--llm",
+      llm,
+      "--data-dir",
+      join(work, "od"),
+    ]);
+    expect(onDemand.code, onDemand.stderr).toBe(0);
+    const outcome = (l: Record<string, unknown>) => [l.line, l.status, l.reason, l.attempts, l.logicAttempts];
+    const expected = lines(onDemand.stdout);
+    expect(printed.slice(0, -1).map(outcome)).toEqual(expected.slice(0, -1).map(outcome));
+    expect(summary.costUsd).toBeCloseTo((expected.at(-1)?.costUsd as number) / 2, 6);
+  }, 240_000);
+});
+
 describe("two processes on one batch", () => {
   it("runs it once: the second delivery finds it running in the other process and runs nothing", async () => {
     const dataDir = join(work, "batch-twice");

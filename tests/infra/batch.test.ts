@@ -64,6 +64,8 @@ describe("the batch state machine", () => {
     const create = batchAsl().States[BatchStateNames.CreateBatch] as Json;
     expect(create.Resource).toBe("arn:aws:states:::dynamodb:putItem");
     expect(create.Parameters.ConditionExpression).toBe("attribute_not_exists(#pk)");
+    // The pricing is decided before (PricingGiven?), so the record carries it from its first write.
+    expect(create.Parameters.Item.pricing).toEqual({ "S.$": "$.pricing" });
     expect(create.Catch[0]).toMatchObject({
       ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
       Next: BatchStateNames.BatchAlreadyStarted,

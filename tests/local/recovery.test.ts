@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SELF } from "../../local/lock.js";
-import { finishInterrupted } from "../../local/recovery.js";
+import { batchOwnerFile, finishInterrupted } from "../../local/recovery.js";
 import { LocalRuntime } from "../../local/runtime.js";
 import { makeAttempt, makeRun } from "../stores/fixtures.js";
 import { synthesizedAsl } from "../workflow/harness.js";
@@ -76,6 +76,38 @@ describe("runs whose process is gone", () => {
       expect(await next.runs.getRun("r-live")).toMatchObject({ status: "correcting" });
       expect(await next.runs.getRun("r-done")).toMatchObject({ status: "validated" });
       expect(await readdir(join(dataDir, "owners"))).toEqual(["r-live.json"]);
+    } finally {
+      await next.close();
+    }
+  });
+
+  it("a run parked for its batch's next round is left to the batch while the batch can be resumed, interrupted once it ended", async () => {
+    const first = await open();
+    await first.runs.createRun(makeRun("b-1-1", { status: "correcting" }));
+    await first.runs.createRun(makeRun("b-2-1", { status: "correcting" }));
+    await first.close();
+    const dead = deadPid();
+    // Both parked by a killed `redraft batch --pricing batch`; b-1 still has its owner file (resumable),
+    // b-2 ended (its process removed the file) with the item still parked.
+    await mkdir(join(dataDir, "owners"), { recursive: true });
+    for (const [runId, batchId] of [
+      ["b-1-1", "b-1"],
+      ["b-2-1", "b-2"],
+    ] as const) {
+      await writeFile(
+        join(dataDir, "owners", `${runId}.json`),
+        JSON.stringify({ ...SELF, pid: dead, runId, at: "2025-03-01T12:00:00.000Z", batchId }),
+      );
+    }
+    await mkdir(join(dataDir, "batch-owners"), { recursive: true });
+    await writeFile(batchOwnerFile(dataDir, "b-1"), JSON.stringify({ ...SELF, pid: dead }));
+
+    const next = await open();
+    try {
+      expect(next.interrupted).toEqual(["b-2-1"]);
+      expect(await next.runs.getRun("b-1-1")).toMatchObject({ status: "correcting" });
+      expect(await next.runs.getRun("b-2-1")).toMatchObject({ status: "failed", reason: "interrupted" });
+      expect(await readdir(join(dataDir, "owners"))).toEqual(["b-1-1.json"]);
     } finally {
       await next.close();
     }

@@ -541,6 +541,42 @@ describe("batch pricing, locally", () => {
     expect(Math.max(...seconds)).toBeGreaterThan(1);
   }, 180_000);
 
+  it("resumes a batch-priced batch whose process died priced as its record says, not by the default", async () => {
+    const { runtime, runner } = await setUp();
+    const lines = await exampleLines();
+    await runtime.blobs.put("batches/killed-bp.jsonl", lines.join("\n"));
+    // What a `redraft batch --pricing batch` killed after CreateBatch leaves: the record `running`,
+    // priced `batch` (CreateBatch writes the pricing), and no live owner.
+    await DynamoDBDocumentClient.from(runtime.dynamo).send(
+      new PutCommand({
+        TableName: LOCAL_TABLE,
+        Item: {
+          ...batchItemKeys("b-killed-bp"),
+          batchId: "b-killed-bp",
+          status: "running",
+          pricing: "batch",
+          manifest: JSON.stringify({ bucket: "redraft-local", key: "batches/killed-bp.jsonl" }),
+          startedAt: "2026-01-01T00:00:00.000Z",
+          [INDEXES.byCreated.partitionKey]: BATCHES_PARTITION,
+          [INDEXES.byCreated.sortKey]: "2026-01-01T00:00:00.000Z#b-killed-bp",
+        },
+      }),
+    );
+
+    // Resumed by a command that names no pricing: the deployment's default (on demand) would run it per item.
+    const outcome = await runner.run("b-killed-bp", "batches/killed-bp.jsonl");
+    expect(outcome.resumed).toBe(true);
+    expect(outcome.record?.status).toBe("completed");
+    expect(outcome.record?.pricing).toBe("batch");
+    const states = path(outcome.execution?.history ?? []);
+    expect(states).toContain(BatchStateNames.SubmitRound);
+    expect(states).not.toContain(BatchStateNames.DefaultPricing);
+    expect(states).not.toContain(BatchStateNames.RunItems);
+    expect(outcome.record?.rounds?.length).toBeGreaterThan(0);
+    expect(outcome.record?.priceClasses?.on_demand.costUsd).toBe(0);
+    expect(outcome.record?.priceClasses?.batch.costUsd).toBeGreaterThan(0);
+  }, 180_000);
+
   it("splits a round's requests by the service's limits", async () => {
     const lines = await exampleLines();
     const { runtime, runner } = await setUp();
