@@ -12,7 +12,7 @@ import type {
   BatchResult,
   BatchServiceLimits,
 } from "../../shared/batch/rounds.js";
-import { ModelRequestFailedError } from "../../shared/errors.js";
+import { ErrorNames, ModelRequestFailedError } from "../../shared/errors.js";
 import { bedrockBatchRecord, bedrockBatchResults } from "../../shared/model/bedrock.js";
 import type { BlobStore } from "../../shared/store/types.js";
 
@@ -121,7 +121,7 @@ export class BedrockBatchService implements BatchModelService {
       text = await this.options.blobs.get(key);
     } catch (error) {
       // A job that failed as a whole wrote no output: every request is then without an answer.
-      if ((error as Error).name === "BlobNotFoundError") return new Map();
+      if ((error as Error).name === ErrorNames.BlobNotFound) return new Map();
       throw error;
     }
     return bedrockBatchResults(text, this.model);

@@ -1,4 +1,4 @@
-import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { BaseAnthropic, type ClientOptions } from "@anthropic-ai/sdk/client";
 import { Messages } from "@anthropic-ai/sdk/resources/messages";
 import type {
   BatchCreateParams,
@@ -119,6 +119,8 @@ export function batchResultOf(result: MessageBatchResult, requestedModel: string
 export interface AnthropicBatchServiceOptions extends Omit<AnthropicModelClientOptions, "client"> {
   /** An SDK client built elsewhere (a test double). */
   client?: MessageBatchesApi;
+  /** The `fetch` the SDK client sends its requests with. @default the global fetch */
+  fetch?: ClientOptions["fetch"];
 }
 
 /**
@@ -139,6 +141,7 @@ export class AnthropicBatchService implements BatchModelService {
       new MessagesOnlyClient({
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+        ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
         timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
       });

@@ -30,7 +30,8 @@ describe("priceFor", () => {
     expect(priceFor("claude-haiku-4-5-20251001")).toBe(priceFor("claude-haiku-4-5"));
     expect(priceFor("claude-opus-4-1-20250805")).toBe(priceFor("claude-opus-4-1"));
     expect(priceFor("claude-sonnet-4-5@20250929")).toBe(priceFor("claude-sonnet-4-5"));
-    expect(priceFor("claude-sonnet-4-0")).toBe(priceFor("claude-sonnet-4-20250514"));
+    // An alias and its dated id are two keys of the table with equal prices.
+    expect(priceFor("claude-sonnet-4-0")).toEqual(priceFor("claude-sonnet-4-20250514"));
   });
 
   it("matches the longest known id, so a point release is never priced as its parent", () => {
@@ -117,5 +118,83 @@ describe("costUsd", () => {
   it("costs nothing for zero usage or an unknown model", () => {
     expect(costUsd("claude-sonnet-5-5", ZERO_USAGE)).toBe(0);
     expect(costUsd("replay", { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 })).toBe(0);
+  });
+});
+
+describe("batch prices (the Message Batches API, Bedrock batch inference)", () => {
+  /** Every model of the table, by the ids the table is keyed on. */
+  const MODELS = [
+    "claude-fable-5-1",
+    "claude-mythos-5-1",
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-5-5",
+    "claude-opus-5",
+    "claude-opus-4-8",
+    "claude-opus-4-7",
+    "claude-opus-4-6",
+    "claude-opus-4-5",
+    "claude-opus-4-1",
+    "claude-opus-4-0",
+    "claude-opus-4-20250514",
+    "claude-sonnet-5-5",
+    "claude-sonnet-5",
+    "claude-sonnet-4-6",
+    "claude-sonnet-4-5",
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-20250514",
+    "claude-haiku-5-5",
+    "claude-haiku-4-5",
+  ];
+  const CLASSES = ["input", "output", "cacheRead", "cacheWrite"] as const;
+
+  it.each(MODELS)(
+    "%s: every token class, cache reads and writes included, at half its on-demand rate",
+    (model) => {
+      const price = priceFor(model);
+      if (!price) throw new Error(`${model} is not priced`);
+      for (const c of CLASSES) expect(price.batch[c]).toBe(price[c] / 2);
+      // A model billed higher past a prompt length is, in a batch, at half of those rates past the same length.
+      if (price.longPrompt) {
+        expect(price.batch.longPrompt?.aboveTokens).toBe(price.longPrompt.aboveTokens);
+        for (const c of CLASSES) expect(price.batch.longPrompt?.[c]).toBe(price.longPrompt[c] / 2);
+      } else expect(price.batch.longPrompt).toBeUndefined();
+    },
+  );
+
+  it("costs a request half of what it costs on demand, whatever its mix of tokens", () => {
+    const usages = [
+      { input: 1200, output: 800, cacheRead: 10_000, cacheWrite: 2_000 },
+      { input: 0, output: 0, cacheRead: M, cacheWrite: 0 },
+      { input: 0, output: 0, cacheRead: 0, cacheWrite: M },
+      { input: 7, output: 3_000, cacheRead: 0, cacheWrite: 0 },
+    ];
+    for (const model of [...MODELS, DEFAULT_BEDROCK_MODEL, "eu.anthropic.claude-haiku-4-5-20251001-v1:0"])
+      for (const usage of usages)
+        expect(costUsd(model, usage, "batch")).toBeCloseTo(costUsd(model, usage) / 2, 12);
+  });
+
+  it("prices Sonnet 5.5's cache reads and writes in a batch at half their own rates, not at a share of input", () => {
+    // $2 in, $10 out, $0.10 cache read (cut on 2026-10-07), $2.50 cache write (5-minute TTL) per million.
+    expect(
+      costUsd("claude-sonnet-5-5", { input: M, output: M, cacheRead: M, cacheWrite: M }, "batch"),
+    ).toBeCloseTo(1 + 5 + 0.05 + 1.25, 10);
+  });
+
+  it("bills a batch request whose prompt passes Haiku 5.5's 100k tokens at half the long-prompt rates", () => {
+    const short = { input: 50_000, output: 1_000, cacheRead: 50_000, cacheWrite: 0 };
+    const long = { input: 50_000, output: 1_000, cacheRead: 50_001, cacheWrite: 0 };
+    expect(costUsd("claude-haiku-5-5", short, "batch")).toBeCloseTo(
+      (50_000 * 0.05 + 1_000 * 0.25 + 50_000 * 0.005) / M,
+      12,
+    );
+    expect(costUsd("claude-haiku-5-5", long, "batch")).toBeCloseTo(
+      (50_000 * 0.25 + 1_000 * 1.25 + 50_001 * 0.025) / M,
+      12,
+    );
+  });
+
+  it("costs nothing in a batch for a model the table does not know, as on demand", () => {
+    expect(costUsd("replay", { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 }, "batch")).toBe(0);
   });
 });
