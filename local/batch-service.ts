@@ -129,7 +129,10 @@ export class LocalBatchService implements BatchModelService {
     let job = this.#jobs.get(jobId);
     if (!job && this.options.blobs) {
       const kept = await readJson(this.options.blobs, jobKey(jobId), LocalJobSchema);
-      if (kept) this.#jobs.set(jobId, (job = kept));
+      if (kept) {
+        job = kept;
+        this.#jobs.set(jobId, job);
+      }
     }
     if (!job) throw new Error(`no local batch ${jobId}`);
     return job;

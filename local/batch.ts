@@ -98,7 +98,7 @@ export interface BatchRun {
  * take a minute, and polls start at once and stay short (the local service ends a batch request
  * after `--batch-latency`).
  */
-export const LOCAL_ROUND_TIMING: RoundTiming = {
+const LOCAL_ROUND_TIMING: RoundTiming = {
   deadlineMinutes: 24 * 60,
   roundEstimateMinutes: 1,
   fallbackReserveMinutes: 0,

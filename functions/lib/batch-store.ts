@@ -173,7 +173,7 @@ export class DynamoBatchStore {
  * `redraft show` and the console's record show a batch's progress while it waits. The whole list
  * each time: a retried step writes the same list again.
  */
-export async function recordRounds(
+async function recordRounds(
   doc: DynamoDBDocumentClient,
   tableName: string,
   batchId: string,

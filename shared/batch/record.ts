@@ -74,7 +74,7 @@ const PriceClassTotalsSchema = z.object({ tokens: TokenTotalsSchema, costUsd: z.
  * Where a batch-priced batch's tokens and cost went: the answers its rounds' batches gave (billed
  * at batch price), and the calls made on demand (the deadline fallback, requests no batch took).
  */
-export const PriceClassesSchema = z.object({
+const PriceClassesSchema = z.object({
   batch: PriceClassTotalsSchema,
   on_demand: PriceClassTotalsSchema,
 });

@@ -107,7 +107,7 @@ export const RoundsStateSchema = z.object({
 export type RoundsState = z.infer<typeof RoundsStateSchema>;
 
 /** A line the on-demand fallback runs: the per-draft state machine's child, named as in rounds. */
-export interface OnDemandItem {
+interface OnDemandItem {
   line: number;
   runId: string;
   batchId: string;
@@ -138,12 +138,12 @@ export interface MapResults {
  * all rounds are more than `batchToleratedFailurePercentage` of the manifest, as the on-demand Map
  * fails with `States.ExceedToleratedFailureThreshold`.
  */
-export class ToleratedFailuresExceeded extends Error {
+class ToleratedFailuresExceeded extends Error {
   override readonly name = "BatchToleratedFailureThresholdExceeded";
 }
 
 /** The items a round's Map left waiting for a batch, and how many it ended failed, from its ResultWriter files. */
-export async function parkedItems(
+async function parkedItems(
   blobs: BlobStore,
   results: MapResults,
 ): Promise<ParkedState[] & { failed?: number }> {

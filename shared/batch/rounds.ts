@@ -24,7 +24,7 @@ export const PricingSchema = z.enum(["on_demand", "batch"]);
 export type Pricing = z.infer<typeof PricingSchema>;
 
 /** The loop decision a parked item resumes with: which model step asked the batch. */
-export const ParkedCallSchema = z.enum(["correct", "correct_logic", "judge"]);
+const ParkedCallSchema = z.enum(["correct", "correct_logic", "judge"]);
 export type ParkedCall = z.infer<typeof ParkedCallSchema>;
 
 /** What a parked item carries beside its loop state: the step to resume and where its request lies. */
@@ -36,7 +36,7 @@ export type Parked = z.infer<typeof ParkedSchema>;
  * for it (named as the on-demand call's error would be), or no answer because it expired or was
  * canceled before the service processed it.
  */
-export const BatchResultSchema = z.discriminatedUnion("type", [
+const BatchResultSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("succeeded"), response: z.custom<ModelResponse>((v) => typeof v === "object") }),
   z.object({ type: z.literal("errored"), error: z.object({ name: z.string(), message: z.string() }) }),
   z.object({ type: z.literal("expired") }),
@@ -51,10 +51,10 @@ export const ParkedRequestSchema = z.object({
   /** Rounds whose answer was a transient failure (errored by load, expired, canceled): the retries used. */
   failedRounds: z.array(z.number().int().nonnegative()),
 });
-export type ParkedRequest = z.infer<typeof ParkedRequestSchema>;
+type ParkedRequest = z.infer<typeof ParkedRequestSchema>;
 
 /** What the collect step writes for a request: the round that answered it, and how. */
-export const StoredResultSchema = z.object({ round: z.number().int().positive(), result: BatchResultSchema });
+const StoredResultSchema = z.object({ round: z.number().int().positive(), result: BatchResultSchema });
 export type StoredResult = z.infer<typeof StoredResultSchema>;
 
 /**
