@@ -393,9 +393,12 @@ say(
         `takes ${perDraft.toFixed(1)} ms: ${partOf("requestMs").toFixed(0)} % in its ${requests} DynamoDB requests (each through the ` +
         "AWS SDK client's middleware and serialization, then dynalite's parsing, validation and LevelDB, in this process), " +
         `${partOf("blobMs").toFixed(0)} % in its blob files, the rest in the state machine engine, the handlers and checks, and the ` +
-        `owner, event and history files. Running drafts four at a time (the default) overlaps little of it: the process is busy for ` +
-        `${cpuPerDraft.toFixed(1)} ms of CPU per draft (the main thread and the file and LevelDB threads together), ` +
-        `on a machine whose load average was ${load[0]?.toFixed(1)} at the start.`,
+        `owner, event and history files. At the default concurrency (four) the process used ${cpuPerDraft.toFixed(1)} ms of CPU ` +
+        "per draft (its main thread and its file and LevelDB threads)" +
+        (wallPerDraft > cpuPerDraft
+          ? ` and waited the other ${(wallPerDraft - cpuPerDraft).toFixed(1)} ms of each draft's wall time for the two cores, which ` +
+            `the machine's other work shared (load average ${load[0]?.toFixed(1)} at the start).`
+          : `, more than its wall time: the file and LevelDB threads ran beside the main thread (load average ${load[0]?.toFixed(1)} at the start).`),
 );
 say(
   share <= GOAL_SHARE
