@@ -5,7 +5,8 @@
  * - full mode by default; `--smoke` runs each bench's smoke mode (seconds, tiny) and never writes docs;
  * - `--write-docs` rewrites each bench's section of docs/BENCHMARKS.md with its output verbatim, the
  *   command, the date, the commit and the machine line;
- * - `--only a,b` runs only those benches (their sections alone are rewritten).
+ * - `--only a,b` runs only those benches, by section (`batch-pricing` is `bench:batch -- --pricing batch`);
+ *   their sections alone are rewritten.
  *
  * A bench that exits non-zero fails the whole run and no section is written.
  */
@@ -13,8 +14,20 @@ import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { BENCHMARKS_MD, commitId, type SectionInput, writeSections } from "./lib/docs.js";
 
-/** Every bench, in the order of docs/BENCHMARKS.md. */
-export const BENCHES = ["validate", "policy", "local", "startup", "coldstart", "batch", "suite"] as const;
+/**
+ * Every bench, in the order of docs/BENCHMARKS.md: the section it writes, and the script and arguments
+ * that write it when they are not `bench/<section>.ts` alone.
+ */
+const BENCHES: readonly { section: string; script?: string; args?: readonly string[] }[] = [
+  { section: "validate" },
+  { section: "policy" },
+  { section: "local" },
+  { section: "startup" },
+  { section: "coldstart" },
+  { section: "batch" },
+  { section: "batch-pricing", script: "batch", args: ["--pricing", "batch"] },
+  { section: "suite" },
+];
 
 const SMOKE = process.argv.includes("--smoke");
 const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
@@ -24,24 +37,25 @@ if (process.argv.includes("--write-docs") && SMOKE)
   console.error("--smoke never writes docs: ignoring --write-docs");
 
 const sections: SectionInput[] = [];
-for (const bench of BENCHES) {
-  if (only && !only.has(bench)) continue;
-  const args = ["--import", "tsx", `bench/${bench}.ts`, ...(SMOKE ? ["--smoke"] : [])];
-  console.error(`\n=== bench:${bench}${SMOKE ? " --smoke" : ""}`);
+for (const { section, script = section, args = [] } of BENCHES) {
+  if (only && !only.has(section)) continue;
+  const scriptArgs = [...args, ...(SMOKE ? ["--smoke"] : [])];
+  const command = `npm run bench:${script}${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`;
+  console.error(`\n=== ${command}${SMOKE ? (args.length > 0 ? " --smoke" : " -- --smoke") : ""}`);
   const date = new Date();
   const load = loadavg();
   const commit = commitId();
-  const child = spawnSync(process.execPath, args, {
+  const child = spawnSync(process.execPath, ["--import", "tsx", `bench/${script}.ts`, ...scriptArgs], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     maxBuffer: 64 * 1024 * 1024,
   });
   process.stdout.write(child.stdout ?? "");
   if (child.status !== 0) {
-    console.error(`bench:${bench} failed (exit ${child.status ?? child.signal}): nothing written`);
+    console.error(`${command} failed (exit ${child.status ?? child.signal}): nothing written`);
     process.exit(1);
   }
-  sections.push({ bench, command: `npm run bench:${bench}`, output: child.stdout, date, load, commit });
+  sections.push({ bench: section, command, output: child.stdout, date, load, commit });
 }
 if (WRITE_DOCS) {
   writeSections(sections);

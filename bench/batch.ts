@@ -14,11 +14,18 @@
  *
  * `--smoke`: 2,000 drafts through the command line itself (`redraft batch --json --llm none`), checking
  * one line per item and a summary equal to the lines.
+ *
+ * `--pricing batch`: the same corpus on demand and batch-priced on one cassette, every item's status,
+ * reason and attempts compared, cost and rounds side by side; fails above 0.55 of the on-demand cost
+ * (`--smoke`: 600 drafts).
+ *
+ * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md with the output verbatim: `batch`,
+ * or `batch-pricing` with `--pricing batch` (never with `--smoke`).
  */
 import "../cli/quiet.js";
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { LocalBatchRunner } from "../local/batch.js";
@@ -26,14 +33,39 @@ import { LocalRuntime } from "../local/runtime.js";
 import { loadAsl, loadBatchAsl } from "../local/state-machine.js";
 import { childRunId } from "../shared/batch/record.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
+import { BENCHMARKS_MD, commitId, writeSections } from "./lib/docs.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
+const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
 /** `--pricing batch`: the same corpus on demand and batch-priced, outcomes compared, cost and rounds against each other. */
 const PRICING = process.argv.includes("--pricing")
   ? process.argv[process.argv.indexOf("--pricing") + 1]
   : undefined;
+if (PRICING !== undefined && PRICING !== "batch") {
+  console.error(
+    `bench:batch: --pricing takes batch (on demand is what the bench runs without it), not ${PRICING}`,
+  );
+  process.exit(2);
+}
 const COUNT = SMOKE ? 2_000 : 10_000;
+
+const date = new Date();
+const load = loadavg();
+const commit = commitId();
+const output: string[] = [];
+/** Prints a line of the bench's result, kept for --write-docs. */
+const say = (text: string) => {
+  console.log(text);
+  output.push(text);
+};
+
+/** This bench's section of docs/BENCHMARKS.md, with what it printed. */
+function writeDocs(bench: "batch" | "batch-pricing", command: string): void {
+  if (!WRITE_DOCS) return;
+  writeSections([{ bench, command, output: output.join("\n"), date, load, commit }]);
+  console.error(`wrote the ${bench} section of ${BENCHMARKS_MD}`);
+}
 
 const read = async (name: string) =>
   JSON.parse(await readFile(join("examples", "drafts", name), "utf8")) as Record<string, unknown>;
@@ -100,11 +132,11 @@ if (PRICING === "batch") {
     );
     if (differ > 0) fail(`${differ} items ended differently batch-priced`);
     const ratio = (batch.record?.costUsd ?? 0) / (onDemand.record?.costUsd ?? 1);
-    console.log(
+    say(
       `bench:batch --pricing batch — ${fmtInt(count)} drafts (${fmtInt(lines.slice(0, count).filter((_, i) => i % 6 === 2 || i % 6 === 5).length)} corrected by a replayed model), on demand and batch-priced on one cassette`,
     );
-    console.log(machine());
-    console.log(
+    say(machine());
+    say(
       table(
         ["pricing", "cost", "rounds", "tokens", "wall time (local, latency 0)"],
         [
@@ -125,10 +157,26 @@ if (PRICING === "batch") {
         ],
       ),
     );
-    console.log(
+    // Where the batch-priced tokens went: each round's requests and answers, and the price classes.
+    const rounds = batch.record?.rounds ?? [];
+    say(
+      `rounds: ${rounds
+        .map(
+          (r) =>
+            `${r.round}: ${fmtInt(r.requests)} requests in ${r.jobs.length} batch${r.jobs.length === 1 ? "" : "es"}, ${fmtInt(r.succeeded ?? 0)} answered`,
+        )
+        .join("; ")}`,
+    );
+    const classes = batch.record?.priceClasses;
+    if (classes)
+      say(
+        `price classes of the batch-priced run: batch ${fmtInt(classes.batch.tokens.total)} tokens ($${classes.batch.costUsd.toFixed(4)}, cache read ${fmtInt(classes.batch.tokens.cacheRead)}, cache write ${fmtInt(classes.batch.tokens.cacheWrite)}); on demand ${fmtInt(classes.on_demand.tokens.total)} tokens ($${classes.on_demand.costUsd.toFixed(4)})`,
+      );
+    say(
       `identical outcomes: ${fmtInt(count)} of ${fmtInt(count)} items (status, reason, attempts); batch / on-demand cost = ${ratio.toFixed(3)} (goal ≤ 0.55)`,
     );
     if (ratio > 0.55) fail(`the batch-priced cost is ${ratio.toFixed(3)} of on demand`);
+    writeDocs("batch-pricing", "npm run bench:batch -- --pricing batch");
   } finally {
     await runtime.close();
     await rm(dataDir, { recursive: true, force: true });
@@ -214,11 +262,11 @@ try {
   }
   const perDraft = transitions.reduce((a, b) => a + b, 0) / transitions.length;
 
-  console.log(
+  say(
     `bench:batch — ${fmtInt(COUNT)} drafts in one manifest (${fmtInt(needCorrection)} corrected by a replayed model, the rest clean or repaired), batch concurrency ${"4 (dev's batchConcurrency)"}`,
   );
-  console.log(machine());
-  console.log(
+  say(machine());
+  say(
     table(
       ["measure", "value"],
       [
@@ -233,8 +281,8 @@ try {
       ],
     ),
   );
-  console.log("\nbatch record:");
-  console.log(
+  say("\nbatch record:");
+  say(
     JSON.stringify({
       status: record.status,
       items: record.items,
@@ -259,10 +307,10 @@ try {
     perTenThousand *
       (EXPRESS_PER_REQUEST + ((0.0625 * Math.ceil(seconds * 10)) / 10) * EXPRESS_PER_GB_SECOND) +
     perTenThousand * mapPerItem * STANDARD_PER_TRANSITION;
-  console.log(
+  say(
     "\nStep Functions cost per 10,000 drafts (list prices, us-east-1; Lambda and model tokens not included):",
   );
-  console.log(
+  say(
     table(
       ["per-draft workflow", "cost / 10,000 drafts", "what it gives"],
       [
@@ -284,6 +332,7 @@ try {
       ],
     ),
   );
+  writeDocs("batch", "npm run bench:batch");
 } finally {
   await runtime.close();
   await rm(dataDir, { recursive: true, force: true });
