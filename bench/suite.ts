@@ -83,6 +83,15 @@ interface SuiteRun {
   load: string;
   files: string;
   tests: string;
+  /** "file > test" of each failed test (or file that failed to load), as vitest's summary names them. */
+  failed: string[];
+}
+
+/** The tests vitest's summary lists as failed: ` FAIL  tests/a.test.ts > suite > test`. */
+function failedOf(text: string): string[] {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its summary
+  const plain = text.replace(/\u001b\[[0-9;]*m/g, "");
+  return [...new Set([...plain.matchAll(/^ FAIL {2}(.+)$/gm)].map((m) => (m[1] ?? "").trim()))];
 }
 
 function runSuite(cwd: string, files: readonly string[]): SuiteRun {
@@ -92,7 +101,7 @@ function runSuite(cwd: string, files: readonly string[]): SuiteRun {
   const summary = summaryOf(`${run.stdout}\n${run.stderr}`);
   const green =
     run.code === 0 && /passed/.test(summary.tests) && !/failed/.test(`${summary.files} ${summary.tests}`);
-  return { ms: run.ms, green, load: run.load, ...summary };
+  return { ms: run.ms, green, load: run.load, ...summary, failed: failedOf(`${run.stdout}\n${run.stderr}`) };
 }
 
 /** `stress --cpu <cores>` in the background while `body` runs, or undefined when there is no `stress`. */
@@ -226,6 +235,14 @@ function main(): void {
     say(suiteVerdict("npm test", plain));
     if (stressed) say(suiteVerdict(`npm test under stress --cpu ${cpus().length}`, stressed));
     if (stressNote) say(stressNote);
+    // What made a run red, and in how many runs: a failure in every run is no flake.
+    const failures = new Map<string, number>();
+    for (const run of [...plain, ...(stressed ?? [])])
+      for (const name of run.failed) failures.set(name, (failures.get(name) ?? 0) + 1);
+    if (failures.size > 0) {
+      say(`failed, in how many of the ${plain.length + (stressed?.length ?? 0)} runs:`);
+      for (const [name, count] of failures) say(`  ${count}× ${name}`);
+    }
     say();
 
     // 2. npm start
