@@ -77,6 +77,24 @@ function summaryOf(text: string): { files: string; tests: string } {
   return { files: line("Test Files"), tests: line("Tests") };
 }
 
+/**
+ * A vitest reporter, written beside the clone, that records each file's import and test time (what
+ * the file costs its worker), so that a run says where its time went.
+ */
+const FILE_TIMES_REPORTER = `
+import { writeFileSync } from "node:fs";
+export default class FileTimes {
+  rows = {};
+  onTestModuleEnd(m) {
+    const d = m.diagnostic();
+    this.rows[m.moduleId.replace(process.cwd() + "/", "")] = d.collectDuration + d.duration;
+  }
+  onTestRunEnd() {
+    writeFileSync(process.env.REDRAFT_BENCH_FILE_TIMES, JSON.stringify(this.rows));
+  }
+}
+`;
+
 interface SuiteRun {
   ms: number;
   green: boolean;
@@ -85,6 +103,8 @@ interface SuiteRun {
   tests: string;
   /** "file > test" of each failed test (or file that failed to load), as vitest's summary names them. */
   failed: string[];
+  /** Milliseconds of import and tests per file, as its worker spent them. */
+  fileMs: Record<string, number>;
 }
 
 /** The tests vitest's summary lists as failed: ` FAIL  tests/a.test.ts > suite > test`. */
@@ -94,14 +114,53 @@ function failedOf(text: string): string[] {
   return [...new Set([...plain.matchAll(/^ FAIL {2}(.+)$/gm)].map((m) => (m[1] ?? "").trim()))];
 }
 
-function runSuite(cwd: string, files: readonly string[]): SuiteRun {
-  // `npm test` as a developer types it; vitest prints no colour into a pipe.
-  const args = files.length > 0 ? ["test", "--", ...files] : ["test"];
-  const run = timed("npm", args, cwd, { ...process.env, CI: "1", FORCE_COLOR: "0" });
+function runSuite(cwd: string, files: readonly string[], work: string): SuiteRun {
+  const reporter = join(work, "file-times-reporter.mjs");
+  writeFileSync(reporter, FILE_TIMES_REPORTER);
+  const timesFile = join(work, "file-times.json");
+  rmSync(timesFile, { force: true });
+  // `npm test` as a developer types it, its usual reporter kept, plus one that notes each file's time.
+  const args = ["test", "--", ...files, "--reporter=default", `--reporter=${reporter}`];
+  const run = timed("npm", args, cwd, {
+    ...process.env,
+    CI: "1",
+    FORCE_COLOR: "0",
+    REDRAFT_BENCH_FILE_TIMES: timesFile,
+  });
   const summary = summaryOf(`${run.stdout}\n${run.stderr}`);
   const green =
     run.code === 0 && /passed/.test(summary.tests) && !/failed/.test(`${summary.files} ${summary.tests}`);
-  return { ms: run.ms, green, load: run.load, ...summary, failed: failedOf(`${run.stdout}\n${run.stderr}`) };
+  let fileMs: Record<string, number> = {};
+  try {
+    fileMs = JSON.parse(readFileSync(timesFile, "utf8")) as Record<string, number>;
+  } catch {
+    // A run that died before its end wrote no times; its row says so through its result.
+  }
+  return {
+    ms: run.ms,
+    green,
+    load: run.load,
+    ...summary,
+    failed: failedOf(`${run.stdout}\n${run.stderr}`),
+    fileMs,
+  };
+}
+
+/** The files that cost their worker most, median over the runs, as a share of the workers' total. */
+function slowestFiles(runs: readonly SuiteRun[], count: number): string {
+  const names = new Set(runs.flatMap((r) => Object.keys(r.fileMs)));
+  const rows = [...names]
+    .map((name) => ({ name, ms: median(runs.map((r) => r.fileMs[name] ?? 0)) }))
+    .sort((a, b) => b.ms - a.ms);
+  const total = rows.reduce((sum, r) => sum + r.ms, 0);
+  const top = rows.slice(0, count);
+  return [
+    table(
+      ["file", "import + tests (median)", "share of all files"],
+      top.map((r) => [r.name, seconds(r.ms), `${((100 * r.ms) / total).toFixed(0)} %`]),
+    ),
+    `all ${rows.length} files: ${seconds(total)} of worker time (two workers); these ${top.length}: ${((100 * top.reduce((s, r) => s + r.ms, 0)) / total).toFixed(0)} %`,
+  ].join("\n");
 }
 
 /** `stress --cpu <cores>` in the background while `body` runs, or undefined when there is no `stress`. */
@@ -202,7 +261,7 @@ function main(): void {
     const plain: SuiteRun[] = [];
     for (let i = 0; i < RUNS; i++) {
       progress(`bench:suite: npm test ${i + 1}/${RUNS}…`);
-      plain.push(runSuite(cwd, files));
+      plain.push(runSuite(cwd, files, work));
     }
     let stressed: SuiteRun[] | undefined;
     let stressNote = "";
@@ -210,7 +269,7 @@ function main(): void {
       stressed = underStress(() =>
         Array.from({ length: RUNS }, (_, i) => {
           progress(`bench:suite: npm test under stress ${i + 1}/${RUNS}…`);
-          return runSuite(cwd, files);
+          return runSuite(cwd, files, work);
         }),
       );
       if (!stressed)
@@ -243,6 +302,12 @@ function main(): void {
       say(`failed, in how many of the ${plain.length + (stressed?.length ?? 0)} runs:`);
       for (const [name, count] of failures) say(`  ${count}× ${name}`);
     }
+    // Where the time goes: what to make faster when the goal is not met.
+    say();
+    say(
+      `where the time goes, npm test runs${stressed ? " under stress" : ""}: the files that cost their worker most`,
+    );
+    say(slowestFiles(stressed ?? plain, 10));
     say();
 
     // 2. npm start
