@@ -25,7 +25,7 @@
 import "../cli/quiet.js";
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { LocalBatchRunner } from "../local/batch.js";
@@ -33,7 +33,7 @@ import { LocalRuntime } from "../local/runtime.js";
 import { loadAsl, loadBatchAsl } from "../local/state-machine.js";
 import { childRunId } from "../shared/batch/record.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
-import { BENCHMARKS_MD, commitId, writeSections } from "./lib/docs.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
@@ -50,15 +50,7 @@ if (PRICING !== undefined && PRICING !== "batch") {
 }
 const COUNT = SMOKE ? 2_000 : 10_000;
 
-const date = new Date();
-const load = loadavg();
-const commit = commitId();
-const output: string[] = [];
-/** Prints a line of the bench's result, kept for --write-docs. */
-const say = (text: string) => {
-  console.log(text);
-  output.push(text);
-};
+const { date, load, commit, output, say } = sectionRecorder();
 
 /** This bench's section of docs/BENCHMARKS.md, with what it printed. */
 function writeDocs(bench: "batch" | "batch-pricing", command: string): void {

@@ -20,7 +20,7 @@
  */
 import "../cli/quiet.js";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../cli/main.js";
 import { correctDraft } from "../local/in-process.js";
@@ -29,7 +29,7 @@ import { buildRunResult } from "../shared/loop/run.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
-import { BENCHMARKS_MD, commitId, writeSections } from "./lib/docs.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
@@ -42,14 +42,7 @@ const GOAL_RATE = 200;
 const MODEL_CALL_MS = 5000;
 const GOAL_SHARE = 0.01;
 
-const date = new Date();
-const load = loadavg();
-const commit = commitId();
-const output: string[] = [];
-const say = (text: string) => {
-  console.log(text);
-  output.push(text);
-};
+const { date, load, commit, output, say } = sectionRecorder();
 
 // ---- drafts ---------------------------------------------------------------------------------------
 

@@ -19,22 +19,14 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BENCHMARKS_MD, commitId, writeSections } from "./lib/docs.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { machine, median, table } from "./lib/stats.js";
 
 const SMOKE = process.argv.includes("--smoke");
 const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
-const date = new Date();
-const load = loadavg();
-const commit = commitId();
-const output: string[] = [];
-const say = (text: string) => {
-  console.log(text);
-  output.push(text);
-};
+const { date, load, commit, output, say } = sectionRecorder();
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;

@@ -37,6 +37,30 @@ export function commitId(): string {
   }
 }
 
+/**
+ * What a bench keeps for its section from its start: the date, the load average and the commit, and
+ * `say`, which prints a line of its result and keeps it for --write-docs.
+ */
+export function sectionRecorder(): {
+  date: Date;
+  load: number[];
+  commit: string;
+  output: string[];
+  say: (text: string) => void;
+} {
+  const output: string[] = [];
+  return {
+    date: new Date(),
+    load: loadavg(),
+    commit: commitId(),
+    output,
+    say: (text) => {
+      console.log(text);
+      output.push(text);
+    },
+  };
+}
+
 export interface SectionInput {
   bench: string;
   /** The command that produced `output`, as a reader would type it. */
