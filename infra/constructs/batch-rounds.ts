@@ -10,7 +10,6 @@ import {
   Condition,
   DistributedMap,
   type IChainable,
-  IntegrationPattern,
   JsonPath,
   Pass,
   ResultWriterV2,
@@ -23,7 +22,7 @@ import {
   Wait,
   WaitTime,
 } from "aws-cdk-lib/aws-stepfunctions";
-import { LambdaInvoke, StepFunctionsStartExecution } from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { BATCH_RESULTS_PREFIX, BEDROCK_JOBS_PREFIX } from "../../shared/batch/manifest.js";
 import type { RoundsState } from "../../shared/batch/round-steps.js";
@@ -32,6 +31,7 @@ import type { EnvConfig } from "../config.js";
 import { RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import { BatchStateNames, StateNames } from "../state-names.js";
+import { childExecution } from "./child-execution.js";
 import { foundationModelId, redraftFunction } from "./functions.js";
 import { CorrectionGraph, LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "./workflow.js";
 
@@ -321,29 +321,18 @@ export class BatchRounds extends Construct {
     });
 
     // ── The on-demand fallback ────────────────────────────────────────────────────────────────
-    const runDraft = new StepFunctionsStartExecution(this, BatchStateNames.RunDraftOnDemand, {
+    const runDraft = childExecution(this, BatchStateNames.RunDraftOnDemand, {
+      perDraft: props.perDraft,
       comment:
         "The item on demand: a child of the per-draft state machine named after its run, which reuses the answers its rounds paid for.",
-      stateMachine: props.perDraft,
-      integrationPattern: IntegrationPattern.RUN_JOB,
       name: JsonPath.stringAt("$.runId"),
-      input: TaskInput.fromObject({
-        draftRef: JsonPath.objectAt("$.draftRef"),
-        submissionId: JsonPath.stringAt("$.batchId"),
-      }),
-      resultSelector: {
-        status: JsonPath.stringAt("$.Status"),
-        executionArn: JsonPath.stringAt("$.ExecutionArn"),
-      },
-      taskTimeout: Timeout.duration(Duration.minutes(config.executionTimeoutMinutes + 5)),
-    });
-    runDraft.addCatch(
-      new Pass(this, BatchStateNames.OnDemandAlreadyRan, {
+      alreadyRan: {
+        id: BatchStateNames.OnDemandAlreadyRan,
         comment: "A retried item whose child already exists: AggregateBatch reads its run.",
-        parameters: { status: "ALREADY_RAN", "runId.$": "$.runId" },
-      }),
-      { errors: ["StepFunctions.ExecutionAlreadyExistsException"], resultPath: "$.existing" },
-    );
+        keep: { "runId.$": "$.runId" },
+      },
+      executionTimeoutMinutes: config.executionTimeoutMinutes,
+    });
     const runOnDemand = new DistributedMap(this, BatchStateNames.RunOnDemand, {
       comment:
         "The items left at the deadline (or that no batch request takes), on demand, so the batch ends on time.",

@@ -14,14 +14,11 @@ import {
   DefinitionBody,
   DistributedMap,
   Fail,
-  IntegrationPattern,
-  JitterType,
   JsonPath,
   LogLevel,
   Pass,
   Result,
   ResultWriterV2,
-  type RetryProps,
   S3JsonLItemReader,
   type StateMachine,
   StateMachineType,
@@ -35,7 +32,6 @@ import {
   DynamoPutItem,
   EventBridgePutEvents,
   LambdaInvoke,
-  StepFunctionsStartExecution,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
@@ -47,6 +43,7 @@ import type { EnvConfig } from "../config.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import { BatchEvents, BatchStateNames, OUTCOME_EVENT_SOURCE } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
+import { childExecution } from "./child-execution.js";
 import { redraftFunction } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
@@ -85,19 +82,6 @@ function executionFinding(stateMachine: StateMachine, suffix: string): string {
 
 /** The Lambda step of a batch: prepare or aggregate, over a whole manifest. */
 const BATCH_FUNCTION_TIMEOUT = Duration.minutes(15);
-
-/**
- * Starting a child: throttled or refused for now by Step Functions' own limits. Long, jittered
- * retries: a batch of thousands pushes on the account's StartExecution rate.
- */
-const CHILD_START_RETRY: RetryProps = {
-  errors: ["StepFunctions.ExecutionLimitExceededException", "StepFunctions.AWSStepFunctionsException"],
-  interval: Duration.seconds(5),
-  backoffRate: 2,
-  maxAttempts: 6,
-  maxDelay: Duration.seconds(120),
-  jitterStrategy: JitterType.FULL,
-};
 
 /**
  * The batch workflow: CreateBatch (conditional put; a duplicate delivery ends at once) →
@@ -239,33 +223,17 @@ export class BatchWorkflow extends Construct {
     prepareItems.addRetry(SERVICE_RETRY);
 
     // ── One child per item ──────────────────────────────────────────────────────────────────
-    const runDraft = new StepFunctionsStartExecution(this, BatchStateNames.RunDraft, {
+    const runDraft = childExecution(this, BatchStateNames.RunDraft, {
+      perDraft,
       comment: "The item as its own run: a child execution of the per-draft state machine, waited for.",
-      stateMachine: perDraft,
-      integrationPattern: IntegrationPattern.RUN_JOB,
       name: JsonPath.format("{}-{}", JsonPath.stringAt("$.batchId"), JsonPath.stringAt("$.line")),
-      input: TaskInput.fromObject({
-        draftRef: JsonPath.objectAt("$.draftRef"),
-        // The content claim is per submission: identical drafts within one batch are one run.
-        submissionId: JsonPath.stringAt("$.batchId"),
-      }),
-      // The child's run record is the result; the Map keeps only what identifies it.
-      resultSelector: {
-        status: JsonPath.stringAt("$.Status"),
-        executionArn: JsonPath.stringAt("$.ExecutionArn"),
-      },
-      // The child ends itself by its own timeout first; this bounds the wait (and runtimes whose
-      // Task states default to 60 s, as aws-local-stepfunctions' do, must not cut a child short).
-      taskTimeout: Timeout.duration(Duration.minutes(config.executionTimeoutMinutes + 5)),
-    });
-    runDraft.addRetry(CHILD_START_RETRY);
-    runDraft.addCatch(
-      new Pass(this, BatchStateNames.ItemAlreadyRan, {
+      alreadyRan: {
+        id: BatchStateNames.ItemAlreadyRan,
         comment: "A retried or resumed item whose child already exists: AggregateBatch reads its run.",
-        parameters: { status: "ALREADY_RAN", "line.$": "$.line" },
-      }),
-      { errors: ["StepFunctions.ExecutionAlreadyExistsException"], resultPath: "$.existing" },
-    );
+        keep: { "line.$": "$.line" },
+      },
+      executionTimeoutMinutes: config.executionTimeoutMinutes,
+    });
 
     const runItems = new DistributedMap(this, BatchStateNames.RunItems, {
       comment:

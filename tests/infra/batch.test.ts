@@ -48,6 +48,39 @@ describe("the batch state machine", () => {
     expect(child.Catch[0].ErrorEquals).toEqual(["StepFunctions.ExecutionAlreadyExistsException"]);
   });
 
+  it("retries a throttled child start and takes an existing child as a result, wherever a child starts", () => {
+    // Every startExecution in the machine, nested Maps included (RunItems, and the batch-priced RunOnDemand).
+    const starts: [string, Json][] = [];
+    const walk = (states: Record<string, Json>) => {
+      for (const [name, state] of Object.entries(states)) {
+        if (String(state.Resource ?? "").startsWith("arn:aws:states:::states:startExecution"))
+          starts.push([name, state]);
+        if (state.ItemProcessor) walk(state.ItemProcessor.States);
+        for (const branch of state.Branches ?? []) walk(branch.States);
+      }
+    };
+    walk(batchAsl().States);
+    expect(starts.map(([name]) => name).sort()).toEqual(
+      [BatchStateNames.RunDraft, BatchStateNames.RunDraftOnDemand].sort(),
+    );
+    for (const [name, state] of starts) {
+      expect(state.Retry, name).toEqual([
+        expect.objectContaining({
+          ErrorEquals: [
+            "StepFunctions.ExecutionLimitExceededException",
+            "StepFunctions.AWSStepFunctionsException",
+          ],
+          MaxAttempts: 6,
+          JitterStrategy: "FULL",
+        }),
+      ]);
+      expect(
+        state.Catch.map((c: Json) => c.ErrorEquals),
+        name,
+      ).toEqual([["StepFunctions.ExecutionAlreadyExistsException"]]);
+    }
+  });
+
   it("takes MaxConcurrency and ToleratedFailurePercentage from each environment's config", () => {
     for (const [s, t, env] of [
       [stack, template, environments.dev],

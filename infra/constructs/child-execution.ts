@@ -1,0 +1,77 @@
+import { Duration } from "aws-cdk-lib";
+import {
+  IntegrationPattern,
+  type IStateMachine,
+  JitterType,
+  JsonPath,
+  Pass,
+  type RetryProps,
+  TaskInput,
+  Timeout,
+} from "aws-cdk-lib/aws-stepfunctions";
+import { StepFunctionsStartExecution } from "aws-cdk-lib/aws-stepfunctions-tasks";
+import type { Construct } from "constructs";
+
+/**
+ * Starting a child: throttled or refused for now by Step Functions' own limits. Long, jittered
+ * retries: a batch of thousands pushes on the account's StartExecution rate.
+ */
+export const CHILD_START_RETRY: RetryProps = {
+  errors: ["StepFunctions.ExecutionLimitExceededException", "StepFunctions.AWSStepFunctionsException"],
+  interval: Duration.seconds(5),
+  backoffRate: 2,
+  maxAttempts: 6,
+  maxDelay: Duration.seconds(120),
+  jitterStrategy: JitterType.FULL,
+};
+
+export interface ChildExecutionProps {
+  readonly perDraft: IStateMachine;
+  readonly comment: string;
+  /** The child's name, deterministic so that a retried or resumed item never runs twice. */
+  readonly name: string;
+  /** The Pass state that stands for a child that already exists, and what it keeps of the item. */
+  readonly alreadyRan: {
+    readonly id: string;
+    readonly comment: string;
+    readonly keep: Record<string, string>;
+  };
+  readonly executionTimeoutMinutes: number;
+}
+
+/**
+ * One batch item as a child execution of the per-draft state machine, waited for (`.sync:2`):
+ * retried while Step Functions throttles, and a child that already exists (a retried Map item, a
+ * resumed batch) is a result, not an error. Both places that start children (RunItems, and the
+ * batch-priced fallback RunOnDemand) build theirs here, so they cannot drift apart.
+ */
+export function childExecution(scope: Construct, id: string, props: ChildExecutionProps) {
+  const start = new StepFunctionsStartExecution(scope, id, {
+    comment: props.comment,
+    stateMachine: props.perDraft,
+    integrationPattern: IntegrationPattern.RUN_JOB,
+    name: props.name,
+    input: TaskInput.fromObject({
+      draftRef: JsonPath.objectAt("$.draftRef"),
+      // The content claim is per submission: identical drafts within one batch are one run.
+      submissionId: JsonPath.stringAt("$.batchId"),
+    }),
+    // The child's run record is the result; the Map keeps only what identifies it.
+    resultSelector: {
+      status: JsonPath.stringAt("$.Status"),
+      executionArn: JsonPath.stringAt("$.ExecutionArn"),
+    },
+    // The child ends itself by its own timeout first; this bounds the wait (and runtimes whose
+    // Task states default to 60 s, as aws-local-stepfunctions' do, must not cut a child short).
+    taskTimeout: Timeout.duration(Duration.minutes(props.executionTimeoutMinutes + 5)),
+  });
+  start.addRetry(CHILD_START_RETRY);
+  start.addCatch(
+    new Pass(scope, props.alreadyRan.id, {
+      comment: props.alreadyRan.comment,
+      parameters: { status: "ALREADY_RAN", ...props.alreadyRan.keep },
+    }),
+    { errors: ["StepFunctions.ExecutionAlreadyExistsException"], resultPath: "$.existing" },
+  );
+  return start;
+}
