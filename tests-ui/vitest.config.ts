@@ -8,6 +8,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     fileParallelism: false,
+    // expect.poll gives up after 1 s by default; a page's fetch on a CI runner shared with other jobs
+    // can take longer than that without anything being wrong.
+    expect: { poll: { timeout: 20_000 } },
     env: { POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true" },
   },
 });

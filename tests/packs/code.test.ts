@@ -32,6 +32,12 @@ const registry = new PackRegistry({}, [codePack]);
 /** Short limits so that the runaway tests stay quick. */
 const tightConfig: DeploymentConfig = { packs: { code: { settings: { timeoutMs: 250 } } } };
 const tightRegistry = new PackRegistry(tightConfig, [codePack]);
+/**
+ * A runaway test is cut by a wall-clock deadline of a few hundred ms; the messages say which limit
+ * cut it. The elapsed time is checked only against a hang, with room for a loaded machine (a CI
+ * runner shared with other jobs stretches context creation and parsing, not the deadline itself).
+ */
+const NOT_HUNG_MS = 15_000;
 
 function code(source: string, tests: CodeContent["tests"] = ADD_TESTS, language = "javascript"): CodeContent {
   return { language, source, tests };
@@ -125,7 +131,7 @@ describe("code pack through validateDraft", () => {
       ]),
       tightRegistry,
     );
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     const v = only(report, "test:spins");
     expect(v.message).toBe('test "spins" exceeded the 250 ms timeout and was interrupted');
     expect(v.path).toBe("/tests/0");
@@ -140,7 +146,7 @@ describe("code pack through validateDraft", () => {
     const spinners = ["one", "two", "three", "four"].map((name) => ({ name, code: "spin();" }));
     const started = performance.now();
     const report = await validate(code("function spin() { while (true) {} }", spinners), suiteRegistry);
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     expect(report.violations.map((v) => v.ruleId)).toEqual(spinners.map((t) => `test:${t.name}`));
     expect(only(report, "test:one").message).toBe(
       'test "one" exceeded the 1000 ms timeout and was interrupted',
@@ -266,7 +272,7 @@ describe("code pack through validateDraft", () => {
         { name: "hogs", code: "hog();" },
       ]),
     );
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     expect(only(report, "test:hogs").message).toBe('test "hogs" exceeded the memory limit of 32 MiB');
   });
 
