@@ -16,7 +16,7 @@ import type { Construct } from "constructs";
  * Starting a child: throttled or refused for now by Step Functions' own limits. Long, jittered
  * retries: a batch of thousands pushes on the account's StartExecution rate.
  */
-export const CHILD_START_RETRY: RetryProps = {
+const CHILD_START_RETRY: RetryProps = {
   errors: ["StepFunctions.ExecutionLimitExceededException", "StepFunctions.AWSStepFunctionsException"],
   interval: Duration.seconds(5),
   backoffRate: 2,
