@@ -72,53 +72,59 @@ const MAX_NUMBER_CHARS = 24;
  * own enumerable data (a `toJSON`, a class instance), which only serializing can measure.
  */
 export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: number; maxBytes: number } {
+  const rootBytes = leafBytes(value);
+  if (rootBytes >= 0) return { depth: 0, maxBytes: rootBytes };
   let max = 0;
   let bytes = 0;
-  // Two parallel stacks rather than one of {value, depth} objects: this walk runs on every draft
-  // validated, and an allocation per member was most of its cost.
-  const values: unknown[] = [value];
-  const depths: number[] = [0];
-  while (values.length > 0) {
-    const v = values.pop();
-    const parentDepth = depths.pop() as number;
-    if (typeof v === "string") {
-      bytes += MAX_BYTES_PER_UNIT * v.length + 2;
-      continue;
-    }
-    if (typeof v === "number") {
-      bytes += MAX_NUMBER_CHARS;
-      continue;
-    }
-    if (v === null || typeof v !== "object") {
-      bytes += 5;
-      continue;
+  // Only objects and arrays go on the stack, with their own depth, in two parallel stacks: this walk
+  // runs on every draft validated, and a push and pop (or an allocation) per scalar was most of its cost.
+  const objects: object[] = [value as object];
+  const depths: number[] = [1];
+  while (objects.length > 0) {
+    const v = objects.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > max) {
+      max = depth;
+      if (max > limit) return { depth: max, maxBytes: bytes };
     }
     const array = Array.isArray(v);
     const proto = Object.getPrototypeOf(v);
     const plain = array ? proto === Array.prototype : proto === Object.prototype || proto === null;
     if (!plain || typeof (v as { toJSON?: unknown }).toJSON === "function") bytes = Number.POSITIVE_INFINITY;
-    const depth = parentDepth + 1;
-    if (depth > max) {
-      max = depth;
-      if (max > limit) return { depth: max, maxBytes: bytes };
-    }
     if (array) {
       bytes += 2 + v.length;
       for (const child of v) {
-        values.push(child);
-        depths.push(depth);
+        const size = leafBytes(child);
+        if (size >= 0) bytes += size;
+        else {
+          objects.push(child as object);
+          depths.push(depth + 1);
+        }
       }
     } else {
       bytes += 2;
       const record = v as Record<string, unknown>;
       for (const key of Object.keys(record)) {
+        const child = record[key];
         bytes += MAX_BYTES_PER_UNIT * key.length + 4;
-        values.push(record[key]);
-        depths.push(depth);
+        const size = leafBytes(child);
+        if (size >= 0) bytes += size;
+        else {
+          objects.push(child as object);
+          depths.push(depth + 1);
+        }
       }
     }
   }
   return { depth: max, maxBytes: bytes };
+}
+
+/** The size bound of a scalar's JSON, or -1 for an object or array (walked on its own). */
+function leafBytes(v: unknown): number {
+  if (typeof v === "string") return MAX_BYTES_PER_UNIT * v.length + 2;
+  if (typeof v === "number") return MAX_NUMBER_CHARS;
+  if (v === null || typeof v !== "object") return 5;
+  return -1;
 }
 
 const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
