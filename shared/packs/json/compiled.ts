@@ -5,6 +5,7 @@ import type { Finding, RepairResult } from "../../pack.js";
 import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { findingOf } from "./messages.js";
+import { isPlainData, prototypeLeavesAlone, schemaStrings } from "./plain.js";
 import {
   dirtyPointers,
   extraPointer,
@@ -27,6 +28,12 @@ const ROOT_KEY = "root";
 const MAX_WARNINGS = 5;
 /** The start of the message for a schema Ajv compiles but cannot evaluate. */
 const UNEVALUABLE = "the JSON Schema cannot be evaluated (Ajv's validator for it recurses without end)";
+/**
+ * Checks of one schema after which it gets a second validator for plain data (see plain.ts): compiling
+ * it costs about as much as 1,500 checks save, so only a schema that serves many drafts gets one, and
+ * its compilation at most doubles what the schema has cost so far.
+ */
+const PLAIN_VALIDATOR_AFTER = 1000;
 
 /**
  * A JSON Schema compiled once (Ajv, `allErrors`, formats), with what the json kind needs on top:
@@ -45,6 +52,14 @@ export class CompiledJsonSchema {
   readonly dialect: JsonSchemaDialect;
   readonly #ajv: AnyAjv;
   readonly #validate: ValidateFunction;
+  /**
+   * The same schema compiled without `ownProperties`, for plain data when Object.prototype cannot tell
+   * the two apart (plain.ts): undefined until the schema has served PLAIN_VALIDATOR_AFTER checks, null
+   * when the schema names a member of Object.prototype (or the compilation failed).
+   */
+  #plainValidate: ValidateFunction | null | undefined;
+  #plainNames: ReadonlySet<string> | undefined;
+  #checks = 0;
   readonly #subValidators = new Map<string, ValidateFunction | null>();
   readonly #views: SchemaViews;
   /**
@@ -104,7 +119,8 @@ export class CompiledJsonSchema {
     if (last !== undefined && last.content === content) return last.errors;
     let errors: ErrorObject[] | null;
     try {
-      errors = this.#validate(content) ? null : (this.#validate.errors ?? []);
+      const validate = this.#validatorFor(content);
+      errors = validate(content) ? null : (validate.errors ?? []);
     } catch (error) {
       // Ajv's generated code fails on some valid schemas: for unevaluatedProperties with $dynamicRef it
       // calls itself without end (drafts are depth-bounded, so the overflow is the schema's). A named
@@ -122,6 +138,29 @@ export class CompiledJsonSchema {
       });
     this.#last = { content, errors };
     return errors;
+  }
+
+  /** The plain-data validator when it gives the same answer as the root's for `content`, else the root's. */
+  #validatorFor(content: unknown): ValidateFunction {
+    if (this.#plainValidate === undefined && ++this.#checks >= PLAIN_VALIDATOR_AFTER) this.#compilePlain();
+    const names = this.#plainNames;
+    if (this.#plainValidate && names && prototypeLeavesAlone(names) && isPlainData(content))
+      return this.#plainValidate;
+    return this.#validate;
+  }
+
+  #compilePlain(): void {
+    this.#plainValidate = null;
+    const names = schemaStrings(this.schema);
+    if (!prototypeLeavesAlone(names)) return;
+    try {
+      const ajv = newAjv(this.dialect, { ...AJV_OPTIONS, ownProperties: false, validateSchema: false });
+      ajv.addSchema(this.schema, ROOT_KEY);
+      this.#plainValidate = ajv.getSchema(ROOT_KEY) ?? null;
+      this.#plainNames = names;
+    } catch {
+      // Compiled once already; should this one fail, the root's validator serves every check.
+    }
   }
 
   /** Ajv's errors for `content`; empty when it conforms. */
