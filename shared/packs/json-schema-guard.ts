@@ -1,3 +1,5 @@
+import { backtracksExponentially } from "./json/regex-safety.js";
+
 /**
  * Checks on an untrusted JSON Schema (a json draft's `context.schema`) that must pass before anything
  * recursive touches it: serializing, the meta-schema check, Ajv's compiler. Everything here walks the
@@ -114,11 +116,10 @@ export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>):
 }
 
 /**
- * Whether some `properties` of the schema names `__proto__`. Ajv builds objects keyed by property names
- * in its generated code, where that key sets a prototype instead: it never applies the property's schema,
- * and with `unevaluatedProperties` its validator throws. Such a schema is refused rather than checked wrong.
+ * Every schema object inside `schema` (itself included), found with an explicit stack: the values of
+ * data keywords (`const`, `enum`, `default`, examples) are not schemas and are not entered.
  */
-export function namesProtoProperty(schema: unknown): boolean {
+function* schemaObjects(schema: unknown): Generator<Record<string, unknown>> {
   const stack: { value: unknown; role: "schema" | "map" }[] = [{ value: schema, role: "schema" }];
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     const { value, role } = frame;
@@ -132,13 +133,45 @@ export function namesProtoProperty(schema: unknown): boolean {
       continue;
     }
     const record = value as Record<string, unknown>;
-    const properties = record.properties;
-    if (typeof properties === "object" && properties !== null && Object.hasOwn(properties, "__proto__"))
-      return true;
+    yield record;
     for (const [key, child] of Object.entries(record)) {
       if (!DATA_KEYWORDS.has(key))
         stack.push({ value: child, role: MAP_KEYWORDS.has(key) ? "map" : "schema" });
     }
   }
+}
+
+/**
+ * Whether some `properties` of the schema names `__proto__`. Ajv builds objects keyed by property names
+ * in its generated code, where that key sets a prototype instead: it never applies the property's schema,
+ * and with `unevaluatedProperties` its validator throws. Such a schema is refused rather than checked wrong.
+ */
+export function namesProtoProperty(schema: unknown): boolean {
+  for (const record of schemaObjects(schema)) {
+    const properties = record.properties;
+    if (typeof properties === "object" && properties !== null && Object.hasOwn(properties, "__proto__"))
+      return true;
+  }
   return false;
+}
+
+/**
+ * The first regular expression of the schema (a `pattern`, or a `patternProperties` name) that can take
+ * exponential time to match. JavaScript's RegExp cannot be interrupted, so one such pattern and one
+ * hostile string would stop the validating process (in the local runtime, every draft it is running)
+ * until the Lambda timeout or forever. Star height does not see every slow pattern (overlapping
+ * alternatives such as `(a|a)*` pass it); a linear-time engine (RE2) would, at the cost of ECMAScript
+ * syntax it does not accept and of bundle size.
+ */
+export function findUnsafePattern(schema: unknown): { keyword: string; pattern: string } | undefined {
+  for (const record of schemaObjects(schema)) {
+    if (typeof record.pattern === "string" && backtracksExponentially(record.pattern))
+      return { keyword: "pattern", pattern: record.pattern };
+    const named = record.patternProperties;
+    if (typeof named === "object" && named !== null && !Array.isArray(named)) {
+      for (const pattern of Object.keys(named))
+        if (backtracksExponentially(pattern)) return { keyword: "patternProperties", pattern };
+    }
+  }
+  return undefined;
 }

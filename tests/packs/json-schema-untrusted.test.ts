@@ -79,6 +79,16 @@ const UNUSABLE: [string, unknown, RegExp][] = [
   ],
   ["an oversized schema", oversized, /is \d+ bytes, over the limit of 524288 bytes/],
   ["a schema Ajv cannot compile", { type: "string", pattern: "(" }, /Invalid regular expression/],
+  [
+    "a pattern that backtracks exponentially",
+    { type: "object", properties: { name: { type: "string", pattern: "^(a+)+$" } } },
+    /the pattern "\^\(a\+\)\+\$" can take exponential time to match/,
+  ],
+  [
+    "a patternProperties name that backtracks exponentially, deep in $defs",
+    { $defs: { tags: { type: "object", patternProperties: { "^(\\w+\\s?)*$": { type: "string" } } } } },
+    /the patternProperties "\^\(\\\\w\+\\\\s\?\)\*\$" can take exponential time/,
+  ],
 ];
 
 const invalidSchema = (message: RegExp) =>
@@ -96,6 +106,32 @@ describe("json pack: context.schema is untrusted input", () => {
   it.each(UNUSABLE)("rejects %s through validateDraft and inspectDraft", async (_, schema, message) => {
     await expect(validateDraft(draftOf(schema))).rejects.toEqual(invalidSchema(message));
     await expect(inspectDraft(JSON.stringify(draftOf(schema)))).rejects.toEqual(invalidSchema(message));
+  });
+
+  it("refuses an exponential pattern before any content meets it, and lets the other drafts run", async () => {
+    // 40 characters that almost match: ECMAScript's RegExp would take hours on ^(a+)+$ (2^40 splits).
+    const hostile = draftOf(
+      { type: "object", required: ["name"], properties: { name: { type: "string", pattern: "^(a+)+$" } } },
+      { name: `${"a".repeat(40)}!` },
+    );
+    await expect(validateDraft(hostile)).rejects.toEqual(invalidSchema(/exponential time/));
+    // The same pattern as data (an enum value, a default) is no regular expression and is fine.
+    const asData = draftOf(
+      { type: "object", properties: { p: { type: "string", enum: ["^(a+)+$"], default: "^(a+)+$" } } },
+      { p: "^(a+)+$" },
+    );
+    expect((await validateDraft(asData)).passed).toBe(true);
+    // A pattern whose splits are forced runs as before, on a long near-miss too.
+    const forced = draftOf(
+      {
+        type: "object",
+        required: ["words"],
+        properties: { words: { type: "string", pattern: "^[^\\s]+(\\s[^\\s]+)*$" } },
+      },
+      { words: `${"word ".repeat(5_000)} ` },
+    );
+    const report = await validateDraft(forced);
+    expect(report.violations.map((v) => v.path)).toContain("/words");
   });
 
   it("never fetches a remote $ref", async () => {

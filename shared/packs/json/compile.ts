@@ -7,6 +7,7 @@ import {
   DEFAULT_SCHEMA_LIMITS,
   exceedsDepth,
   findRemoteRef,
+  findUnsafePattern,
   namesProtoProperty,
 } from "../json-schema-guard.js";
 import { dialectOf, dialectSupport } from "./ajv.js";
@@ -153,6 +154,12 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   if (namesProtoProperty(schema)) {
     return invalidSchema(
       'a "properties" keyword names "__proto__", which Ajv cannot check (it ignores that property\'s schema); require it with "required" or leave it out of "properties"',
+    );
+  }
+  const unsafe = findUnsafePattern(schema);
+  if (unsafe) {
+    return invalidSchema(
+      `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take exponential time to match (a repeated group holding a repetition that can match the same characters as what follows it, like (a+)+ or (\\w+\\s?)*); write it so that each character has one way to match, e.g. (a+)+ as a+`,
     );
   }
   if (!meta(schema)) {

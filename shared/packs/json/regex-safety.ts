@@ -1,0 +1,190 @@
+/**
+ * Which regular expressions of an untrusted JSON Schema a backtracking engine (ECMAScript's RegExp, which
+ * Ajv compiles `pattern` and `patternProperties` with) could take exponential time on. RegExp cannot be
+ * interrupted: one such pattern and one hostile string stop the validating process, in the local runtime
+ * every draft it is running, until the Lambda timeout or for ever.
+ *
+ * The analysis is redraft's own, over the parse tree of `ret`: a repetition that can run more than once
+ * holding, somewhere in its body, a repetition that can match in more than one way (one of the two
+ * unbounded), where what the inner one matches can also be matched by what comes right after it, so that
+ * the characters can be split between them in many ways. `(a+)+`, `(\w+\s?)*`, `(a|b+)+`, `(a{2,3})+`
+ * and `(a+){2,20}` are found; `(\S+\s){4}`, `[^\s]+(\s[^\s]+)*` and `([A-Z0-9]{3})?` are not, because
+ * each split there is forced. It does not see ambiguity between alternatives of one repetition
+ * (`(a|a)*`, `(a|ab)*`) or polynomial sequences (`\d*\d*\d*$`); a linear-time engine (RE2) would, at the
+ * cost of ECMAScript syntax it does not accept and of bundle size.
+ */
+import retModule, { type Root, type SetTokens, type Token, types } from "ret";
+
+// ret is CommonJS: Node's ESM loader hands over its module.exports, which holds `tokenizer`; a bundler
+// hands over its `default` export, the tokenizer itself.
+const tokenize: (pattern: string) => Root =
+  typeof retModule === "function" ? (retModule as (pattern: string) => Root) : retModule.tokenizer;
+
+const MAX_CODE_POINT = 0x10ffff;
+
+/** A set of code points as sorted, disjoint, inclusive ranges. */
+type CharSet = readonly (readonly [number, number])[];
+
+const NONE: CharSet = [];
+const ANY: CharSet = [[0, MAX_CODE_POINT]];
+
+function union(a: CharSet, b: CharSet): CharSet {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const sorted = [...a, ...b].sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [from, to] of sorted) {
+    const last = out[out.length - 1];
+    if (last && from <= last[1] + 1) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
+}
+
+function complement(set: CharSet): CharSet {
+  const out: [number, number][] = [];
+  let next = 0;
+  for (const [from, to] of set) {
+    if (from > next) out.push([next, from - 1]);
+    next = to + 1;
+  }
+  if (next <= MAX_CODE_POINT) out.push([next, MAX_CODE_POINT]);
+  return out;
+}
+
+function overlaps(a: CharSet, b: CharSet): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const [aFrom, aTo] = a[i] as readonly [number, number];
+    const [bFrom, bTo] = b[j] as readonly [number, number];
+    if (aTo < bFrom) i++;
+    else if (bTo < aFrom) j++;
+    else return true;
+  }
+  return false;
+}
+
+function setOf(tokens: SetTokens, not: boolean): CharSet {
+  let set: CharSet = NONE;
+  for (const token of tokens) {
+    if (token.type === types.CHAR) set = union(set, [[token.value, token.value]]);
+    else if (token.type === types.RANGE) set = union(set, [[token.from, token.to]]);
+    else set = union(set, setOf(token.set, token.not));
+  }
+  return not ? complement(set) : set;
+}
+
+/** What a token (or a sequence) can start with, and whether it can match nothing at all. */
+interface Start {
+  readonly first: CharSet;
+  readonly nullable: boolean;
+}
+
+class Analysis {
+  readonly #starts = new Map<Token | Root, Start>();
+
+  start(token: Token | Root): Start {
+    const known = this.#starts.get(token);
+    if (known) return known;
+    const found = this.#compute(token);
+    this.#starts.set(token, found);
+    return found;
+  }
+
+  sequence(tokens: readonly Token[]): Start {
+    let first: CharSet = NONE;
+    for (const token of tokens) {
+      const start = this.start(token);
+      first = union(first, start.first);
+      if (!start.nullable) return { first, nullable: false };
+    }
+    return { first, nullable: true };
+  }
+
+  #compute(token: Token | Root): Start {
+    switch (token.type) {
+      case types.CHAR:
+        return { first: [[token.value, token.value]], nullable: false };
+      case types.SET:
+        return { first: setOf(token.set, token.not), nullable: false };
+      case types.POSITION:
+        return { first: NONE, nullable: true };
+      case types.REFERENCE:
+        // A back-reference matches whatever its group did: anything, or nothing.
+        return { first: ANY, nullable: true };
+      case types.REPETITION: {
+        const inner = this.start(token.value);
+        return { first: inner.first, nullable: token.min === 0 || inner.nullable };
+      }
+      default: {
+        // ROOT or GROUP; a lookaround consumes nothing.
+        if (token.type === types.GROUP && (token.followedBy || token.notFollowedBy || token.lookBehind))
+          return { first: NONE, nullable: true };
+        let first: CharSet = NONE;
+        let nullable = false;
+        for (const option of token.options ?? [token.stack ?? []]) {
+          const start = this.sequence(option);
+          first = union(first, start.first);
+          nullable ||= start.nullable;
+        }
+        return { first, nullable };
+      }
+    }
+  }
+
+  /**
+   * Whether `token`, followed by what can start `after`, holds a nested repetition that backtracks
+   * exponentially. `outer` is the innermost enclosing repetition that can run more than once.
+   */
+  explodes(token: Token | Root, after: CharSet, outer: { readonly unbounded: boolean } | undefined): boolean {
+    if (token.type === types.REPETITION) {
+      const unbounded = token.max === Number.POSITIVE_INFINITY;
+      const varies = token.max > 1 && token.min !== token.max;
+      const body = this.start(token.value);
+      if (outer && varies && (outer.unbounded || unbounded) && overlaps(body.first, after)) return true;
+      if (token.max <= 1) return this.explodes(token.value, after, outer);
+      // Inside a repetition that runs again, what follows its body is its body once more, or what follows it.
+      return this.explodes(token.value, union(after, body.first), {
+        unbounded: unbounded || outer?.unbounded === true,
+      });
+    }
+    if (token.type !== types.ROOT && token.type !== types.GROUP) return false;
+    for (const option of token.options ?? [token.stack ?? []]) {
+      // Right to left: what can follow each token is the rest of its sequence, then what follows the group.
+      let follows = after;
+      for (let i = option.length - 1; i >= 0; i--) {
+        const child = option[i] as Token;
+        if (this.explodes(child, follows, outer)) return true;
+        // After `$` comes the end of the text: nothing the inner repetition could trade characters with.
+        if (child.type === types.POSITION && child.value === "$") follows = NONE;
+        else {
+          const start = this.start(child);
+          follows = start.nullable ? union(start.first, follows) : start.first;
+        }
+      }
+    }
+    return false;
+  }
+}
+
+/**
+ * Whether `pattern` can take exponential time to match with a backtracking engine (see the module's
+ * comment). A pattern `ret` cannot read is left to Ajv, which compiles it with RegExp and refuses what
+ * that refuses; a pattern nested too deep to analyse counts as exponential.
+ */
+export function backtracksExponentially(pattern: string): boolean {
+  let root: Root;
+  try {
+    root = tokenize(pattern);
+  } catch {
+    return false;
+  }
+  try {
+    // Nothing follows the whole pattern that could make it backtrack (a match may end anywhere).
+    return new Analysis().explodes(root, NONE, undefined);
+  } catch (error) {
+    if (error instanceof RangeError) return true;
+    throw error;
+  }
+}
