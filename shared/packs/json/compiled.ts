@@ -6,14 +6,7 @@ import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.
 import { JSON_RULE_IDS } from "./ids.js";
 import { findingOf } from "./messages.js";
 import { isPlainData, prototypeLeavesAlone, schemaStrings } from "./plain.js";
-import {
-  dirtyPointers,
-  extraPointer,
-  extraPointers,
-  type RepairWalk,
-  ROOT_PLACE,
-  repairValue,
-} from "./repair.js";
+import { errorTree, extraPointer, type RepairWalk, ROOT_PLACE, repairValue } from "./repair.js";
 import { unitsBelow } from "./units.js";
 import type { SchemaObject, Segment } from "./util.js";
 import { SchemaViews, undecidedOnPath } from "./views.js";
@@ -210,13 +203,19 @@ export class CompiledJsonSchema {
     const before = errors.length;
     const walk: RepairWalk = {
       repairs: [],
-      dirty: dirtyPointers(errors),
-      extras: extraPointers(errors),
       validatorAt: (ptr) => this.#subValidator(ptr),
     };
     if (options.keep) walk.keep = options.keep;
     const repairs = walk.repairs;
-    const repaired = repairValue(this.#views, content, this.#views.root(), ROOT_PLACE, walk, 0);
+    const repaired = repairValue(
+      this.#views,
+      content,
+      this.#views.root(),
+      ROOT_PLACE,
+      errorTree(errors),
+      walk,
+      0,
+    );
     if (repairs.length === 0) return { content, repairs: [] };
     // Safety net for the interactions the walk cannot see (uniqueItems over repaired elements,
     // a removal another branch depended on): a repair that scores worse than doing nothing is dropped.

@@ -4,7 +4,7 @@
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
 import type { Repair } from "../../draft.js";
-import { escapeSegment } from "../../pointer.js";
+import { escapeSegment, unescapeSegment } from "../../pointer.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { describeValueError } from "./messages.js";
 import { clip, isRecord, type SchemaObject, type Segment, setOwn } from "./util.js";
@@ -27,25 +27,57 @@ function child(at: Place, segment: Segment): Place {
 
 export interface RepairWalk {
   readonly repairs: Repair[];
-  /** Every instance pointer that holds an error or has one below it. */
-  readonly dirty: ReadonlySet<string>;
-  /** Pointers of the properties Ajv itself reports as not allowed (additional or unevaluated). */
-  readonly extras: ReadonlySet<string>;
   keep?: (path: readonly Segment[]) => boolean;
   /** Validator of the sub-schema at a URI-fragment pointer, compiled by the root's Ajv; undefined if none. */
   readonly validatorAt: (ptr: string) => ValidateFunction | undefined;
 }
 
-export function dirtyPointers(errors: readonly ErrorObject[]): Set<string> {
-  const dirty = new Set<string>([""]);
-  for (const { instancePath } of errors) {
-    let pointer = instancePath;
-    while (pointer !== "" && !dirty.has(pointer)) {
-      dirty.add(pointer);
-      pointer = pointer.slice(0, pointer.lastIndexOf("/"));
+/**
+ * The instance locations Ajv's errors name, as a tree of keys (array indices as strings) from the root:
+ * the walk looks each key up in its parent's node, which costs no pointer string for the keys it skips.
+ */
+export interface ErrorTree {
+  /** An error is here or below. */
+  dirty: boolean;
+  /** Ajv itself reports this property as not allowed (additional or unevaluated). */
+  extra: boolean;
+  readonly children: Map<string, ErrorTree>;
+}
+
+const newNode = (): ErrorTree => ({ dirty: false, extra: false, children: new Map() });
+
+/** The node at `pointer` (as Ajv writes `instancePath`), made with the nodes on its way when missing. */
+function nodeAt(root: ErrorTree, pointer: string, mark: (node: ErrorTree) => void): ErrorTree {
+  let node = root;
+  mark(node);
+  if (pointer === "") return node;
+  for (const raw of pointer.slice(1).split("/")) {
+    const key = raw.includes("~") ? unescapeSegment(raw) : raw;
+    let next = node.children.get(key);
+    if (!next) {
+      next = newNode();
+      node.children.set(key, next);
     }
+    node = next;
+    mark(node);
   }
-  return dirty;
+  return node;
+}
+
+const markDirty = (node: ErrorTree) => {
+  node.dirty = true;
+};
+
+/** The root is always dirty: the walk starts there even when no error names a place below it. */
+export function errorTree(errors: readonly ErrorObject[]): ErrorTree {
+  const root = newNode();
+  root.dirty = true;
+  for (const error of errors) {
+    const at = nodeAt(root, error.instancePath, markDirty);
+    const pointer = extraPointer(error);
+    if (pointer !== undefined) nodeAt(at, pointer.slice(error.instancePath.length), () => {}).extra = true;
+  }
+  return root;
 }
 
 /** Keywords whose error names a property that is not allowed where it is. */
@@ -57,15 +89,6 @@ export function extraPointer(error: ErrorObject): string | undefined {
   const params = error.params as Record<string, unknown>;
   const key = params.additionalProperty ?? params.unevaluatedProperty;
   return typeof key === "string" ? `${error.instancePath}/${escapeSegment(key)}` : undefined;
-}
-
-export function extraPointers(errors: readonly ErrorObject[]): Set<string> {
-  const extras = new Set<string>();
-  for (const error of errors) {
-    const pointer = extraPointer(error);
-    if (pointer !== undefined) extras.add(pointer);
-  }
-  return extras;
 }
 
 /** Why an optional value should go, or undefined to keep it: a scalar that fails its sub-schema, or a container of the wrong type/enum/const. */
@@ -99,19 +122,23 @@ export function repairValue(
   value: unknown,
   views: readonly View[],
   at: Place,
+  errors: ErrorTree,
   walk: RepairWalk,
   depth: number,
 ): unknown {
-  if (views.length === 0 || depth > MAX_DEPTH || !walk.dirty.has(at.pointer)) return value;
+  if (views.length === 0 || depth > MAX_DEPTH || !errors.dirty) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     value.forEach((item, index) => {
       if (typeof item !== "object" || item === null) return; // array elements are never removed
+      const below = errors.children.get(String(index));
+      if (!below) return;
       const fixed = repairValue(
         schema,
         item,
         schema.itemViews(views, index),
         child(at, index),
+        below,
         walk,
         depth + 1,
       );
@@ -142,18 +169,18 @@ export function repairValue(
   for (const key of keys) {
     // Without an error at or below it (or Ajv naming it not allowed), a value conforms: nothing there to
     // repair, and nothing to look up.
-    const pointer = `${at.pointer}/${escapeSegment(key)}`;
-    if (!walk.dirty.has(pointer) && !walk.extras.has(pointer)) continue;
+    const below = errors.children.get(key);
+    if (!below) continue;
     const cv = schema.childViews(views, key);
     // Where the walk cannot see every sub-schema that applies, it steps aside; the check says so.
     if (cv.undecided !== undefined) continue;
+    if (!cv.forbidden && !below.dirty) continue;
     const place = child(at, key);
-    if (!cv.forbidden && !walk.dirty.has(place.pointer)) continue;
     const before = value[key];
     const removable = !shape.kept.has(key) && remaining > shape.minProperties && !walk.keep?.(place.path);
     if (cv.forbidden) {
       // Removed only when Ajv agrees that the property is not allowed there.
-      if (removable && walk.extras.has(place.pointer)) {
+      if (removable && below.extra) {
         const parent = at.pointer ? ` in ${at.pointer}` : "";
         remove(
           key,
@@ -166,7 +193,7 @@ export function repairValue(
     }
     const fixed =
       typeof before === "object" && before !== null
-        ? repairValue(schema, before, cv.views, place, walk, depth + 1)
+        ? repairValue(schema, before, cv.views, place, below, walk, depth + 1)
         : before;
     const broken = removable ? removalReason(fixed, cv.roots, walk) : undefined;
     if (broken !== undefined) {
