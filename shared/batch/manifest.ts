@@ -39,14 +39,17 @@ const stripBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1
 /**
  * The items of a manifest, in order. A text whose first character is `[` is a JSON array, split at
  * its top level without parsing the elements; anything else is JSONL, where blank lines are not
- * items (but still count, so that a line number is the editor's). An array that does not close is
- * read as JSONL, so each line is judged on its own rather than the whole batch refused.
+ * items (but still count, so that a line number is the editor's). A JSONL file whose first line
+ * happens to be an array (a draft that is no draft) is still JSONL. An array that is broken as a
+ * whole (an element that never closes, an empty element, a missing `]`) is refused, saying where:
+ * read line by line instead, its `[`, `]` and every `},` line would each become a rejected item.
  */
 export function splitManifest(text: string): ManifestItem[] {
   const body = stripBom(text);
   if (body.trimStart().startsWith("[")) {
     const top = splitTopLevel(body);
     if (top?.type === "array") return top.elements.map((item, i) => ({ line: i + 1, body: item }));
+    if (!firstLineIsValue(body)) throw new ManifestRefusedError(brokenArray(body));
   }
   const items: ManifestItem[] = [];
   const lines = body.split("\n");
@@ -55,6 +58,33 @@ export function splitManifest(text: string): ManifestItem[] {
     if (line !== "") items.push({ line: i + 1, body: line });
   }
   return items;
+}
+
+/** Whether the text's first non-blank line is a whole JSON array or object by itself (JSONL). */
+function firstLineIsValue(body: string): boolean {
+  const start = body.length - body.trimStart().length;
+  const end = body.indexOf("\n", start);
+  return splitTopLevel(body.slice(start, end < 0 ? body.length : end)) !== undefined;
+}
+
+/** Why a text that starts like a JSON array is not one, with the line where JSON.parse stopped. */
+function brokenArray(body: string): string {
+  let why = "it does not close";
+  try {
+    JSON.parse(body);
+  } catch (error) {
+    // V8 quotes the text itself after the reason (`Unexpected token ',', "[{…" is not valid JSON`):
+    // a manifest's drafts stay out of the batch record and its logs.
+    const message = (error instanceof Error ? error.message : String(error)).replace(
+      /, ".*" is not valid JSON$/s,
+      "",
+    );
+    const at = /at position (\d+)/.exec(message);
+    const line = at ? body.slice(0, Number(at[1])).split("\n").length : undefined;
+    why =
+      line === undefined ? message : `${message.replace(/ in JSON at position \d+.*$/, "")} on line ${line}`;
+  }
+  return `the manifest starts with "[" but is not a well-formed JSON array (${why}); fix it, or send JSONL (one draft per line) to have each line judged on its own`;
 }
 
 /** Refused before any item runs: the manifest as a whole is beyond the limits. */

@@ -16,9 +16,43 @@ describe("splitManifest", () => {
       [2, '{"b":[1,2]}'],
       [3, "3"],
     ]);
-    // An array that never closes is read line by line, so each line is judged on its own.
-    expect(splitManifest('[{"a":1},\n{"b":2}').map((i) => i.line)).toEqual([1, 2]);
     expect(splitManifest('\uFEFF{"a":1}')[0]?.body).toBe('{"a":1}');
+    // A broken element inside a well-formed array is one item, rejected later on its own.
+    expect(splitManifest('[{"a":1}, {"b":}, {"c":3}]').map((i) => i.body)).toEqual([
+      '{"a":1}',
+      '{"b":}',
+      '{"c":3}',
+    ]);
+  });
+
+  it("reads a JSONL file whose first line is an array as JSONL", () => {
+    expect(splitManifest('[1,2]\n{"a":1}\n').map((i) => [i.line, i.body])).toEqual([
+      [1, "[1,2]"],
+      [2, '{"a":1}'],
+    ]);
+  });
+
+  it("refuses an array broken as a whole, saying where, instead of making each line an item", () => {
+    const pretty = '[\n  {"id":"a","kind":"mcq"},\n  {"id":"b","kind":"mcq",\n  {"id":"c"}\n]\n';
+    for (const [text, where] of [
+      ['[{"a":1},\n{"b":2}', /on line 2/],
+      [pretty, /on line 4/],
+      ['[{"a":1},,{"b":2}]', /Unexpected token ','/],
+    ] as const) {
+      const refusal = (() => {
+        try {
+          splitManifest(text);
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(refusal).toBeInstanceOf(ManifestRefusedError);
+      expect(String((refusal as Error).message)).toMatch(where);
+      expect(String((refusal as Error).message)).toMatch(/not a well-formed JSON array .*send JSONL/);
+      // The drafts' text stays out of the message (V8 quotes it after the reason).
+      expect(String((refusal as Error).message)).not.toContain('{"b":2}');
+    }
   });
 });
 
