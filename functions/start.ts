@@ -47,7 +47,15 @@ const BatchSubmissionSchema = z.object({
   id: z.string().min(1),
   source: z.string().min(1),
   "detail-type": z.literal(BatchEvents.submitted),
-  detail: z.object({ manifestRef: ManifestRefSchema, pricing: PricingSchema.optional() }),
+  detail: z.object({
+    // Only a manifest: λ batch may also read other batches' items and results, which an event naming
+    // them would otherwise run again as a batch of their own.
+    manifestRef: ManifestRefSchema.refine((ref) => ref.key.startsWith(BATCHES_PREFIX), {
+      message: `a Batch Submitted manifest must be under ${BATCHES_PREFIX}`,
+      path: ["key"],
+    }),
+    pricing: PricingSchema.optional(),
+  }),
 });
 
 /** A client's `Draft Submitted`: its detail is the execution input. Never a batch's detail type. */

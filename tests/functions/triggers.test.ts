@@ -153,6 +153,15 @@ describe("λ start: a Batch Submitted event says how its batch is priced", () =>
     ["a spelling that is not the contract's", { manifestRef, pricing: "on-demand" }],
     ["a pricing that is not a string", { manifestRef, pricing: { batch: true } }],
     ["no manifest", { pricing: "batch" }],
+    [
+      "another batch's results as its manifest",
+      { manifestRef: { ...manifestRef, key: "batch-results/b-1/items.jsonl" } },
+    ],
+    [
+      "another batch's item as its manifest",
+      { manifestRef: { ...manifestRef, key: "batch-items/b-1/line-3.json" } },
+    ],
+    ["a run's blob as its manifest", { manifestRef: { ...manifestRef, key: "runs/r-1/original.json" } }],
   ])("refuses a Batch Submitted with %s, starting no execution of either machine", async (_, detail) => {
     await expect(start(batchSubmitted(detail))).rejects.toThrow();
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(0);
