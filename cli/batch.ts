@@ -22,6 +22,16 @@ const say = (text: string) => process.stderr.write(`${text}\n`);
 
 /** Status order in tables and on the progress bar: outcomes first, then what did not get one. */
 const STATUS_ORDER = ["validated", "needs_manual_review", "rejected", "failed", "not_run"];
+
+/**
+ * The statuses present in `present`, in STATUS_ORDER, then any other (a run a failed batch left
+ * `correcting` or `draft`) by name: a table never hides an item because its status is unexpected.
+ */
+function statusesIn(present: Iterable<string>): string[] {
+  const seen = new Set(present);
+  const rest = [...seen].filter((s) => !STATUS_ORDER.includes(s)).sort();
+  return [...STATUS_ORDER.filter((s) => seen.has(s)), ...rest];
+}
 const SHORT: Record<string, string> = {
   validated: "validated",
   needs_manual_review: "review",
@@ -53,11 +63,15 @@ async function batchServiceFor(
   env = process.env,
 ): Promise<BatchModelService | undefined> {
   const model = runtime.deps.model;
-  if (model?.provider === "bedrock")
+  if (model === undefined)
+    throw new UsageError(
+      "--pricing batch needs a model to send rounds to (--llm anthropic or --llm replay:<file>); with --llm none nothing is corrected, so nothing is priced",
+    );
+  if (model.provider === "bedrock")
     throw new UsageError(
       "--pricing batch with --llm bedrock needs the deployed stack (Bedrock batch inference reads its input from S3); use --llm anthropic or replay:<file>",
     );
-  if (model?.provider !== "anthropic") return undefined;
+  if (model.provider !== "anthropic") return undefined;
   const { AnthropicBatchService } = await import("../shared/model/anthropic.js");
   return new AnthropicBatchService({ apiKey: env.ANTHROPIC_API_KEY ?? "", model: model.model });
 }
@@ -126,7 +140,7 @@ export async function batchCommand(
       )
     : undefined;
   const countsText = () =>
-    STATUS_ORDER.filter((s) => counts[s])
+    statusesIn(Object.keys(counts).filter((s) => counts[s]))
       .map((s) => `${SHORT[s] ?? s} ${counts[s]}`)
       .join(" · ");
   const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
@@ -203,7 +217,7 @@ async function itemLine(
 /** A batch for a person: counts per status and reason, tokens and cost, where the results are. */
 function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
   const counts = record.counts ?? {};
-  const rows = STATUS_ORDER.filter((s) => counts[s]).map((s) => [s, counts[s] ?? 0]);
+  const rows = statusesIn(Object.keys(counts).filter((s) => counts[s])).map((s) => [s, counts[s] ?? 0]);
   const reasons = Object.entries(record.reasons ?? {}).sort(([, a], [, b]) => b - a);
   const tokens = record.tokens?.total ?? 0;
   const lines = [
@@ -248,7 +262,7 @@ export function batchesTable(records: readonly BatchRecord[], style: OutputStyle
       r.batchId,
       r.status,
       r.items ?? "",
-      STATUS_ORDER.filter((s) => r.counts?.[s])
+      statusesIn(Object.keys(r.counts ?? {}).filter((s) => r.counts?.[s]))
         .map((s) => `${SHORT[s] ?? s} ${r.counts?.[s]}`)
         .join(" · "),
       usd(r.costUsd ?? 0),
@@ -263,9 +277,9 @@ export function batchesTable(records: readonly BatchRecord[], style: OutputStyle
 export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json: boolean): Promise<string> {
   const items = await batchItems(runtime, record);
   if (json) return JSON.stringify({ ...record, itemsDetail: items });
-  const groups = STATUS_ORDER.map(
+  const groups = statusesIn(items.map((i) => i.status)).map(
     (status) => [status, items.filter((i) => i.status === status)] as const,
-  ).filter(([, list]) => list.length > 0);
+  );
   const style = stdoutStyle();
   const parts = [batchSummary(record, style)];
   for (const [status, list] of groups) {

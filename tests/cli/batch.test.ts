@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { batchesTable } from "../../cli/batch.js";
 import { CASSETTE, jsonLines, ROOT, redraft } from "./run-cli.js";
 
 /** `redraft batch`, `batches` and `show <batchId>`, in this process, on a temp data folder. */
@@ -115,4 +116,44 @@ describe("redraft batch", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("cannot read the manifest");
   }, 120_000);
+
+  it("refuses --pricing batch without a model, before any item runs (exit 2)", async () => {
+    const file = await manifest([await example("mcq-clean.json")]);
+    const data = join(dir, "d");
+    const refused = await redraft(["batch", file, "--pricing", "batch", "--llm", "none", "--data-dir", data]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--pricing batch needs a model");
+    expect(refused.stdout).toBe("");
+    const listed = await redraft(["batches", "--json", "--data-dir", data]);
+    expect(listed.stdout.trim()).toBe("");
+  }, 120_000);
+
+  it("refuses a JSON array manifest broken as a whole, naming the line, and runs none of it", async () => {
+    const file = join(dir, "broken.json");
+    await writeFile(file, `[\n${await example("mcq-clean.json")},\n{"id":"b","kind":"mcq",\n{"id":"c"}\n]\n`);
+    const out = await redraft(["batch", file, "--llm", "none", "--json", "--data-dir", join(dir, "d")]);
+    expect(out.code).toBe(1);
+    const summary = jsonLines(out.stdout).at(-1);
+    expect(summary).toMatchObject({ status: "failed", items: 0, error: { error: "ManifestRefused" } });
+    expect((summary as { error: { cause: string } }).error.cause).toMatch(
+      /^the manifest starts with "\[" but is not a well-formed JSON array \(.* on line 4\)/,
+    );
+  }, 120_000);
+
+  it("lists every status a batch's counts hold, those a failed batch left unfinished too", () => {
+    const table = batchesTable(
+      [
+        {
+          batchId: "b-1",
+          status: "failed",
+          manifestRef: { bucket: "redraft-local", key: "batches/m.jsonl" },
+          startedAt: "2026-11-24T00:00:00.000Z",
+          items: 8,
+          counts: { validated: 2, correcting: 5, draft: 1 },
+        },
+      ],
+      { color: false, width: 200 },
+    );
+    expect(table).toContain("validated 2 · correcting 5 · draft 1");
+  });
 });
