@@ -1,9 +1,11 @@
 /** One JSON Schema compiled by Ajv, with the json kind's findings, repair and score units on top. */
 import type { ErrorObject, ValidateFunction } from "ajv";
+import type { Repair } from "../../draft.js";
 import { InvalidSchemaError } from "../../errors.js";
 import type { Finding, RepairResult } from "../../pack.js";
 import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.js";
 import { JSON_RULE_IDS } from "./ids.js";
+import { errorsAfterRemovals, errorsStayLocal } from "./locality.js";
 import { findingOf } from "./messages.js";
 import { isPlainData, prototypeLeavesAlone, schemaStrings } from "./plain.js";
 import { errorTree, extraPointer, type RepairWalk, ROOT_PLACE, repairValue } from "./repair.js";
@@ -53,6 +55,8 @@ export class CompiledJsonSchema {
   #plainValidate: ValidateFunction | null | undefined;
   #plainNames: ReadonlySet<string> | undefined;
   #checks = 0;
+  /** Whether a repaired instance's errors follow from the original's (locality.ts); found on first repair. */
+  #local: boolean | undefined;
   readonly #subValidators = new Map<string, ValidateFunction | null>();
   readonly #views: SchemaViews;
   /**
@@ -125,12 +129,33 @@ export class CompiledJsonSchema {
         },
       );
     }
+    this.#remember(content, errors);
+    return errors;
+  }
+
+  #remember(content: unknown, errors: ErrorObject[] | null): void {
     if (this.#last === undefined)
       queueMicrotask(() => {
         this.#last = undefined;
       });
     this.#last = { content, errors };
-    return errors;
+  }
+
+  /**
+   * Ajv's errors for the repaired instance: where the schema keeps errors local, those of the original
+   * pass minus the removed places (no second pass); otherwise a pass over the repaired instance.
+   */
+  #checkRepaired(repaired: unknown, errors: readonly ErrorObject[], repairs: readonly Repair[]) {
+    this.#local ??= errorsStayLocal(this.schema);
+    if (!this.#local) return this.#check(repaired);
+    const left = errorsAfterRemovals(
+      errors,
+      repairs.map((r) => r.path),
+      repaired,
+    );
+    const result = left.length > 0 ? left : null;
+    this.#remember(repaired, result);
+    return result;
   }
 
   /** The plain-data validator when it gives the same answer as the root's for `content`, else the root's. */
@@ -219,7 +244,7 @@ export class CompiledJsonSchema {
     if (repairs.length === 0) return { content, repairs: [] };
     // Safety net for the interactions the walk cannot see (uniqueItems over repaired elements,
     // a removal another branch depended on): a repair that scores worse than doing nothing is dropped.
-    const after = this.#check(repaired)?.length ?? 0;
+    const after = this.#checkRepaired(repaired, errors, repairs)?.length ?? 0;
     // Each removal lowers the units by at most one, so losing at least one error per removal can
     // never lower the score; only otherwise are the units worth counting.
     if (after > before - repairs.length && after / this.units(repaired) > before / this.units(content)) {
