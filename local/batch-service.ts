@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pLimit from "p-limit";
 import * as z from "zod";
 import { BEDROCK_JOBS_PREFIX } from "../shared/batch/manifest.js";
@@ -64,13 +65,16 @@ export class LocalBatchService implements BatchModelService {
     return Buffer.byteLength(JSON.stringify(line)) + 1;
   }
 
-  /** Batches submitted so far, with their sizes: what a test or the bench counts. */
-  readonly submitted: { name: string; requests: number }[] = [];
+  /** Batches submitted so far, with their ids and sizes: what a test or the bench counts. */
+  readonly submitted: { id: string; name: string; requests: number }[] = [];
 
-  /** The batch's id is its name (unique per batch, round and part): a repeated submit is the same batch. */
+  /**
+   * Each submit is a new batch, whatever its name, as on the Message Batches API (which takes no
+   * idempotency key): a step that submits the same part twice has two batches to pay for.
+   */
   async submit(name: string, lines: readonly BatchRequestLine[]): Promise<string> {
-    const id = `local-${name}`;
-    this.submitted.push({ name, requests: lines.length });
+    const id = `local-${name}-${randomUUID().slice(0, 8)}`;
+    this.submitted.push({ id, name, requests: lines.length });
     const job: LocalJob = {
       endsAt: Date.now() + (this.options.latencyMs ?? 0),
       lines: [...lines],

@@ -10,6 +10,7 @@ import { BATCH_RESULTS_PREFIX } from "./manifest.js";
 import { childRunId } from "./record.js";
 import {
   type BatchModelService,
+  type BatchRequestLine,
   customIdFor,
   lineOfRunId,
   ModelAnswerDeferred,
@@ -43,7 +44,11 @@ export const roundListKeys = {
   items: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/items.jsonl`,
   requests: (batchId: string, round: number) =>
     `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/requests.json`,
+  /** Every part's batch id, once all of them are created. */
   jobs: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/jobs.json`,
+  /** One part's batch id, saved the moment the service returns it. */
+  job: (batchId: string, round: number, part: number) =>
+    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/jobs/${part}.json`,
   onDemand: (batchId: string, round: number) =>
     `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/on-demand.jsonl`,
 };
@@ -266,14 +271,8 @@ export async function submitRound(
     roundListKeys.requests(batchId, round),
     JSON.stringify(Object.fromEntries(inBatch.map((r) => [r.line.customId, r.item.parked.requestKey]))),
   );
-  const jobsKey = roundListKeys.jobs(batchId, round);
-  const existing = await readJson(deps.blobs, jobsKey, z.array(z.string()));
-  const jobs = existing ?? [];
-  if (!existing) {
-    for (const [i, lines] of sent.entries())
-      jobs.push(await service.submit(`${batchId}-r${round}-${i}`, lines));
-    await deps.blobs.putIfAbsent(jobsKey, JSON.stringify(jobs));
-  }
+  const jobs = await submitParts(batchId, round, sent, deps);
+  await deps.blobs.putIfAbsent(roundListKeys.jobs(batchId, round), JSON.stringify(jobs));
   const submittedAt = new Date(now).toISOString();
   return {
     ...rounds,
@@ -288,6 +287,38 @@ export async function submitRound(
       { round, requests: inBatch.length, jobs, submittedAt, onDemand: apart.size },
     ],
   };
+}
+
+/**
+ * Sends each part of a round as its own batch, saving its id the moment the service returns it: a
+ * step retried after part i failed (throttled, timed out) finds parts 0..i-1 saved and sends only
+ * the rest. A repeated create is a new, paid batch on every service (the Message Batches API takes
+ * no idempotency key), so a part is only sent again when its id was never saved.
+ */
+async function submitParts(
+  batchId: string,
+  round: number,
+  parts: readonly BatchRequestLine[][],
+  deps: RoundStepDeps,
+): Promise<string[]> {
+  const jobs: string[] = [];
+  for (const [part, lines] of parts.entries()) {
+    const key = roundListKeys.job(batchId, round, part);
+    const saved = await readJson(deps.blobs, key, z.string());
+    if (saved !== undefined) {
+      jobs.push(saved);
+      continue;
+    }
+    const id = await deps.service.submit(`${batchId}-r${round}-${part}`, lines);
+    // Another attempt of this step saved the part first: its batch is the round's, ours is not needed.
+    if (!(await deps.blobs.putIfAbsent(key, JSON.stringify(id)))) {
+      await deps.service.cancel(id).catch(() => undefined);
+      jobs.push((await readJson(deps.blobs, key, z.string())) ?? id);
+      continue;
+    }
+    jobs.push(id);
+  }
+  return jobs;
 }
 
 /**

@@ -80,7 +80,7 @@ export const ANTHROPIC_BATCH_LIMITS: BatchServiceLimits = {
 export interface MessageBatchesApi {
   messages: {
     batches: {
-      create(body: BatchCreateParams): PromiseLike<MessageBatch>;
+      create(body: BatchCreateParams, options?: { maxRetries?: number }): PromiseLike<MessageBatch>;
       retrieve(id: string): PromiseLike<MessageBatch>;
       cancel(id: string): PromiseLike<MessageBatch>;
       results(id: string): PromiseLike<AsyncIterable<MessageBatchIndividualResponse>>;
@@ -156,9 +156,17 @@ export class AnthropicBatchService implements BatchModelService {
     return Buffer.byteLength(JSON.stringify(this.#entry(line))) + 1;
   }
 
+  /**
+   * One create, never retried by the SDK: the API takes no idempotency key, so a retry after a lost
+   * response (a timeout) would be a second paid batch nobody collects. The state machine's Retry
+   * asks again only after SubmitRound saved the ids of the parts already created.
+   */
   async submit(_name: string, lines: readonly BatchRequestLine[]): Promise<string> {
     try {
-      const batch = await this.#api.messages.batches.create({ requests: lines.map((l) => this.#entry(l)) });
+      const batch = await this.#api.messages.batches.create(
+        { requests: lines.map((l) => this.#entry(l)) },
+        { maxRetries: 0 },
+      );
       return batch.id;
     } catch (error) {
       throw toModelError(error, this.provider);

@@ -144,6 +144,22 @@ describe("AnthropicBatchService: submit", () => {
       );
   });
 
+  it("sends a create once, even when the client retries its other calls: a repeated create is a second paid batch", async () => {
+    const api = fakeApi({
+      "POST /v1/messages/batches": { status: 529, json: apiError("overloaded_error", "Overloaded") },
+    });
+    const retrying = new AnthropicBatchService({
+      apiKey: "sk-ant-test",
+      model: MODEL,
+      maxRetries: 2,
+      fetch: api.fetch,
+    });
+    await expect(retrying.submit("b-1-r1-0", lines)).rejects.toMatchObject({
+      name: ErrorNames.ModelOverloaded,
+    });
+    expect(api.sent.filter((s) => s.method === "POST")).toHaveLength(1);
+  });
+
   it.each([
     [
       429,

@@ -14,6 +14,7 @@ import { childRunId } from "../../shared/batch/record.js";
 import { roundListKeys } from "../../shared/batch/round-steps.js";
 import type { BatchModelService } from "../../shared/batch/rounds.js";
 import { batchKeys } from "../../shared/batch/steps.js";
+import { ModelRateLimitedError } from "../../shared/errors.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { coverageOf } from "./asl-coverage.js";
@@ -589,6 +590,34 @@ describe("batch pricing, locally", () => {
     const first = record?.rounds?.[0];
     expect(first?.jobs.length).toBe(Math.ceil((first?.requests ?? 0) / 2));
     expect(service.submitted.every((s) => s.requests <= 2)).toBe(true);
+  }, 180_000);
+
+  it("sends each part of a round once when SubmitRound is retried after a later part failed", async () => {
+    const lines = await exampleLines();
+    const { runtime, runner } = await setUp();
+    const local = new LocalBatchService(runtime.deps.model as ModelClient, {
+      limits: { maxRequests: 2, maxBytes: 256 * 1024 * 1024, minRequests: 1 },
+    });
+    // Part 1 of round 1 is throttled once: the state machine's Retry runs SubmitRound again.
+    let refused = 0;
+    const service: BatchModelService = {
+      ...failingAt(local, "submit"),
+      submit: async (name, requests) => {
+        if (name.endsWith("-r1-1") && refused++ === 0) throw new ModelRateLimitedError("slow down");
+        return local.submit(name, requests);
+      },
+    };
+    await runtime.blobs.put("batches/partfail.jsonl", lines.join("\n"));
+    const { record } = await runner.run("b-partfail", "batches/partfail.jsonl", {
+      pricing: "batch",
+      service,
+    });
+    expect(record?.status).toBe("completed");
+    expect(refused).toBeGreaterThan(1);
+    // Every batch the service was sent is one the rounds collect: none paid for twice, none lost.
+    const collected = (record?.rounds ?? []).flatMap((r) => r.jobs);
+    expect(local.submitted.map((s) => s.id).sort()).toEqual([...collected].sort());
+    expect(new Set(local.submitted.map((s) => s.name)).size).toBe(local.submitted.length);
   }, 180_000);
 
   it("takes the deployment's default pricing when the request names none, and on demand when it says so", async () => {
