@@ -64,9 +64,18 @@ function countBelow(
 ): number {
   const object = isRecord(present) ? present : undefined;
   let units = 0;
-  for (const [key, cv] of plan.described) {
+  const described = plan.described;
+  plan.scalarLeaves ??= described.map(
+    ([, cv]) => cv.views.length === 0 || schema.unitPlan(cv.views).described.length === 0,
+  );
+  const scalarLeaves = plan.scalarLeaves;
+  for (let i = 0; i < described.length; i++) {
+    const [key, cv] = described[i] as (typeof described)[number];
     const child = object && hasOwn(object, key) ? object[key] : undefined;
-    units += 1 + unitsBelow(schema, child, cv.views, true, depth + 1, absentTrail);
+    // A present scalar under a schema that describes no properties counts itself only: what
+    // unitsBelow would find, without its plan lookup.
+    if (child !== undefined && (child === null || typeof child !== "object") && scalarLeaves[i]) units += 1;
+    else units += 1 + unitsBelow(schema, child, cv.views, true, depth + 1, absentTrail);
   }
   if (object) {
     for (const key of Object.keys(object)) {

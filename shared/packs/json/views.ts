@@ -87,6 +87,11 @@ export interface UnitPlan {
   readonly allowsArray: boolean;
   /** Units of an absent value here (a constant of the schema), once counted. */
   absent?: number;
+  /**
+   * Per described key: whether a scalar there counts no units below it (its schema describes no
+   * properties), so that the count need not look its plan up. Filled on first use.
+   */
+  scalarLeaves?: readonly boolean[];
 }
 
 function pushRoot(roots: View[], node: unknown, ptr: string): void {
