@@ -17,11 +17,14 @@ import type { BlobStore } from "../shared/store/types.js";
 
 /** A submitted batch as the local service keeps it: its requests, when it ends, whether it was canceled. */
 const LocalJobSchema = z.object({
+  submittedAt: z.number().optional(),
   endsAt: z.number(),
   lines: z.array(
     z.object({ customId: z.string(), request: z.custom<ModelRequest>((v) => typeof v === "object") }),
   ),
   canceled: z.boolean(),
+  /** When the cancel came: the requests the batch had finished by then keep their answers. */
+  canceledAt: z.number().optional(),
 });
 type LocalJob = z.infer<typeof LocalJobSchema>;
 
@@ -34,6 +37,11 @@ const jobKey = (jobId: string) => `${BEDROCK_JOBS_PREFIX}${jobId}/local-job.json
  * demand, and the batch reports itself ended `latencyMs` after it was submitted (`--batch-latency`),
  * the stand-in for the hours a real batch may take. A call's failure becomes the request's result:
  * a timeout is an expired request (not processed in time), any other named error an errored one.
+ *
+ * A canceled batch behaves as the services' do: it ends at once, the requests it had finished
+ * before the cancel keep their answers (it works through them in order, evenly over its latency)
+ * and the rest are `canceled`; canceling a batch that has already ended is refused, as Bedrock
+ * refuses to stop a completed job.
  *
  * Given the data folder's blobs, a submitted batch is kept there, as a real service keeps it: a
  * batch whose process died is resumed by another process, which finds the batches its rounds sent
@@ -52,6 +60,8 @@ export class LocalBatchService implements BatchModelService {
       concurrency?: number;
       /** Where submitted batches are kept for another process; absent, in this process only. */
       blobs?: BlobStore;
+      /** The service's clock (a test moves it). @default Date.now */
+      now?: () => number;
     } = {},
   ) {
     this.model = client.model;
@@ -75,8 +85,10 @@ export class LocalBatchService implements BatchModelService {
   async submit(name: string, lines: readonly BatchRequestLine[]): Promise<string> {
     const id = `local-${name}-${randomUUID().slice(0, 8)}`;
     this.submitted.push({ id, name, requests: lines.length });
+    const submittedAt = this.#now();
     const job: LocalJob = {
-      endsAt: Date.now() + (this.options.latencyMs ?? 0),
+      submittedAt,
+      endsAt: submittedAt + (this.options.latencyMs ?? 0),
       lines: [...lines],
       canceled: false,
     };
@@ -88,18 +100,23 @@ export class LocalBatchService implements BatchModelService {
   async status(jobId: string): Promise<BatchJobStatus> {
     const job = await this.#job(jobId);
     if (job.canceled) return { ended: true, status: "canceled" };
-    const ended = Date.now() >= job.endsAt;
+    const ended = this.#now() >= job.endsAt;
     return { ended, status: ended ? "ended" : "in_progress" };
   }
 
   /**
-   * The answers, asked for once the batch has ended: a batch canceled before then asks nothing, so
-   * its requests' answers stay in the cassette for the on-demand calls that replace them.
+   * The answers, asked for once the batch has ended. A batch canceled before then answers only the
+   * requests it had finished, so the answers of the others stay in the cassette for the on-demand
+   * calls that replace them.
    */
   async results(jobId: string): Promise<Map<string, BatchResult>> {
     const job = await this.#job(jobId);
-    if (job.canceled) return new Map(job.lines.map((l) => [l.customId, { type: "canceled" }]));
-    job.results ??= this.#answer(job.lines);
+    job.results ??= (async () => {
+      const finished = finishedBy(job, job.canceled ? (job.canceledAt ?? 0) : Number.POSITIVE_INFINITY);
+      const answered = await this.#answer(job.lines.slice(0, finished));
+      for (const line of job.lines.slice(finished)) answered.set(line.customId, { type: "canceled" });
+      return answered;
+    })();
     return job.results;
   }
 
@@ -123,9 +140,20 @@ export class LocalBatchService implements BatchModelService {
 
   async cancel(jobId: string): Promise<void> {
     const job = await this.#job(jobId);
+    const now = this.#now();
+    if (job.canceled || now >= job.endsAt) {
+      const error = new Error(`local batch ${jobId} has already ended and cannot be canceled`);
+      error.name = "ValidationException";
+      throw error;
+    }
     job.canceled = true;
+    job.canceledAt = now;
     const { results: _results, ...kept } = job;
     await this.options.blobs?.put(jobKey(jobId), JSON.stringify(kept));
+  }
+
+  #now(): number {
+    return this.options.now?.() ?? Date.now();
   }
 
   /** A batch this process submitted, or one another process did and kept in the data folder. */
@@ -141,4 +169,11 @@ export class LocalBatchService implements BatchModelService {
     if (!job) throw new Error(`no local batch ${jobId}`);
     return job;
   }
+}
+
+/** How many of a job's requests, worked through in order over its latency, were done at `at`. */
+function finishedBy(job: LocalJob, at: number): number {
+  const start = job.submittedAt ?? job.endsAt;
+  if (at >= job.endsAt) return job.lines.length;
+  return Math.floor((job.lines.length * Math.max(0, at - start)) / (job.endsAt - start));
 }

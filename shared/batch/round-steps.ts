@@ -106,6 +106,8 @@ export const RoundsStateSchema = z.object({
   /** The batch's items, and the share of them that may fail (a system or model failure) before it fails. */
   items: z.number().int().nonnegative().default(0),
   toleratedFailurePercentage: z.number().min(0).max(100).default(100),
+  /** When the round's batches were canceled at the deadline: it waits for them to end, then collects. */
+  canceledAt: z.string().optional(),
   /** Items whose round ended them `failed` so far (the Maps' FAILED results). */
   failedItems: z.number().int().nonnegative().default(0),
 });
@@ -274,8 +276,9 @@ export async function submitRound(
   const jobs = await submitParts(batchId, round, sent, deps);
   await deps.blobs.putIfAbsent(roundListKeys.jobs(batchId, round), JSON.stringify(jobs));
   const submittedAt = new Date(now).toISOString();
+  const { canceledAt: _lastRound, ...going } = rounds;
   return {
-    ...rounds,
+    ...going,
     ...onDemand,
     number: round,
     itemsKey,
@@ -323,8 +326,11 @@ async function submitParts(
 
 /**
  * PollBatch: whether every batch of the round has ended. While one has not, the next wait doubles
- * (up to the longest); once only the fallback's reserve is left before the deadline, the round's
- * batches are canceled and its items go to the on-demand fallback.
+ * (up to the longest). Once only the fallback's reserve is left before the deadline, the batches
+ * still running are canceled and the round waits for them to end: the services return (and charge
+ * for) the requests they finished before the cancel, which CollectRound stores like any answer, so
+ * only the unanswered items run on demand. A batch that has not ended even at the deadline is given
+ * up: then all of the round's items go on demand.
  */
 export async function pollRound(
   input: { batchId: string; rounds: RoundsState },
@@ -334,20 +340,50 @@ export async function pollRound(
   const statuses = await Promise.all(rounds.jobs.map((job) => deps.service.status(job)));
   if (statuses.every((s) => s.ended)) return { ...rounds, status: "ended" };
   const now = deps.now?.() ?? Date.now();
-  if (mustFallBack(now, deadlineOf(rounds, deps.timing), deps.timing)) {
-    await Promise.all(rounds.jobs.map((job) => deps.service.cancel(job)));
-    const items = (await deps.blobs.get(rounds.itemsKey))
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => lineOfRunId((JSON.parse(l) as { runId: string }).runId));
-    const onDemand = await addOnDemand(input.batchId, rounds, items, rounds.number, deps);
-    const history = rounds.history.map((r) =>
-      r.round === rounds.number ? { ...r, onDemand: (r.onDemand ?? 0) + items.length } : r,
+  const deadline = deadlineOf(rounds, deps.timing);
+  if (rounds.canceledAt !== undefined) {
+    if (now <= deadline)
+      return { ...rounds, status: "waiting", waitSeconds: nextWait(rounds.waitSeconds, deps.timing) };
+    return giveUpRound(input.batchId, rounds, deps);
+  }
+  if (mustFallBack(now, deadline, deps.timing)) {
+    await Promise.all(
+      rounds.jobs.map((job, i) => (statuses[i]?.ended ? undefined : cancelUnlessEnded(job, deps.service))),
     );
-    await deps.recordRounds(input.batchId, history);
-    return { ...rounds, ...onDemand, history, status: "on_demand" };
+    return {
+      ...rounds,
+      canceledAt: new Date(now).toISOString(),
+      status: "waiting",
+      waitSeconds: deps.timing.pollFirstSeconds,
+    };
   }
   return { ...rounds, status: "waiting", waitSeconds: nextWait(rounds.waitSeconds, deps.timing) };
+}
+
+/**
+ * Cancels a batch that had not ended when polled. One that ended since (a cancel refused as too
+ * late: Bedrock's ValidationException for a completed job) has nothing left to cancel.
+ */
+async function cancelUnlessEnded(job: string, service: BatchModelService): Promise<void> {
+  try {
+    await service.cancel(job);
+  } catch (error) {
+    if (!(await service.status(job)).ended) throw error;
+  }
+}
+
+/** The round's batches did not end even at the deadline: every item of the round goes on demand. */
+async function giveUpRound(batchId: string, rounds: RoundsState, deps: RoundStepDeps): Promise<RoundsState> {
+  const items = (await deps.blobs.get(rounds.itemsKey))
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => lineOfRunId((JSON.parse(l) as { runId: string }).runId));
+  const onDemand = await addOnDemand(batchId, rounds, items, rounds.number, deps);
+  const history = rounds.history.map((r) =>
+    r.round === rounds.number ? { ...r, onDemand: (r.onDemand ?? 0) + items.length } : r,
+  );
+  await deps.recordRounds(batchId, history);
+  return { ...rounds, ...onDemand, history, status: "on_demand" };
 }
 
 /**
@@ -376,6 +412,9 @@ export async function collectRound(
       limit(async () => {
         const result = results.get(customId) ?? { type: "expired" as const };
         tally[result.type] += 1;
+        // Canceled by this round at the deadline: no failure of the request's. It stays parked as it
+        // was, with its retries untouched, and the fallback runs it.
+        if (result.type === "canceled" && rounds.canceledAt !== undefined) return;
         if (result.type === "succeeded") {
           const { usage, model } = result.response;
           tokens = addTotals(tokens, { ...usage, total: totalTokens(usage) });

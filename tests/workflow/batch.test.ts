@@ -500,18 +500,21 @@ describe("batch pricing, locally", () => {
     expect(priced.record?.priceClasses?.on_demand.costUsd).toBeCloseTo(priced.record?.costUsd ?? -1, 6);
   }, 180_000);
 
-  it("cancels a batch request the deadline overtakes, and runs its items on demand, reusing the answers paid for", async () => {
+  /** The timing of a batch request the deadline overtakes: the first round fits, its first poll finds only the reserve left. */
+  const overtaking = {
+    deadlineMinutes: 100,
+    roundEstimateMinutes: 1,
+    fallbackReserveMinutes: 60,
+    pollFirstSeconds: 0,
+  };
+
+  it("cancels a batch request the deadline overtakes, waits for it to end, and runs its unanswered items on demand", async () => {
     const lines = await exampleLines();
-    // A clock 30 minutes further at each look: the first round fits, its poll finds only the reserve left.
+    // A clock 30 minutes further at each look; the local service's batch would take a minute of real time.
     let looks = 0;
     const { priced, same, onDemand } = await bothModes("overtaken", lines, cassette.responses, {
       batchLatencyMs: 60_000,
-      timing: {
-        deadlineMinutes: 100,
-        roundEstimateMinutes: 1,
-        fallbackReserveMinutes: 60,
-        pollFirstSeconds: 0,
-      },
+      timing: overtaking,
       now: () => Date.now() + ++looks * 30 * 60_000,
     });
     expect(same.priced).toEqual(same.onDemand);
@@ -520,13 +523,116 @@ describe("batch pricing, locally", () => {
       expect.arrayContaining([
         BatchStateNames.PollBatch,
         BatchStateNames.BatchRequestEnded,
+        BatchStateNames.CollectRound,
         BatchStateNames.RunOnDemand,
       ]),
     );
-    expect(taken).not.toContain(BatchStateNames.CollectRound);
-    expect(priced.record?.rounds?.[0]).toMatchObject({ round: 1 });
-    expect(priced.record?.rounds?.[0]?.onDemand).toBeGreaterThan(0);
+    const [first] = priced.record?.rounds ?? [];
+    expect(first).toMatchObject({ round: 1, succeeded: 0 });
+    expect(first?.canceled).toBe(first?.requests);
     expect(priced.record?.costUsd).toBeCloseTo(onDemand.record?.costUsd ?? -1, 6);
+  }, 180_000);
+
+  it("keeps the answers a canceled batch request finished before the cancel: paid once, at batch price", async () => {
+    const lines = await exampleLines();
+    const { runtime, runner } = await setUp();
+    // One clock for the rounds and the service: submitted at 30 min, canceled at 60 of its 60-minute run.
+    let looks = 0;
+    const base = Date.now();
+    const clock = () => base + looks * 30 * 60_000;
+    const service = new LocalBatchService(runtime.deps.model as ModelClient, {
+      latencyMs: 60 * 60_000,
+      now: clock,
+    });
+    await runtime.blobs.put("batches/half.jsonl", lines.join("\n"));
+    const onDemand = await runner.run("b-half-od", "batches/half.jsonl");
+    const priced = await runner.run("b-half-bp", "batches/half.jsonl", {
+      pricing: "batch",
+      service,
+      timing: overtaking,
+      now: () => {
+        looks += 1;
+        return clock();
+      },
+    });
+    const all = lines.map((_, i) => i + 1);
+    expect(await outcomes(runtime, "b-half-bp", all)).toEqual(await outcomes(runtime, "b-half-od", all));
+    const [first] = priced.record?.rounds ?? [];
+    expect(first?.succeeded).toBeGreaterThan(0);
+    expect(first?.canceled).toBeGreaterThan(0);
+    expect(path(priced.execution?.history ?? [])).toContain(BatchStateNames.RunOnDemand);
+    // Every answer bought once: the same tokens as on demand, the finished part of them at half price.
+    expect(priced.record?.tokens).toEqual(onDemand.record?.tokens);
+    expect(priced.record?.priceClasses?.batch.costUsd).toBeGreaterThan(0);
+    expect(priced.record?.priceClasses?.batch.costUsd).toBeCloseTo(first?.costUsd ?? -1, 6);
+    expect(priced.record?.costUsd).toBeLessThan((onDemand.record?.costUsd ?? 0) - 1e-9);
+  }, 180_000);
+
+  it("cancels only the parts of a round still running at the deadline; one that ended meanwhile is collected", async () => {
+    const lines = await exampleLines();
+    const { runtime, runner } = await setUp();
+    const local = new LocalBatchService(runtime.deps.model as ModelClient, {
+      latencyMs: 60_000,
+      limits: { maxRequests: 2, maxBytes: 256 * 1024 * 1024, minRequests: 1 },
+    });
+    // Part 0 ends between the poll and the cancel: the service refuses to cancel it, as Bedrock
+    // refuses to stop a completed job.
+    const partZero = (job: string) => job.includes("-r1-0-");
+    let polled = false;
+    const service: BatchModelService = {
+      ...failingAt(local, "submit"),
+      submit: (name, requests) => local.submit(name, requests),
+      status: async (job) => {
+        if (!partZero(job)) return local.status(job);
+        const ended = polled;
+        polled = true;
+        return { ended, status: ended ? "Completed" : "InProgress" };
+      },
+      cancel: async (job) => {
+        if (!partZero(job)) return local.cancel(job);
+        const error = new Error("The job is in Completed state and cannot be stopped");
+        error.name = "ValidationException";
+        throw error;
+      },
+    };
+    let looks = 0;
+    await runtime.blobs.put("batches/ragged.jsonl", lines.join("\n"));
+    const { record } = await runner.run("b-ragged", "batches/ragged.jsonl", {
+      pricing: "batch",
+      service,
+      timing: overtaking,
+      now: () => Date.now() + ++looks * 30 * 60_000,
+    });
+    expect(record?.status).toBe("completed");
+    const [first] = record?.rounds ?? [];
+    expect(first?.jobs.length).toBeGreaterThan(1);
+    expect(first?.succeeded).toBeGreaterThan(0);
+  }, 180_000);
+
+  it("gives a canceled batch request up at the deadline when it has not ended, running all its items on demand", async () => {
+    const lines = await exampleLines();
+    const { runtime, runner } = await setUp();
+    const local = new LocalBatchService(runtime.deps.model as ModelClient, { latencyMs: 24 * 3600_000 });
+    // A service that takes the cancel but goes on processing.
+    const service: BatchModelService = {
+      ...failingAt(local, "submit"),
+      submit: (name, requests) => local.submit(name, requests),
+      cancel: async () => undefined,
+    };
+    let looks = 0;
+    await runtime.blobs.put("batches/stuck.jsonl", lines.join("\n"));
+    const outcome = await runner.run("b-stuck", "batches/stuck.jsonl", {
+      pricing: "batch",
+      service,
+      timing: overtaking,
+      now: () => Date.now() + ++looks * 30 * 60_000,
+    });
+    expect(outcome.record?.status).toBe("completed");
+    const taken = path(outcome.execution?.history ?? []);
+    expect(taken).toContain(BatchStateNames.RunOnDemand);
+    expect(taken).not.toContain(BatchStateNames.CollectRound);
+    const [first] = outcome.record?.rounds ?? [];
+    expect(first?.onDemand).toBe(first?.requests);
   }, 180_000);
 
   it("waits again while the batch request runs, the interval growing, then collects it", async () => {
