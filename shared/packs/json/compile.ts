@@ -55,6 +55,61 @@ export function jsonSchemaCacheStats(): { compilations: number; cached: number }
 export function clearJsonSchemaCache(): void {
   byText.clear();
   byStableText.clear();
+  repeated = undefined;
+  lastByText = undefined;
+}
+
+/**
+ * The schema a stream of drafts carries when each draft brings its own parsed copy (drafts that arrive as
+ * text): the next copy is compared member by member with a private copy of it (parsed from its cached
+ * text, so no caller can change it) before anything serializes the new one. Taken once the same schema
+ * came through the text cache twice in a row, so that schemas taking turns never pay for the copy.
+ */
+let repeated: { copy: unknown; lookup: SchemaLookup } | undefined;
+let lastByText: SchemaLookup | undefined;
+
+function cameByText(text: string, lookup: SchemaLookup): void {
+  // The text is a cache key: it passed the depth and size bounds, so parsing it is bounded too.
+  if (lookup === lastByText && repeated?.lookup !== lookup) repeated = { copy: JSON.parse(text), lookup };
+  lastByText = lookup;
+}
+
+/**
+ * Whether `value` serializes to the same JSON text as `copy`, a parsed JSON value: the same keys in the
+ * same order, the same scalars, plain objects and arrays only (anything else answers no). The walk
+ * follows `copy`, so a deep or cyclic `value` costs no more than `copy`'s size.
+ */
+function sameJsonText(value: unknown, copy: unknown): boolean {
+  const stack: unknown[] = [value, copy];
+  while (stack.length > 0) {
+    const expected = stack.pop();
+    const actual = stack.pop();
+    if (typeof expected !== "object" || expected === null) {
+      if (actual !== expected) return false;
+      continue;
+    }
+    if (typeof actual !== "object" || actual === null) return false;
+    // A toJSON (own or inherited) would serialize the value as something else.
+    if (typeof (actual as { toJSON?: unknown }).toJSON === "function") return false;
+    const proto = Object.getPrototypeOf(actual);
+    if (Array.isArray(expected)) {
+      if (!Array.isArray(actual) || proto !== Array.prototype || actual.length !== expected.length)
+        return false;
+      for (let i = 0; i < expected.length; i++) stack.push(actual[i], expected[i]);
+      continue;
+    }
+    if (Array.isArray(actual) || (proto !== Object.prototype && proto !== null)) return false;
+    const object = actual as Record<string, unknown>;
+    const keys = Object.keys(object);
+    const expectedKeys = Object.keys(expected);
+    if (keys.length !== expectedKeys.length) return false;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      if (key !== expectedKeys[i]) return false;
+      stack.push(object[key], (expected as Record<string, unknown>)[key]);
+    }
+  }
+  return true;
 }
 
 /** `true` and `false` as schemas, in the object form the walks and the model's tool definition take. */
@@ -104,6 +159,7 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
 }
 
 function lookupByContent(schema: SchemaObject): SchemaLookup {
+  if (repeated && sameJsonText(schema, repeated.copy)) return repeated.lookup;
   const { maxDepth, maxBytes } = DEFAULT_SCHEMA_LIMITS;
   const tooDeep = () => invalidSchema(`it is nested more than ${maxDepth} levels deep`);
   let text: string;
@@ -118,6 +174,7 @@ function lookupByContent(schema: SchemaObject): SchemaLookup {
   const known = byText.get(text);
   if (known) {
     remember(byText, text, known);
+    cameByText(text, known);
     return known;
   }
   // The meta-schema check and Ajv recurse over the schema: its depth is bounded before they see it.
@@ -133,6 +190,7 @@ function lookupByContent(schema: SchemaObject): SchemaLookup {
     remember(byStableText, stable, lookup);
   }
   remember(byText, text, lookup);
+  cameByText(text, lookup);
   return lookup;
 }
 
