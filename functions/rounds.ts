@@ -2,6 +2,7 @@ import { BedrockClient } from "@aws-sdk/client-bedrock";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
 import {
+  abandonRound,
   collectRound,
   type ParkedState,
   pollRound,
@@ -51,6 +52,7 @@ const RoundStepSchema = z.discriminatedUnion("step", [
   }),
   z.object({ step: z.literal("poll"), batchId: z.string(), rounds: RoundsStateSchema }),
   z.object({ step: z.literal("collect"), batchId: z.string(), rounds: RoundsStateSchema }),
+  z.object({ step: z.literal("abandon"), batchId: z.string(), rounds: RoundsStateSchema }),
 ]);
 
 export interface RoundsHandlerDeps {
@@ -59,7 +61,9 @@ export interface RoundsHandlerDeps {
 }
 
 export function createRoundsHandler(getDeps: () => Promise<RoundsHandlerDeps>) {
-  return async (event: unknown): Promise<LoopState | ParkedState | RoundsState> => {
+  return async (
+    event: unknown,
+  ): Promise<LoopState | ParkedState | RoundsState | Awaited<ReturnType<typeof abandonRound>>> => {
     const deps = await getDeps();
     try {
       const model = ModelStepSchema.safeParse(event);
@@ -73,6 +77,13 @@ export function createRoundsHandler(getDeps: () => Promise<RoundsHandlerDeps>) {
       }
       const parsed = RoundStepSchema.parse(event);
       logger.appendKeys({ batchId: parsed.batchId, round: parsed.rounds.number });
+      if (parsed.step === "abandon") {
+        const abandoned = await abandonRound(parsed, deps.round);
+        if (abandoned.failed.length > 0)
+          logger.error("round batches not canceled", { failed: abandoned.failed });
+        logger.info("round abandoned", { canceled: abandoned.canceled });
+        return abandoned;
+      }
       const rounds =
         parsed.step === "submit"
           ? await submitRound(

@@ -162,6 +162,8 @@ export const BatchStateNames = {
   BatchRequestEnded: "BatchRequestEnded?",
   /** λ rounds (collect): the results where the parked calls find them. */
   CollectRound: "CollectRound",
+  /** λ rounds (abandon): a round step failed; the round's batches still running are canceled before AggregateBatch. */
+  AbandonRounds: "AbandonRounds",
   /** Distributed Map: the items left at the deadline (or that no batch takes), each a per-draft child execution. */
   RunOnDemand: "RunOnDemand",
   RunDraftOnDemand: "RunDraftOnDemand",

@@ -27,6 +27,7 @@ const ROUND_STATES = new Set<string>([
   BatchStateNames.SubmitRound,
   BatchStateNames.PollBatch,
   BatchStateNames.CollectRound,
+  BatchStateNames.AbandonRounds,
 ]);
 
 /**
@@ -492,13 +493,14 @@ export class LocalBatchRunner {
       const { runtime } = this;
       const timing = { ...LOCAL_ROUND_TIMING, ...options.timing };
       const model = runtime.deps.model;
+      // Without a model nothing can be sent, but a round with nothing waiting (every item ended
+      // without a model call) or a failed batch with nothing out needs no service either.
       const service =
         options.service ??
         (model
           ? new LocalBatchService(model, { latencyMs: options.batchLatencyMs ?? 0, blobs: runtime.blobs })
-          : undefined);
+          : noBatchService());
       return createRoundsHandler(async () => {
-        if (!service) throw new ModelNotConfiguredError("batch pricing needs a model to answer its batches");
         return {
           loop: runtime.deps,
           round: {
@@ -596,6 +598,23 @@ function redriveFrom(asl: AslDefinition, skip: string): AslDefinition {
   return {
     ...asl,
     States: Object.fromEntries(Object.entries(states).filter(([name]) => reachable.has(name))),
+  };
+}
+
+/** The batch service of a runtime without a model: any call to it is refused as on demand would be. */
+function noBatchService(): BatchModelService {
+  const refuse = async (): Promise<never> => {
+    throw new ModelNotConfiguredError("batch pricing needs a model to answer its batches");
+  };
+  return {
+    provider: "none",
+    model: "none",
+    limits: { maxRequests: 1, maxBytes: 1, minRequests: 1 },
+    requestBytes: () => 0,
+    submit: refuse,
+    status: refuse,
+    results: refuse,
+    cancel: refuse,
   };
 }
 

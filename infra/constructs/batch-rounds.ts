@@ -292,6 +292,25 @@ export class BatchRounds extends Construct {
     });
     runRound.itemProcessor(graph.start);
 
+    // A failed round step or Map: the round's batches still running are canceled, then AggregateBatch
+    // ends the batch (and the items still under way) failed. Best effort: the step itself never fails.
+    const abandon = new LambdaInvoke(this, BatchStateNames.AbandonRounds, {
+      comment: "The batch fails: cancel the round's batch requests still running, then sum it up.",
+      lambdaFunction: fn,
+      payload: TaskInput.fromObject({
+        step: "abandon",
+        batchId: JsonPath.stringAt("$.batchId"),
+        rounds: JsonPath.objectAt("$.rounds"),
+      }),
+      taskTimeout: Timeout.duration(ROUNDS_FUNCTION_TIMEOUT.plus(LAMBDA_TASK_SLACK)),
+      resultPath: JsonPath.DISCARD,
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+    });
+    abandon.addRetry(SERVICE_RETRY);
+    abandon.next(props.onError.handler);
+    const onError = { errors: ["States.ALL"], resultPath: props.onError.resultPath };
+
     const roundStep = (name: string, step: "submit" | "poll" | "collect") => {
       const task = new LambdaInvoke(this, name, {
         lambdaFunction: fn,
@@ -309,16 +328,13 @@ export class BatchRounds extends Construct {
       task.addRetry(SERVICE_RETRY);
       // The batch service throttled or briefly failed: wait and ask again.
       task.addRetry(MODEL_RETRY);
-      task.addCatch(props.onError.handler, { errors: ["States.ALL"], resultPath: props.onError.resultPath });
+      task.addCatch(abandon, onError);
       return task;
     };
     const submit = roundStep(BatchStateNames.SubmitRound, "submit");
     const poll = roundStep(BatchStateNames.PollBatch, "poll");
     const collect = roundStep(BatchStateNames.CollectRound, "collect");
-    runRound.addCatch(props.onError.handler, {
-      errors: ["States.ALL"],
-      resultPath: props.onError.resultPath,
-    });
+    runRound.addCatch(abandon, onError);
 
     // ── The on-demand fallback ────────────────────────────────────────────────────────────────
     const runDraft = childExecution(this, BatchStateNames.RunDraftOnDemand, {
@@ -349,10 +365,7 @@ export class BatchRounds extends Construct {
       resultPath: "$.map",
     });
     runOnDemand.itemProcessor(runDraft);
-    runOnDemand.addCatch(props.onError.handler, {
-      errors: ["States.ALL"],
-      resultPath: props.onError.resultPath,
-    });
+    runOnDemand.addCatch(abandon, onError);
     runOnDemand.next(props.aggregate);
 
     const status = (value: RoundsState["status"]) => Condition.stringEquals("$.rounds.status", value);

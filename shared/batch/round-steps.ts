@@ -277,6 +277,13 @@ export async function submitRound(
   await deps.blobs.putIfAbsent(roundListKeys.jobs(batchId, round), JSON.stringify(jobs));
   const submittedAt = new Date(now).toISOString();
   const { canceledAt: _lastRound, ...going } = rounds;
+  const history = [
+    ...rounds.history,
+    { round, requests: inBatch.length, jobs, submittedAt, onDemand: apart.size },
+  ];
+  // The record names the round's batches while they run: whoever finds the batch failed or stopped
+  // can see (and cancel) what it has out.
+  await deps.recordRounds(batchId, history);
   return {
     ...going,
     ...onDemand,
@@ -285,11 +292,48 @@ export async function submitRound(
     status: "submitted",
     jobs,
     waitSeconds: deps.timing.pollFirstSeconds,
-    history: [
-      ...rounds.history,
-      { round, requests: inBatch.length, jobs, submittedAt, onDemand: apart.size },
-    ],
+    history,
   };
+}
+
+/**
+ * AbandonRounds: a step of the rounds failed and the batch ends `failed` (AggregateBatch ends the
+ * items still under way). The batches still running are canceled first, so that nothing goes on
+ * being processed, and charged, for a batch that has ended: the round's, and the parts of the next
+ * round a failed SubmitRound had already created. Never throws: a cancel the service refuses is
+ * reported, and AggregateBatch still runs.
+ */
+export async function abandonRound(
+  input: { batchId: string; rounds: RoundsState },
+  deps: Pick<RoundStepDeps, "service" | "blobs">,
+): Promise<{ canceled: string[]; failed: { job: string; error: string }[] }> {
+  const rounds = RoundsStateSchema.parse(input.rounds);
+  const jobs = new Set(rounds.jobs);
+  const next = rounds.number + 1;
+  for (let part = 0; ; part += 1) {
+    const saved = await readJson(deps.blobs, roundListKeys.job(input.batchId, next, part), z.string()).catch(
+      () => undefined,
+    );
+    if (saved === undefined) break;
+    jobs.add(saved);
+  }
+  const canceled: string[] = [];
+  const failed: { job: string; error: string }[] = [];
+  for (const job of jobs) {
+    try {
+      // A status the service will not give is no reason to leave the batch running.
+      const ended = await deps.service.status(job).then(
+        (s) => s.ended,
+        () => false,
+      );
+      if (ended) continue;
+      await cancelUnlessEnded(job, deps.service);
+      canceled.push(job);
+    } catch (error) {
+      failed.push({ job, error: `${(error as Error).name}: ${(error as Error).message}` });
+    }
+  }
+  return { canceled, failed };
 }
 
 /**

@@ -1,6 +1,12 @@
 import pLimit from "p-limit";
 import { BlobNotFoundError } from "../errors.js";
-import type { BlobStore, RunStore } from "../store/types.js";
+import {
+  ACTIVE_STATUSES,
+  type BlobStore,
+  type RunOutcome,
+  type RunStatus,
+  type RunStore,
+} from "../store/types.js";
 import {
   BATCH_ITEMS_PREFIX,
   BATCH_LIMITS,
@@ -58,9 +64,21 @@ export interface PreparedBatch {
   items: number;
 }
 
+/** The conditional write that ends a run only while it is under way (DynamoRunStore's). */
+interface ActiveRunFinisher {
+  finishActive(
+    runId: string,
+    status: RunStatus,
+    from: readonly RunStatus[],
+    at: string,
+    fields: Partial<RunOutcome>,
+  ): Promise<boolean>;
+}
+
 export interface BatchStepDeps {
   blobs: BlobStore;
-  runs: RunStore;
+  /** The runs; a batch-priced batch that failed ends its items still under way through `finishActive`. */
+  runs: RunStore & Partial<ActiveRunFinisher>;
   /** The deployment's bucket: the only one a manifest may be read from. */
   bucketName: string;
 }
@@ -82,6 +100,8 @@ export interface BatchFinisher {
     },
     options?: { onlyIfRunning?: boolean },
   ): Promise<boolean>;
+  /** The record as it stands: a stopped batch's pricing is read from it. */
+  get(batchId: string): Promise<{ pricing?: Pricing | undefined } | undefined>;
 }
 
 /**
@@ -139,6 +159,8 @@ export interface AggregateInput {
   pricing?: Pricing | undefined;
   /** Batch pricing: the rounds as they ended (the state machine's `$.rounds.history`). */
   rounds?: RoundRecord[] | undefined;
+  /** A stopped batch-priced batch: end its items still under way, leaving its record's rounds as they are. */
+  endActiveItems?: boolean | undefined;
 }
 
 /** What `Batch Completed` carries, and what the batch state machine ends with. */
@@ -182,6 +204,23 @@ export async function aggregateBatch(
   const { batchId } = input;
   const mapItems = input.prepared ? await readMapItems(deps.blobs, input.prepared.itemsKey) : [];
   const limit = pLimit(STORE_CONCURRENCY);
+  // A batch-priced item waiting for a round has no execution of its own that a finalizer would end:
+  // when the batch fails, the batch ends it, or it would stay `correcting` for good.
+  const finishActive = deps.runs.finishActive?.bind(deps.runs);
+  if (input.error && (input.pricing === "batch" || input.endActiveItems) && finishActive) {
+    const at = now();
+    const message = `batch ${batchId} ended failed before this item's round did: ${input.error.error}${input.error.cause ? `: ${input.error.cause}` : ""}`;
+    await Promise.all(
+      mapItems.map(({ line }) =>
+        limit(() =>
+          finishActive(childRunId(batchId, line), "failed", ACTIVE_STATUSES, at, {
+            reason: "system_error",
+            message: message.length > 4096 ? `${message.slice(0, 4095)}…` : message,
+          }),
+        ),
+      ),
+    );
+  }
   const items: BatchItem[] = await Promise.all(
     mapItems.map(({ line }) =>
       limit(async () => {
@@ -249,12 +288,18 @@ export async function finishStoppedBatch(
     cause: `${stopped.executionArn} ended ${stopped.status}${stopped.cause ? `: ${stopped.cause}` : ""}`,
   };
   const once = { onlyIfRunning: true };
+  const endActiveItems = (await deps.batches.get(stopped.batchId))?.pricing === "batch";
   try {
     const prepared = { itemsKey: batchKeys.items(stopped.batchId), items: 0 };
-    return await aggregateBatch({ batchId: stopped.batchId, prepared, error }, deps, undefined, once);
+    return await aggregateBatch(
+      { batchId: stopped.batchId, prepared, error, endActiveItems },
+      deps,
+      undefined,
+      once,
+    );
   } catch (e) {
     // Stopped before PrepareItems wrote its list: no child was started; the record alone says so.
     if (!(e instanceof BlobNotFoundError)) throw e;
-    return aggregateBatch({ batchId: stopped.batchId, error }, deps, undefined, once);
+    return aggregateBatch({ batchId: stopped.batchId, error, endActiveItems }, deps, undefined, once);
   }
 }

@@ -747,9 +747,40 @@ describe("batch pricing, locally", () => {
       });
       expect(outcome.record?.status).toBe("failed");
       expect(outcome.record?.error?.error).toBe("BatchServiceRefused");
+      expect(path(outcome.execution?.history ?? [])).toContain(BatchStateNames.AbandonRounds);
       expect(path(outcome.execution?.history ?? [])).toContain(BatchStateNames.AnnounceBatch);
+      // No item is left under way: an item waiting for a round has no execution that would end it.
+      expect(Object.keys(outcome.record?.counts ?? {})).not.toEqual(
+        expect.arrayContaining([expect.stringMatching(/^(draft|correcting)$/)]),
+      );
+      expect(outcome.record?.reasons?.system_error ?? 0).toBeGreaterThan(0);
     }, 120_000);
   }
+
+  it("cancels the parts a failed SubmitRound had already sent, and ends the batch's waiting items failed", async () => {
+    const { runtime, runner } = await setUp();
+    await runtime.blobs.put("batches/half-sent.jsonl", (await exampleLines()).join("\n"));
+    const local = new LocalBatchService(runtime.deps.model as ModelClient, {
+      latencyMs: 3_600_000,
+      limits: { maxRequests: 2, maxBytes: 256 * 1024 * 1024, minRequests: 1 },
+    });
+    const service: BatchModelService = {
+      ...failingAt(local, "status"),
+      status: (job) => local.status(job),
+      submit: async (name, requests) => {
+        if (name.endsWith("-r1-1")) throw new Error("the batch service refused part 1");
+        return local.submit(name, requests);
+      },
+    };
+    const outcome = await runner.run("b-half-sent", "batches/half-sent.jsonl", { pricing: "batch", service });
+    expect(outcome.record?.status).toBe("failed");
+    const [part0] = local.submitted;
+    expect(part0?.name).toBe("b-half-sent-r1-0");
+    expect(await local.status(part0?.id ?? "")).toEqual({ ended: true, status: "canceled" });
+    const all = Array.from({ length: outcome.record?.items ?? 0 }, (_, n) => n + 1);
+    const runs = await childRuns(runtime, "b-half-sent", all);
+    expect(runs.filter((r) => r.run?.status === "correcting" || r.run?.status === "draft")).toEqual([]);
+  }, 120_000);
 
   it("ends the batch failed when a round's item list cannot be read (the Map's ItemReader)", async () => {
     const { runtime, runner } = await setUp();
