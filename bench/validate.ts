@@ -412,18 +412,21 @@ function whereJsonTimeGoes(perDraftCpu: Map<string, number>): string[] {
   return ["", ...wrap(text, 110)];
 }
 
-/** `text` broken at spaces into lines of at most `width` characters (a longer word stays whole). */
+/**
+ * `text` broken at spaces into lines of at most `width` characters (a longer word stays whole); a
+ * figure's `%` stays on its figure's line.
+ */
 function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = "";
-  for (const word of text.split(" ")) {
+  for (const word of text.replace(/ %/g, "\u00a0%").split(" ")) {
     if (line && line.length + 1 + word.length > width) {
       lines.push(line);
       line = word;
     } else line = line ? `${line} ${word}` : word;
   }
   if (line) lines.push(line);
-  return lines;
+  return lines.map((l) => l.replace(/\u00a0/g, " "));
 }
 
 await main();
