@@ -43,6 +43,14 @@ const AggregateEventSchema = z.object({
   /** How the batch was priced, and batch pricing's rounds as they ended. */
   pricing: PricingSchema.optional(),
   rounds: z.array(RoundRecordSchema).optional(),
+  /** Batch pricing's `$.rounds`: the failed items so far and the share the batch tolerates. */
+  roundsState: z
+    .looseObject({
+      failedItems: z.number().int().nonnegative().optional(),
+      items: z.number().int().nonnegative().optional(),
+      toleratedFailurePercentage: z.number().min(0).max(100).optional(),
+    })
+    .optional(),
 });
 
 export const BatchEventSchema = z.discriminatedUnion("step", [PrepareEventSchema, AggregateEventSchema]);
@@ -119,6 +127,14 @@ export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
           : undefined,
         pricing: parsed.pricing,
         rounds: parsed.rounds,
+        tolerance:
+          parsed.roundsState?.items !== undefined
+            ? {
+                failedItems: parsed.roundsState.failedItems ?? 0,
+                items: parsed.roundsState.items,
+                toleratedFailurePercentage: parsed.roundsState.toleratedFailurePercentage ?? 100,
+              }
+            : undefined,
       };
       const outcome = await aggregateBatch(input, deps);
       logger.info("batch aggregated", { status: outcome.status, counts: outcome.counts });

@@ -362,6 +362,8 @@ export class BatchRounds extends Construct {
         draftRef: JsonPath.objectAt("$$.Map.Item.Value.draftRef"),
       },
       ...mapProps,
+      // As in RunRound: the share is of the batch's items, checked by AggregateBatch with the rounds'.
+      toleratedFailurePercentage: 100,
       resultPath: "$.map",
     });
     runOnDemand.itemProcessor(runDraft);

@@ -266,6 +266,8 @@ export class BatchWorkflow extends Construct {
       "error.$": "$.error",
       "pricing.$": "$.pricing",
       "rounds.$": "$.rounds.history",
+      // Batch pricing: the failed items of the rounds, counted with the fallback's over the batch.
+      "roundsState.$": "$.rounds",
     });
     aggregate.addRetry(SERVICE_RETRY);
 

@@ -149,6 +149,32 @@ class ToleratedFailuresExceeded extends Error {
   override readonly name = "BatchToleratedFailureThresholdExceeded";
 }
 
+/** How many items a Distributed Map ended failed, from its ResultWriter files. */
+export async function failedItemsOf(blobs: BlobStore, results: MapResults): Promise<number> {
+  const manifest = JSON.parse(await blobs.get(results.Key)) as {
+    ResultFiles?: Record<string, { Key: string }[]>;
+  };
+  let failed = 0;
+  for (const file of manifest.ResultFiles?.FAILED ?? [])
+    failed += (JSON.parse(await blobs.get(file.Key)) as unknown[]).length;
+  return failed;
+}
+
+/**
+ * The failed share of a batch-priced batch, over all of its items: every round's failed items and
+ * the fallback's. Past `toleratedFailurePercentage` the batch fails, as the on-demand Map does.
+ */
+export function checkToleratedFailures(
+  failedItems: number,
+  items: number,
+  toleratedFailurePercentage: number,
+) {
+  if (items > 0 && (failedItems / items) * 100 > toleratedFailurePercentage)
+    throw new ToleratedFailuresExceeded(
+      `${failedItems} of ${items} items failed; the batch tolerates ${toleratedFailurePercentage}%`,
+    );
+}
+
 /** The items a round's Map left waiting for a batch, and how many it ended failed, from its ResultWriter files. */
 async function parkedItems(
   blobs: BlobStore,
@@ -218,10 +244,7 @@ export async function submitRound(
   const round = rounds.number + 1;
   const parked = await parkedItems(deps.blobs, input.mapResults);
   const failedItems = rounds.failedItems + (parked.failed ?? 0);
-  if (rounds.items > 0 && (failedItems / rounds.items) * 100 > rounds.toleratedFailurePercentage)
-    throw new ToleratedFailuresExceeded(
-      `${failedItems} of ${rounds.items} items failed; the batch tolerates ${rounds.toleratedFailurePercentage}%`,
-    );
+  checkToleratedFailures(failedItems, rounds.items, rounds.toleratedFailurePercentage);
   rounds.failedItems = failedItems;
   if (parked.length === 0)
     return { ...rounds, status: rounds.onDemandItems > 0 ? "on_demand" : "done", jobs: [] };

@@ -27,6 +27,7 @@ import {
   priceClasses,
   summarize,
 } from "./record.js";
+import { checkToleratedFailures, failedItemsOf } from "./round-steps.js";
 import type { Pricing, RoundRecord } from "./rounds.js";
 
 /**
@@ -159,6 +160,11 @@ export interface AggregateInput {
   pricing?: Pricing | undefined;
   /** Batch pricing: the rounds as they ended (the state machine's `$.rounds.history`). */
   rounds?: RoundRecord[] | undefined;
+  /**
+   * Batch pricing: the failed items of its rounds and the share the batch tolerates; with a Map's
+   * results (the on-demand fallback's), its failures are added and the share checked over the batch.
+   */
+  tolerance?: { failedItems: number; items: number; toleratedFailurePercentage: number } | undefined;
   /** A stopped batch-priced batch: end its items still under way, leaving its record's rounds as they are. */
   endActiveItems?: boolean | undefined;
 }
@@ -202,6 +208,18 @@ export async function aggregateBatch(
   options: { onlyIfRunning?: boolean } = {},
 ): Promise<BatchOutcome & { written: boolean }> {
   const { batchId } = input;
+  // The fallback's Map tolerates every failure: the share is the batch's, counted here with the rounds'.
+  if (!input.error && input.pricing === "batch" && input.tolerance && input.mapResultsRef) {
+    const { failedItems, items, toleratedFailurePercentage } = input.tolerance;
+    const failed =
+      failedItems +
+      (await failedItemsOf(deps.blobs, { Bucket: input.mapResultsRef.bucket, Key: input.mapResultsRef.key }));
+    try {
+      checkToleratedFailures(failed, items, toleratedFailurePercentage);
+    } catch (error) {
+      input = { ...input, error: { error: (error as Error).name, cause: (error as Error).message } };
+    }
+  }
   const mapItems = input.prepared ? await readMapItems(deps.blobs, input.prepared.itemsKey) : [];
   const limit = pLimit(STORE_CONCURRENCY);
   // A batch-priced item waiting for a round has no execution of its own that a finalizer would end:

@@ -819,8 +819,51 @@ describe("batch pricing, locally", () => {
       pricing: "batch",
       timing: { deadlineMinutes: 30, roundEstimateMinutes: 60 },
     });
-    expect(late.record?.error?.error).toBe("States.ExceedToleratedFailureThreshold");
+    // The fallback's failures count over the whole batch, with the rounds' (none here).
+    expect(late.record?.error?.error).toBe("BatchToleratedFailureThresholdExceeded");
     expect(path(late.execution?.history ?? [])).toContain(BatchStateNames.RunOnDemand);
+  }, 180_000);
+
+  it("ends the batch failed when the fallback's item list cannot be read", async () => {
+    const { runtime, runner } = await setUp();
+    await runtime.blobs.put("batches/unreadable-od.jsonl", (await exampleLines()).join("\n"));
+    // The on-demand list is written damaged: RunOnDemand's ItemReader fails.
+    const put = runtime.blobs.put.bind(runtime.blobs);
+    runtime.blobs.put = (key: string, body: string) =>
+      put(key, key.endsWith("/on-demand.jsonl") ? "{not json" : body);
+    const outcome = await runner.run("b-unreadable-od", "batches/unreadable-od.jsonl", {
+      pricing: "batch",
+      timing: { deadlineMinutes: 30, roundEstimateMinutes: 60 },
+    });
+    expect(outcome.record?.error?.error).toBe("States.ItemReaderFailed");
+    expect(path(outcome.execution?.history ?? [])).toEqual(
+      expect.arrayContaining([BatchStateNames.RunOnDemand, BatchStateNames.AbandonRounds]),
+    );
+  }, 120_000);
+
+  it("counts the fallback's failed items over the whole batch: one failure among a few items run on demand is within the tolerance", async () => {
+    const clean = (await exampleLines()).find((l) => l.includes('"mcq-clean"')) ?? "";
+    const copies = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ ...JSON.parse(clean), id: `mcq-clean-${i}`, metadata: { copy: i } }),
+    );
+    const lines = [...(await exampleLines()), ...copies];
+    const code = JSON.parse(lines.find((l) => l.includes('"code-add"')) ?? "{}").id as string;
+    const responses = [
+      {
+        draftId: code,
+        purpose: "correct",
+        error: "failed",
+        message: "invalid_request_error: the prompt is too long",
+      },
+      ...(cassette.responses as unknown[]),
+    ];
+    const { priced, same } = await bothModes("late-one", lines, responses, {
+      timing: { deadlineMinutes: 30, roundEstimateMinutes: 60 },
+    });
+    expect(path(priced.execution?.history ?? [])).toContain(BatchStateNames.RunOnDemand);
+    expect(same.priced.filter((o) => o.status === "failed")).toHaveLength(1);
+    expect(priced.record?.status).toBe("completed");
+    expect(same.priced).toEqual(same.onDemand);
   }, 180_000);
 });
 
