@@ -23,7 +23,8 @@ import type { BlobStore } from "../../shared/store/types.js";
  */
 export const BEDROCK_BATCH_LIMITS: BatchServiceLimits = {
   maxRequests: 50_000,
-  maxBytes: 1024 * 1024 * 1024,
+  // 1 GB read as 10^9 bytes, the smaller of its two readings.
+  maxBytes: 1_000_000_000,
   minRequests: 100,
 };
 

@@ -233,24 +233,43 @@ export interface BatchModelService {
 /**
  * The requests cut into batches a service takes: each within its request count and bytes. Order is
  * kept. A single request over the byte limit cannot go in any batch: it is returned apart, to run on
- * demand.
+ * demand. Parts are filled in order; when that leaves a last part below the service's minimum
+ * (Bedrock's 100 records: 50,099 requests would be 50,000 + 99, the 99 paying full price on demand)
+ * and the requests are enough for every part to reach it, they are shared evenly instead.
  */
 export function splitIntoBatches(
   lines: readonly BatchRequestLine[],
   limits: BatchServiceLimits,
   bytesOf: (line: BatchRequestLine) => number,
 ): { batches: BatchRequestLine[][]; tooLarge: BatchRequestLine[] } {
-  const batches: BatchRequestLine[][] = [];
   const tooLarge: BatchRequestLine[] = [];
-  let current: BatchRequestLine[] = [];
-  let bytes = 0;
+  const fitting: { line: BatchRequestLine; size: number }[] = [];
   for (const line of lines) {
     const size = bytesOf(line);
-    if (size > limits.maxBytes) {
-      tooLarge.push(line);
-      continue;
-    }
-    if (current.length >= limits.maxRequests || bytes + size > limits.maxBytes) {
+    if (size > limits.maxBytes) tooLarge.push(line);
+    else fitting.push({ line, size });
+  }
+  const inOrder = fill(fitting, limits, () => limits.maxRequests);
+  const last = inOrder.at(-1);
+  if (!last || last.length >= limits.minRequests || fitting.length < inOrder.length * limits.minRequests)
+    return { batches: inOrder, tooLarge };
+  const parts = inOrder.length;
+  const base = Math.floor(fitting.length / parts);
+  const extra = fitting.length % parts;
+  return { batches: fill(fitting, limits, (part) => base + (part < extra ? 1 : 0)), tooLarge };
+}
+
+/** Fills parts in order, part i up to `countOf(i)` requests and, always, the service's byte limit. */
+function fill(
+  sized: readonly { line: BatchRequestLine; size: number }[],
+  limits: BatchServiceLimits,
+  countOf: (part: number) => number,
+): BatchRequestLine[][] {
+  const batches: BatchRequestLine[][] = [];
+  let current: BatchRequestLine[] = [];
+  let bytes = 0;
+  for (const { line, size } of sized) {
+    if (current.length >= countOf(batches.length) || bytes + size > limits.maxBytes) {
       batches.push(current);
       current = [];
       bytes = 0;
@@ -259,7 +278,7 @@ export function splitIntoBatches(
     bytes += size;
   }
   if (current.length > 0) batches.push(current);
-  return { batches, tooLarge };
+  return batches;
 }
 
 /** The deadline settings of batch pricing (infra/config.ts `batchPricing`; local defaults in local/batch.ts). */

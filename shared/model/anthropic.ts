@@ -68,11 +68,13 @@ export class AnthropicModelClient extends MessagesModelClient {
 
 /**
  * The Message Batches API's limits on one batch: 100,000 requests or 256 MB, whichever comes first
- * (platform.claude.com/docs/en/build-with-claude/batch-processing, "Batch limitations").
+ * (platform.claude.com/docs/en/build-with-claude/batch-processing, "Batch limitations"). The bytes
+ * are the requests as `requestBytes` counts them, so the body's `{"requests":[` and `]}` come off
+ * the limit; and 256 MB is read as 256,000,000 bytes, the smaller of its two readings.
  */
 export const ANTHROPIC_BATCH_LIMITS: BatchServiceLimits = {
   maxRequests: 100_000,
-  maxBytes: 256 * 1024 * 1024,
+  maxBytes: 256_000_000 - '{"requests":[]}'.length,
   minRequests: 1,
 };
 

@@ -164,12 +164,23 @@ describe("BedrockBatchService: a round split by its limits", () => {
     const small = request("Draft: ...");
     const many = Array.from({ length: 50_001 }, (_, i) => ({ customId: `L${i + 1}A1`, request: small }));
     const split = splitIntoBatches(many, s.limits, (l) => s.requestBytes(l));
-    expect(split.batches.map((b) => b.length)).toEqual([50_000, 1]);
+    // 50,000 + 1 would leave one record below the 100-record minimum, on demand at full price.
+    expect(split.batches.map((b) => b.length)).toEqual([25_001, 25_000]);
+    const more = Array.from({ length: 50_099 }, (_, i) => ({ customId: `L${i + 1}A1`, request: small }));
+    const tail = splitIntoBatches(more, s.limits, (l) => s.requestBytes(l));
+    expect(tail.batches.map((b) => b.length)).toEqual([25_050, 25_049]);
+    // Too few for two parts of 100: the first full, the rest below the minimum (sent on demand).
+    const few = splitIntoBatches(many.slice(0, 150), { ...s.limits, maxRequests: 100 }, (l) =>
+      s.requestBytes(l),
+    );
+    expect(few.batches.map((b) => b.length)).toEqual([100, 50]);
+    expect(split.batches.flat()).toEqual(many);
   });
 
   it("sends each full part as its own job, and the part below the minimum on demand", async () => {
-    // Limits small enough to see: 3 records a job, at least 2; 7 parked calls are 3 + 3 + 1.
-    const limits = { maxRequests: 3, maxBytes: 1024 * 1024 * 1024, minRequests: 2 };
+    // Limits small enough to see: 3 records a job, at least 3; 7 parked calls are 3 + 3 + 1 (too few
+    // for three parts of 3, so the last stays below the minimum).
+    const limits = { maxRequests: 3, maxBytes: 1024 * 1024 * 1024, minRequests: 3 };
     const blobs = new MemoryBlobStore();
     const s = new BedrockBatchService({
       client: new BedrockClient({ region: "eu-west-1" }),
