@@ -11,6 +11,7 @@ import {
   BATCH_ITEMS_PREFIX,
   BATCH_LIMITS,
   BATCH_RESULTS_PREFIX,
+  BATCHES_PREFIX,
   type BatchLimits,
   checkManifest,
   ManifestRefusedError,
@@ -121,6 +122,10 @@ export async function prepareBatch(
     throw new ManifestRefusedError(
       `the manifest is in bucket "${manifestRef.bucket}", not this deployment's bucket`,
     );
+  // λ start refuses such an event already; this holds for any other way in (a console execution):
+  // under another prefix lie other batches' items and results, which would run again.
+  if (!manifestRef.key.startsWith(BATCHES_PREFIX))
+    throw new ManifestRefusedError(`the manifest ${manifestRef.key} is not under ${BATCHES_PREFIX}`);
   let text: string;
   try {
     text = await deps.blobs.get(manifestRef.key, manifestRef.versionId);

@@ -88,12 +88,15 @@ describe("prepareBatch", () => {
     ).toEqual(prepared);
   });
 
-  it("refuses a manifest in another bucket, a missing one, an empty one, and one beyond the limits", async () => {
+  it("refuses a manifest in another bucket or outside batches/, a missing one, an empty one, and one beyond the limits", async () => {
     const d = deps();
     const run = (key: string, bucket = "ours", limits?: Parameters<typeof prepareBatch>[2]) =>
       prepareBatch({ batchId: "b-2", manifestRef: { bucket, key } }, d, limits);
     await expect(run("batches/x.jsonl", "theirs")).rejects.toThrow(/not this deployment's bucket/);
     await expect(run("batches/missing.jsonl")).rejects.toThrow(/does not exist/);
+    // Another batch's item list or results, though readable, are no manifest.
+    await d.blobs.put("batch-results/b-1/items.jsonl", "{}\n{}\n");
+    await expect(run("batch-results/b-1/items.jsonl")).rejects.toThrow(/is not under batches\//);
     await d.blobs.put("batches/empty.jsonl", "\n \n");
     await expect(run("batches/empty.jsonl")).rejects.toBeInstanceOf(ManifestRefusedError);
     await d.blobs.put("batches/three.jsonl", "{}\n{}\n{}");
