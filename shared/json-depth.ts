@@ -129,19 +129,24 @@ function leafBytes(v: unknown): number {
 
 const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
-/** A top-level JSON array's elements, or a top-level object's members, each as its own text. */
+/**
+ * A top-level JSON array's elements, or a top-level object's members, each as its own text; or, when
+ * the caller set a bound, word that there are more than that (nothing more was collected).
+ */
 export type TopLevel =
   | { type: "array"; elements: string[] }
-  | { type: "object"; members: Array<{ key: string; value: string }> };
+  | { type: "object"; members: Array<{ key: string; value: string }> }
+  | { type: "over"; maxItems: number };
 
 /**
  * Splits a JSON array or object text at its top level without parsing what is nested: the array's
  * elements, or the object's members (`key` is the member name's JSON text, quotes included), each
  * as the slice of the text that holds it. Each slice is still to be parsed, bounded, on its own.
  * Undefined when the top level is not well formed (not an array or object, an empty element, text
- * after the end): the caller then lets JSON.parse describe the problem.
+ * after the end): the caller then lets JSON.parse describe the problem. With `maxItems`, a text of
+ * more than that many elements or members is `over` as soon as the scan finds one more.
  */
-export function splitTopLevel(text: string): TopLevel | undefined {
+export function splitTopLevel(text: string, maxItems = Number.POSITIVE_INFINITY): TopLevel | undefined {
   let i = 0;
   while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
   const open = text[i];
@@ -169,6 +174,8 @@ export function splitTopLevel(text: string): TopLevel | undefined {
         break;
       }
     } else if (depth === 1 && c === ",") {
+      // A bound keeps a text of millions of tiny elements from costing an object each.
+      if (items.length >= maxItems) return { type: "over", maxItems };
       items.push({ start, end: i, colon });
       start = i + 1;
       colon = -1;

@@ -37,26 +37,45 @@ export interface ManifestItem {
 const stripBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 
 /**
- * The items of a manifest, in order. A text whose first character is `[` is a JSON array, split at
- * its top level without parsing the elements; anything else is JSONL, where blank lines are not
- * items (but still count, so that a line number is the editor's). A JSONL file whose first line
- * happens to be an array (a draft that is no draft) is still JSONL. An array that is broken as a
- * whole (an element that never closes, an empty element, a missing `]`) is refused, saying where:
- * read line by line instead, its `[`, `]` and every `},` line would each become a rejected item.
+ * The items of a manifest, in order, held to `limits` as it is read: its bytes first, then no more
+ * items than the limit are ever collected (a manifest of millions of blank lines or tiny elements
+ * is refused, not split into millions of strings). A text whose first character is `[` is a JSON
+ * array, split at its top level without parsing the elements; anything else is JSONL, where blank
+ * lines are not items (but still count, so that a line number is the editor's). A JSONL file whose
+ * first line happens to be an array (a draft that is no draft) is still JSONL. An array that is
+ * broken as a whole (an element that never closes, an empty element, a missing `]`) is refused,
+ * saying where: read line by line instead, its `[`, `]` and every `},` line would each become a
+ * rejected item.
  */
-export function splitManifest(text: string): ManifestItem[] {
+export function splitManifest(text: string, limits: BatchLimits = BATCH_LIMITS): ManifestItem[] {
+  const bytes = Buffer.byteLength(text);
+  checkManifest(bytes, 1, limits);
   const body = stripBom(text);
+  const tooMany = () =>
+    new ManifestRefusedError(
+      `the manifest holds more than ${limits.maxItems} items; a batch takes at most ${limits.maxItems} (split it into several batches)`,
+    );
+  let items: ManifestItem[] | undefined;
   if (body.trimStart().startsWith("[")) {
-    const top = splitTopLevel(body);
-    if (top?.type === "array") return top.elements.map((item, i) => ({ line: i + 1, body: item }));
-    if (!firstLineIsValue(body)) throw new ManifestRefusedError(brokenArray(body));
+    const top = splitTopLevel(body, limits.maxItems);
+    if (top?.type === "over") throw tooMany();
+    if (top?.type === "array") items = top.elements.map((item, i) => ({ line: i + 1, body: item }));
+    else if (!firstLineIsValue(body)) throw new ManifestRefusedError(brokenArray(body));
   }
-  const items: ManifestItem[] = [];
-  const lines = body.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = stripBom((lines[i] ?? "").trim());
-    if (line !== "") items.push({ line: i + 1, body: line });
+  if (!items) {
+    items = [];
+    for (let start = 0, line = 1; start <= body.length; line++) {
+      const newline = body.indexOf("\n", start);
+      const end = newline < 0 ? body.length : newline;
+      const item = stripBom(body.slice(start, end).trim());
+      if (item !== "") {
+        if (items.length >= limits.maxItems) throw tooMany();
+        items.push({ line, body: item });
+      }
+      start = end + 1;
+    }
   }
+  checkManifest(bytes, items.length, limits);
   return items;
 }
 

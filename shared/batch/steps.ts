@@ -13,7 +13,6 @@ import {
   BATCH_RESULTS_PREFIX,
   BATCHES_PREFIX,
   type BatchLimits,
-  checkManifest,
   ManifestRefusedError,
   splitManifest,
 } from "./manifest.js";
@@ -134,8 +133,7 @@ export async function prepareBatch(
       throw new ManifestRefusedError(`the manifest ${manifestRef.key} does not exist`);
     throw error;
   }
-  const items = splitManifest(text);
-  checkManifest(Buffer.byteLength(text), items.length, limits);
+  const items = splitManifest(text, limits);
   const limit = pLimit(STORE_CONCURRENCY);
   await Promise.all(
     items.map((item) => limit(() => deps.blobs.put(batchKeys.item(batchId, item.line), item.body))),

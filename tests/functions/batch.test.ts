@@ -25,6 +25,25 @@ describe("splitManifest", () => {
     ]);
   });
 
+  it("holds a manifest to the limits while splitting it: millions of blank lines or tiny elements are refused, not collected", () => {
+    const limits = { maxManifestBytes: 64 * 1024 * 1024, maxItems: 1_000 };
+    // 20 million blank lines around two drafts: 2 items, line numbers as an editor counts them.
+    const blank = `${"\n".repeat(10_000_000)}{"a":1}${"\n".repeat(10_000_000)}{"b":2}\n`;
+    expect(splitManifest(blank, limits).map((i) => i.line)).toEqual([10_000_001, 20_000_001]);
+    // One item over the limit is refused as soon as it is met, whatever follows.
+    const lines = `${'{"a":1}\n'.repeat(1_001)}${"\n".repeat(5_000_000)}`;
+    expect(() => splitManifest(lines, limits)).toThrow(/more than 1000 items; a batch takes at most 1000/);
+    const tiny = `[${"1,".repeat(5_000_000)}1]`;
+    expect(() => splitManifest(tiny, limits)).toThrow(/more than 1000 items/);
+    // Exactly at the limit is fine, in both forms.
+    expect(splitManifest('{"a":1}\n'.repeat(1_000), limits)).toHaveLength(1_000);
+    expect(splitManifest(`[${"1,".repeat(999)}1]`, limits)).toHaveLength(1_000);
+    // Bytes are checked before anything is split.
+    expect(() => splitManifest(blank, { maxManifestBytes: 1_000, maxItems: 10 })).toThrow(
+      /bytes; a batch takes at most 1000/,
+    );
+  });
+
   it("reads a JSONL file whose first line is an array as JSONL", () => {
     expect(splitManifest('[1,2]\n{"a":1}\n').map((i) => [i.line, i.body])).toEqual([
       [1, "[1,2]"],
@@ -101,7 +120,7 @@ describe("prepareBatch", () => {
     await expect(run("batches/empty.jsonl")).rejects.toBeInstanceOf(ManifestRefusedError);
     await d.blobs.put("batches/three.jsonl", "{}\n{}\n{}");
     await expect(run("batches/three.jsonl", "ours", { maxManifestBytes: 1000, maxItems: 2 })).rejects.toThrow(
-      /holds 3 items; a batch takes at most 2/,
+      /holds more than 2 items; a batch takes at most 2/,
     );
     await expect(run("batches/three.jsonl", "ours", { maxManifestBytes: 4, maxItems: 10 })).rejects.toThrow(
       /is 8 bytes; a batch takes at most 4/,
