@@ -11,9 +11,15 @@ import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition, AslState } from "../infra/asl.js";
 import { BatchStateNames } from "../infra/state-names.js";
 import type { BatchRecord } from "../shared/batch/record.js";
-import type { BatchModelService, Pricing, RoundTiming } from "../shared/batch/rounds.js";
+import {
+  type BatchModelService,
+  lineOfRunId,
+  type Pricing,
+  type RoundTiming,
+} from "../shared/batch/rounds.js";
 import { batchKeys } from "../shared/batch/steps.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
+import { isActiveStatus } from "../shared/store/types.js";
 import { LocalBatchService } from "./batch-service.js";
 import type { ExecutionSummary, TaskHandler } from "./engine.js";
 import * as engine from "./engine.js";
@@ -80,6 +86,28 @@ export interface BatchRunOptions {
   onItem?: ((item: ItemEnded) => void) | undefined;
   /** Told once the item list is read: how many items the Map runs. */
   onItems?: ((count: number) => void) | undefined;
+}
+
+/**
+ * The progress callbacks as a person reads them: the total once (a batch-priced batch runs a Map per
+ * round, each over the items still correcting, and its fallback another), and each item's end once
+ * (an item ended by a round, then seen again by a resumed or fallback Map, counts one time).
+ */
+function progressOnce(options: BatchRunOptions): Pick<BatchRunOptions, "onItem" | "onItems"> {
+  let told = false;
+  const ended = new Set<string>();
+  return {
+    onItems: (count) => {
+      if (told) return;
+      told = true;
+      options.onItems?.(count);
+    },
+    onItem: (item) => {
+      if (ended.has(item.runId)) return;
+      ended.add(item.runId);
+      options.onItem?.(item);
+    },
+  };
 }
 
 export interface BatchRun {
@@ -200,6 +228,7 @@ export class LocalBatchRunner {
       const pricing = (resumed && existing?.pricing) || options.pricing;
       const execution = await this.#execute(definition, batchId, manifestKey, batchId, {
         ...options,
+        ...progressOnce(options),
         pricing,
       });
       return {
@@ -339,6 +368,9 @@ export class LocalBatchRunner {
     };
     const machine = engine.buildMachine(single);
     const handlers = this.#itemHandlers(processor, options);
+    const isLoopProcessor = !Object.values(processor.States).some((state) =>
+      String(state.Resource ?? "").endsWith(START_SYNC),
+    );
     const concurrency = options.concurrency ?? (Number(map.MaxConcurrency) || 1000);
     const tolerated = Number(map.ToleratedFailurePercentage ?? 0);
     const mapRunId = randomUUID();
@@ -356,6 +388,9 @@ export class LocalBatchRunner {
             retryIntervals: { ...engine.retryIntervals(single, 0), ...engine.retryIntervals(processor, 0) },
           });
           await this.#releaseEnded(summary, task.input.batchId);
+          // A batch-priced round runs the correction loop in the item itself: an item whose run
+          // ended here is told as a child's end is (one still waiting for a round is not).
+          if (isLoopProcessor) await this.#tellEnded(value, options);
           const entry = { Input: JSON.stringify(value), Status: summary.status };
           if (summary.status === "SUCCEEDED") {
             succeeded.push({ ...entry, Output: JSON.stringify((summary.output as unknown[])[0]) });
@@ -516,6 +551,19 @@ export class LocalBatchRunner {
       });
     })();
     return this.#rounds;
+  }
+
+  /**
+   * Tells `onItem` of a round's item whose run has an outcome now. Round 0's items are the Map items
+   * (line and run id); a later round's are loop states, whose run id names the line.
+   */
+  async #tellEnded(value: unknown, options: BatchRunOptions): Promise<void> {
+    if (!options.onItem) return;
+    const runId = (value as { runId?: unknown }).runId;
+    if (typeof runId !== "string") return;
+    const run = await this.runtime.runs.getRun(runId);
+    if (run && !isActiveStatus(run.status))
+      options.onItem({ line: lineOfRunId(runId), runId, status: run.status, existing: false });
   }
 
   /** One child execution, waited for, answered like `DescribeExecution` (`.sync:2`: Output as JSON). */

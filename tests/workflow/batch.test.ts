@@ -408,6 +408,21 @@ describe("batch pricing, locally", () => {
     };
   }
 
+  it("tells the progress bar the total once and each item's outcome once, across rounds", async () => {
+    const lines = await exampleLines();
+    const totals: number[] = [];
+    const told: { line: number; status: string }[] = [];
+    const { priced } = await bothModes("progress", lines, cassette.responses, {
+      onItems: (count) => totals.push(count),
+      onItem: (item) => told.push({ line: item.line, status: item.status }),
+    });
+    expect((priced.record?.rounds ?? []).length).toBeGreaterThan(1);
+    expect(totals).toEqual([lines.length]);
+    expect(told.map((t) => t.line).sort((a, b) => a - b)).toEqual(lines.map((_, i) => i + 1));
+    // What the bar counted is what the batch record counts: no item still waiting was told.
+    expect(tally(told.map((t) => t.status))).toEqual(priced.record?.counts);
+  });
+
   it("ends every draft as on demand, in the same status and reason after the same attempts, at half the cost", async () => {
     const lines = await exampleLines();
     const { onDemand, priced, same, runtime } = await bothModes("same", lines);
