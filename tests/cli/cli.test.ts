@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { redraft as inProcess } from "./run-cli.js";
+import { redraft as inProcess, stopChild } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CASSETTE = join(ROOT, "examples", "example.cassette.json");
@@ -358,7 +358,7 @@ describe("redraft watch", () => {
       await waitFor(() => stdout.includes("\n"), 60_000);
       expect(lines(stdout)[0]).toMatchObject({ draftId: "mcq-clean", status: "validated" });
     } finally {
-      child.kill("SIGTERM");
+      await stopChild(child);
     }
   }, 120_000);
 });

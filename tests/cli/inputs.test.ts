@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDrafts, splitFile } from "../../cli/inputs.js";
 import { synthesizedAsl } from "../workflow/harness.js";
-import { redraft as runCli } from "./run-cli.js";
+import { redraft as runCli, stopChild } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DEPTH = 10_000;
@@ -271,7 +271,7 @@ describe("redraft watch on bad files", () => {
         [join(inbox, "good.json")]: ["validated", null],
       });
     } finally {
-      child.kill("SIGTERM");
+      await stopChild(child);
     }
   }, 120_000);
 });

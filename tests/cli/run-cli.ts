@@ -1,3 +1,5 @@
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { join } from "node:path";
 import { vi } from "vitest";
 import { main } from "../../cli/main.js";
@@ -44,3 +46,20 @@ export const jsonLines = (text: string) =>
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * Stops a spawned `redraft` and waits until it has exited. A `watch` told SIGTERM still closes its
+ * database and removes its lock and owner files: a test that deleted the data folder before then
+ * raced that shutdown (rm -r failing ENOTEMPTY under load). Killed outright if it takes over 30 s.
+ */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill(signal);
+  const stuck = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(stuck);
+  }
+}
