@@ -186,10 +186,8 @@ async function loadEngine(): Promise<Engine> {
   // (an Emscripten Module option the typings leave out): when a test takes the engine down, Emscripten
   // writes "Aborted(…)" to stderr and then throws the same text as a RuntimeError, which the sandbox
   // catches and reports as that test's failure; the stderr copy is only noise in a host's logs.
-  const options = {
-    wasmMemory: memory,
-    emscriptenModule: { printErr: () => {} },
-  } as Parameters<typeof newVariant>[1];
+  const options = { wasmMemory: memory } as Parameters<typeof newVariant>[1];
+  options.emscriptenModule = { printErr: () => {} } as NonNullable<typeof options.emscriptenModule>;
   const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
   return { module, memory };
 }
