@@ -1,6 +1,8 @@
 import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import { BlobNotFoundError } from "../shared/errors.js";
+import { blobKeys, JUDGE_USAGE_KEY_BASE } from "../shared/loop/keys.js";
+import type { JudgeReport, LoopDeps } from "../shared/loop/steps.js";
 import { totalTokens } from "../shared/model/types.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
@@ -128,11 +130,35 @@ export async function finishInterrupted(
     const usage = { ...attempt.tokens, total: totalTokens(attempt.tokens) };
     await deps.runs.addUsage(runId, attempt.attempt, usage, attempt.costUsd);
   }
+  // The judge rounds likewise: a round's report is written before its usage is added.
+  for (let round = 1; ; round++) {
+    const report = await readJudgeUsage(deps, runId, round);
+    if (!report) break;
+    const usage = { ...report.usage, total: totalTokens(report.usage) };
+    await deps.runs.addUsage(runId, JUDGE_USAGE_KEY_BASE + round, usage, report.costUsd);
+  }
   await deps.runs.setStatus(runId, "failed", at, {
     reason: "interrupted",
     message: `interrupted: ${who} ended while the run was ${run.status} after ${run.attempts} attempt(s); run the draft again, or review this run`,
   });
   return true;
+}
+
+/** What a judge round's report says it used, or undefined when the round has no report. */
+async function readJudgeUsage(
+  deps: Pick<LoopDeps, "blobs">,
+  runId: string,
+  round: number,
+): Promise<Pick<JudgeReport, "usage" | "costUsd"> | undefined> {
+  let text: string;
+  try {
+    text = await deps.blobs.get(blobKeys.judgeReport(runId, round));
+  } catch (error) {
+    if (error instanceof BlobNotFoundError) return undefined;
+    throw error;
+  }
+  const parsed = safeParse(text) as Partial<JudgeReport> | undefined;
+  return parsed?.usage ? { usage: parsed.usage, costUsd: parsed.costUsd ?? 0 } : undefined;
 }
 
 function safeParse(text: string): unknown {

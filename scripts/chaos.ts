@@ -459,6 +459,10 @@ async function main(): Promise<number> {
   const lines = table(rows);
   say("");
   for (const l of lines) say(l);
+  // CI keeps only the last line of stdout: a problem that no count on it shows (a run killed too
+  // late, an unexpected outcome) goes to stderr too, so a failing run says why where it is read.
+  for (const r of rows)
+    for (const p of r.problems) process.stderr.write(`test:chaos problem: ${r.scenario}: ${p}\n`);
   say(lastLine);
 
   const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], {

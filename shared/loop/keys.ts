@@ -1,4 +1,10 @@
 /**
+ * Usage of judge round k is counted (`addUsage`) under this key + k: attempts are 1..9999, so the
+ * keys never meet. Here, beside the blob layout, for the readers that reconcile a run's tokens.
+ */
+export const JUDGE_USAGE_KEY_BASE = 100_000;
+
+/**
  * Blob layout. Uploads land under `drafts/` and are never written to; every attempt's draft,
  * report and model answer is kept under `runs/`; the corrected draft is published under `results/`.
  */

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { batchOwnerFile, finishInterrupted } from "../../local/recovery.js";
 import { LocalRuntime } from "../../local/runtime.js";
+import { blobKeys, JUDGE_USAGE_KEY_BASE } from "../../shared/loop/keys.js";
 import { makeAttempt, makeRun } from "../stores/fixtures.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 
@@ -76,6 +77,35 @@ describe("runs whose process is gone", () => {
       expect(await next.runs.getRun("r-live")).toMatchObject({ status: "correcting" });
       expect(await next.runs.getRun("r-done")).toMatchObject({ status: "validated" });
       expect(await readdir(join(dataDir, "owners"))).toEqual(["r-live.json"]);
+    } finally {
+      await next.close();
+    }
+  });
+
+  it("counts a judge round whose report was written just before the kill, once, like an attempt", async () => {
+    const first = await open();
+    await first.runs.createRun(makeRun("r-judged", { status: "correcting", attempts: 0 }));
+    const report = (round: number, input: number) =>
+      JSON.stringify({ round, usage: { input, output: 3, cacheRead: 0, cacheWrite: 0 }, costUsd: 0.005 });
+    // Round 1 was counted; round 2's report was written, its usage never added.
+    await first.blobs.put(blobKeys.judgeReport("r-judged", 1), report(1, 40));
+    await first.runs.addUsage(
+      "r-judged",
+      JUDGE_USAGE_KEY_BASE + 1,
+      { input: 40, output: 3, cacheRead: 0, cacheWrite: 0, total: 43 },
+      0.005,
+    );
+    await first.blobs.put(blobKeys.judgeReport("r-judged", 2), report(2, 60));
+    await first.close();
+    await killedOwnerOf("r-judged", deadPid());
+
+    const next = await open();
+    try {
+      expect(next.interrupted).toEqual(["r-judged"]);
+      const run = await next.runs.getRun("r-judged");
+      expect(run).toMatchObject({ status: "failed", reason: "interrupted" });
+      expect(run?.tokens).toMatchObject({ input: 100, output: 6, total: 106 });
+      expect(run?.costUsd).toBeCloseTo(0.01);
     } finally {
       await next.close();
     }
