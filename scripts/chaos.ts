@@ -197,9 +197,12 @@ async function concurrentScenario(work: string): Promise<Row> {
   const problems: string[] = [];
   while (running) {
     const poll = redraft(["--data-dir", dataDir, "runs", "--json"]);
-    const { code, stderr } = await poll.done;
+    const { code, signal, stderr } = await poll.done;
     polls++;
-    if (code !== 0) problems.push(`runs poll ${polls} exited ${code}: ${stderr.trim()}`);
+    if (code !== 0)
+      problems.push(
+        `runs poll ${polls} exited ${code}${signal ? ` (${signal})` : ""} after ${poll.lines.length} run line(s): ${stderr.trim() || "(nothing on stderr)"}`,
+      );
   }
   const results = await ended;
   results.forEach(({ code, stderr }, i) => {
