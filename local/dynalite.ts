@@ -253,24 +253,76 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
   const listener = server.listeners("request")[0] as Parameters<typeof directHandler>[0];
   const direct = directHandler(listener);
   const client = localDynamoClient(endpoint, { requestHandler: direct, dynalite: true });
+  const requests = countRequests(server, listener);
   return {
     endpoint,
     client,
     direct,
     close: async () => {
       client.destroy();
-      // Keep-alive sockets from other clients would hold close() open until they time out: idle
-      // ones go now, busy ones after a second (their clients retry elsewhere; writes are conditional).
+      // dynalite closes its database once the HTTP server has closed and no single LevelDB operation
+      // is pending, but an action is several operations (a put, then its index updates): closing
+      // between two of them made the next one throw "Database is closed" out of dynalite's callback
+      // and took the process down. So: refuse new requests, let the ones in flight be answered, and
+      // only then close the connections (keep-alive sockets would hold close() open) and the server.
+      requests.refuseNew();
+      const closed = new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
       server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 1000);
-      try {
-        await new Promise<void>((resolve, reject) =>
-          server.close((error) => (error ? reject(error) : resolve())),
-        );
-      } finally {
-        clearTimeout(force);
-      }
+      await requests.drained(IN_FLIGHT_WAIT_MS);
+      server.closeAllConnections();
+      await closed;
     },
+  };
+}
+
+/** How long closing waits for the requests in flight before it closes their connections anyway. */
+const IN_FLIGHT_WAIT_MS = 30_000;
+
+/**
+ * Puts dynalite's request listener behind a counter of requests in flight (a request counts until its
+ * response is ended, which dynalite does when the action's last database operation is done). Once
+ * `refuseNew` is called, a request that arrives on a kept-alive connection has that connection
+ * dropped: its client reconnects to whoever serves the folder next.
+ */
+function countRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void) {
+  let inFlight = 0;
+  let refusing = false;
+  let onDrained: (() => void) | undefined;
+  server.removeListener("request", listener);
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    if (refusing) {
+      req.socket.destroy();
+      return;
+    }
+    inFlight += 1;
+    let ended = false;
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      if (!ended) {
+        ended = true;
+        inFlight -= 1;
+        if (inFlight === 0) onDrained?.();
+      }
+      return end(...args);
+    }) as ServerResponse["end"];
+    listener(req, res);
+  });
+  return {
+    refuseNew: () => {
+      refusing = true;
+    },
+    drained: (boundMs: number) =>
+      inFlight === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const bound = setTimeout(resolve, boundMs);
+            onDrained = () => {
+              clearTimeout(bound);
+              resolve();
+            };
+          }),
   };
 }
 

@@ -3,8 +3,9 @@ import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { ListTablesCommand, PutItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ensureTable } from "../../local/dynalite.js";
 import { isAlive, SELF } from "../../local/lock.js";
 import { LOCK_FILE, SharedDynamo } from "../../local/shared-db.js";
 
@@ -81,6 +82,33 @@ describe("one data folder, many users of its database", () => {
     await expect(second.client.send(new ListTablesCommand({}))).resolves.toBeDefined();
     expect(second.serving).toBe(true);
     expect((await lock()).port).toBe(Number(new URL(second.endpoint).port));
+  });
+
+  it("closes under another process's writes without dying: each in flight is answered or its connection dropped and retried", async () => {
+    const first = await open();
+    const second = await open();
+    await ensureTable(second.client, "runs");
+    // Writes that touch three indexes each: an action of several LevelDB operations. The holder closes
+    // while they are in flight; the client's writes that lose their connection go to the next holder.
+    const item = (i: number) => ({
+      pk: { S: `RUN#${i}` },
+      sk: { S: "RUN" },
+      byDraftPk: { S: `DRAFT#${i % 7}` },
+      byDraftSk: { S: String(i) },
+      byStatusPk: { S: "validated" },
+      byStatusSk: { S: String(i) },
+      byCreatedPk: { S: `CREATED#${i % 4}` },
+      byCreatedSk: { S: String(i) },
+    });
+    const puts = Array.from({ length: 300 }, (_, i) =>
+      second.client.send(new PutItemCommand({ TableName: "runs", Item: item(i) })),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    await first.close();
+    opened.splice(opened.indexOf(first), 1);
+    await Promise.all(puts);
+    const { Count } = await second.client.send(new ScanCommand({ TableName: "runs", Select: "COUNT" }));
+    expect(Count).toBe(300);
   });
 
   it("takes over a lock whose process is dead", async () => {
