@@ -16,15 +16,15 @@ import { roundListKeys, submitRound } from "../../shared/batch/round-steps.js";
 import {
   type BatchRequestLine,
   type BatchServiceLimits,
-  errorOfResult,
   type RoundTiming,
   splitIntoBatches,
 } from "../../shared/batch/rounds.js";
-import { ErrorNames, TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { buildMessageParams } from "../../shared/model/messages.js";
 import type { ModelRequest } from "../../shared/model/types.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";
 import { loopState } from "../fixtures/loop-state.js";
+import { failureOf } from "../model/batch-failure.js";
 
 /**
  * Bedrock batch inference (functions/lib/bedrock-batch.ts) against the real @aws-sdk/client-bedrock
@@ -342,15 +342,7 @@ describe("BedrockBatchService: status, results, cancel", () => {
         stopReason: "tool_use",
       },
     });
-    const failure = (id: string) => {
-      const result = results.get(id);
-      if (!result || result.type === "succeeded") throw new Error(`${id} is no failure`);
-      const error = errorOfResult(result);
-      return {
-        name: error.name,
-        transient: (TRANSIENT_MODEL_ERRORS as readonly string[]).includes(error.name),
-      };
-    };
+    const failure = (id: string) => failureOf(results, id);
     expect(failure("E429")).toEqual({ name: ErrorNames.ModelRateLimited, transient: true });
     expect(failure("E503")).toEqual({ name: ErrorNames.ModelOverloaded, transient: true });
     expect(failure("E408")).toEqual({ name: ErrorNames.ModelTimeout, transient: true });

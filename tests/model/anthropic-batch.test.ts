@@ -1,14 +1,10 @@
 import { describe, expect, it } from "vitest";
-import {
-  type BatchRequestLine,
-  type BatchResult,
-  errorOfResult,
-  splitIntoBatches,
-} from "../../shared/batch/rounds.js";
-import { ErrorNames, TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { type BatchRequestLine, type BatchResult, splitIntoBatches } from "../../shared/batch/rounds.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { ANTHROPIC_BATCH_LIMITS, AnthropicBatchService } from "../../shared/model/anthropic.js";
 import { buildMessageParams } from "../../shared/model/messages.js";
 import type { ModelRequest } from "../../shared/model/types.js";
+import { failureOf } from "./batch-failure.js";
 import { apiError, toolUseMessage } from "./fake-messages-server.js";
 
 /**
@@ -241,15 +237,7 @@ describe("AnthropicBatchService: status, results, cancel", () => {
     expect(mapped.get("L6J1")).toEqual({ type: "canceled" });
 
     // What each failure is to the loop: the error an on-demand call would have thrown.
-    const failure = (id: string) => {
-      const result = mapped.get(id);
-      if (!result || result.type === "succeeded") throw new Error(`${id} is no failure`);
-      const error = errorOfResult(result);
-      return {
-        name: error.name,
-        transient: (TRANSIENT_MODEL_ERRORS as readonly string[]).includes(error.name),
-      };
-    };
+    const failure = (id: string) => failureOf(mapped, id);
     expect(failure("L2A1")).toEqual({ name: ErrorNames.ModelOverloaded, transient: true });
     expect(failure("L3A1")).toEqual({ name: ErrorNames.ModelRateLimited, transient: true });
     expect(failure("L4A1")).toEqual({ name: ErrorNames.ModelRequestFailed, transient: false });
