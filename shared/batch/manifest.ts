@@ -49,7 +49,7 @@ const stripBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1
  */
 export function splitManifest(text: string, limits: BatchLimits = BATCH_LIMITS): ManifestItem[] {
   const bytes = Buffer.byteLength(text);
-  checkManifest(bytes, 1, limits);
+  checkBytes(bytes, limits);
   const body = stripBom(text);
   const tooMany = () =>
     new ManifestRefusedError(
@@ -113,13 +113,18 @@ export class ManifestRefusedError extends Error {
 
 /** Checks a manifest against {@link BATCH_LIMITS}; the error says which limit and by how much. */
 export function checkManifest(bytes: number, items: number, limits: BatchLimits = BATCH_LIMITS): void {
-  if (bytes > limits.maxManifestBytes)
-    throw new ManifestRefusedError(
-      `the manifest is ${bytes} bytes; a batch takes at most ${limits.maxManifestBytes} (split it into several batches)`,
-    );
+  checkBytes(bytes, limits);
   if (items > limits.maxItems)
     throw new ManifestRefusedError(
       `the manifest holds ${items} items; a batch takes at most ${limits.maxItems} (split it into several batches)`,
     );
   if (items === 0) throw new ManifestRefusedError("the manifest holds no drafts");
+}
+
+/** The manifest's size against its limit, before anything splits it. */
+function checkBytes(bytes: number, limits: BatchLimits): void {
+  if (bytes > limits.maxManifestBytes)
+    throw new ManifestRefusedError(
+      `the manifest is ${bytes} bytes; a batch takes at most ${limits.maxManifestBytes} (split it into several batches)`,
+    );
 }
