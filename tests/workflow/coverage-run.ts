@@ -6,10 +6,10 @@
  *
  *   npm run -s coverage:asl
  */
-import "../cli/quiet.js";
-import { loadAsl } from "../local/state-machine.js";
-import { coverageOf } from "../tests/workflow/asl-coverage.js";
-import { historiesOf, outcomeMismatch, runCorpus } from "../tests/workflow/scenarios.js";
+import "../../cli/quiet.js";
+import { loadAsl } from "../../local/state-machine.js";
+import { coverageOf } from "./asl-coverage.js";
+import { historiesOf, outcomeMismatch, runCorpus } from "./scenarios.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const mark = (n: number) => (n > 0 ? `${String(n).padStart(4)}` : "   -");
