@@ -21,6 +21,8 @@ import { LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
 import { validateStep } from "../../shared/loop/steps.js";
 import { limitModel } from "../../shared/model/limited.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
+import { makeRun } from "../stores/fixtures.js";
+import { synthesizedAsl } from "../workflow/harness.js";
 import { type Audit, audit } from "./audit.js";
 import { buildCorpus, type Corpus, seededRandom } from "./corpus.js";
 import {
@@ -30,8 +32,6 @@ import {
   firstWriteOfEachStepLost,
   SteadyModel,
 } from "./faults.js";
-import { makeRun } from "../stores/fixtures.js";
-import { synthesizedAsl } from "../workflow/harness.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const BIN = join(ROOT, "bin", "redraft.js");
