@@ -3,6 +3,7 @@
 // command starts without compiling TypeScript. Without dist/ (installed with --omit=dev or
 // --ignore-scripts), or when a source it was built from has changed since (dist/build.json lists
 // them), the TypeScript sources run through tsx instead: slower to start, never stale.
+import "./check-node.js";
 import { readFileSync, statSync } from "node:fs";
 
 // A reader that stops early (`redraft runs --json | head`) closes the pipe; that is no failure to report.
