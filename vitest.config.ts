@@ -1,8 +1,10 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["tests/**/*.test.ts"],
+    // The packed tarball's test builds, packs and installs: `npm run test:package` runs it.
+    exclude: [...configDefaults.exclude, "tests/package/**"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two worker processes, one per core (vitest's default on two cores is one), each kept for the

@@ -2,8 +2,10 @@
 // Runs the command line compiled to dist/ by `npm run build`, which `npm ci` runs (`prepare`), so a
 // command starts without compiling TypeScript. Without dist/ (installed with --omit=dev or
 // --ignore-scripts), or when a source it was built from has changed since (dist/build.json lists
-// them), the TypeScript sources run through tsx instead: slower to start, never stale.
-import { readFileSync, statSync } from "node:fs";
+// them), the TypeScript sources run through tsx instead: slower to start, never stale. The installed
+// package carries dist/ and no sources: it always runs dist/.
+import "./check-node.js";
+import { existsSync, readFileSync, statSync } from "node:fs";
 
 // A reader that stops early (`redraft runs --json | head`) closes the pipe; that is no failure to report.
 process.stdout.on("error", (error) => {
@@ -15,10 +17,12 @@ const ROOT = new URL("../", import.meta.url);
 
 /** dist/cli/main.js when the build is complete and no source has changed since it started. */
 function builtMain() {
+  const built = new URL("dist/cli/main.js", ROOT).href;
+  if (!existsSync(new URL("cli/main.ts", ROOT))) return built;
   try {
     const { startedAt, sources } = JSON.parse(readFileSync(new URL("dist/build.json", ROOT), "utf8"));
     for (const source of sources) if (statSync(new URL(source, ROOT)).mtimeMs >= startedAt) return undefined;
-    return new URL("dist/cli/main.js", ROOT).href;
+    return built;
   } catch {
     // No build, half a build, or a source gone since: the sources are the truth.
     return undefined;

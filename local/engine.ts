@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import type { UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
 import type { AslDefinition } from "../infra/asl.js";

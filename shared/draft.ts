@@ -5,7 +5,7 @@ export const SeveritySchema = z.enum(["error", "warning", "info"]);
 export type Severity = z.infer<typeof SeveritySchema>;
 
 /** Where a violation came from: a pack rule, a JSON Schema, a test run, or the LLM judge. */
-export const ViolationSourceSchema = z.enum(["rule", "schema", "test", "judge"]);
+const ViolationSourceSchema = z.enum(["rule", "schema", "test", "judge"]);
 export type ViolationSource = z.infer<typeof ViolationSourceSchema>;
 
 export const ViolationSchema = z.object({
@@ -22,7 +22,7 @@ export const ViolationSchema = z.object({
 export type Violation = z.infer<typeof ViolationSchema>;
 
 /** Per-draft loop settings; the deployment caps them (see `LoopLimits`). */
-export const DraftOptionsSchema = z
+const DraftOptionsSchema = z
   .object({
     maxAttempts: z.number().int().min(0).max(10).optional(),
     maxLogicAttempts: z.number().int().min(0).max(5).optional(),
@@ -78,14 +78,14 @@ export const RepairSchema = z.object({
 });
 export type Repair = z.infer<typeof RepairSchema>;
 
-export const SeverityCountsSchema = z.object({
+const SeverityCountsSchema = z.object({
   error: z.number().int().nonnegative(),
   warning: z.number().int().nonnegative(),
   info: z.number().int().nonnegative(),
 });
 export type SeverityCounts = z.infer<typeof SeverityCountsSchema>;
 
-export const ValidationReportSchema = z.object({
+const ValidationReportSchema = z.object({
   violations: z.array(ViolationSchema),
   counts: SeverityCountsSchema,
   /** Ids of the rules that ran. */

@@ -16,7 +16,7 @@ import {
 import { toPointer } from "./pointer.js";
 
 /** A rule as a deployment configured it: enabled, with its effective severity. */
-export interface ResolvedRule<C, S> {
+interface ResolvedRule<C, S> {
   readonly rule: Rule<C, S>;
   readonly severity: Severity;
 }

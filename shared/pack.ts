@@ -121,10 +121,10 @@ export interface Pack<C = unknown, S extends Record<string, unknown> = Record<st
 }
 
 /** What a deployment may change per kind without touching code. */
-export const RuleOverrideSchema = z
+const RuleOverrideSchema = z
   .object({ enabled: z.boolean().optional(), severity: SeveritySchema.optional() })
   .strict();
-export const PackOverrideSchema = z
+const PackOverrideSchema = z
   .object({
     disabledRules: z.array(z.string()).optional(),
     rules: z.record(z.string(), RuleOverrideSchema).optional(),
@@ -136,7 +136,7 @@ export const PackOverrideSchema = z
 export type PackOverride = z.infer<typeof PackOverrideSchema>;
 
 /** Ceilings a draft's own `options` can never exceed. */
-export const LoopCapsSchema = z
+const LoopCapsSchema = z
   .object({
     maxAttempts: z.number().int().min(0).max(10),
     maxLogicAttempts: z.number().int().min(0).max(5),

@@ -41,13 +41,12 @@ export const BUNDLE_SIDE_FILES = [
 ] as const;
 
 /**
- * Lambda's runtime. nodejs20.x reached its end of support in April 2026, so Lambda runs Node 22,
- * while `engines` (>=20.19), CI and the local runtime run Node 20; the bundles target node20, the
- * syntax both accept. The README's "Deploying" section says why the two differ.
+ * Lambda's runtime: Node 22, the floor `engines` sets for the project, CI and the local runtime
+ * alike, so the handlers are tested on the Node major that runs them.
  */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
 /** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
-export const BUNDLE_TARGET = "node20";
+export const BUNDLE_TARGET = "node22";
 
 /**
  * One model request, as the model steps make it in the cloud: the SDK's timeout per request, and no
@@ -521,7 +520,7 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     {
       id: "AwsSolutions-L1",
       reason:
-        "Pinned to nodejs22.x, not the newest runtime, so that one known runtime runs the bundles; they target node20 (package.json engines), which nodejs22.x runs.",
+        "Pinned to nodejs22.x, not the newest runtime, so that one known runtime runs the bundles; they target node22, the floor package.json engines sets.",
     },
     {
       id: `AwsSolutions-IAM4[${BASIC_EXECUTION_ROLE_FINDING}]`,

@@ -5,7 +5,7 @@ import type { ModelResponse, SystemBlock, ToolSpec } from "../model/types.js";
 import { type Persona, PersonaSchema } from "../pack.js";
 import { dataBlock, intentOf, personaLines } from "./prompt.js";
 
-export const JUDGE_TOOL_NAME = "submit_findings";
+const JUDGE_TOOL_NAME = "submit_findings";
 
 /**
  * The judge's stable instructions. The draft and the task are untrusted data: whatever they
@@ -26,7 +26,7 @@ Rules:
 - Report only real problems. No finding means the draft is fine.
 - Answer only through the ${JUDGE_TOOL_NAME} tool.`;
 
-export const JudgeFindingSchema = z.object({
+const JudgeFindingSchema = z.object({
   ruleId: z.string().min(1).max(120),
   severity: z.enum(["error", "warning", "info"]),
   confidence: z.number().min(0).max(1),
@@ -37,7 +37,7 @@ export const JudgeFindingSchema = z.object({
 export type JudgeFinding = z.infer<typeof JudgeFindingSchema>;
 const JudgeAnswerSchema = z.looseObject({ findings: z.array(JudgeFindingSchema) });
 
-export const JUDGE_TOOL: ToolSpec = {
+const JUDGE_TOOL: ToolSpec = {
   name: JUDGE_TOOL_NAME,
   description: "Submit your findings about the draft (an empty list when it is fine).",
   inputSchema: {

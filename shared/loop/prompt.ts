@@ -3,7 +3,7 @@ import type { ResolvedPack } from "../engine.js";
 import type { SystemBlock, ToolSpec } from "../model/types.js";
 import type { Persona } from "../pack.js";
 
-export const CORRECTION_TOOL_NAME = "submit_correction";
+const CORRECTION_TOOL_NAME = "submit_correction";
 
 /**
  * The stable system prompt. It never mentions a particular draft or attempt, so the prefix
@@ -101,7 +101,7 @@ function formatViolation(v: Violation): string {
  * The violations block, bounded: the first MAX_PROMPT_VIOLATIONS in full, then a count per rule of
  * the rest (the model fixes those by the same pattern; the next attempt lists what is left).
  */
-export function formatViolations(violations: readonly Violation[]): string {
+function formatViolations(violations: readonly Violation[]): string {
   const shown = violations.slice(0, MAX_PROMPT_VIOLATIONS).map(formatViolation);
   const rest = violations.slice(MAX_PROMPT_VIOLATIONS);
   if (rest.length > 0) {
@@ -126,7 +126,7 @@ export function intentOf(draft: Draft): string | undefined {
   return undefined;
 }
 
-export function correctionTool(resolved: ResolvedPack, draft: Draft): ToolSpec {
+function correctionTool(resolved: ResolvedPack, draft: Draft): ToolSpec {
   const contentSchema = resolved.pack.contentJsonSchema?.(draft) ?? {
     description: "The corrected content, in the same shape as the draft's content.",
   };

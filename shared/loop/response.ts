@@ -6,7 +6,7 @@ const CorrectionAnswerSchema = z.looseObject({
   analysis: z.string(),
   fixDescription: z.string(),
 });
-export type CorrectionAnswer = { content: unknown; analysis: string; fixDescription: string };
+type CorrectionAnswer = { content: unknown; analysis: string; fixDescription: string };
 
 export type ParsedAnswer =
   | { ok: true; answer: CorrectionAnswer }

@@ -6,7 +6,7 @@ import { PhaseSchema, StopReasonSchema, TokenTotalsSchema } from "../store/types
  * What the Choice states route on. Besides `validated`, these are the loop's own verdicts; the
  * attempt counters are compared against the limits by the Choice itself, visibly, not here.
  */
-export const LoopDecisionSchema = z.enum([
+const LoopDecisionSchema = z.enum([
   "correct",
   "judge",
   "correct_logic",
@@ -17,7 +17,7 @@ export const LoopDecisionSchema = z.enum([
 ]);
 export type LoopDecision = z.infer<typeof LoopDecisionSchema>;
 
-export const LoopLimitsSchema = z.object({
+const LoopLimitsSchema = z.object({
   maxAttempts: z.number().int().nonnegative(),
   /** Consecutive usable attempts that must fail the same error rule (still failing) to trip the breaker. */
   breakerAfter: z.number().int().positive(),
@@ -30,7 +30,7 @@ export const LoopLimitsSchema = z.object({
 export type LoopLimits = z.infer<typeof LoopLimitsSchema>;
 
 /** The best attempt so far (fewest errors; ties: higher score, then earlier). */
-export const BestSchema = z.object({
+const BestSchema = z.object({
   attempt: z.number().int().nonnegative(),
   draftRef: z.string(),
   reportRef: z.string(),
@@ -39,7 +39,7 @@ export const BestSchema = z.object({
 });
 
 /** The outcome of the last check, as the Choice states read it. */
-export const VerdictSchema = z.object({
+const VerdictSchema = z.object({
   /** Error-severity violations left in the best draft. */
   errors: z.number().int().nonnegative(),
   warnings: z.number().int().nonnegative(),
@@ -50,7 +50,7 @@ export const VerdictSchema = z.object({
 });
 
 /** The logic phase (seeds 000/002): whether the judge runs, how it went the last time. */
-export const JudgeStateSchema = z.object({
+const JudgeStateSchema = z.object({
   enabled: z.boolean(),
   /** Judge calls made so far. */
   rounds: z.number().int().nonnegative(),
@@ -61,10 +61,9 @@ export const JudgeStateSchema = z.object({
   /** Blob key of the last round's whole evidence (prompt, findings, personas). */
   reportRef: z.string().optional(),
 });
-export type JudgeState = z.infer<typeof JudgeStateSchema>;
 
 /** A model answer waiting for re-validation (between CorrectExecution and Revalidate). */
-export const PendingSchema = z.object({
+const PendingSchema = z.object({
   attempt: z.number().int().positive(),
   phase: PhaseSchema,
   /** Blob key of the candidate draft; absent when the answer could not be used. */

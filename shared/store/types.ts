@@ -53,9 +53,9 @@ export function addTotals(a: TokenTotals, b: TokenTotals): TokenTotals {
   return { ...addUsage(a, b), total: a.total + b.total };
 }
 
-export const TransitionSchema = z.object({ status: RunStatusSchema, at: z.string() });
+const TransitionSchema = z.object({ status: RunStatusSchema, at: z.string() });
 
-export const ReviewSchema = z.object({
+const ReviewSchema = z.object({
   decision: z.enum(["approve", "reject", "edit"]),
   reviewer: z.string().optional(),
   note: z.string().optional(),

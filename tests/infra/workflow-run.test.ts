@@ -5,7 +5,8 @@
  * tests in tests/workflow.)
  */
 
-import { beforeAll, describe, expect, it } from "vitest";
+import { StateMachine } from "aws-local-stepfunctions";
+import { describe, expect, it } from "vitest";
 import {
   ANNOUNCE_STATES,
   type LAMBDA_STATES,
@@ -19,27 +20,9 @@ import { loopState } from "../fixtures/loop-state.js";
 import { getAsl } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
 
-// aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
-const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
-promiseStatics.withResolvers ??= () => {
-  let resolve: unknown;
-  let reject: unknown;
-  const promise = new Promise((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
-
-type LocalSfn = typeof import("aws-local-stepfunctions");
-let StateMachine: LocalSfn["StateMachine"];
 const { stack, template } = synthesize("dev");
 // The stack holds two state machines (per draft, batches): this one is the correction workflow.
 const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
-
-beforeAll(async () => {
-  ({ StateMachine } = await import("aws-local-stepfunctions"));
-});
 
 const RUN_ID = "run-1";
 

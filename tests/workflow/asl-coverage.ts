@@ -8,7 +8,6 @@
  * itself in aws-local-stepfunctions on the input it was entered with, and a Retry or Catch is the
  * first entry whose `ErrorEquals` matches the error, as the engine picks it.
  */
-import "../../local/polyfill.js";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
 import type { AslDefinition, AslState } from "../../infra/asl.js";
 import type { HistoryEvent } from "../../local/runtime.js";
