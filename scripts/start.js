@@ -7,6 +7,8 @@
  * does (compiled in dist/, or through tsx when there is no current build).
  */
 
+import "../bin/check-node.js";
+
 // examples/pack-drafts/ needs the example packs loaded (--pack): the README shows that command.
 const args = ["run", "examples/drafts/"];
 if (!process.env.ANTHROPIC_API_KEY && !process.argv.includes("--llm")) {
