@@ -1,7 +1,9 @@
 /**
- * bin/check-node.js, which every command, `npm start` and `npm test` run first: a Node older than
+ * bin/check-node.js, which every command, `npm start` and `npm test` run first. Where no Node is
+ * pinned beside it (no scripts/lambda-node.ts, as in an installed package), a Node older than
  * package.json's `engines` stops in one line that says how to get the right one. The check reads
- * `engines` beside it, so a copy under a package.json asking for a later Node plays an old machine.
+ * `engines` beside it, so a lone copy under a package.json asking for a later Node plays an old
+ * machine.
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,7 +33,7 @@ describe("bin/check-node.js", () => {
     });
   });
 
-  it("stops an older Node with one line naming both versions and how to get the one needed", () => {
+  it("stops an older Node, with no pinned Node beside it, in one line naming both versions and how to get the one needed", () => {
     const run = checkUnder(">=99");
     expect(run.status).toBe(1);
     expect(run.stdout).toBe("");
