@@ -9,6 +9,7 @@ import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shar
 import { RunStatusSchema } from "../shared/store/types.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
+import { planCommand } from "./plan-command.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
@@ -582,6 +583,8 @@ function program(result: CommandResult = { code: 0 }): Command {
         }
       },
     );
+
+  cli.addCommand(planCommand());
 
   cli
     .command("asl")
