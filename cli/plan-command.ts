@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 
 /** A positive number option; commander's invalid-argument error otherwise. */
 const positive = (value: string): number => {
@@ -12,11 +12,12 @@ const whole = (value: string): number => {
 };
 
 /**
- * `redraft plan`, registered by cli/main.ts; the planner and its data load only when it runs (see
+ * Defines `redraft plan` on the command cli/main.ts creates for it (`cli.command("plan")`, which
+ * inherits the program's error handling); the planner and its data load only when it runs (see
  * cli/plan.ts).
  */
-export function planCommand(): Command {
-  return new Command("plan")
+export function definePlan(command: Command): Command {
+  return command
     .description(
       "capacity and cost of a workload on paper: per component the drafts/s ceiling and the $ per draft, the bottleneck, the drain time, what to raise first",
     )
