@@ -140,6 +140,7 @@ export function planText(p: Plan, style = stdoutStyle()): string {
     table,
     `cost per draft: ${usd(p.costPerDraftUsd)} (state transitions ${(p.transitionShare * 100).toFixed(2)} %; an Express per-draft machine: ${usd(p.express.costPerDraftUsd)})`,
     `bottleneck: ${p.bottleneck}; ${w.draftsPerDay !== undefined ? `a day's drafts take ${p.drainHours.toFixed(1)} h at its rate${p.keepsUp ? "" : ", more than a day: it does not keep up"}` : `the backlog drains in ${p.drainHours.toFixed(1)} h`}`,
+    `once infra/config.ts's own limits are raised: ${p.bottleneckAfterConfig.name} at ${rate(p.bottleneckAfterConfig.ceilingPerSecond)} drafts/s, ${p.bottleneckAfterConfig.drainHours.toFixed(1)} h${p.bottleneckAfterConfig.keepsUp === false ? " (does not keep up)" : ""}`,
     "raise first:",
     ...p.raiseFirst.map(
       (r, i) => `  ${i + 1}. ${r.component} (${rate(r.ceilingPerSecond)} drafts/s): ${r.raise}`,

@@ -137,6 +137,11 @@ export interface Plan {
   counts: DraftCounts;
   components: Component[];
   bottleneck: string;
+  /**
+   * The tightest ceiling that is not a setting of infra/config.ts: what binds once the environment's
+   * own limits (modelConcurrency, batchConcurrency) are raised, and the hours the drafts take then.
+   */
+  bottleneckAfterConfig: { name: string; ceilingPerSecond: number; drainHours: number; keepsUp?: boolean };
   /** Hours to process the backlog (or one day's drafts) at the bottleneck's rate. */
   drainHours: number;
   /** For a daily volume: whether the bottleneck keeps up with the day's average rate. */
@@ -567,6 +572,10 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
   );
   rated.sort((a, b) => a.ceilingPerSecond - b.ceilingPerSecond);
   const bottleneck = rated[0] as Component & { ceilingPerSecond: number };
+  const fromConfig = (c: Component) => c.raise?.startsWith("infra/config.ts") === true;
+  const afterConfig = (rated.find((c) => !fromConfig(c)) ?? bottleneck) as Component & {
+    ceilingPerSecond: number;
+  };
   const drafts = input.backlog ?? perDay ?? 0;
   const requiredPerSecond = perDay !== undefined ? perDay / SECONDS_PER_DAY : undefined;
   const costPerDraftUsd = components.reduce((s, c) => s + c.costPerDraftUsd, 0);
@@ -606,6 +615,12 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     counts: draftCounts,
     components,
     bottleneck: bottleneck.name,
+    bottleneckAfterConfig: {
+      name: afterConfig.name,
+      ceilingPerSecond: afterConfig.ceilingPerSecond,
+      drainHours: drafts / afterConfig.ceilingPerSecond / 3600,
+      ...(requiredPerSecond !== undefined && { keepsUp: afterConfig.ceilingPerSecond >= requiredPerSecond }),
+    },
     drainHours: drafts / bottleneck.ceilingPerSecond / 3600,
     ...(requiredPerSecond !== undefined && { keepsUp: bottleneck.ceilingPerSecond >= requiredPerSecond }),
     costPerDraftUsd,

@@ -63,6 +63,8 @@ describe("the planner's answer", () => {
         expect(p.bottleneck).toBe("Lambda reserved concurrency: correct");
         expect(p.keepsUp).toBe(false);
         expect(p.raiseFirst[0]?.raise).toContain("modelConcurrency");
+        // Raising modelConcurrency leaves Bedrock's tokens per minute as the limit.
+        expect(p.bottleneckAfterConfig.name).toMatch(/^Model \(.*Bedrock/);
       },
     ],
     [
@@ -151,7 +153,7 @@ describe("the planner's answer", () => {
     expect(PricesFileSchema.safeParse(broken).success).toBe(false);
   });
 
-  it("ignores the counts of a corpus it is not given: a hostile mix of zeros is refused", () => {
+  it("refuses a mix whose every weight is 0", () => {
     const zeros = Object.fromEntries(Object.keys(DEFAULT_MIX).map((p) => [p, 0]));
     expect(() => plan({ mix: zeros as typeof DEFAULT_MIX }, counts as CountsFile, prices)).toThrow();
   });
