@@ -23,7 +23,7 @@ export async function loadPlanData(): Promise<{ counts: CountsFile; prices: Pric
 }
 
 /** `a=1,b=2` as numbers by name; a usage error naming the option otherwise. */
-export function parseWeights(option: string, value: string): Record<string, number> {
+function parseWeights(option: string, value: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const part of value.split(",")) {
     const [name, weight] = part.split("=");
@@ -54,7 +54,7 @@ export interface PlanOptions {
 }
 
 /** The plan input the options describe; usage errors for what they cannot mean. */
-export function planInput(opts: PlanOptions): PlanInput {
+function planInput(opts: PlanOptions): PlanInput {
   if (opts.draftsPerDay !== undefined && opts.backlog !== undefined)
     throw new UsageError("give --drafts-per-day or --backlog, not both");
   let mix: Record<OutcomePath, number> | undefined;

@@ -4,7 +4,7 @@ import { DEFAULT_MIX, DURATION_MODEL, type Plan, plan } from "../../shared/plan/
 import type { PricesFile } from "../../shared/plan/prices.js";
 
 /** The daily volumes the document plans for. */
-export const WORKLOADS = [10_000, 1_000_000, 10_000_000] as const;
+const WORKLOADS = [10_000, 1_000_000, 10_000_000] as const;
 
 const row = (cells: readonly (string | number)[]) => `| ${cells.join(" | ")} |`;
 const head = (cells: readonly string[]) => [row(cells), row(cells.map(() => "---"))];

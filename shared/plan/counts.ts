@@ -15,13 +15,13 @@ export const OUTCOME_PATHS = [
   "needs_review",
   "rejected",
 ] as const;
-export const OutcomePathSchema = z.enum(OUTCOME_PATHS);
+const OutcomePathSchema = z.enum(OUTCOME_PATHS);
 export type OutcomePath = z.infer<typeof OutcomePathSchema>;
 
 const Counts = z.record(z.string(), z.number().nonnegative());
 
 /** One Lambda invocation: its function, its store requests and model calls. */
-export const InvocationCountSchema = z
+const InvocationCountSchema = z
   .object({
     fn: z.string(),
     dynamo: z.number().int().nonnegative(),
@@ -32,7 +32,7 @@ export const InvocationCountSchema = z
 export type InvocationCount = z.infer<typeof InvocationCountSchema>;
 
 /** One corpus draft's counts. Requests are keyed `<sender> <operation>`: lambda, integration or client. */
-export const CorpusDraftCountsSchema = z
+const CorpusDraftCountsSchema = z
   .object({
     draft: z.string(),
     kind: z.string(),
@@ -73,7 +73,7 @@ export const CorpusDraftCountsSchema = z
 export type CorpusDraftCounts = z.infer<typeof CorpusDraftCountsSchema>;
 
 /** The mean over a path's corpus drafts of each count. */
-export const PathCountsSchema = z
+const PathCountsSchema = z
   .object({
     path: OutcomePathSchema,
     drafts: z.array(z.string()).min(1),
@@ -114,7 +114,7 @@ export const PathCountsSchema = z
 export type PathCounts = z.infer<typeof PathCountsSchema>;
 
 /** What the planner needs of one environment in infra/config.ts (the CLI does not load aws-cdk-lib). */
-export const EnvSnapshotSchema = z
+const EnvSnapshotSchema = z
   .object({
     envName: z.string(),
     modelProvider: z.enum(["anthropic", "bedrock"]),

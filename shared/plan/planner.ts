@@ -59,7 +59,7 @@ export const DEFAULT_MIX: Readonly<Record<OutcomePath, number>> = {
   rejected: 0.05,
 };
 
-export const PlanInputSchema = z
+const PlanInputSchema = z
   .object({
     /** Drafts a day (the plan says whether the bottleneck keeps up), or a backlog to drain. */
     draftsPerDay: z.number().positive().optional(),
@@ -89,7 +89,7 @@ export const PlanInputSchema = z
 export type PlanInput = z.input<typeof PlanInputSchema>;
 
 /** The expected counts of one draft under the workload's mix. */
-export interface DraftCounts {
+interface DraftCounts {
   transitions: number;
   /** Lambda invocations, λ start included. */
   invocations: number;
@@ -112,7 +112,7 @@ export interface DraftCounts {
   executionSeconds: number;
 }
 
-export interface Component {
+interface Component {
   name: string;
   /** Drafts per second this component allows; null when it bounds no rate. */
   ceilingPerSecond: number | null;

@@ -4,7 +4,7 @@ import * as z from "zod";
  * The published prices and quotas the plan uses (shared/plan/data/prices.json): each number with
  * the page it was read on, the date, and whether it was read on the provider's own page.
  */
-export const PriceItemSchema = z
+const PriceItemSchema = z
   .object({
     description: z.string(),
     unit: z.string(),
@@ -20,7 +20,7 @@ export const PriceItemSchema = z
   .refine((item) => "us-east-1" in item.values || "global" in item.values, {
     message: "every item has a us-east-1 (or global) value, the default",
   });
-export type PriceItem = z.infer<typeof PriceItemSchema>;
+type PriceItem = z.infer<typeof PriceItemSchema>;
 
 export const PricesFileSchema = z
   .object({ note: z.string(), items: z.record(z.string(), PriceItemSchema) })
