@@ -28,6 +28,7 @@ export function environmentSnapshots(): Record<string, EnvSnapshot> {
         maxAttempts: c.deployment.loop?.maxAttempts ?? 2,
         maxLogicAttempts: c.deployment.loop?.maxLogicAttempts ?? 1,
         batchConcurrency: c.batchConcurrency,
+        batchRoundEstimateMinutes: c.batchPricing.roundEstimateMinutes,
         logLevel: c.logLevel,
         stateMachineLogLevel: c.stateMachineLogs.level,
         includeExecutionData: c.stateMachineLogs.includeExecutionData,

@@ -128,6 +128,8 @@ const EnvSnapshotSchema = z
     maxAttempts: z.number().int().nonnegative(),
     maxLogicAttempts: z.number().int().nonnegative(),
     batchConcurrency: z.number().int().positive(),
+    /** What one round of batch requests (submit to results) is expected to take (batchPricing). */
+    batchRoundEstimateMinutes: z.number().int().positive(),
     logLevel: z.enum(["DEBUG", "INFO", "WARN", "ERROR"]),
     stateMachineLogLevel: z.enum(["ALL", "ERROR", "FATAL", "OFF"]),
     includeExecutionData: z.boolean(),

@@ -265,15 +265,17 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     1000;
   const requestSeconds = (dynamo: number, s3: number) =>
     (dynamo * DURATION_MODEL.dynamoMs + s3 * DURATION_MODEL.s3Ms) / 1000;
+  // With batch pricing a model step reads its answer from the round's results: no call is held open.
+  const heldCallSeconds = input.pricing === "batch" ? 0 : modelCallSeconds;
   const lambdaInvocations = n("invocations") + 1; // λ start
   const lambdaSeconds =
     (n("invocations") * DURATION_MODEL.invocationMs + DURATION_MODEL.startMs) / 1000 +
     requestSeconds(n("lambdaDynamo"), n("lambdaS3")) +
-    n("modelCalls") * modelCallSeconds;
+    n("modelCalls") * heldCallSeconds;
   const stepSeconds = (fn: "correct" | "judge") =>
     (n(`${fn}Invocations`) * DURATION_MODEL.invocationMs) / 1000 +
     requestSeconds(n(`${fn}Dynamo`), n(`${fn}S3`)) +
-    n(`${fn}Model`) * modelCallSeconds;
+    n(`${fn}Model`) * heldCallSeconds;
   const executionSeconds = lambdaSeconds + (n("taskStates") * DURATION_MODEL.stateOverheadMs) / 1000;
   const maxHistoryEvents = Math.max(...counts.corpus.map((d) => d.awsHistoryEvents));
 
@@ -510,6 +512,14 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
   };
   const perCall = costUsd(env.modelId, usage, input.pricing);
   const calls = draftCounts.modelCalls;
+  // Batch pricing: each model call of a draft waits for its round, one after the other.
+  const rounds = Math.max(
+    0,
+    ...counts.corpus
+      .filter((d) => (input.mix[d.path] ?? 0) > 0)
+      .map((d) => d.invocations.reduce((s, i) => s + i.modelCalls, 0)),
+  );
+  const roundHours = (rounds * env.batchRoundEstimateMinutes) / 60;
   if (input.pricing === "batch") {
     const discount = book.get(
       env.modelProvider === "anthropic" ? "anthropic.batchDiscount" : "bedrock.batchDiscount",
@@ -524,7 +534,7 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
         name: `Model (${env.modelId}, ${env.modelProvider} batch)`,
         ceilingPerSecond: null,
         costPerDraftUsd: calls * perCall,
-        note: `${calls.toFixed(2)} calls per draft at ${discount * 100} % of the on-demand price; a round of results takes up to 24 h, so a batch's drain time is its rounds, not a rate`,
+        note: `${calls.toFixed(2)} calls per draft at ${discount * 100} % of the on-demand price, in up to ${rounds} rounds of ${env.batchRoundEstimateMinutes} min each (infra/config.ts batchPricing.roundEstimateMinutes; a round may take up to 24 h): the drain time is at least ${roundHours.toFixed(1)} h`,
       },
       ids,
       "shared/model/pricing.ts",
@@ -618,10 +628,16 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     bottleneckAfterConfig: {
       name: afterConfig.name,
       ceilingPerSecond: afterConfig.ceilingPerSecond,
-      drainHours: drafts / afterConfig.ceilingPerSecond / 3600,
+      drainHours: Math.max(
+        drafts / afterConfig.ceilingPerSecond / 3600,
+        input.pricing === "batch" ? roundHours : 0,
+      ),
       ...(requiredPerSecond !== undefined && { keepsUp: afterConfig.ceilingPerSecond >= requiredPerSecond }),
     },
-    drainHours: drafts / bottleneck.ceilingPerSecond / 3600,
+    drainHours: Math.max(
+      drafts / bottleneck.ceilingPerSecond / 3600,
+      input.pricing === "batch" ? roundHours : 0,
+    ),
     ...(requiredPerSecond !== undefined && { keepsUp: bottleneck.ceilingPerSecond >= requiredPerSecond }),
     costPerDraftUsd,
     transitionShare: costPerDraftUsd > 0 ? standardOrchestrationUsd / costPerDraftUsd : 0,
