@@ -93,6 +93,8 @@ describe("the planner's answer", () => {
           9,
         );
         expect(p.via).toBe("batch");
+        // The judge path's three model calls wait for three rounds of prod's 90-minute estimate.
+        expect(p.drainHours).toBeGreaterThanOrEqual((3 * 90) / 60);
       },
     ],
     [
