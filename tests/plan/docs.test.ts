@@ -13,7 +13,7 @@ describe("docs/CAPACITY.md", () => {
   });
 
   it("is linked from the README and the design document", async () => {
-    for (const file of ["README.md", join("docs", "DESIGN.md")])
+    for (const file of ["README.md", "docs/DESIGN.md"])
       expect(await readFile(join(ROOT, file), "utf8")).toMatch(/CAPACITY\.md/);
   });
 });
