@@ -9,6 +9,7 @@ import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shar
 import { RunStatusSchema } from "../shared/store/types.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
+import { definePlan } from "./plan-command.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
@@ -655,6 +656,8 @@ function program(result: CommandResult = { code: 0 }): Command {
         await runtime.close();
       }
     });
+
+  definePlan(cli.command("plan"));
 
   cli
     .command("ui")

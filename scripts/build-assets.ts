@@ -8,4 +8,5 @@ export const BUILD_ASSETS = [
   "infra/batch-state-machine.asl.json",
   "ui/assets",
   "shared/packs/sandbox-harness.guest.js",
+  "shared/plan/data",
 ] as const;

@@ -48,6 +48,10 @@ export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
 /** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
 export const BUNDLE_TARGET = "node22";
 
+/** Every function's memory (MB) and architecture; `redraft plan` prices GB-seconds with them. */
+export const FUNCTION_MEMORY_MB = 1024;
+export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
+
 /**
  * One model request, as the model steps make it in the cloud: the SDK's timeout per request, and no
  * SDK retry — the state machine retries (MODEL_RETRY, jittered and visible in the console), so a
@@ -484,8 +488,8 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     projectRoot: PROJECT_ROOT,
     depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
     runtime: LAMBDA_RUNTIME,
-    architecture: Architecture.ARM_64,
-    memorySize: 1024,
+    architecture: FUNCTION_ARCHITECTURE,
+    memorySize: FUNCTION_MEMORY_MB,
     timeout,
     tracing: Tracing.ACTIVE,
     logGroup,

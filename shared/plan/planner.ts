@@ -1,0 +1,653 @@
+import * as z from "zod";
+import { costUsd, type PriceClass } from "../model/pricing.js";
+import {
+  type CorpusDraftCounts,
+  type CountsFile,
+  type EnvSnapshot,
+  OUTCOME_PATHS,
+  type OutcomePath,
+} from "./counts.js";
+import { PriceBook, type PricesFile, type UsedNumber } from "./prices.js";
+
+/**
+ * The capacity and cost plan of a workload: the measured per-draft counts (counts.json), weighed by
+ * the workload's mix, times the published prices and against the published quotas (prices.json) and
+ * the environment's own limits (infra/config.ts, snapshotted in counts.json). Pure: no I/O.
+ */
+
+/** Where a draft's modelled time goes; durations are modelled, not measured (no AWS account here). */
+export const DURATION_MODEL = {
+  /** A Lambda invocation's own work besides its requests (parse, check, serialize). */
+  invocationMs: 30,
+  /** One DynamoDB request from a Lambda, in the same Region. */
+  dynamoMs: 8,
+  /** One S3 request from a Lambda, in the same Region. */
+  s3Ms: 25,
+  /** Time to the model's first token, then output at this rate. */
+  modelFirstTokenMs: 1_000,
+  modelOutputTokensPerSecond: 60,
+  /** λ start: one StartExecution call. */
+  startMs: 60,
+  /** Each Task state's scheduling overhead in Step Functions, between states. */
+  stateOverheadMs: 50,
+} as const;
+
+/** What the logs of one draft weigh, modelled from what the handlers write (bytes). */
+const LOG_MODEL = {
+  /** Lambda's START, END and REPORT lines (JSON format, system level INFO). */
+  platformPerInvocation: 700,
+  /** The handler's "<step> done" line at INFO, and its embedded metrics; DEBUG writes about thrice. */
+  appPerInvocation: { DEBUG: 2_400, INFO: 800, WARN: 0, ERROR: 0 },
+  /** One Step Functions history event in its log, without and with execution data. */
+  sfnEvent: 350,
+  sfnEventWithData: 2_500,
+  /** Distinct custom metrics (names × dimension sets) the stack publishes, billed per month. */
+  customMetrics: 40,
+} as const;
+
+const MixSchema = z
+  .record(z.enum(OUTCOME_PATHS), z.number().nonnegative())
+  .refine((m) => Object.values(m).some((v) => v > 0), { message: "the mix needs one path above 0" });
+
+/** The default mix of outcome paths: an assumption, printed with the plan; `--mix` replaces it. */
+export const DEFAULT_MIX: Readonly<Record<OutcomePath, number>> = {
+  validated_at_once: 0.3,
+  corrected_once: 0.35,
+  corrected_twice: 0.15,
+  judge_loop: 0.05,
+  needs_review: 0.1,
+  rejected: 0.05,
+};
+
+const PlanInputSchema = z
+  .object({
+    /** Drafts a day (the plan says whether the bottleneck keeps up), or a backlog to drain. */
+    draftsPerDay: z.number().positive().optional(),
+    backlog: z.number().positive().optional(),
+    mix: MixSchema.default(DEFAULT_MIX),
+    /** Weights of the corpus drafts' kinds within each path (`{ mcq: 2, json: 1 }`); equal when absent. */
+    kinds: z.record(z.string(), z.number().nonnegative()).optional(),
+    /** Mean correction attempts of a corrected draft; measured paths are 1 and 2, others extrapolate. */
+    attempts: z.number().min(1).max(10).optional(),
+    /** Mean judge rounds of a judged draft; the measured judge path has 2. */
+    judgeRounds: z.number().min(1).max(10).optional(),
+    /** Tokens of one model call (correction or judge round). */
+    inputTokens: z.number().int().nonnegative().default(3_000),
+    outputTokens: z.number().int().nonnegative().default(800),
+    pricing: z.enum(["on_demand", "batch"]).default("on_demand"),
+    /** How drafts arrive: one upload (or event) each, or in batches (a Distributed Map); batch pricing implies batches. */
+    via: z.enum(["uploads", "batch"]).default("uploads"),
+    env: z.string().default("prod"),
+    region: z.string().optional(),
+    /** The Anthropic usage tier whose rate limits apply (provider anthropic). */
+    tier: z.number().int().min(1).max(4).default(4),
+  })
+  .strict()
+  .refine((i) => !(i.draftsPerDay !== undefined && i.backlog !== undefined), {
+    message: "give drafts per day or a backlog, not both",
+  });
+export type PlanInput = z.input<typeof PlanInputSchema>;
+
+/** The expected counts of one draft under the workload's mix. */
+interface DraftCounts {
+  transitions: number;
+  /** Lambda invocations, λ start included. */
+  invocations: number;
+  /** DynamoDB read and write request units (table and indexes). */
+  reads: number;
+  writes: number;
+  readRequests: number;
+  writeRequests: number;
+  s3PutClass: number;
+  s3GetClass: number;
+  putEvents: number;
+  eventEntries: number;
+  modelCalls: number;
+  /** The most events one execution of the corpus records (Step Functions allows 25,000). */
+  maxHistoryEvents: number;
+  /** Modelled seconds of Lambda time, and of the model steps alone. */
+  lambdaSeconds: number;
+  modelStepSeconds: { correct: number; judge: number };
+  /** Modelled seconds from start to end of one execution. */
+  executionSeconds: number;
+}
+
+interface Component {
+  name: string;
+  /** Drafts per second this component allows; null when it bounds no rate. */
+  ceilingPerSecond: number | null;
+  costPerDraftUsd: number;
+  /** Where the numbers come from: prices.json items and config files. */
+  source: string;
+  /** The quota or setting that sets the ceiling, and how to raise it. */
+  raise?: string;
+  note?: string;
+  /** True when a number behind it is not confirmed on the provider's own page. */
+  unconfirmed: boolean;
+}
+
+export interface Plan {
+  env: string;
+  region: string;
+  pricing: PriceClass;
+  via: "uploads" | "batch";
+  workload: { draftsPerDay?: number; backlog?: number; requiredPerSecond?: number };
+  mix: Record<OutcomePath, number>;
+  assumptions: Record<string, unknown>;
+  counts: DraftCounts;
+  components: Component[];
+  bottleneck: string;
+  /**
+   * The tightest ceiling that is not a setting of infra/config.ts: what binds once the environment's
+   * own limits (modelConcurrency, batchConcurrency) are raised, and the hours the drafts take then.
+   */
+  bottleneckAfterConfig: { name: string; ceilingPerSecond: number; drainHours: number; keepsUp?: boolean };
+  /** Hours to process the backlog (or one day's drafts) at the bottleneck's rate. */
+  drainHours: number;
+  /** For a daily volume: whether the bottleneck keeps up with the day's average rate. */
+  keepsUp?: boolean;
+  costPerDraftUsd: number;
+  /** State transitions' share of the cost per draft (Step Functions Standard bills them). */
+  transitionShare: number;
+  /** The quotas and settings to raise, tightest first, up to the first one above 10× the workload. */
+  raiseFirst: { component: string; raise: string; ceilingPerSecond: number }[];
+  /** The same draft on an Express per-draft machine, for the comparison. */
+  express: { costPerDraftUsd: number; orchestrationUsd: number; standardOrchestrationUsd: number };
+  numbersUsed: UsedNumber[];
+  unconfirmed: string[];
+}
+
+const SECONDS_PER_DAY = 86_400;
+
+/** The corpus drafts of a path weighted by kind (equal weights when none of them has one). */
+function weighted(corpus: readonly CorpusDraftCounts[], path: OutcomePath, kinds?: Record<string, number>) {
+  const of = corpus.filter((d) => d.path === path);
+  const w = of.map((d) => kinds?.[d.kind] ?? 0);
+  const total = w.reduce((s, x) => s + x, 0);
+  return of.map((d, i) => ({ d, w: total > 0 ? (w[i] as number) / total : 1 / of.length }));
+}
+
+/** A draft's counts as plain numbers, for weighing. */
+function vector(d: CorpusDraftCounts): Record<string, number> {
+  const per = (fn: string) => d.invocations.filter((i) => i.fn === fn);
+  const sum = (
+    list: { dynamo: number; s3: number; modelCalls: number }[],
+    k: "dynamo" | "s3" | "modelCalls",
+  ) => list.reduce((s, i) => s + i[k], 0);
+  const requests = Object.entries(d.dynamo.requests);
+  const v: Record<string, number> = {
+    transitions: d.transitions,
+    invocations: d.invocations.length,
+    reads: d.dynamo.readUnits,
+    writes: d.dynamo.writeUnits,
+    readRequests: requests.filter(([k]) => /(Get|Query|Scan)/.test(k)).reduce((s, [, n]) => s + n, 0),
+    writeRequests: requests.filter(([k]) => /(Put|Update|Delete)Item/.test(k)).reduce((s, [, n]) => s + n, 0),
+    s3PutClass: d.s3.putClass,
+    s3GetClass: d.s3.getClass,
+    putEvents: d.events.putEvents,
+    eventEntries: d.events.entries,
+    modelCalls: sum(d.invocations, "modelCalls"),
+    lambdaDynamo: sum(d.invocations, "dynamo"),
+    lambdaS3: sum(d.invocations, "s3"),
+    correctInvocations: per("correct").length,
+    correctDynamo: sum(per("correct"), "dynamo"),
+    correctS3: sum(per("correct"), "s3"),
+    correctModel: sum(per("correct"), "modelCalls"),
+    judgeInvocations: per("judge").length,
+    judgeDynamo: sum(per("judge"), "dynamo"),
+    judgeS3: sum(per("judge"), "s3"),
+    judgeModel: sum(per("judge"), "modelCalls"),
+    taskStates: Object.entries(d.statesEntered)
+      .filter(([s]) => !s.endsWith("?"))
+      .reduce((s, [, n]) => s + n, 0),
+    runsPut: d.s3.prefixes["runs/"]?.putClass ?? 0,
+    runsGet: d.s3.prefixes["runs/"]?.getClass ?? 0,
+    resultsPut: d.s3.prefixes["results/"]?.putClass ?? 0,
+  };
+  for (const [k, n] of Object.entries(d.dynamo.partitionWrites)) v[`partition ${k}`] = n;
+  return v;
+}
+
+const add = (a: Record<string, number>, b: Record<string, number>, f = 1) => {
+  for (const [k, n] of Object.entries(b)) a[k] = (a[k] ?? 0) + n * f;
+  return a;
+};
+const scaled = (base: Record<string, number>, path: Record<string, number>, f: number) => {
+  const out: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(base), ...Object.keys(path)]))
+    out[k] = (base[k] ?? 0) + f * ((path[k] ?? 0) - (base[k] ?? 0));
+  return out;
+};
+
+/** The expected per-draft vector of the workload: each path's kind-weighted mean, scaled, by the mix. */
+function expected(counts: CountsFile, input: z.output<typeof PlanInputSchema>): Record<string, number> {
+  const perPath: Record<string, Record<string, number>> = {};
+  for (const path of OUTCOME_PATHS) {
+    const v: Record<string, number> = {};
+    for (const { d, w } of weighted(counts.corpus, path, input.kinds)) add(v, vector(d), w);
+    perPath[path] = v;
+  }
+  const once = perPath.corrected_once as Record<string, number>;
+  const twice = perPath.corrected_twice as Record<string, number>;
+  const atOnce = perPath.validated_at_once as Record<string, number>;
+  // A corrected draft's k-th attempt costs what the second cost over the first (linear in attempts).
+  if (input.attempts !== undefined) {
+    const k = input.attempts;
+    perPath.corrected_once = scaled(once, twice, k - 1);
+    perPath.corrected_twice = scaled(once, twice, k - 1);
+  }
+  // The measured judge path has two rounds; R rounds scale its cost over a draft validated at once.
+  if (input.judgeRounds !== undefined)
+    perPath.judge_loop = scaled(atOnce, perPath.judge_loop as Record<string, number>, input.judgeRounds / 2);
+  const total = Object.values(input.mix).reduce((s, x) => s + x, 0);
+  const out: Record<string, number> = {};
+  for (const path of OUTCOME_PATHS)
+    add(out, perPath[path] as Record<string, number>, (input.mix[path] ?? 0) / total);
+  return out;
+}
+
+/** Builds the plan. Throws a plain Error naming the problem when the environment is unknown. */
+export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile): Plan {
+  const input = PlanInputSchema.parse(rawInput);
+  const env: EnvSnapshot | undefined = counts.environments[input.env];
+  if (!env)
+    throw new Error(
+      `unknown environment "${input.env}": one of ${Object.keys(counts.environments).join(", ")}`,
+    );
+  const region = input.region ?? "us-east-1";
+  const book = new PriceBook(prices, region);
+  const v = expected(counts, input);
+  const n = (k: string) => v[k] ?? 0;
+
+  const modelCallSeconds =
+    (DURATION_MODEL.modelFirstTokenMs +
+      (input.outputTokens / DURATION_MODEL.modelOutputTokensPerSecond) * 1000) /
+    1000;
+  const requestSeconds = (dynamo: number, s3: number) =>
+    (dynamo * DURATION_MODEL.dynamoMs + s3 * DURATION_MODEL.s3Ms) / 1000;
+  // With batch pricing a model step reads its answer from the round's results: no call is held open.
+  const heldCallSeconds = input.pricing === "batch" ? 0 : modelCallSeconds;
+  const lambdaInvocations = n("invocations") + 1; // λ start
+  const lambdaSeconds =
+    (n("invocations") * DURATION_MODEL.invocationMs + DURATION_MODEL.startMs) / 1000 +
+    requestSeconds(n("lambdaDynamo"), n("lambdaS3")) +
+    n("modelCalls") * heldCallSeconds;
+  const stepSeconds = (fn: "correct" | "judge") =>
+    (n(`${fn}Invocations`) * DURATION_MODEL.invocationMs) / 1000 +
+    requestSeconds(n(`${fn}Dynamo`), n(`${fn}S3`)) +
+    n(`${fn}Model`) * heldCallSeconds;
+  const executionSeconds = lambdaSeconds + (n("taskStates") * DURATION_MODEL.stateOverheadMs) / 1000;
+  const maxHistoryEvents = Math.max(...counts.corpus.map((d) => d.awsHistoryEvents));
+
+  const draftCounts: DraftCounts = {
+    transitions: n("transitions"),
+    invocations: lambdaInvocations,
+    reads: n("reads"),
+    writes: n("writes"),
+    readRequests: n("readRequests"),
+    writeRequests: n("writeRequests"),
+    s3PutClass: n("s3PutClass"),
+    s3GetClass: n("s3GetClass"),
+    putEvents: n("putEvents"),
+    eventEntries: n("eventEntries"),
+    modelCalls: n("modelCalls"),
+    maxHistoryEvents,
+    lambdaSeconds,
+    modelStepSeconds: { correct: stepSeconds("correct"), judge: stepSeconds("judge") },
+    executionSeconds,
+  };
+
+  const perDay = input.draftsPerDay;
+  const monthlyDrafts = (perDay ?? input.backlog ?? 1) * (perDay ? 30 : 1);
+  const components: Component[] = [];
+  const used = (...ids: string[]) => ids.some((id) => book.used.get(id)?.status === "unconfirmed");
+  const src = (...ids: string[]) => ids.map((id) => book.used.get(id)?.source ?? id).join(" ; ");
+  const component = (c: Omit<Component, "unconfirmed" | "source">, ids: string[], extra = "") =>
+    components.push({
+      ...c,
+      source: [src(...ids), extra].filter(Boolean).join(" ; "),
+      unconfirmed: used(...ids),
+    });
+
+  // Step Functions Standard.
+  const transitionUsd = book.get("sfn.standard.transitionUsd");
+  const startRate = book.get("sfn.standard.startExecutionPerSecond");
+  component(
+    {
+      name: "Step Functions StartExecution",
+      ceilingPerSecond: startRate,
+      costPerDraftUsd: 0,
+      raise: "Service Quotas: Step Functions StartExecution throttle (refill rate)",
+    },
+    ["sfn.standard.startExecutionPerSecond"],
+  );
+  const transitionRate = book.get("sfn.standard.stateTransitionsPerSecond");
+  component(
+    {
+      name: "Step Functions state transitions",
+      ceilingPerSecond: transitionRate / draftCounts.transitions,
+      costPerDraftUsd: draftCounts.transitions * transitionUsd,
+      raise: "Service Quotas: Step Functions StateTransition throttle (refill rate)",
+    },
+    ["sfn.standard.stateTransitionsPerSecond", "sfn.standard.transitionUsd"],
+  );
+  const historyMax = book.get("sfn.standard.historyEvents");
+  component(
+    {
+      name: "Step Functions execution history",
+      ceilingPerSecond: null,
+      costPerDraftUsd: 0,
+      note: `the longest corpus execution records ${maxHistoryEvents} of ${historyMax} events; a run is bounded by maxAttempts (${env.maxAttempts}) and maxLogicAttempts (${env.maxLogicAttempts})`,
+    },
+    ["sfn.standard.historyEvents"],
+  );
+  const openExecutions = book.get("sfn.standard.openExecutions");
+  component(
+    {
+      name: "Step Functions open executions",
+      ceilingPerSecond: openExecutions / executionSeconds,
+      costPerDraftUsd: 0,
+      raise: "Service Quotas: Step Functions open executions",
+      note: "executions open at once ÷ modelled seconds per execution (Little's law)",
+    },
+    ["sfn.standard.openExecutions"],
+  );
+  const mapChildren = Math.min(env.batchConcurrency, book.get("sfn.distributedMap.childConcurrency"));
+  component(
+    {
+      name: "Distributed Map child concurrency (redraft batch)",
+      ceilingPerSecond: mapChildren / executionSeconds,
+      costPerDraftUsd: 0,
+      raise: `infra/config.ts batchConcurrency (${env.batchConcurrency} in ${env.envName}; at most 10,000 per Map), or run several batches`,
+      note: "only for drafts submitted as a batch; several batches run side by side",
+    },
+    ["sfn.distributedMap.childConcurrency"],
+    "infra/config.ts",
+  );
+
+  // Lambda.
+  const gbSecondUsd = book.get(`lambda.${env.lambdaArchitecture}.gbSecondUsd`);
+  const requestUsd = book.get("lambda.requestUsd");
+  const accountConcurrency = book.get("lambda.concurrentExecutions");
+  const gb = env.lambdaMemoryMb / 1024;
+  component(
+    {
+      name: "Lambda account concurrency",
+      ceilingPerSecond: accountConcurrency / lambdaSeconds,
+      costPerDraftUsd: lambdaInvocations * requestUsd + lambdaSeconds * gb * gbSecondUsd,
+      raise: "Service Quotas: Lambda concurrent executions",
+      note: `${lambdaInvocations.toFixed(2)} invocations and ${lambdaSeconds.toFixed(1)} modelled s at ${env.lambdaMemoryMb} MB ${env.lambdaArchitecture}`,
+    },
+    ["lambda.concurrentExecutions", "lambda.requestUsd", `lambda.${env.lambdaArchitecture}.gbSecondUsd`],
+  );
+  for (const fn of ["correct", "judge"] as const) {
+    const seconds = draftCounts.modelStepSeconds[fn];
+    const reserved = env.reservedConcurrency[fn];
+    if (seconds <= 0 || reserved === undefined) continue;
+    components.push({
+      name: `Lambda reserved concurrency: ${fn}`,
+      ceilingPerSecond: reserved / seconds,
+      costPerDraftUsd: 0,
+      source:
+        "infra/config.ts deployment.modelConcurrency, split by modelConcurrencyShares in infra/constructs/functions.ts",
+      raise: `infra/config.ts ${env.envName}.deployment.modelConcurrency (${env.modelConcurrency}: ${fn} gets ${reserved})`,
+      note: `${seconds.toFixed(1)} modelled s of ${fn} per draft; the model calls in flight are bounded here`,
+      unconfirmed: false,
+    });
+  }
+
+  // DynamoDB on demand.
+  const wruUsd = book.get("dynamodb.writeRequestUnitUsd");
+  const rruUsd = book.get("dynamodb.readRequestUnitUsd");
+  const tableWrites = book.get("dynamodb.tableWritesPerSecond");
+  component(
+    {
+      name: "DynamoDB table writes",
+      ceilingPerSecond: tableWrites / draftCounts.writes,
+      costPerDraftUsd: draftCounts.writes * wruUsd + draftCounts.reads * rruUsd,
+      raise: "Service Quotas: DynamoDB table-level write throughput (on-demand)",
+      note: `${draftCounts.writes.toFixed(1)} WRU and ${draftCounts.reads.toFixed(2)} RRU per draft, index writes included`,
+    },
+    ["dynamodb.tableWritesPerSecond", "dynamodb.writeRequestUnitUsd", "dynamodb.readRequestUnitUsd"],
+  );
+  const partitionWrites = book.get("dynamodb.partitionWritesPerSecond");
+  // Partitions shared by every draft: a status partition of byStatus, a byCreated shard (1 of 8).
+  const hot = Object.keys(v)
+    .filter((k) => k.startsWith("partition ") && /STATUS#|RUNS#<shard>/.test(k))
+    .map((k) => ({
+      key: k.slice("partition ".length),
+      perDraft: (v[k] ?? 0) / (k.includes("RUNS#<shard>") ? 8 : 1),
+    }))
+    .sort((a, b) => b.perDraft - a.perDraft);
+  const hottest = hot[0];
+  if (hottest)
+    component(
+      {
+        name: `DynamoDB hottest partition (${hottest.key})`,
+        ceilingPerSecond: partitionWrites / hottest.perDraft,
+        costPerDraftUsd: 0,
+        raise:
+          "the table design (functions/lib/table.ts): shard the byStatus partition key as byCreated is (RUNS#0..7); no quota raises a partition's 1,000 WRU/s",
+        note: `${hottest.perDraft.toFixed(2)} index WRU per draft land on this one partition; its sort key grows with time, so splitting for heat does not spread it`,
+      },
+      ["dynamodb.partitionWritesPerSecond"],
+    );
+
+  // S3.
+  const putUsd = book.get("s3.putRequestUsd");
+  const getUsd = book.get("s3.getRequestUsd");
+  const prefixPut = book.get("s3.prefixPutPerSecond");
+  const prefixGet = book.get("s3.prefixGetPerSecond");
+  component(
+    {
+      name: "S3 requests on the runs/ prefix",
+      ceilingPerSecond: Math.min(
+        prefixPut / Math.max(n("runsPut"), 1e-9),
+        prefixGet / Math.max(n("runsGet"), 1e-9),
+      ),
+      costPerDraftUsd: draftCounts.s3PutClass * putUsd + draftCounts.s3GetClass * getUsd,
+      raise:
+        "nothing to request: S3 partitions runs/<runId>/ by itself as load grows (30–60 min); ramp up, or ask AWS Support to pre-partition",
+      note: `${n("runsPut").toFixed(1)} PUT-class and ${n("runsGet").toFixed(1)} GET-class requests per draft under runs/, one partition before S3 splits it`,
+    },
+    ["s3.prefixPutPerSecond", "s3.prefixGetPerSecond", "s3.putRequestUsd", "s3.getRequestUsd"],
+  );
+
+  // EventBridge.
+  const eventUsd = book.get("eventbridge.customEventUsd");
+  const putEventsRate = book.get("eventbridge.putEventsPerSecond");
+  const invocationsRate = book.get("eventbridge.invocationsPerSecond");
+  component(
+    {
+      name: "EventBridge PutEvents",
+      ceilingPerSecond: putEventsRate / Math.max(draftCounts.putEvents, 1e-9),
+      costPerDraftUsd: draftCounts.eventEntries * eventUsd,
+      raise: "Service Quotas: EventBridge PutEvents throttle limit",
+      note: "the Announce states' outcome events; the upload's S3 event is an AWS service event (free)",
+    },
+    ["eventbridge.putEventsPerSecond", "eventbridge.customEventUsd"],
+  );
+  component(
+    {
+      name: "EventBridge rule invocations",
+      ceilingPerSecond: invocationsRate / (1 + draftCounts.putEvents),
+      costPerDraftUsd: 0,
+      raise: "Service Quotas: EventBridge invocations throttle limit",
+      note: "λ start for the upload, λ outcome for each outcome event",
+    },
+    ["eventbridge.invocationsPerSecond"],
+  );
+
+  // CloudWatch: modelled log volume, and the month's custom metrics spread over its drafts.
+  const logsUsd = book.get("cloudwatch.logsIngestUsdPerGb");
+  const vendedUsd = book.get("cloudwatch.vendedLogsUsdPerGb");
+  const metricUsd = book.get("cloudwatch.customMetricUsdPerMonth");
+  const lambdaLogBytes =
+    lambdaInvocations * (LOG_MODEL.platformPerInvocation + LOG_MODEL.appPerInvocation[env.logLevel]);
+  const meanHistory = counts.corpus.reduce((s, d) => s + d.awsHistoryEvents, 0) / counts.corpus.length;
+  const sfnLogBytes =
+    env.stateMachineLogLevel === "ALL"
+      ? meanHistory * (env.includeExecutionData ? LOG_MODEL.sfnEventWithData : LOG_MODEL.sfnEvent)
+      : 0;
+  component(
+    {
+      name: "CloudWatch logs and metrics",
+      ceilingPerSecond: null,
+      costPerDraftUsd:
+        (lambdaLogBytes / 1e9) * logsUsd +
+        (sfnLogBytes / 1e9) * vendedUsd +
+        (LOG_MODEL.customMetrics * metricUsd) / monthlyDrafts,
+      note: `modelled: ${(lambdaLogBytes / 1024).toFixed(1)} KiB of Lambda logs at ${env.logLevel}, ${(sfnLogBytes / 1024).toFixed(1)} KiB of state machine logs at ${env.stateMachineLogLevel}${env.includeExecutionData ? " with execution data" : ""}, ${LOG_MODEL.customMetrics} custom metrics a month`,
+    },
+    ["cloudwatch.logsIngestUsdPerGb", "cloudwatch.vendedLogsUsdPerGb", "cloudwatch.customMetricUsdPerMonth"],
+  );
+
+  // The model.
+  const usage = {
+    input: input.inputTokens,
+    output: input.outputTokens,
+    cacheRead: 0,
+    cacheWrite: 0,
+    total: input.inputTokens + input.outputTokens,
+  };
+  const perCall = costUsd(env.modelId, usage, input.pricing);
+  const calls = draftCounts.modelCalls;
+  // Batch pricing: each model call of a draft waits for its round, one after the other.
+  const rounds = Math.max(
+    0,
+    ...counts.corpus
+      .filter((d) => (input.mix[d.path] ?? 0) > 0)
+      .map((d) => d.invocations.reduce((s, i) => s + i.modelCalls, 0)),
+  );
+  const roundHours = (rounds * env.batchRoundEstimateMinutes) / 60;
+  if (input.pricing === "batch") {
+    const discount = book.get(
+      env.modelProvider === "anthropic" ? "anthropic.batchDiscount" : "bedrock.batchDiscount",
+    );
+    const ids =
+      env.modelProvider === "anthropic"
+        ? ["anthropic.batchDiscount", "anthropic.batchMaxRequests"]
+        : ["bedrock.batchDiscount"];
+    if (env.modelProvider === "anthropic") book.get("anthropic.batchMaxRequests");
+    component(
+      {
+        name: `Model (${env.modelId}, ${env.modelProvider} batch)`,
+        ceilingPerSecond: null,
+        costPerDraftUsd: calls * perCall,
+        note: `${calls.toFixed(2)} calls per draft at ${discount * 100} % of the on-demand price, in up to ${rounds} rounds of ${env.batchRoundEstimateMinutes} min each (infra/config.ts batchPricing.roundEstimateMinutes; a round may take up to 24 h): the drain time is at least ${roundHours.toFixed(1)} h`,
+      },
+      ids,
+      "shared/model/pricing.ts",
+    );
+  } else if (env.modelProvider === "anthropic") {
+    const t = `anthropic.tier${input.tier}`;
+    const rpm = book.get(`${t}.rpm`);
+    const itpm = book.get(`${t}.itpm`);
+    const otpm = book.get(`${t}.otpm`);
+    component(
+      {
+        name: `Model (${env.modelId}, Anthropic tier ${input.tier})`,
+        ceilingPerSecond:
+          Math.min(rpm / calls, itpm / (calls * input.inputTokens), otpm / (calls * input.outputTokens)) / 60,
+        costPerDraftUsd: calls * perCall,
+        raise: `Anthropic usage tier (now ${input.tier}), then a custom limit through Anthropic sales`,
+        note: `${calls.toFixed(2)} calls per draft of ${input.inputTokens} input and ${input.outputTokens} output tokens`,
+      },
+      [`${t}.rpm`, `${t}.itpm`, `${t}.otpm`],
+      "shared/model/pricing.ts",
+    );
+  } else {
+    const tpm = book.get("bedrock.crossRegionTpm");
+    const rpm = book.get("bedrock.crossRegionRpm");
+    component(
+      {
+        name: `Model (${env.modelId}, Bedrock cross-Region)`,
+        ceilingPerSecond:
+          Math.min(rpm / calls, tpm / (calls * (input.inputTokens + input.outputTokens))) / 60,
+        costPerDraftUsd: calls * perCall,
+        raise:
+          "Service Quotas: Bedrock cross-Region InvokeModel tokens (and requests) per minute for the model",
+        note: `${calls.toFixed(2)} calls per draft of ${input.inputTokens} input and ${input.outputTokens} output tokens`,
+      },
+      ["bedrock.crossRegionTpm", "bedrock.crossRegionRpm"],
+      "shared/model/pricing.ts",
+    );
+  }
+
+  // The Map bounds only drafts submitted in batches.
+  const viaBatch = input.via === "batch" || input.pricing === "batch";
+  const rated = components.filter(
+    (c): c is Component & { ceilingPerSecond: number } =>
+      c.ceilingPerSecond !== null && (viaBatch || !c.name.startsWith("Distributed Map")),
+  );
+  rated.sort((a, b) => a.ceilingPerSecond - b.ceilingPerSecond);
+  const bottleneck = rated[0] as Component & { ceilingPerSecond: number };
+  const fromConfig = (c: Component) => c.raise?.startsWith("infra/config.ts") === true;
+  const afterConfig = (rated.find((c) => !fromConfig(c)) ?? bottleneck) as Component & {
+    ceilingPerSecond: number;
+  };
+  const drafts = input.backlog ?? perDay ?? 0;
+  const requiredPerSecond = perDay !== undefined ? perDay / SECONDS_PER_DAY : undefined;
+  const costPerDraftUsd = components.reduce((s, c) => s + c.costPerDraftUsd, 0);
+  const standardOrchestrationUsd = draftCounts.transitions * transitionUsd;
+  // Express bills each execution and its duration in 64 MB steps (the per-draft state is small).
+  const expressOrchestrationUsd =
+    book.get("sfn.express.requestUsd") +
+    (Math.ceil(executionSeconds * 10) / 10) * (64 / 1024) * book.get("sfn.express.gbSecondUsd");
+  const target = (requiredPerSecond ?? 0) * 10;
+  const raiseFirst: Plan["raiseFirst"] = [];
+  for (const c of rated) {
+    if (!c.raise) continue;
+    raiseFirst.push({ component: c.name, raise: c.raise, ceilingPerSecond: c.ceilingPerSecond });
+    if (c.ceilingPerSecond > target && raiseFirst.length >= 1) break;
+  }
+  const numbersUsed = [...book.used.values()];
+  return {
+    env: env.envName,
+    region,
+    pricing: input.pricing,
+    via: viaBatch ? "batch" : "uploads",
+    workload: {
+      ...(perDay !== undefined && { draftsPerDay: perDay }),
+      ...(input.backlog !== undefined && { backlog: input.backlog }),
+      ...(requiredPerSecond !== undefined && { requiredPerSecond }),
+    },
+    mix: Object.fromEntries(OUTCOME_PATHS.map((p) => [p, input.mix[p] ?? 0])) as Record<OutcomePath, number>,
+    assumptions: {
+      inputTokens: input.inputTokens,
+      outputTokens: input.outputTokens,
+      ...(input.attempts !== undefined && { attempts: input.attempts }),
+      ...(input.judgeRounds !== undefined && { judgeRounds: input.judgeRounds }),
+      ...(input.kinds && { kinds: input.kinds }),
+      ...(env.modelProvider === "anthropic" && { tier: input.tier }),
+      durations: DURATION_MODEL,
+    },
+    counts: draftCounts,
+    components,
+    bottleneck: bottleneck.name,
+    bottleneckAfterConfig: {
+      name: afterConfig.name,
+      ceilingPerSecond: afterConfig.ceilingPerSecond,
+      drainHours: Math.max(
+        drafts / afterConfig.ceilingPerSecond / 3600,
+        input.pricing === "batch" ? roundHours : 0,
+      ),
+      ...(requiredPerSecond !== undefined && { keepsUp: afterConfig.ceilingPerSecond >= requiredPerSecond }),
+    },
+    drainHours: Math.max(
+      drafts / bottleneck.ceilingPerSecond / 3600,
+      input.pricing === "batch" ? roundHours : 0,
+    ),
+    ...(requiredPerSecond !== undefined && { keepsUp: bottleneck.ceilingPerSecond >= requiredPerSecond }),
+    costPerDraftUsd,
+    transitionShare: costPerDraftUsd > 0 ? standardOrchestrationUsd / costPerDraftUsd : 0,
+    raiseFirst,
+    express: {
+      costPerDraftUsd: costPerDraftUsd - standardOrchestrationUsd + expressOrchestrationUsd,
+      orchestrationUsd: expressOrchestrationUsd,
+      standardOrchestrationUsd,
+    },
+    numbersUsed,
+    unconfirmed: numbersUsed.filter((u) => u.status === "unconfirmed").map((u) => u.id),
+  };
+}
