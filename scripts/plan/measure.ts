@@ -8,7 +8,6 @@
  * Step Functions from the engine's own event history. `npm run plan:counts` writes the result to
  * shared/plan/data/counts.json; tests/plan/counts.test.ts runs this again and compares.
  */
-import "../../local/polyfill.js";
 import { readFile } from "node:fs/promises";
 import {
   type DynamoDBClient,
