@@ -17,7 +17,7 @@ import { parseCorrectionAnswer } from "../../shared/loop/response.js";
 import { costUsd } from "../../shared/model/pricing.js";
 import { type ModelRequest, totalTokens } from "../../shared/model/types.js";
 import type { SimulatedCorrector } from "./corrector.js";
-import { fidelity } from "./json-corpus.js";
+import { fidelity, lostValues } from "./json-corpus.js";
 import type { PromptSegment } from "./prompt-cache.js";
 import { errorsOf, type Outcome, type Yardstick } from "./yardstick.js";
 
@@ -153,6 +153,7 @@ export async function runBaseline(
     score: report.score,
     fidelity: kept,
     faithful: kept === 1,
+    lost: lostValues(content, reference),
     promptChars,
     calls,
     tokens: used,

@@ -40,7 +40,7 @@ import { fromPointer } from "../../shared/pointer.js";
 import { firstMessage, SYSTEM, tool } from "./baselines.js";
 import { zodUserCleanup } from "./cleanup.js";
 import type { SimulatedCorrector } from "./corrector.js";
-import { fidelity, type JsonObject } from "./json-corpus.js";
+import { fidelity, type JsonObject, lostValues } from "./json-corpus.js";
 import type { PromptSegment } from "./prompt-cache.js";
 import { errorsOf, type Outcome, type Yardstick } from "./yardstick.js";
 
@@ -157,6 +157,7 @@ export async function runPeer(
     score: report.score,
     fidelity: kept,
     faithful: kept === 1,
+    lost: lostValues(delivered, reference),
     promptChars,
     calls: model.calls,
     tokens,

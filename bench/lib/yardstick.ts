@@ -16,6 +16,8 @@ export interface Outcome {
    * the reference had no value there.
    */
   faithful: boolean;
+  /** The reference's values lost: no longer there at all, or there with another value. */
+  lost: { deleted: number; changed: number };
   /** Characters of each call's prompt text (system + messages, not the tool schema), in call order. */
   promptChars: number[];
   /** Model calls made for this draft. */
