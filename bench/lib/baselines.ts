@@ -30,7 +30,7 @@ export const SYSTEM =
   "Answer by calling the submit tool with the full corrected draft.";
 
 /** The shape a user hands the SDK for an exam question (a hand-written schema, as with zod). */
-export const MCQ_SCHEMA = {
+const MCQ_SCHEMA = {
   type: "object",
   properties: {
     type: { type: "string" },
@@ -60,7 +60,7 @@ export function tool(draft: Draft) {
   };
 }
 
-export const errorLines = (errors: readonly Violation[]) =>
+const errorLines = (errors: readonly Violation[]) =>
   errors.map((v) => `- ${v.path || "(root)"}: ${v.message}`).join("\n");
 
 export const firstMessage = (draft: Draft, content: unknown, errors: readonly Violation[]) =>
