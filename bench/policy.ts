@@ -1,9 +1,11 @@
 /**
  * Policy benchmark (not a test): the same drafts, the same imperfect corrector and the same budget of
- * model calls, corrected by the two loops a user writes without redraft and by redraft (`correctDraft`).
+ * model calls, corrected by two hand-written retry loops, by the peer libraries (instructor-js and the
+ * Vercel AI SDK, the real packages with fake clients), and by redraft (`correctDraft`).
  *
- *   npm run bench:policy
- *   npm run bench:policy -- --drafts 500 --seed 7 --p 0.6 --c 0.3 --s 0.15 --g 0.1 --q 0.3 --r 0.25 --m 0.03 --no-sweep
+ *   npm run bench:policy [-- --drafts 500] [-- --seed N] [-- --corrector <profile|module>]... [-- --no-diagnose]
+ *   npm run bench:policy -- --smoke          # 24 drafts, every built-in profile (CI)
+ *   npm run bench:policy -- --write-docs     # rewrites the policy section of docs/BENCHMARKS.md
  *
  * CORPUS (seeded mulberry32, reproducible): `--drafts` drafts (default 500), alternating
  *   - mcq: a clean seed-004-like question with 1–4 distinct injected faults, each breaking one
@@ -14,35 +16,33 @@
  *   Each draft keeps its clean version as the reference: what a correct answer contains.
  *
  * THE CORRECTOR (`bench/lib/corrector.ts`) reads each request's structured `subject`, never the prompt's
- * wording, and behaves the same for every policy in the same situation (keyed draws). Its knobs: fix
- * probability p, correlated outcomes c, ignored suggestions s, regressions next to a fix g, seed 001's
- * empty strings q, unflagged breakage r, unusable answers m.
+ * wording, and behaves the same for every policy in the same situation (keyed draws). Its behaviour is a
+ * profile (`bench/lib/profiles.ts`): each `--corrector` is a built-in name or the path of a module
+ * exporting a `CorrectorProfile`; without one, every built-in profile runs.
  *
- * THE POLICIES (`bench/lib/baselines.ts` for the two baselines, each with its own prompt):
- *   - conversation retry (instructor, Vercel AI SDK): the conversation grows by every answer and error;
- *   - last-answer retry: the last answer and its errors, a plain prompt;
- *   - redraft: `correctDraft` with in-memory stores and maxAttempts = the budget, default stuck and
- *     circuit-breaker rules.
- * Prompt caching is priced for all three (`bench/lib/prompt-cache.ts`): each policy's own breakpoints,
- * cache reads at the price table's cached-input rate, writes at its cache-write rate.
+ * THE POLICIES, each with at most `--attempts` (3) model calls per draft:
+ *   - conversation retry (grows the transcript) and last-answer retry (plain prompt): the bench's own
+ *     hand-written loops (`bench/lib/baselines.ts`);
+ *   - instructor-js (TOOLS mode, max_retries = budget − 1) and the AI SDK's generateObject (one call,
+ *     no validation retry), each as is and with the cleanup a zod user writes (`bench/lib/peers.ts`);
+ *   - redraft: `correctDraft` with in-memory stores and maxAttempts = the budget, default stop rules.
+ * Prompt caching is priced for all (`bench/lib/prompt-cache.ts`), each with its own breakpoints.
  *
  * SCORING: every delivered draft is judged by the same yardstick, the rules and the schema WITHOUT
- * repair. "validated" = no error-severity violation left.
- *
- * PROMPT GROWTH: the characters of redraft's correction prompt (system + user, as its real builder
- * makes them through the loop) at attempt 3 over attempt 1, for every draft that reaches attempt 3.
+ * repair ("validated" = no error-severity violation left), and against its reference ("faithful" =
+ * every value of the reference still there, unchanged). The headline is faithful AND valid.
  */
 
 import { correctDraft } from "../local/in-process.js";
 import type { Draft } from "../shared/draft.js";
-import { embedJson } from "../shared/loop/prompt.js";
 import { priceFor } from "../shared/model/pricing.js";
 import type { ModelRequest } from "../shared/model/types.js";
 import type { DeploymentConfig } from "../shared/pack.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";
-import { type Baseline, type PromptSizes, runBaseline } from "./lib/baselines.js";
-import { type Behaviour, CORRECTOR_MODEL, describe, SimulatedCorrector } from "./lib/corrector.js";
+import { type Baseline, runBaseline } from "./lib/baselines.js";
+import { CORRECTOR_MODEL, type CorrectorProfile, SimulatedCorrector } from "./lib/corrector.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import {
   cleanRecord,
   deepClone,
@@ -53,12 +53,15 @@ import {
   JSON_REPAIRABLE_FAULTS,
   type JsonObject,
   jsonDraft,
+  lostValues,
   studySchema,
 } from "./lib/json-corpus.js";
 import { cleanQuestion, injectMcqFaults, MCQ_FAULT_IDS, mcqDraft, type Question } from "./lib/mcq-corpus.js";
+import { installedVersion, type Peer, runPeer } from "./lib/peers.js";
+import { BUILT_IN_PROFILES, loadProfile } from "./lib/profiles.js";
 import { MIN_CACHEABLE_TOKENS, PromptCache } from "./lib/prompt-cache.js";
 import { Rng } from "./lib/rng.js";
-import { fmtInt, machine, table } from "./lib/stats.js";
+import { fmtInt, table } from "./lib/stats.js";
 import { type Outcome, Yardstick } from "./lib/yardstick.js";
 
 // ---- options ---------------------------------------------------------------------------------------
@@ -67,23 +70,20 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
-/** `--smoke`: a tiny corpus and no sweep, so CI proves the bench still runs end to end in seconds. */
+const args = (name: string): string[] =>
+  process.argv.flatMap((a, i) =>
+    a === `--${name}` && process.argv[i + 1] ? [process.argv[i + 1] as string] : [],
+  );
+/** `--smoke`: a tiny corpus, so CI proves the bench still runs end to end in seconds. */
 const SMOKE = process.argv.includes("--smoke");
+const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
+/** The stop-rule variants behind the mcq figures: part of every full run, so the docs carry the evidence. */
+const DIAGNOSE = !SMOKE && !process.argv.includes("--no-diagnose");
 const SEED = Number(arg("seed", "20260219"));
 const DRAFTS = Number(arg("drafts", SMOKE ? "24" : "500"));
 const MAX_ATTEMPTS = Number(arg("attempts", "3"));
-const SWEEP = !SMOKE && !process.argv.includes("--no-sweep");
-const GROWTH_GOAL = 1.1;
-
-const MAIN: Behaviour = {
-  p: Number(arg("p", "0.6")),
-  c: Number(arg("c", "0.3")),
-  s: Number(arg("s", "0.15")),
-  g: Number(arg("g", "0.1")),
-  q: Number(arg("q", "0.3")),
-  r: Number(arg("r", "0.25")),
-  m: Number(arg("m", "0.03")),
-};
+/** The goal: redraft's faithful-and-valid rate at least the best other policy's, at most this share of its tokens. */
+const TOKEN_GOAL = 0.7;
 
 // ---- corpus ----------------------------------------------------------------------------------------
 
@@ -130,12 +130,26 @@ function buildCorpus(seed: number, n: number): Case[] {
 
 // ---- policies --------------------------------------------------------------------------------------
 
-type Policy = Baseline | "redraft";
-const POLICIES: readonly Policy[] = ["conversation", "last-answer", "redraft"];
+type Policy = Baseline | Peer | "redraft";
+const POLICIES: readonly Policy[] = [
+  "conversation",
+  "last-answer",
+  "instructor",
+  "instructor-cleanup",
+  "ai-sdk",
+  "ai-sdk-cleanup",
+  "redraft",
+];
+const INSTRUCTOR = installedVersion("@instructor-ai/instructor");
+const AI_SDK = installedVersion("ai");
 const LABEL: Record<Policy, string> = {
-  conversation: "conversation retry",
-  "last-answer": "last-answer retry",
-  redraft: "redraft",
+  conversation: "conversation retry (grows the transcript)",
+  "last-answer": "last-answer retry (plain prompt)",
+  instructor: `instructor-js ${INSTRUCTOR}, TOOLS, max_retries ${MAX_ATTEMPTS - 1}`,
+  "instructor-cleanup": `instructor-js ${INSTRUCTOR} + zod cleanup`,
+  "ai-sdk": `AI SDK ${AI_SDK} generateObject`,
+  "ai-sdk-cleanup": `AI SDK ${AI_SDK} generateObject + zod cleanup`,
+  redraft: "redraft correctDraft",
 };
 
 async function redraft(
@@ -143,6 +157,7 @@ async function redraft(
   model: SimulatedCorrector,
   registry: PackRegistry,
   yardstick: Yardstick,
+  promptChars: number[],
 ): Promise<Outcome> {
   let t = Date.parse("2026-02-19T14:00:00Z");
   const result = await correctDraft(c.draft, {
@@ -167,12 +182,16 @@ async function redraft(
       `${c.draft.id}: status ${result.status} but the yardstick counts ${report.counts.error} errors`,
     );
   }
+  const kept = fidelity(result.finalDraft.content, c.reference);
   return {
     draftId: c.draft.id,
     kind: c.draft.kind,
     validated,
     score: report.score,
-    fidelity: fidelity(result.finalDraft.content, c.reference),
+    fidelity: kept,
+    faithful: kept === 1,
+    lost: lostValues(result.finalDraft.content, c.reference),
+    promptChars,
     calls: model.calls,
     tokens: result.tokens.total,
     costUsd: result.costUsd,
@@ -184,34 +203,27 @@ async function redraft(
 async function runPolicy(
   policy: Policy,
   cases: readonly Case[],
-  behaviour: Behaviour,
-  options: { config?: DeploymentConfig; seed?: number; sizes?: PromptSizes } = {},
+  profile: CorrectorProfile,
+  config: DeploymentConfig = { loop: { maxAttempts: MAX_ATTEMPTS } },
 ): Promise<Outcome[]> {
-  const { config = { loop: { maxAttempts: MAX_ATTEMPTS } }, seed = SEED, sizes } = options;
   const references = new Map(cases.map((c) => [c.draft.id, c.reference]));
   const registry = new PackRegistry(config);
   const yardstick = new Yardstick(new PackRegistry());
   const cache = new PromptCache();
   const out: Outcome[] = [];
   for (const c of cases) {
-    const record =
-      policy === "redraft" && sizes
-        ? (request: ModelRequest) => {
-            const chars = request.system.reduce((s, b) => s + b.text.length, 0) + request.user.length;
-            const attempt = request.subject?.attempt ?? 0;
-            sizes.set(request.draftId, (sizes.get(request.draftId) ?? new Map()).set(attempt, chars));
-            // The draft's own share of the prompt, as the builder embeds it: what the model changed, not the loop.
-            const draft = embedJson(request.subject?.content).length;
-            const loopOnly = `${request.draftId} loop-only`;
-            sizes.set(loopOnly, (sizes.get(loopOnly) ?? new Map()).set(attempt, chars - draft));
-          }
-        : undefined;
-    const model = new SimulatedCorrector(references, behaviour, seed, cache, record);
-    out.push(
-      policy === "redraft"
-        ? await redraft(c, model, registry, yardstick)
-        : await runBaseline(policy, c.draft, c.reference, model, yardstick, MAX_ATTEMPTS, sizes),
+    const promptChars: number[] = [];
+    const record = (request: ModelRequest) =>
+      promptChars.push(request.system.reduce((s, b) => s + b.text.length, 0) + request.user.length);
+    const model = new SimulatedCorrector(
+      profile.create(references, SEED),
+      cache,
+      policy === "redraft" ? record : undefined,
     );
+    if (policy === "redraft") out.push(await redraft(c, model, registry, yardstick, promptChars));
+    else if (policy === "conversation" || policy === "last-answer")
+      out.push(await runBaseline(policy, c.draft, c.reference, model, yardstick, MAX_ATTEMPTS));
+    else out.push(await runPeer(policy, c.draft, c.reference, model, yardstick, MAX_ATTEMPTS));
   }
   return out;
 }
@@ -220,113 +232,182 @@ async function runPolicy(
 
 interface Summary {
   n: number;
+  good: number;
   validated: number;
-  score: number;
-  fidelity: number;
+  faithful: number;
   calls: number;
   tokens: number;
-  tokensPerValidated: number;
-  costUsd: number;
-  costPerValidated: number;
+  tokensPerGood: number;
+  costPerGood: number;
+  growth: number;
+  grown: number;
 }
+
+const isGood = (o: Outcome) => o.validated && o.faithful;
 
 function summarize(outcomes: readonly Outcome[]): Summary {
   const n = outcomes.length || 1;
   const sum = (f: (o: Outcome) => number) => outcomes.reduce((s, o) => s + f(o), 0);
-  const validated = sum((o) => (o.validated ? 1 : 0));
+  const good = sum((o) => (isGood(o) ? 1 : 0));
+  const third = outcomes.filter((o) => o.promptChars.length >= 3);
   return {
     n: outcomes.length,
-    validated: validated / n,
-    score: sum((o) => o.score) / n,
-    fidelity: sum((o) => o.fidelity) / n,
+    good: good / n,
+    validated: sum((o) => (o.validated ? 1 : 0)) / n,
+    faithful: sum((o) => (o.faithful ? 1 : 0)) / n,
     calls: sum((o) => o.calls) / n,
     tokens: sum((o) => o.tokens) / n,
-    tokensPerValidated: validated ? sum((o) => o.tokens) / validated : Number.NaN,
-    costUsd: sum((o) => o.costUsd) / n,
-    costPerValidated: validated ? sum((o) => o.costUsd) / validated : Number.NaN,
+    tokensPerGood: good ? sum((o) => o.tokens) / good : Number.NaN,
+    costPerGood: good ? sum((o) => o.costUsd) / good : Number.NaN,
+    growth: third.length
+      ? third.reduce((s, o) => s + (o.promptChars[2] as number) / (o.promptChars[0] as number), 0) /
+        third.length
+      : Number.NaN,
+    grown: third.length,
   };
 }
 
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : Number.NaN);
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const usd = (x: number) => (Number.isNaN(x) ? "n/a" : `$${x.toFixed(4)}`);
 const int = (x: number) => (Number.isNaN(x) ? "n/a" : fmtInt(x));
 
-/**
- * redraft against a baseline on validated rate, paired per draft: a win or a loss only when the mean
- * difference is more than two standard errors from zero, a tie otherwise.
- */
-function verdict(
-  red: readonly Outcome[],
-  base: readonly Outcome[],
-): { word: "wins" | "ties" | "loses"; points: number } {
-  const d = red.map((o, i) => (o.validated ? 1 : 0) - (base[i]?.validated ? 1 : 0));
+/** redraft minus another policy on faithful-and-valid, paired per draft, with two standard errors. */
+function paired(red: readonly Outcome[], other: readonly Outcome[]): { points: number; twoSe: number } {
+  const d = red.map((o, i) => (isGood(o) ? 1 : 0) - (other[i] && isGood(other[i]) ? 1 : 0));
   const n = d.length || 1;
   const mean = d.reduce((s, x) => s + x, 0) / n;
   const variance = d.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, n - 1);
-  const se = Math.sqrt(variance / n);
-  const word = Math.abs(mean) <= 2 * se ? "ties" : mean > 0 ? "wins" : "loses";
-  return { word, points: mean * 100 };
+  return { points: mean * 100, twoSe: 2 * Math.sqrt(variance / n) * 100 };
 }
-const verdictText = (v: ReturnType<typeof verdict>) =>
-  `${v.word} ${v.points >= 0 ? "+" : "−"}${Math.abs(v.points).toFixed(1)}`;
+const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
 
 type Runs = Record<Policy, Outcome[]>;
-const byKind = (runs: Runs, kind: string | undefined): Runs => {
-  const f = (xs: Outcome[]) => (kind ? xs.filter((o) => o.kind === kind) : xs);
-  return {
-    conversation: f(runs.conversation),
-    "last-answer": f(runs["last-answer"]),
-    redraft: f(runs.redraft),
-  };
-};
-/** The baseline with the higher validated rate: redraft is compared with the better of the two. */
-const betterBaseline = (runs: Runs): Baseline =>
-  summarize(runs.conversation).validated >= summarize(runs["last-answer"]).validated
-    ? "conversation"
-    : "last-answer";
+const KINDS = ["all", "mcq", "json"] as const;
+const ofKind = (xs: readonly Outcome[], kind: (typeof KINDS)[number]) =>
+  kind === "all" ? [...xs] : xs.filter((o) => o.kind === kind);
 
-async function runAll(
-  cases: readonly Case[],
-  behaviour: Behaviour,
-  seed = SEED,
-  sizes?: Partial<Record<Policy, PromptSizes>>,
-): Promise<Runs> {
+async function runAll(cases: readonly Case[], profile: CorrectorProfile): Promise<Runs> {
   const runs = {} as Runs;
-  for (const p of POLICIES)
-    runs[p] = await runPolicy(p, cases, behaviour, { seed, ...(sizes?.[p] && { sizes: sizes[p] }) });
+  for (const p of POLICIES) runs[p] = await runPolicy(p, cases, profile);
   return runs;
 }
 
-/** Max of attempt-3 / attempt-1 prompt characters over the drafts that reached attempt 3. */
-function growth(
-  sizes: PromptSizes,
-  part: "whole" | "loop-only" = "whole",
-): { drafts: number; max: number; worst: string; mean: number; over: string[] } {
-  let max = 0;
-  const over: string[] = [];
-  let worst = "none";
-  let total = 0;
-  let drafts = 0;
-  for (const [key, byAttempt] of sizes) {
-    if (key.endsWith(" loop-only") !== (part === "loop-only")) continue;
-    const id = key.replace(/ loop-only$/, "");
-    const first = byAttempt.get(1);
-    const third = byAttempt.get(3);
-    if (first === undefined || third === undefined) continue;
-    const ratio = third / first;
-    drafts += 1;
-    total += ratio;
-    if (ratio > GROWTH_GOAL) over.push(id);
-    if (ratio > max) {
-      max = ratio;
-      worst = `${id} (${fmtInt(first)} → ${fmtInt(third)} chars)`;
+const { date, load, commit, output, say } = sectionRecorder();
+
+/** The per-profile table, the goal check per kind and redraft's stop reasons. */
+function report(profile: CorrectorProfile, runs: Runs): void {
+  say(`\n== corrector profile "${profile.name}": ${profile.summary}`);
+  const rows: string[][] = [];
+  for (const kind of KINDS) {
+    for (const p of POLICIES) {
+      const s = summarize(ofKind(runs[p], kind));
+      rows.push([
+        `${kind}: ${LABEL[p]}`,
+        pct(s.good),
+        pct(s.validated),
+        pct(s.faithful),
+        s.calls.toFixed(2),
+        int(s.tokens),
+        int(s.tokensPerGood),
+        usd(s.costPerGood),
+        Number.isNaN(s.growth) ? "–" : `${s.growth.toFixed(2)}× (${s.grown})`,
+      ]);
     }
   }
-  return { drafts, max, worst, mean: drafts ? total / drafts : 0, over };
+  say(
+    table(
+      [
+        "policy",
+        "faithful+valid",
+        "validated",
+        "faithful",
+        "calls/draft",
+        "tokens/draft",
+        "tokens/faithful+valid",
+        "USD/faithful+valid",
+        "prompt growth",
+      ],
+      rows,
+    ),
+  );
+  say(`goal: redraft's faithful+valid ≥ the best other policy's, at ≤ ${TOKEN_GOAL}× its tokens per draft:`);
+  for (const kind of KINDS) {
+    const red = summarize(ofKind(runs.redraft, kind));
+    const others = POLICIES.filter((p) => p !== "redraft");
+    const best = others.reduce((a, b) => {
+      const sa = summarize(ofKind(runs[a], kind));
+      const sb = summarize(ofKind(runs[b], kind));
+      return sb.good > sa.good || (sb.good === sa.good && sb.tokens < sa.tokens) ? b : a;
+    });
+    const sb = summarize(ofKind(runs[best], kind));
+    const d = paired(ofKind(runs.redraft, kind), ofKind(runs[best], kind));
+    const ratio = red.tokens / sb.tokens;
+    const met = red.good >= sb.good && ratio <= TOKEN_GOAL;
+    say(
+      `  ${kind.padEnd(4)} best other: ${LABEL[best]} ${pct(sb.good)}; redraft ${pct(red.good)} ` +
+        `(${signed(d.points)} pts, ±${d.twoSe.toFixed(1)} at 2 s.e.) at ${ratio.toFixed(2)}× its tokens — ${met ? "met" : "NOT met"}`,
+    );
+  }
+  // Valid drafts that lost a value: deleted (a repair, a cleanup or the model removed it) or changed.
+  const unfaithful = (p: Policy) => {
+    const xs = runs[p].filter((o) => o.validated && !o.faithful);
+    const deleted = xs.filter((o) => o.lost.deleted > 0).length;
+    const changed = xs.filter((o) => o.lost.changed > 0).length;
+    return `${LABEL[p]} ${xs.length} (a value deleted in ${deleted}, changed in ${changed})`;
+  };
+  say(
+    `valid but not faithful: ${unfaithful("redraft")}; ${unfaithful("instructor-cleanup")}; ${unfaithful("last-answer")} ` +
+      "(the built-in profiles delete only values the reference lacks, so a deleted value in a valid draft was deleted by a repair or a cleanup)",
+  );
+  const firstPrompt = (p: Policy, kind: "mcq" | "json") =>
+    int(
+      mean(ofKind(runs[p], kind).flatMap((o) => (o.promptChars[0] === undefined ? [] : [o.promptChars[0]]))),
+    );
+  say(
+    `first-call prompt, characters (system + messages, tool schema left out), mcq / json: ` +
+      (["redraft", "last-answer", "instructor-cleanup"] as const)
+        .map((p) => `${LABEL[p]} ${firstPrompt(p, "mcq")} / ${firstPrompt(p, "json")}`)
+        .join("; "),
+  );
+  const reasons = new Map<string, number>();
+  for (const o of runs.redraft)
+    reasons.set(`${o.kind} ${o.reason}`, (reasons.get(`${o.kind} ${o.reason}`) ?? 0) + 1);
+  say(
+    `redraft's runs ended: ${[...reasons.entries()]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ", ",
+      )}; validated without a call: ${runs.redraft.filter((o) => o.calls === 0 && o.validated).length}`,
+  );
+}
+
+/** Where redraft's mcq runs stop: the same drafts with the stuck and circuit-breaker rules relaxed. */
+async function diagnose(cases: readonly Case[], profile: CorrectorProfile, runs: Runs): Promise<void> {
+  const mcq = cases.filter((c) => c.draft.kind === "mcq");
+  const variants: [string, NonNullable<DeploymentConfig["loop"]>][] = [
+    ["defaults", {}],
+    [`stuckAfter = ${MAX_ATTEMPTS}`, { stuckAfter: MAX_ATTEMPTS }],
+    [`breakerAfter = ${MAX_ATTEMPTS}`, { breakerAfter: MAX_ATTEMPTS }],
+    ["both", { stuckAfter: MAX_ATTEMPTS, breakerAfter: MAX_ATTEMPTS }],
+  ];
+  const rows: string[][] = [];
+  for (const [label, loop] of variants) {
+    const out = await runPolicy("redraft", mcq, profile, { loop: { maxAttempts: MAX_ATTEMPTS, ...loop } });
+    const s = summarize(out);
+    rows.push([`redraft, ${label}`, pct(s.good), pct(s.validated), s.calls.toFixed(2), int(s.tokens)]);
+  }
+  const s = summarize(ofKind(runs["last-answer"], "mcq"));
+  rows.push([LABEL["last-answer"], pct(s.good), pct(s.validated), s.calls.toFixed(2), int(s.tokens)]);
+  say(`mcq stop rules under "${profile.name}":`);
+  say(table(["variant", "faithful+valid", "validated", "calls/draft", "tokens/draft"], rows));
 }
 
 async function main(): Promise<void> {
   const started = performance.now();
+  const specs = args("corrector");
+  const profiles = specs.length > 0 ? await Promise.all(specs.map(loadProfile)) : BUILT_IN_PROFILES;
   const cases = buildCorpus(SEED, DRAFTS);
   const yardstick = new Yardstick(new PackRegistry());
   const initialErrors = cases.map((c) => yardstick.check(c.draft).counts.error);
@@ -334,255 +415,46 @@ async function main(): Promise<void> {
     throw new Error("a corpus draft has no error: the injectors are broken");
   const mcqCases = cases.filter((c) => c.draft.kind === "mcq");
   const jsonCases = cases.filter((c) => c.draft.kind === "json");
-  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / (xs.length || 1);
   const price = priceFor(CORRECTOR_MODEL);
   if (!price) throw new Error(`${CORRECTOR_MODEL} has no price`);
 
-  console.log("redraft bench:policy");
-  console.log(machine());
-  console.log(
+  say("redraft bench:policy");
+  say(
     `corpus: ${cases.length} drafts (seed ${SEED}): ${mcqCases.length} mcq with ${mean(mcqCases.map((c) => c.faults.length)).toFixed(2)} injected faults on average, ` +
       `${jsonCases.length} json (${jsonCases.filter((c) => c.faults.every((f) => JSON_REPAIRABLE_FAULT_IDS.includes(f))).length} with repairable faults only); ` +
       `${mean(initialErrors).toFixed(2)} error violations per draft before any repair`,
   );
-  console.log(
-    `corrector: ${describe(MAIN)} — fixes each flagged violation with p; a violation's outcome copies the previous one's with c; ` +
-      `a violation not fixed is rewritten its own way (still wrong) with s; each fix regresses a fine field next to it with g; ` +
-      `seed-001 empty strings with q; breaks one unflagged thing with r; unusable answer with m`,
+  say(
+    `peers: @instructor-ai/instructor ${INSTRUCTOR} (fake OpenAI-compatible client, TOOLS mode, max_retries ${MAX_ATTEMPTS - 1}, retryAllErrors), ` +
+      `ai ${AI_SDK} (generateObject over MockLanguageModelV4, jsonSchema with a validate function; no validation retry); ` +
+      `"zod cleanup" = unknown keys of closed objects stripped, "" and out-of-enum values of optional fields dropped, before the first call and on every answer`,
   );
-  console.log(
-    `budget: ${MAX_ATTEMPTS} model calls per draft for every policy; priced as ${CORRECTOR_MODEL} ($${price.input}/M input, $${price.output}/M output, ` +
-      `cache reads $${price.cacheRead}/M, cache writes $${price.cacheWrite}/M); tokens = characters / 4; prefixes under ${MIN_CACHEABLE_TOKENS} tokens are not cached`,
+  say(
+    `budget: at most ${MAX_ATTEMPTS} model calls per draft for every policy; priced as ${CORRECTOR_MODEL} ($${price.input}/M input, $${price.output}/M output, ` +
+      `cache reads $${price.cacheRead}/M, cache writes $${price.cacheWrite}/M); tokens = characters / 4; prefixes under ${MIN_CACHEABLE_TOKENS} tokens are not cached; ` +
+      `every policy caches its tool and system prefix, conversation retry also the conversation so far`,
   );
-  console.log(
-    "caching: conversation retry caches its system prompt and the whole conversation so far; last-answer retry its system prompt; " +
-      "redraft its tool and system prefix (its own breakpoint); one cache per policy run, shared across drafts",
+  say(
+    "scoring: validated = no error left by the rules and schema WITHOUT repair, on the delivered draft; faithful = every value of the clean " +
+      "reference still there, unchanged (a wrong value deleted is a loss unless the reference had none there); faithful+valid = both. " +
+      "prompt growth = mean over the drafts that reached a 3rd call (how many in brackets) of its prompt's characters over the 1st call's, tool schema left out",
   );
-  console.log(
-    "validated = no error left by the rules and schema WITHOUT repair, on the delivered draft, for every policy",
-  );
-  console.log(
-    "the corrector answers the content and violations it is sent, not the prompt's wording: the two baselines send the same ones, " +
-      "so they validate the same drafts and differ only in what they pay (a real model reading its own earlier answers may do better or worse)\n",
+  say(
+    "the corrector answers the content and violations it is sent, not the prompt's wording: loops that send the same ones get the same answers " +
+      "(a real model reading its own earlier answers may do better or worse); the profiles are knobs on one simulated model, not measurements of a real one",
   );
 
-  const sizes: Record<Policy, PromptSizes> = {
-    conversation: new Map(),
-    "last-answer": new Map(),
-    redraft: new Map(),
-  };
-  const main = await runAll(cases, MAIN, SEED, sizes);
-  const rows: string[][] = [];
-  for (const kind of [undefined, "mcq", "json"]) {
-    const runs = byKind(main, kind);
-    for (const p of POLICIES) {
-      const s = summarize(runs[p]);
-      rows.push([
-        `${kind ?? "all"}: ${LABEL[p]}`,
-        String(s.n),
-        pct(s.validated),
-        s.calls.toFixed(2),
-        int(s.tokens),
-        int(s.tokensPerValidated),
-        usd(s.costUsd),
-        usd(s.costPerValidated),
-        s.score.toFixed(4),
-        pct(s.fidelity),
-      ]);
-    }
+  for (const profile of profiles) {
+    const runs = await runAll(cases, profile);
+    report(profile, runs);
+    if (DIAGNOSE) await diagnose(cases, profile, runs);
+    console.error(`${profile.name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
-  console.log(
-    table(
-      [
-        "policy",
-        "drafts",
-        "validated",
-        "calls/draft",
-        "tokens/draft",
-        "tokens/validated",
-        "USD/draft",
-        "USD/validated",
-        "mean score",
-        "fidelity",
-      ],
-      rows,
-    ),
-  );
-
-  console.log(
-    "\nredraft against each baseline, validated rate, paired per draft (a tie is within 2 standard errors):",
-  );
-  for (const kind of [undefined, "mcq", "json"]) {
-    const runs = byKind(main, kind);
-    console.log(
-      `  ${(kind ?? "all").padEnd(4)}  vs conversation retry: ${verdictText(verdict(runs.redraft, runs.conversation))} pts; ` +
-        `vs last-answer retry: ${verdictText(verdict(runs.redraft, runs["last-answer"]))} pts`,
-    );
-  }
-
-  const count = (items: readonly Outcome[]) => {
-    const m = new Map<string, number>();
-    for (const o of items) m.set(`${o.kind} ${o.reason}`, (m.get(`${o.kind} ${o.reason}`) ?? 0) + 1);
-    return [...m.entries()]
-      .sort()
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ");
-  };
-  console.log(`\nredraft outcomes: ${count(main.redraft)}`);
-  console.log(
-    `validated by deterministic repair alone (no model call): ${main.redraft.filter((o) => o.calls === 0).length}`,
-  );
-
-  // Where the json gain comes from: repair of the very fault the corrector injects (q) and the corpus carries.
-  const repairOff: DeploymentConfig = {
-    loop: { maxAttempts: MAX_ATTEMPTS },
-    packs: { json: { settings: { repair: false } } },
-  };
-  const jsonOnly = jsonCases;
-  const jsonRuns = byKind(main, "json");
-  const base = betterBaseline(jsonRuns);
-  const redraftNoRepair = await runPolicy("redraft", jsonOnly, MAIN, { config: repairOff });
-  const noQ = { ...MAIN, q: 0 };
-  const baseNoQ = await runPolicy(base, jsonOnly, noQ);
-  const redraftNoQ = await runPolicy("redraft", jsonOnly, noQ);
-  const gain = (summarize(jsonRuns.redraft).validated - summarize(jsonRuns[base]).validated) * 100;
-  const gainNoRepair = (summarize(redraftNoRepair).validated - summarize(jsonRuns[base]).validated) * 100;
-  const gainNoQ = (summarize(redraftNoQ).validated - summarize(baseNoQ).validated) * 100;
-  console.log(
-    `\nwhere the json gain comes from (vs ${LABEL[base]}, the better baseline on json): +${gain.toFixed(1)} pts with defaults; ` +
-      `${gainNoRepair >= 0 ? "+" : "−"}${Math.abs(gainNoRepair).toFixed(1)} pts with json repair off; ` +
-      `${gainNoQ >= 0 ? "+" : "−"}${Math.abs(gainNoQ).toFixed(1)} pts when the corrector never writes empty strings (q=0).`,
-  );
-  const share = (x: number) =>
-    gain > 0 ? `${Math.max(0, Math.min(100, (x / gain) * 100)).toFixed(0)} %` : "n/a";
-  console.log(
-    `  So ${share(gain - gainNoRepair)} of the json gain is deterministic repair, not correction; ${share(gain - gainNoQ)} of it ` +
-      "goes away when the corrector stops injecting the empty optional strings (seed 001's fault) that repair removes: " +
-      "that part measures how prone the simulated model is to that one fault, which repair undoes for free. The rest of the repair " +
-      `gain is the corpus's own repairable faults (${jsonCases.filter((c) => c.faults.every((f) => JSON_REPAIRABLE_FAULT_IDS.includes(f))).length} json drafts need nothing else).`,
-  );
-
-  // Where the mcq loss comes from: redraft's early exits stop runs the baselines carry on with.
-  const mcqRuns = byKind(main, "mcq");
-  const variants: [string, NonNullable<DeploymentConfig["loop"]>][] = [
-    [`stuck exit off (stuckAfter = ${MAX_ATTEMPTS})`, { stuckAfter: MAX_ATTEMPTS }],
-    [`breaker later (breakerAfter = ${MAX_ATTEMPTS})`, { breakerAfter: MAX_ATTEMPTS }],
-    ["both", { stuckAfter: MAX_ATTEMPTS, breakerAfter: MAX_ATTEMPTS }],
-  ];
-  const variantRows: string[][] = [];
-  for (const [label, loop] of [["defaults", {}] as const, ...variants]) {
-    const runs = (
-      await runPolicy("redraft", mcqCases, MAIN, { config: { loop: { maxAttempts: MAX_ATTEMPTS, ...loop } } })
-    ).filter((o) => o.kind === "mcq");
-    const s = summarize(runs);
-    variantRows.push([
-      `redraft, ${label}`,
-      pct(s.validated),
-      s.calls.toFixed(2),
-      int(s.tokensPerValidated),
-      verdictText(verdict(runs, mcqRuns["last-answer"])),
+  if (WRITE_DOCS) {
+    writeSections([
+      { bench: "policy", command: "npm run bench:policy", output: output.join("\n"), date, load, commit },
     ]);
-  }
-  console.log("\nwhere the mcq loss comes from (mcq drafts only; verdict vs last-answer retry, pts):");
-  console.log(
-    table(["variant", "validated", "calls/draft", "tokens/validated", "vs last-answer"], variantRows),
-  );
-
-  const g = growth(sizes.redraft);
-  const gc = growth(sizes.conversation);
-  console.log(
-    `\nprompt growth, attempt 3 / attempt 1 (system + user characters; the tool schema, the same at every attempt, left out):`,
-  );
-  console.log(
-    `  redraft: ${g.drafts} drafts reach attempt 3; max ${g.max.toFixed(3)}× (${g.worst}), mean ${g.mean.toFixed(3)}× — goal ≤ ${GROWTH_GOAL}×: ${g.drafts === 0 ? "no draft reached attempt 3" : g.max <= GROWTH_GOAL ? "met" : "NOT met"}`,
-  );
-  const gl = growth(sizes.redraft, "loop-only");
-  console.log(
-    `  redraft without the draft's own content (which the model changes, e.g. options added): max ${gl.max.toFixed(3)}× (${gl.worst}), mean ${gl.mean.toFixed(3)}× — ` +
-      `what the loop itself adds: the attempt line, the violations and the notes on earlier attempts — goal ≤ ${GROWTH_GOAL}×: ${gl.max <= GROWTH_GOAL ? "met" : "NOT met"}`,
-  );
-  if (g.over.length > 0) {
-    const loopOver = new Set(gl.over);
-    console.log(
-      `  over ${GROWTH_GOAL}× as a whole: ${g.over.length} of ${g.drafts} drafts (${g.over.join(", ")}); the loop's own part is over it on ${g.over.filter((id) => loopOver.has(id)).length} of them, ` +
-        "so the rest is the draft itself growing (the model's answer is the next attempt's best draft: options or fields it added)",
-    );
-  }
-  console.log(
-    `  conversation retry, for contrast: ${gc.drafts} drafts; max ${gc.max.toFixed(3)}×, mean ${gc.mean.toFixed(3)}×`,
-  );
-
-  if (SWEEP) {
-    const grid: Behaviour[] = [
-      MAIN,
-      { ...MAIN, q: 0 },
-      { ...MAIN, r: 0, g: 0 },
-      { ...MAIN, c: 0 },
-      { ...MAIN, c: 0.7 },
-      { ...MAIN, s: 0 },
-      { ...MAIN, s: 0.4 },
-      { ...MAIN, g: 0.3 },
-      { ...MAIN, r: 0.5 },
-      { ...MAIN, p: 0.4 },
-      { ...MAIN, p: 0.8 },
-      { ...MAIN, p: 0.9, r: 0.1, g: 0.05, q: 0 },
-      { ...MAIN, m: 0.15 },
-    ];
-    const tally: Record<string, Record<string, number>> = {};
-    const sweepRows: string[][] = [];
-    for (const b of grid) {
-      const runs = b === MAIN ? main : await runAll(cases, b);
-      const s = POLICIES.map((p) => summarize(runs[p]));
-      const cells: string[] = [];
-      for (const kind of ["all", "mcq", "json"]) {
-        const k = byKind(runs, kind === "all" ? undefined : kind);
-        const v = verdict(k.redraft, k[betterBaseline(k)]);
-        const counts = tally[kind] ?? {};
-        counts[v.word] = (counts[v.word] ?? 0) + 1;
-        tally[kind] = counts;
-        cells.push(verdictText(v));
-      }
-      sweepRows.push([
-        describe(b),
-        s.map((x) => pct(x.validated)).join(" / "),
-        s.map((x) => int(x.tokensPerValidated)).join(" / "),
-        s.map((x) => usd(x.costPerValidated)).join(" / "),
-        ...cells,
-      ]);
-    }
-    console.log(
-      `\nsweep over the corrector (all ${cases.length} drafts; cells conversation / last-answer / redraft; verdicts: redraft vs the better baseline, pts):`,
-    );
-    console.log(
-      table(["corrector", "validated", "tokens/validated", "USD/validated", "all", "mcq", "json"], sweepRows),
-    );
-    for (const kind of ["all", "mcq", "json"]) {
-      const t = tally[kind] ?? {};
-      console.log(
-        `  ${kind.padEnd(4)}: redraft wins ${t.wins ?? 0}, ties ${t.ties ?? 0}, loses ${t.loses ?? 0} of ${grid.length} settings`,
-      );
-    }
-
-    const seedRows: string[][] = [];
-    for (let k = 1; k <= 3; k++) {
-      const seed = SEED + k;
-      const runs = await runAll(buildCorpus(seed, DRAFTS), MAIN, seed);
-      const s = POLICIES.map((p) => summarize(runs[p]));
-      const cells = ["all", "mcq", "json"].map((kind) => {
-        const r = byKind(runs, kind === "all" ? undefined : kind);
-        return verdictText(verdict(r.redraft, r[betterBaseline(r)]));
-      });
-      seedRows.push([
-        `seed ${seed}`,
-        s.map((x) => pct(x.validated)).join(" / "),
-        s.map((x) => int(x.tokensPerValidated)).join(" / "),
-        ...cells,
-      ]);
-    }
-    console.log(
-      `\nother corpora and corrector seeds (main corrector; conversation / last-answer / redraft):`,
-    );
-    console.log(table(["seed", "validated", "tokens/validated", "all", "mcq", "json"], seedRows));
+    console.error(`wrote the policy section of ${BENCHMARKS_MD}`);
   }
   console.error(`took ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -1,13 +1,14 @@
 /**
- * The loops a user writes without redraft, each with its OWN prompt (not redraft's builder or system
- * prompt), its own cache breakpoints and the same validator (the {@link Yardstick}: rules and schema,
- * no repair):
+ * Two hand-written retry loops, each with its OWN prompt (not redraft's builder or system prompt), its
+ * own cache breakpoints and the same validator (the {@link Yardstick}: rules and schema, no repair):
  *
- * - **conversation retry**, the way instructor and the Vercel AI SDK retry: the conversation grows by
- *   the model's answer and the validation error at every retry, and every call sends it whole; the
- *   user caches the system prompt and the conversation so far (a breakpoint after the last message);
- * - **last-answer retry**: the naive loop; every retry sends only the last answer and its errors with
- *   a plain prompt; the user caches the system prompt.
+ * - **conversation retry (grows the transcript)**: the conversation grows by the model's answer and the
+ *   validation error at every retry, and every call sends it whole; the user caches the system prompt
+ *   and the conversation so far (a breakpoint after the last message). No peer library does this
+ *   (instructor resends only its last answer and error, `bench/lib/peers.ts`): it is the loop a user
+ *   writes by appending to a chat history;
+ * - **last-answer retry (plain prompt)**: every retry sends only the last answer and its errors with a
+ *   plain prompt; the user caches the system prompt.
  *
  * Both keep the last usable answer whatever its quality: no repair, no rollback, no early exit.
  */
@@ -16,13 +17,15 @@ import { parseCorrectionAnswer } from "../../shared/loop/response.js";
 import { costUsd } from "../../shared/model/pricing.js";
 import { type ModelRequest, totalTokens } from "../../shared/model/types.js";
 import type { SimulatedCorrector } from "./corrector.js";
-import { fidelity } from "./json-corpus.js";
+import { fidelity, lostValues } from "./json-corpus.js";
 import type { PromptSegment } from "./prompt-cache.js";
 import { errorsOf, type Outcome, type Yardstick } from "./yardstick.js";
 
 export type Baseline = "conversation" | "last-answer";
 
-const SYSTEM =
+/** The system prompt of every hand-written loop and peer library configuration in the bench. */
+
+export const SYSTEM =
   "You fix structured drafts so that they pass validation. Keep everything that is correct. " +
   "Answer by calling the submit tool with the full corrected draft.";
 
@@ -47,7 +50,8 @@ const MCQ_SCHEMA = {
   required: ["stem", "options", "correct_answer", "rationale"],
 };
 
-function tool(draft: Draft) {
+/** The tool (or response schema) a user hands the model: the draft's JSON Schema, or {@link MCQ_SCHEMA}. */
+export function tool(draft: Draft) {
   const schema = draft.kind === "json" ? (draft.context?.schema ?? {}) : MCQ_SCHEMA;
   return {
     name: "submit",
@@ -59,7 +63,7 @@ function tool(draft: Draft) {
 const errorLines = (errors: readonly Violation[]) =>
   errors.map((v) => `- ${v.path || "(root)"}: ${v.message}`).join("\n");
 
-const firstMessage = (draft: Draft, content: unknown, errors: readonly Violation[]) =>
+export const firstMessage = (draft: Draft, content: unknown, errors: readonly Violation[]) =>
   `Here is a draft:\n${JSON.stringify(content, null, 2)}\n\nIt fails validation:\n${errorLines(errors)}\n\n` +
   `Fix it and return the full draft.${typeof draft.context?.intent === "string" ? `\nTask: ${draft.context.intent}` : ""}`;
 
@@ -68,9 +72,6 @@ const retryMessage = (errors: readonly Violation[]) =>
 
 const UNUSABLE_MESSAGE = "Your answer did not call the submit tool. Call it with the full draft.";
 
-/** Characters of the prompt text (system + messages) of each call, by call number, for the growth figure. */
-export type PromptSizes = Map<string, Map<number, number>>;
-
 export async function runBaseline(
   baseline: Baseline,
   draft: Draft,
@@ -78,7 +79,6 @@ export async function runBaseline(
   model: SimulatedCorrector,
   yardstick: Yardstick,
   maxCalls: number,
-  sizes?: PromptSizes,
 ): Promise<Outcome> {
   const spec = tool(draft);
   const toolText = JSON.stringify(spec);
@@ -89,6 +89,7 @@ export async function runBaseline(
   let unusable = false;
   let used = 0;
   let cost = 0;
+  const promptChars: number[] = [];
   while (report.counts.error > 0 && calls < maxCalls) {
     calls += 1;
     const errors = errorsOf(report);
@@ -110,7 +111,7 @@ export async function runBaseline(
       .slice(1)
       .map((s) => s.text)
       .join("");
-    sizes?.set(draft.id, (sizes.get(draft.id) ?? new Map()).set(calls, SYSTEM.length + user.length));
+    promptChars.push(SYSTEM.length + user.length);
     const request: ModelRequest = {
       runId: `${baseline}-${draft.id}`,
       draftId: draft.id,
@@ -144,12 +145,16 @@ export async function runBaseline(
     content = parsed.answer.content as Draft["content"];
     report = yardstick.check({ ...draft, content });
   }
+  const kept = fidelity(content, reference);
   return {
     draftId: draft.id,
     kind: draft.kind,
     validated: report.counts.error === 0,
     score: report.score,
-    fidelity: fidelity(content, reference),
+    fidelity: kept,
+    faithful: kept === 1,
+    lost: lostValues(content, reference),
+    promptChars,
     calls,
     tokens: used,
     costUsd: cost,

@@ -33,9 +33,42 @@ export interface Behaviour {
   r: number;
   /** Probability of an unusable (text, not tool) answer. */
   m: number;
+  /**
+   * Rules the model will not fix however often it is told (its own idea of the field wins): a flagged
+   * violation of one of them is never fixed, only rewritten its own way (with s) or left as it is.
+   */
+  stubborn?: readonly string[];
 }
 
-export const describe = (b: Behaviour) => `p=${b.p} c=${b.c} s=${b.s} g=${b.g} q=${b.q} r=${b.r} m=${b.m}`;
+export const describe = (b: Behaviour) =>
+  `p=${b.p} c=${b.c} s=${b.s} g=${b.g} q=${b.q} r=${b.r} m=${b.m}${b.stubborn?.length ? ` stubborn on ${b.stubborn.join(", ")}` : ""}`;
+
+/** What a corrector answers: the tool input (`{content, analysis, fixDescription}`) or, unusable, text. */
+export interface Answer {
+  output?: { content: unknown; analysis?: string; fixDescription?: string };
+  raw?: string;
+}
+
+/**
+ * The interface a corrector profile implements, the built-in ones as well as a module passed with
+ * `--corrector <module>`: `answer` reads the request's structured `subject` (the content it is asked to
+ * fix and the violations flagged in it, by rule id and JSON Pointer), never the prompt's wording, and
+ * must answer the same way in the same situation (draw from the seed, the draft id and the attempt),
+ * so that every policy meets the same model.
+ */
+export interface Corrector {
+  answer(request: ModelRequest): Answer;
+}
+
+/** A model behaviour: what a `--corrector` module exports (as its default export or as `profile`). */
+export interface CorrectorProfile {
+  /** A short name for the tables. */
+  name: string;
+  /** What the model gets wrong, in a sentence. */
+  summary: string;
+  /** A corrector for one policy run: `references` are the clean drafts by draft id. */
+  create(references: ReadonlyMap<string, Question | JsonObject>, seed: number): Corrector;
+}
 
 interface Flagged {
   ruleId: string;
@@ -137,44 +170,20 @@ type Outcome = "fixed" | "ignored" | "untouched";
 /**
  * A model that corrects imperfectly and is not built around any policy's strengths: correlated
  * outcomes within an answer, answers that ignore the suggestion, regressions next to a fix, seed 001's
- * empty strings, unflagged breakage, unusable answers. Every draw is keyed by (seed, draftId, attempt,
- * purpose[, violation]), so every policy meets the same behaviour in the same situation. Usage is
- * priced through a shared {@link PromptCache}: redraft's requests with their own cache breakpoint
- * ({@link complete}), the baselines' with theirs ({@link completeWith}).
+ * empty strings, unflagged breakage, unusable answers, rules it will not fix. Every draw is keyed by
+ * (seed, draftId, attempt, purpose[, violation]), so every policy meets the same behaviour in the same
+ * situation.
  */
-export class SimulatedCorrector implements ModelClient {
-  readonly provider = "simulated";
-  readonly model = CORRECTOR_MODEL;
-  calls = 0;
-
+export class BehaviourCorrector implements Corrector {
   constructor(
     private readonly references: ReadonlyMap<string, Question | JsonObject>,
     private readonly behaviour: Behaviour,
     private readonly seed: number,
-    private readonly cache: PromptCache,
-    private readonly onRequest?: (request: ModelRequest) => void,
   ) {}
 
-  async complete(request: ModelRequest): Promise<ModelResponse> {
-    return this.completeWith(request, redraftSegments(request));
-  }
-
-  async completeWith(request: ModelRequest, segments: readonly PromptSegment[]): Promise<ModelResponse> {
-    this.calls += 1;
-    this.onRequest?.(request);
-    const answer = this.answer(request);
-    const outputChars = answer.output ? JSON.stringify(answer.output).length : (answer.raw ?? "").length;
-    return {
-      ...answer,
-      usage: this.cache.usage(segments, outputChars),
-      model: CORRECTOR_MODEL,
-      latencyMs: 0,
-      stopReason: answer.output ? "tool_use" : "end_turn",
-    };
-  }
-
-  answer(request: ModelRequest): { output?: Record<string, unknown>; raw?: string } {
+  answer(request: ModelRequest): Answer {
     const { p, c, s, g, q, r, m } = this.behaviour;
+    const stubborn = new Set(this.behaviour.stubborn ?? []);
     const { attempt, content, flagged } = readRequest(request);
     const reference = this.references.get(request.draftId);
     if (!reference) throw new Error(`no reference for ${request.draftId}`);
@@ -198,6 +207,8 @@ export class SimulatedCorrector implements ModelClient {
       if (previous !== undefined && keyedUniform(...key, "correlated", id) < c) outcome = previous;
       else if (keyedUniform(...key, "fix", id) < p) outcome = "fixed";
       else outcome = keyedUniform(...key, "ignore", id) < s ? "ignored" : "untouched";
+      if (outcome === "fixed" && stubborn.has(v.ruleId))
+        outcome = keyedUniform(...key, "ignore", id) < s ? "ignored" : "untouched";
       previous = outcome;
       if (outcome === "fixed") {
         fixed += 1;
@@ -227,6 +238,41 @@ export class SimulatedCorrector implements ModelClient {
         analysis: `Attempt ${attempt}: ${flagged.length} violations flagged.`,
         fixDescription: `Fixed ${fixed} of them.`,
       },
+    };
+  }
+}
+
+/**
+ * The model client every policy calls: it counts calls, asks the profile's {@link Corrector} for the
+ * answer and prices the usage through a shared {@link PromptCache}: redraft's requests with their own
+ * cache breakpoint ({@link complete}), the other policies' with theirs ({@link completeWith}).
+ */
+export class SimulatedCorrector implements ModelClient {
+  readonly provider = "simulated";
+  readonly model = CORRECTOR_MODEL;
+  calls = 0;
+
+  constructor(
+    private readonly corrector: Corrector,
+    private readonly cache: PromptCache,
+    private readonly onRequest?: (request: ModelRequest) => void,
+  ) {}
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    return this.completeWith(request, redraftSegments(request));
+  }
+
+  async completeWith(request: ModelRequest, segments: readonly PromptSegment[]): Promise<ModelResponse> {
+    this.calls += 1;
+    this.onRequest?.(request);
+    const answer = this.corrector.answer(request);
+    const outputChars = answer.output ? JSON.stringify(answer.output).length : (answer.raw ?? "").length;
+    return {
+      ...answer,
+      usage: this.cache.usage(segments, outputChars),
+      model: CORRECTOR_MODEL,
+      latencyMs: 0,
+      stopReason: answer.output ? "tool_use" : "end_turn",
     };
   }
 }

@@ -642,6 +642,21 @@ export function fidelity(value: unknown, reference: unknown): number {
   return truth.filter(([path, v]) => getAt(value as Json, path) === v).length / truth.length;
 }
 
+/**
+ * The reference's values the delivered content lost: `deleted` no longer there at all (removed by a
+ * repair, a cleanup or the model), `changed` there with another value.
+ */
+export function lostValues(value: unknown, reference: unknown): { deleted: number; changed: number } {
+  let deleted = 0;
+  let changed = 0;
+  for (const [path, v] of leaves(reference as Json)) {
+    const now = getAt(value as Json, path);
+    if (now === undefined) deleted++;
+    else if (now !== v) changed++;
+  }
+  return { deleted, changed };
+}
+
 // ---- faults -----------------------------------------------------------------------------------------
 
 /** Optional, pattern-constrained places of a record (seed 001's orcid, issn, pmid, ISO 8601 durations…). */

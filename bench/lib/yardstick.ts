@@ -10,6 +10,16 @@ export interface Outcome {
   score: number;
   /** Share of the reference's values present unchanged in the delivered content. */
   fidelity: number;
+  /**
+   * Nothing of the reference lost: every value of the clean draft the corrector started from is in the
+   * delivered content, unchanged and at the same place. A wrong value deleted counts as a loss unless
+   * the reference had no value there.
+   */
+  faithful: boolean;
+  /** The reference's values lost: no longer there at all, or there with another value. */
+  lost: { deleted: number; changed: number };
+  /** Characters of each call's prompt text (system + messages, not the tool schema), in call order. */
+  promptChars: number[];
   /** Model calls made for this draft. */
   calls: number;
   tokens: number;

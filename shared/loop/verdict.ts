@@ -22,6 +22,8 @@ export interface AttemptFacts {
   readonly errorRules: readonly string[];
   /** The candidate beat the best so far and is now the best. */
   readonly beats: boolean;
+  /** Execution attempts the budget (`maxAttempts`) still allows after this one. */
+  readonly attemptsLeft: number;
 }
 
 /** The best draft after the attempt, as the verdict reports it. */
@@ -52,6 +54,11 @@ export interface NextVerdict {
  *   count; an unusable answer (not JSON, off-schema) changes nothing, since it checked nothing.
  * - Stuck: `stuckAfter` consecutive execution attempts that did not beat the best so far. A logic
  *   attempt answers the judge, not the rules, so it neither counts nor resets.
+ *
+ * Neither early exit is taken when exactly one execution attempt is left: an exit that saves only the
+ * final call cost more drafts than it saved tokens under every model behaviour bench:policy simulates
+ * (a model that fails a rule twice still fixes it on the third try often enough). With two or more
+ * attempts left the exit saves a series of calls; with none left it only names why the run ended.
  */
 export function nextVerdict(
   previous: Pick<LoopState, "ruleFailures" | "sinceBest">,
@@ -68,12 +75,14 @@ export function nextVerdict(
     for (const id of failing) ruleFailures[id] = (previous.ruleFailures[id] ?? 0) + 1;
   }
   const stillFailing = new Set(best.errorRules);
-  const tripped = execution
-    ? Object.entries(ruleFailures)
-        .filter(([id, count]) => count >= limits.breakerAfter && stillFailing.has(id))
-        .map(([id]) => id)
-        .sort()
-    : [];
+  const exitAllowed = !(execution && attempt.attemptsLeft === 1);
+  const tripped =
+    execution && exitAllowed
+      ? Object.entries(ruleFailures)
+          .filter(([id, count]) => count >= limits.breakerAfter && stillFailing.has(id))
+          .map(([id]) => id)
+          .sort()
+      : [];
   const sinceBest = attempt.beats ? 0 : execution ? previous.sinceBest + 1 : previous.sinceBest;
   return {
     ruleFailures,
@@ -84,7 +93,7 @@ export function nextVerdict(
       warnings: best.warnings,
       score: best.score,
       breakerTripped: tripped.length > 0,
-      stuck: sinceBest >= limits.stuckAfter,
+      stuck: exitAllowed && sinceBest >= limits.stuckAfter,
       budgetExhausted: budgetSpent(limits, spent.tokens, spent.costUsd),
     },
   };

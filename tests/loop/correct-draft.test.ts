@@ -278,13 +278,33 @@ describe("correctDraft: stop rules and failures", () => {
       answer(ID, FULLY_CORRECTED_DRAFT.content),
     ]);
     const result = await correctDraft(
-      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } },
+      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 4, breakerThreshold: 3 } },
       deps,
     );
     expect(result.reason).toBe("stuck");
     expect(result.attempts).toBe(2);
     expect(result.finalDraft?.content).toEqual(DRAFT_WITH_ERRORS.content);
     expect(result.attemptsDetail.every((a) => a.rolledBack)).toBe(true);
+  });
+
+  it("does not stop as stuck when only the final attempt is left: it makes that attempt", async () => {
+    const worse = { ...(DRAFT_WITH_ERRORS.content as object), correct_answer: "Z" };
+    const worseStill = {
+      ...(DRAFT_WITH_ERRORS.content as object),
+      options: [{ key: "A", text: "All of the above" }],
+    };
+    const { deps, model } = makeDeps([
+      answer(ID, worse),
+      answer(ID, worseStill),
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+    ]);
+    const result = await correctDraft(
+      { ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } },
+      deps,
+    );
+    expect(result.status).toBe("validated");
+    expect(result.attempts).toBe(3);
+    expect(model?.requests).toHaveLength(3);
   });
 
   it("rolls back a regression: the next correction starts from the best so far, and the hint says so", async () => {

@@ -80,7 +80,7 @@ describe("seed 001 acceptance criteria, through the loop", () => {
       answer("paper-1", bad),
     ]);
     const result = await correctDraft(
-      { ...draft({ title: "", authors: [{ name: "A" }] }), options: { maxAttempts: 3, breakerThreshold: 3 } },
+      { ...draft({ title: "", authors: [{ name: "A" }] }), options: { maxAttempts: 4, breakerThreshold: 3 } },
       deps,
     );
     expect(result.reason).toBe("stuck");

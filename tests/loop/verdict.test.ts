@@ -16,8 +16,8 @@ const best = (errorRules: string[], errors = errorRules.length) => ({
   score: 1 - errors / 10,
   errorRules,
 });
-const exec = (errorRules: string[], beats: boolean, usable = true) =>
-  ({ phase: "execution", usable, errorRules, beats }) as const;
+const exec = (errorRules: string[], beats: boolean, usable = true, attemptsLeft = 2) =>
+  ({ phase: "execution", usable, errorRules, beats, attemptsLeft }) as const;
 const NONE = { tokens: 0, costUsd: 0 };
 
 describe("nextVerdict: the stop rules as one pure function", () => {
@@ -101,9 +101,30 @@ describe("nextVerdict: the stop rules as one pure function", () => {
     {
       name: "a logic attempt neither counts towards stuck nor trips the breaker",
       previous: { ruleFailures: { a: 5 }, sinceBest: 1 },
-      attempt: { phase: "logic", usable: true, errorRules: ["a"], beats: false },
+      attempt: { phase: "logic", usable: true, errorRules: ["a"], beats: false, attemptsLeft: 1 },
       best: best(["a"]),
       expected: { tripped: [], stuck: false, ruleFailures: { a: 5 }, sinceBest: 1 },
+    },
+    {
+      name: "with exactly one attempt left, a rule failing twice does not trip: the exit would save only the final call",
+      previous: { ruleFailures: { a: 1 }, sinceBest: 0 },
+      attempt: exec(["a"], true, true, 1),
+      best: best(["a"]),
+      expected: { tripped: [], stuck: false, ruleFailures: { a: 2 } },
+    },
+    {
+      name: "with exactly one attempt left, two attempts that do not beat the best are not stuck",
+      previous: { ruleFailures: {}, sinceBest: 1 },
+      attempt: exec(["c"], false, true, 1),
+      best: best(["a"]),
+      expected: { tripped: [], stuck: false, sinceBest: 2 },
+    },
+    {
+      name: "after the final attempt the breaker still names the rules (the run ends anyway)",
+      previous: { ruleFailures: { a: 2 }, sinceBest: 2 },
+      attempt: exec(["a"], false, true, 0),
+      best: best(["a"]),
+      expected: { tripped: ["a"], stuck: true, ruleFailures: { a: 3 }, sinceBest: 3 },
     },
     {
       name: "the token budget is spent",

@@ -145,7 +145,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "two answers in a row worse than the best: stuck",
     responses: [answer(ID, WORSE), answer(ID, WORSE_STILL)],
-    drafts: [{ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }],
+    drafts: [{ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 4, breakerThreshold: 3 } }],
     expect: [review("stuck")],
   },
   {

@@ -128,7 +128,7 @@ describe("the synthesized state machine, executed locally", () => {
     };
     const rt = await start([answer(ID, worse), answer(ID, worseStill)]);
     const { execution } = await rt.runUpload(
-      body({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 3, breakerThreshold: 3 } }),
+      body({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 4, breakerThreshold: 3 } }),
     );
     expect(path(execution.history)).toContain(StateNames.StuckNoImprovement);
     const run = await rt.runtime.runs.getRun(execution.runId);

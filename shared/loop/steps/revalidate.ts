@@ -149,7 +149,14 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   // The stop rules are one pure function; this step only records what it decides.
   const next = nextVerdict(
     state,
-    { phase: pending.phase, usable: draftRef !== undefined, errorRules: errorRuleIds(report), beats },
+    {
+      phase: pending.phase,
+      usable: draftRef !== undefined,
+      errorRules: errorRuleIds(report),
+      beats,
+      // CountExecutionAttempt has already counted this attempt.
+      attemptsLeft: Math.max(0, limits.maxAttempts - state.counters.execution),
+    },
     {
       errors: best.errors,
       warnings: bestReportNow.counts.warning,
