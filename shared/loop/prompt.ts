@@ -68,7 +68,7 @@ export const DATA_TAGS = [
 export type DataTag = (typeof DATA_TAGS)[number];
 
 /** JSON for embedding between tags: `<` becomes `\u003c`, which keeps the JSON valid and its meaning intact. */
-export function embedJson(value: unknown): string {
+function embedJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(/</g, "\\u003c");
 }
 
