@@ -42,7 +42,26 @@ import { readFileSync } from "node:fs";
 export const HOST_SLOT = "__redraftHost";
 
 /** Operations of the host's `record` function. */
-export const RECORD = { failed: 1, waiting: 2, settled: 3 } as const;
+export const RECORD = { failed: 1, waiting: 2, settled: 3, counted: 4, expected: 5 } as const;
+
+/**
+ * What a session's harness does with the realm: `lock` freezes it before a test's source runs;
+ * `watch` leaves it open and snapshots it, for the probe that names what a source changes.
+ */
+export const MODE = { lock: 1, watch: 2 } as const;
+export type HarnessMode = (typeof MODE)[keyof typeof MODE];
+
+/**
+ * A sort without a comparator is one native call QuickJS cannot interrupt. Above these lengths the
+ * harness sorts through a comparator with the same order, whose calls count against the budget: an
+ * array's default order compares strings (slow natively: ~0.3 s for 65,536 numbers on the CI VM), a
+ * typed array's compares numbers (fast). An array-like longer than `genericLengthMax` is refused.
+ */
+export const SORT_CAPS = {
+  nativeSortMax: 2 ** 16,
+  nativeTypedSortMax: 2 ** 20,
+  genericLengthMax: 2 ** 24,
+} as const;
 
 /** Caps on the text brought back from the sandbox per thrown value or failed assertion. */
 export const MAX_MESSAGE_CHARS = 2000;
@@ -74,6 +93,10 @@ export const HARNESS_CONSTANTS = {
   failed: RECORD.failed,
   waiting: RECORD.waiting,
   settled: RECORD.settled,
+  counted: RECORD.counted,
+  expected: RECORD.expected,
+  lock: MODE.lock,
+  ...SORT_CAPS,
   maxMessageChars: MAX_MESSAGE_CHARS,
   maxStackChars: MAX_STACK_CHARS,
 } as const;
