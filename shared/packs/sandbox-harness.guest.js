@@ -795,6 +795,13 @@ const {
       if (named) paths[paths.length] = path;
     }
     for (var n = 0; n < globalNames.length; n++) visit(builtins[globalNames[n]], globalNames[n]);
+    // Each constructor's prototype by its usual name (Function.prototype, not the prototype of Error).
+    for (var c = 0; named && c < globalNames.length; c++) {
+      var ctor = builtins[globalNames[c]];
+      if (typeof ctor !== "function") continue;
+      var pd = getOwnDesc(ctor, "prototype");
+      if (pd !== undefined && hasOwn(pd, "value")) visit(pd.value, globalNames[c] + ".prototype");
+    }
     var hidden = hiddenIntrinsics();
     for (var h = 0; h < hidden.length; h += 2) visit(hidden[h + 1], hidden[h]);
     var FunctionProto = Function.prototype;
