@@ -257,6 +257,8 @@ const CHEATS: readonly Cheat[] = [
       "adds Object.prototype.get",
       "adds Object.prototype.count",
       "adds a getter or setter Array.prototype[0]",
+      // An index added to Array.prototype (an array) moves its length too.
+      "replaces Array.prototype.length",
     ],
   },
   {
