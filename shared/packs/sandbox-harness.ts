@@ -26,13 +26,30 @@ import { readFileSync } from "node:fs";
  * - `assert.rejects` observes a promise only if the host confirms it is a genuine Promise, and
  *   waits for it with `await` after pinning the promise's own `constructor`, so that QuickJS takes
  *   its internal path and never calls a guest `then`. The host counts the rejects still waiting.
+ * - The realm is locked (MODE.lock) before the source runs, as SES's `lockdown()` does: every
+ *   object reachable from the global built-ins (constructors, prototypes, namespaces, their methods,
+ *   getters and setters, and the intrinsics only an instance reaches, such as the iterator
+ *   prototypes) is frozen, and the built-ins' global bindings are made read-only. Because QuickJS
+ *   lets `Object.defineProperty` replace a non-writable global, the test's code also runs in a block
+ *   (`prelude`) that binds every built-in's global name to the value captured here, through the
+ *   lexical `__redraftBuiltins`. A few prototype properties a draft's own objects commonly assign
+ *   over (Object.prototype's, Function.prototype's constructor and toString, the errors' name,
+ *   message, constructor and toString) become accessors that define an own property on the
+ *   assigning object and throw, naming the built-in, when assigned on the built-in itself (SES's
+ *   override taming).
+ * - In watch mode (MODE.watch, the host's probe, once per suite) the realm stays open and is
+ *   snapshotted; `changes()` lists what the source's top-level code replaced, added or deleted.
+ * - Each assertion tells the host whether the test's own code called it (the first frame outside
+ *   the harness and native code is in `tests/<i>.js`): a test that ran none proves nothing, and
+ *   `assert.expect(n)` declares the count.
  * - The protocols that the *test's own syntax* relies on (await and `.then`: Promise.prototype.then,
  *   Promise.prototype.constructor and Promise[Symbol.species]; destructuring, spread and for-of over
  *   arrays: Array.prototype[Symbol.iterator] and the array iterator's `next`) are made read-only, so
  *   that a source cannot rewrite every array or promise a test looks at.
  *
  * The script's completion value is the host's toolbox: `describe` (a thrown value as JSON text,
- * read with the host's read budget) and `thenable` (whether a value has a `then`).
+ * read with the host's read budget), `thenable` (whether a value has a `then`), `prelude` and, in
+ * watch mode, `changes`.
  */
 
 /**
