@@ -804,14 +804,9 @@ const {
     }
     var hidden = hiddenIntrinsics();
     for (var h = 0; h < hidden.length; h += 2) visit(hidden[h + 1], hidden[h]);
-    var FunctionProto = Function.prototype;
     for (var o = 0; o < objects.length; o++) {
       var object = objects[o],
         path = named ? paths[o] : "";
-      // Unnamed (to freeze), a plain method is a leaf: its own properties are its name and length.
-      // Freezing it is enough; enumerating the thousand of them is most of the walk's cost.
-      if (!named && typeof object === "function" && object !== FunctionProto && !hasOwn(object, "prototype"))
-        continue;
       var all = getOwnDescs(object),
         ks = ownKeys(all);
       for (var k = 0; k < ks.length; k++) {
@@ -921,6 +916,43 @@ const {
     defineProperty(home, k, desc(wrapper, true, false, true));
   }
 
+  // Freezes every object reachable from the built-ins: the walk of `discover`, without names, and
+  // with a plain method (no own prototype) frozen on sight instead of queued: it is a leaf, and most
+  // of what the walk meets. Freezing one twice does no harm.
+  function freezeAll() {
+    var queue = [],
+      seenSet = new WeakSet(),
+      FunctionProto = Function.prototype;
+    function reach(value) {
+      if (value === null || (typeof value !== "object" && typeof value !== "function") || value === G) return;
+      if (typeof value === "function" && value !== FunctionProto && value.prototype === undefined) {
+        freeze(value);
+        return;
+      }
+      if (seenSet.has(value)) return;
+      seenSet.add(value);
+      queue[queue.length] = value;
+    }
+    for (var n = 0; n < globalNames.length; n++) reach(builtins[globalNames[n]]);
+    var hidden = hiddenIntrinsics();
+    for (var h = 0; h < hidden.length; h += 2) reach(hidden[h + 1]);
+    for (var o = 0; o < queue.length; o++) {
+      var object = queue[o],
+        all = getOwnDescs(object),
+        ks = ownKeys(all);
+      for (var k = 0; k < ks.length; k++) {
+        var d = all[ks[k]];
+        if (d.get === undefined && d.set === undefined) reach(d.value);
+        else {
+          reach(d.get);
+          reach(d.set);
+        }
+      }
+      reach(getProto(object));
+      freeze(object);
+    }
+  }
+
   function lockdown() {
     capSort(ArrayProto, "sort", defaultOrder, NATIVE_SORT_MAX, false);
     capSort(ArrayProto, "toSorted", defaultOrder, NATIVE_SORT_MAX, false);
@@ -931,8 +963,7 @@ const {
       var ks = list[l + 2];
       for (var k = 0; k < ks.length; k++) enableOverride(list[l + 1], list[l], ks[k]);
     }
-    var all = discover(false);
-    for (var o = 0; o < all.objects.length; o++) freeze(all.objects[o]);
+    freezeAll();
     freeze(G.console);
     for (var n = 0; n < globalNames.length; n++) {
       var d = getOwnDesc(G, globalNames[n]);

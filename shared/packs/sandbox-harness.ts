@@ -74,7 +74,7 @@ export type HarnessMode = (typeof MODE)[keyof typeof MODE];
  * array's default order compares strings (slow natively: ~0.3 s for 65,536 numbers on the CI VM), a
  * typed array's compares numbers (fast). An array-like longer than `genericLengthMax` is refused.
  */
-export const SORT_CAPS = {
+const SORT_CAPS = {
   nativeSortMax: 2 ** 16,
   nativeTypedSortMax: 2 ** 20,
   genericLengthMax: 2 ** 24,

@@ -83,7 +83,7 @@ export const MAX_STACK_BYTES = 4 * MiB;
  * on the 2-core CI VM a plain loop makes ~1 poll per ms of CPU and recursion ~3 (bench:sandbox prints
  * today's figures), so a 1,000 ms budget is a second or two of CPU there, whatever the machine's load.
  */
-export const TICKS_PER_MS = 2;
+const TICKS_PER_MS = 2;
 /** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
 const READ_BUDGET_TICKS = 200;
 /** Promise jobs run in batches so that the budget is checked between them. */
