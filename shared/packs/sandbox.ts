@@ -404,11 +404,9 @@ export class QuickJSSandbox {
     const suiteBudget =
       limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
     const testBudget = ticksOf(limits.timeoutMs);
-    const syntax = this.#compile(engine, source, limits);
+    const { syntax, builtinChanges } = this.#compileAndProbe(engine, source, limits);
     engine = this.#recover(engine);
     if (syntax) return syntax;
-    const builtinChanges = engine ? this.#probe(engine, source, limits) : [];
-    if (engine) engine = this.#recover(engine);
     const outcomes: TestOutcome[] = [];
     let used = 0;
     let sourceFailure: TestFailure | undefined;
@@ -450,74 +448,58 @@ export class QuickJSSandbox {
     return { kind: "ran", outcomes, builtinChanges };
   }
 
-  #compile(engine: Engine, source: string, limits: SandboxLimits): SuiteResult | undefined {
-    return this.#session(
-      engine,
-      limits,
-      MODE.lock,
-      ({ ctx, describe, guard }): SuiteResult | undefined => {
-        guard.start(ticksOf(limits.timeoutMs));
-        const compiled = ctx.evalCode(source, SOURCE_FILE, { ...GLOBAL_SCRIPT, compileOnly: true });
-        if (!compiled.error) {
-          compiled.value.dispose();
-          return undefined;
-        }
-        const described = readThrown(ctx, describe, guard, compiled.error);
-        const error = toThrownError(described);
-        const at = /source\.js:(\d+)(?::(\d+))?/.exec(error.stack);
-        const result: { kind: "syntax_error"; error: ThrownError; line?: number; column?: number } = {
-          kind: "syntax_error",
-          error,
-        };
-        if (at?.[1]) result.line = Number(at[1]);
-        if (at?.[2]) result.column = Number(at[2]);
-        return result;
-      },
-      (hostError) => ({
-        kind: "syntax_error",
-        error: {
-          name: "SyntaxError",
-          message: isStackExhaustion(hostError)
-            ? "the source is nested too deeply to compile (the parser ran out of stack)"
-            : `the source could not be compiled: the sandbox failed with ${hostErrorText(hostError)}`,
-          stack: "",
-          isError: true,
-        },
-      }),
-    );
-  }
-
   /**
-   * Runs the source's top-level code once in an unlocked realm and lists the built-ins it changed.
-   * Only a report: the verdicts come from the locked realm, so a source that hides its changes from
-   * the probe (or fails, or runs out of budget in it) gains nothing by it.
+   * Compiles the source; when it compiles, runs its top-level code once in an unlocked realm (the
+   * same session, in watch mode) and lists the built-ins it changed. The list is only a report: the
+   * verdicts come from the locked realm, so a source that hides its changes from the probe (or
+   * fails, or runs out of budget in it) gains nothing by it.
    */
-  #probe(engine: Engine, source: string, limits: SandboxLimits): string[] {
+  #compileAndProbe(
+    engine: Engine,
+    source: string,
+    limits: SandboxLimits,
+  ): { syntax?: SuiteResult; builtinChanges: string[] } {
+    let probing = false;
     return this.#session(
       engine,
       limits,
       MODE.watch,
-      ({ ctx, changes, guard }): string[] => {
+      ({ ctx, describe, changes, guard }) => {
         guard.start(ticksOf(limits.timeoutMs));
-        const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
-        (loaded.error ?? loaded.value).dispose();
-        if (!changes) return [];
-        guard.startReading();
-        const call = ctx.callFunction(changes, ctx.undefined);
-        if (call.error) {
-          call.error.dispose();
-          return [];
+        const compiled = ctx.evalCode(source, SOURCE_FILE, { ...GLOBAL_SCRIPT, compileOnly: true });
+        if (compiled.error) {
+          const described = readThrown(ctx, describe, guard, compiled.error);
+          const error = toThrownError(described);
+          const at = /source\.js:(\d+)(?::(\d+))?/.exec(error.stack);
+          const syntax: { kind: "syntax_error"; error: ThrownError; line?: number; column?: number } = {
+            kind: "syntax_error",
+            error,
+          };
+          if (at?.[1]) syntax.line = Number(at[1]);
+          if (at?.[2]) syntax.column = Number(at[2]);
+          return { syntax, builtinChanges: [] };
         }
-        const text = ctx.typeof(call.value) === "string" ? ctx.getString(call.value) : "[]";
-        call.value.dispose();
-        try {
-          const parsed = ChangesSchema.safeParse(JSON.parse(text));
-          return parsed.success ? parsed.data.map((line) => line.slice(0, MAX_MESSAGE_CHARS)) : [];
-        } catch {
-          return [];
-        }
+        compiled.value.dispose();
+        probing = true;
+        return { builtinChanges: probe(ctx, source, changes, guard) };
       },
-      () => [],
+      (hostError) =>
+        probing
+          ? { builtinChanges: [] }
+          : {
+              syntax: {
+                kind: "syntax_error",
+                error: {
+                  name: "SyntaxError",
+                  message: isStackExhaustion(hostError)
+                    ? "the source is nested too deeply to compile (the parser ran out of stack)"
+                    : `the source could not be compiled: the sandbox failed with ${hostErrorText(hostError)}`,
+                  stack: "",
+                  isError: true,
+                },
+              },
+              builtinChanges: [],
+            },
     );
   }
 
@@ -656,6 +638,32 @@ export class QuickJSSandbox {
         }
       }
     }
+  }
+}
+
+/** Runs the source's top-level code in a watch-mode session and reads what it changed in the built-ins. */
+function probe(
+  ctx: QuickJSContext,
+  source: string,
+  changes: QuickJSHandle | undefined,
+  guard: Guard,
+): string[] {
+  const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
+  (loaded.error ?? loaded.value).dispose();
+  if (!changes) return [];
+  guard.startReading();
+  const call = ctx.callFunction(changes, ctx.undefined);
+  if (call.error) {
+    call.error.dispose();
+    return [];
+  }
+  const text = ctx.typeof(call.value) === "string" ? ctx.getString(call.value) : "[]";
+  call.value.dispose();
+  try {
+    const parsed = ChangesSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.map((line) => line.slice(0, MAX_MESSAGE_CHARS)) : [];
+  } catch {
+    return [];
   }
 }
 
