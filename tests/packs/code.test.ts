@@ -643,6 +643,22 @@ describe("QuickJS sandbox", () => {
     expect(runOne("console.log('quiet'); assert.ok(true);").passed).toBe(true);
   });
 
+  it("lets a draft's own objects assign over the frozen built-ins' prototype properties", () => {
+    const source = [
+      'class ValidationError extends Error { constructor(m) { super(m); this.name = "ValidationError"; this.message = "bad: " + m; } }',
+      "function Stack() {} Stack.prototype.toString = function () { return 'Stack'; }; Stack.prototype.constructor = Stack;",
+      "const point = { x: 1 }; point.valueOf = () => 42; point.hasOwnProperty = () => 'own';",
+    ].join("\n");
+    const outcome = runOne(
+      'const e = new ValidationError("x"); assert.equal(e.name, "ValidationError"); assert.equal(e.message, "bad: x");' +
+        'assert.equal(String(new Stack()), "Stack"); assert.equal(new Stack().constructor, Stack);' +
+        'assert.equal(point + 0, 42); assert.equal(point.hasOwnProperty(), "own"); assert.equal(Error.prototype.name, "Error");',
+      source,
+    );
+    expect(outcome.failure?.error.message).toBeUndefined();
+    expect(outcome.passed).toBe(true);
+  });
+
   it("lets a test declare names the source also declares", () => {
     expect(
       runOne("const total = add(1, 2); assert.equal(total, 3);", `${ADD_SOURCE}\nconst total = 0;`).passed,
