@@ -27,6 +27,7 @@ const BENCHES: readonly { section: string; script?: string; args?: readonly stri
   { section: "batch" },
   { section: "batch-pricing", script: "batch", args: ["--pricing", "batch"] },
   { section: "suite" },
+  { section: "sandbox" },
 ];
 
 const SMOKE = process.argv.includes("--smoke");

@@ -1,11 +1,12 @@
 import * as z from "zod";
-import { SelfCorrectionError } from "../errors.js";
+import { sha256 } from "../hash.js";
 import type { Finding, Pack, Rule, RuleContext } from "../pack.js";
 import {
   MAX_MEMORY_LIMIT_BYTES,
   MAX_STACK_BYTES,
   QuickJSSandbox,
   type SandboxLimits,
+  SandboxSetupError,
   type SuiteResult,
   type TestFailure,
   type TestOutcome,
@@ -19,6 +20,7 @@ export const CODE_RULE_IDS = {
   testName: "code_test_name",
   duplicateTestName: "code_duplicate_test_name",
   syntax: "code_syntax_error",
+  builtins: "code_builtins_read_only",
   tests: "code_tests",
 } as const;
 
@@ -67,11 +69,16 @@ export type CodeContent = z.infer<typeof CodeContentSchema>;
 
 const CodeSettingsSchema = z
   .object({
-    /** Wall-clock budget per test, loading the source included. */
+    /**
+     * Budget of work per test, loading the source included: counted in QuickJS interrupt polls
+     * (`TICKS_PER_MS` per ms, see sandbox.ts), never read on a clock, so a verdict does not depend on
+     * the machine's load.
+     */
     timeoutMs: z.number().int().min(10).max(60_000),
     /**
-     * Wall-clock budget for the whole suite: past it the remaining tests are not run and fail. Keep it
-     * well under the timeout of the Lambdas that validate (Validate and Revalidate: 60 s).
+     * Budget of work for the whole suite, in the same unit: once spent, the remaining tests are not
+     * run and fail. Keep it well under the timeout of the Lambdas that validate (Validate and
+     * Revalidate: 60 s), which stays the wall-clock bound of last resort.
      */
     suiteTimeoutMs: z.number().int().min(10).max(600_000),
     /** The most tests a draft may have; a draft with more runs none (`code_too_many_tests`). */
@@ -113,17 +120,20 @@ type Ctx = RuleContext<CodeContent, CodeSettings>;
 /** Built once: the engine is loaded by `ready()` and reused by every draft. */
 const sandbox = new QuickJSSandbox();
 
-interface CachedRun {
-  readonly fingerprint: string;
-  readonly limits: SandboxLimits;
-  readonly result: SuiteResult;
-}
-
 /**
- * Runs per content object: the check and the score of one validation both need them. The fingerprint
- * guards against content mutated in place between two validations.
+ * Suite results by the hash of what they were computed from (source, tests, limits): the check and
+ * the score of one validation both need them, and the same content gets the same verdict (the
+ * budgets count work, not time). A result a crashed engine shaped is not kept.
  */
-const runs = new WeakMap<object, CachedRun>();
+const runs = new Map<string, SuiteResult>();
+const MAX_CACHED_RUNS = 64;
+
+function cacheable(result: SuiteResult): boolean {
+  return (
+    result.kind === "syntax_error" ||
+    result.outcomes.every((o) => o.failure?.reason !== "crash" && o.failure?.reason !== "not_run")
+  );
+}
 
 function isRunnable(content: CodeContent): boolean {
   return content.language === CODE_LANGUAGE;
@@ -160,38 +170,40 @@ function withinBounds(content: CodeContent, settings: CodeSettings): boolean {
   );
 }
 
-function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
-  return (
-    a.timeoutMs === b.timeoutMs &&
-    a.suiteTimeoutMs === b.suiteTimeoutMs &&
-    a.memoryLimitBytes === b.memoryLimitBytes &&
-    a.maxStackBytes === b.maxStackBytes
-  );
-}
-
 /**
- * The suite's result for this content, run at most once; undefined when the language cannot run or
- * the tests break the bounds (too many, a bad or duplicate name).
+ * The suite's result for this content, run at most once per content; undefined when the language
+ * cannot run or the tests break the bounds (too many, a bad or duplicate name).
  */
 function runFor({ content, settings }: Ctx): SuiteResult | undefined {
   if (!isRunnable(content) || !withinBounds(content, settings)) return undefined;
-  const fingerprint = JSON.stringify([content.source, content.tests.map((t) => [t.name, t.code])]);
   const limits: SandboxLimits = {
     timeoutMs: settings.timeoutMs,
     suiteTimeoutMs: settings.suiteTimeoutMs,
     memoryLimitBytes: settings.memoryLimitBytes,
     maxStackBytes: settings.maxStackBytes,
   };
-  const cached = runs.get(content);
-  if (cached && cached.fingerprint === fingerprint && sameLimits(cached.limits, limits)) return cached.result;
+  const key = sha256(
+    JSON.stringify([
+      content.source,
+      content.tests.map((t) => [t.name, t.code]),
+      [limits.timeoutMs, limits.suiteTimeoutMs, limits.memoryLimitBytes, limits.maxStackBytes],
+    ]),
+  );
+  const cached = runs.get(key);
+  if (cached) return cached;
   if (!sandbox.isReady) {
-    throw new SelfCorrectionError(
+    throw new SandboxSetupError(
       "the code pack's QuickJS sandbox is not loaded: await codePack.ready() before checking (validateDraft and packFor do)",
-      "sandbox_not_ready",
     );
   }
   const result = sandbox.runSuite(content.source, content.tests, limits);
-  runs.set(content, { fingerprint, limits, result });
+  if (cacheable(result)) {
+    if (runs.size >= MAX_CACHED_RUNS) {
+      const oldest = runs.keys().next();
+      if (!oldest.done) runs.delete(oldest.value);
+    }
+    runs.set(key, result);
+  }
   return result;
 }
 
@@ -239,7 +251,7 @@ function failureText(
   switch (failure.reason) {
     case "timeout":
       return {
-        message: `test "${name}" exceeded the ${settings.timeoutMs} ms timeout${whileLoading} and was interrupted`,
+        message: `test "${name}" used up its budget of ${settings.timeoutMs} ms of work${whileLoading} and was interrupted`,
         hint: "Look for an infinite loop or work that grows without bound.",
       };
     case "memory":
@@ -261,13 +273,13 @@ function failureText(
       };
     case "suite_timeout":
       return {
-        message: `test "${name}" was interrupted${whileLoading}: the whole suite exceeded its ${settings.suiteTimeoutMs} ms limit`,
-        hint: `The suite's time ran out while this test ran: ${SUITE_FIX}`,
+        message: `test "${name}" was interrupted${whileLoading}: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work`,
+        hint: `The suite's budget ran out while this test ran: ${SUITE_FIX}`,
       };
     case "suite_not_run":
       return {
-        message: `test "${name}" was not run: the whole suite exceeded its ${settings.suiteTimeoutMs} ms limit before it started`,
-        hint: `The tests before it used up the suite's time: ${SUITE_FIX}`,
+        message: `test "${name}" was not run: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work before it started`,
+        hint: `The tests before it used up the suite's budget: ${SUITE_FIX}`,
       };
     case "error": {
       const thrown = error.isError
@@ -413,6 +425,26 @@ const syntaxRule: Rule<CodeContent, CodeSettings> = {
   },
 };
 
+const builtinsRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.builtins,
+  description:
+    "The source leaves the built-ins (Math, Array.prototype, Map…) as they are: they are read-only, and the tests run against the originals.",
+  severity: "error",
+  source: "test",
+  check(ctx) {
+    const run = runFor(ctx);
+    if (run?.kind !== "ran") return [];
+    return run.builtinChanges.map(
+      (message): Finding => ({
+        message,
+        path: "/source",
+        suggestion:
+          "Do not assign, define, delete or extend a built-in: the tests see the original built-ins whatever the source does. Write a helper function of your own (with a name no built-in has) and call it.",
+      }),
+    );
+  },
+};
+
 const testsRule: Rule<CodeContent, CodeSettings> = {
   id: CODE_RULE_IDS.tests,
   description:
@@ -435,11 +467,11 @@ const testsRule: Rule<CodeContent, CodeSettings> = {
 // Pack
 
 const INSTRUCTIONS = `The content is a JavaScript program with its tests: { language: "javascript", source, tests: [{ name, code }] }.
-Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, then the test's \`code\`, which calls what \`source\` declares and checks it with assert(value, message?), assert.equal(actual, expected, message?) (===), assert.deepEqual(actual, expected, message?) (structural) and assert.throws(fn, expected?, message?). A test passes when its code finishes without throwing and no assertion in it failed (a failed assertion counts even if its error is caught); a test that evaluates to a promise passes when the promise resolves.
+Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, then the test's \`code\`, which calls what \`source\` declares and checks it with assert(value, message?), assert.equal(actual, expected, message?) (===), assert.deepEqual(actual, expected, message?) (structural) and assert.throws(fn, expected?, message?). A test passes when its code finishes without throwing, ran at least one assertion (or exactly the n it declares with assert.expect(n)) and no assertion in it failed (a failed assertion counts even if its error is caught); a test that evaluates to a promise passes when the promise resolves.
 - Fix \`source\` so that every test passes. Never edit \`tests\`: not a name, not a line of code, not their number or order.
 - Keep the names and signatures of the functions and classes the tests use, declared at the top level of \`source\`.
-- Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. assert and AssertionError are constants for the tests: do not declare or assign them. Promise.prototype.then and constructor, Promise[Symbol.species] and the array iterator are read-only.
-- Each test has a time, memory and stack limit, and the whole suite a time limit (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
+- Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. assert and AssertionError are constants for the tests: do not declare or assign them. The built-ins (Math, JSON, Object, Array, String, Map, Promise… and their prototypes) are frozen, and the tests use the originals: never assign, define, delete or add to a built-in, and do not declare a global with a built-in's name.
+- Each test has a budget of work, a memory and a stack limit, and the whole suite a budget (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
 - Keep language "javascript"; change only what the violations name.`;
 
 const CONTENT_JSON_SCHEMA = {
@@ -487,6 +519,7 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
     testNameRule,
     duplicateTestNameRule,
     syntaxRule,
+    builtinsRule,
     testsRule,
   ],
   score(ctx: Ctx): number {

@@ -26,13 +26,30 @@ import { readFileSync } from "node:fs";
  * - `assert.rejects` observes a promise only if the host confirms it is a genuine Promise, and
  *   waits for it with `await` after pinning the promise's own `constructor`, so that QuickJS takes
  *   its internal path and never calls a guest `then`. The host counts the rejects still waiting.
+ * - The realm is locked (MODE.lock) before the source runs, as SES's `lockdown()` does: every
+ *   object reachable from the global built-ins (constructors, prototypes, namespaces, their methods,
+ *   getters and setters, and the intrinsics only an instance reaches, such as the iterator
+ *   prototypes) is frozen, and the built-ins' global bindings are made read-only. Because QuickJS
+ *   lets `Object.defineProperty` replace a non-writable global, the test's code also runs in a block
+ *   (`prelude`) that binds every built-in's global name to the value captured here, through the
+ *   lexical `__redraftBuiltins`. A few prototype properties a draft's own objects commonly assign
+ *   over (Object.prototype's, Function.prototype's constructor and toString, the errors' name,
+ *   message, constructor and toString) become accessors that define an own property on the
+ *   assigning object and throw, naming the built-in, when assigned on the built-in itself (SES's
+ *   override taming).
+ * - In watch mode (MODE.watch, the host's probe, once per suite) the realm stays open and is
+ *   snapshotted; `changes()` lists what the source's top-level code replaced, added or deleted.
+ * - Each assertion tells the host whether the test's own code called it (the first frame outside
+ *   the harness and native code is in `tests/<i>.js`): a test that ran none proves nothing, and
+ *   `assert.expect(n)` declares the count.
  * - The protocols that the *test's own syntax* relies on (await and `.then`: Promise.prototype.then,
  *   Promise.prototype.constructor and Promise[Symbol.species]; destructuring, spread and for-of over
  *   arrays: Array.prototype[Symbol.iterator] and the array iterator's `next`) are made read-only, so
  *   that a source cannot rewrite every array or promise a test looks at.
  *
  * The script's completion value is the host's toolbox: `describe` (a thrown value as JSON text,
- * read with the host's read budget) and `thenable` (whether a value has a `then`).
+ * read with the host's read budget), `thenable` (whether a value has a `then`), `prelude` and, in
+ * watch mode, `changes`.
  */
 
 /**
@@ -42,7 +59,26 @@ import { readFileSync } from "node:fs";
 export const HOST_SLOT = "__redraftHost";
 
 /** Operations of the host's `record` function. */
-export const RECORD = { failed: 1, waiting: 2, settled: 3 } as const;
+export const RECORD = { failed: 1, waiting: 2, settled: 3, counted: 4, expected: 5 } as const;
+
+/**
+ * What a session's harness does with the realm: `lock` freezes it before a test's source runs;
+ * `watch` leaves it open and snapshots it, for the probe that names what a source changes.
+ */
+export const MODE = { lock: 1, watch: 2 } as const;
+export type HarnessMode = (typeof MODE)[keyof typeof MODE];
+
+/**
+ * A sort without a comparator is one native call QuickJS cannot interrupt. Above these lengths the
+ * harness sorts through a comparator with the same order, whose calls count against the budget: an
+ * array's default order compares strings (slow natively: ~0.3 s for 65,536 numbers on the CI VM), a
+ * typed array's compares numbers (fast). An array-like longer than `genericLengthMax` is refused.
+ */
+const SORT_CAPS = {
+  nativeSortMax: 2 ** 16,
+  nativeTypedSortMax: 2 ** 20,
+  genericLengthMax: 2 ** 24,
+} as const;
 
 /** Caps on the text brought back from the sandbox per thrown value or failed assertion. */
 export const MAX_MESSAGE_CHARS = 2000;
@@ -74,6 +110,10 @@ export const HARNESS_CONSTANTS = {
   failed: RECORD.failed,
   waiting: RECORD.waiting,
   settled: RECORD.settled,
+  counted: RECORD.counted,
+  expected: RECORD.expected,
+  lock: MODE.lock,
+  ...SORT_CAPS,
   maxMessageChars: MAX_MESSAGE_CHARS,
   maxStackChars: MAX_STACK_CHARS,
 } as const;

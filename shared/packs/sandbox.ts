@@ -4,16 +4,30 @@
  * Every test gets a fresh QuickJS runtime and context, disposed afterwards, so no test can change
  * another's verdict. `assert` and a no-op `console` are JavaScript evaluated inside it before the
  * source (the harness, sandbox-harness.guest.js); the only host functions are the two the harness captures
- * and hides before any draft code runs (one records failed assertions, one tells a genuine Promise
+ * and hides before any draft code runs (one records what the assertions did, one tells a genuine Promise
  * apart), so there is no `require`, `process`, `fs`, network or timer to reach.
+ *
+ * The realm is locked before the source runs: the harness freezes every object reachable from the
+ * built-ins and pins their global bindings, and the test's code runs in a block whose bindings of
+ * the built-ins' global names hold the values captured before the source ran. A source cannot change
+ * what its tests compute their expectations with. Once per suite, a probe runs the source in an
+ * unlocked realm and names each built-in it changed (`the source replaces Math.abs; built-ins are
+ * read-only`), which the code pack reports.
  *
  * The host decides each verdict from what it observes itself: the test's completion or thrown value
  * (`evalCode`), the state of a promise it evaluated to (`getPromiseState`, never a guest `then`), and
- * the failed assertions the harness recorded with it. A failed assertion fails the test even when the
- * code under test catches the AssertionError; a test that evaluates to a thenable that is no Promise
- * fails, and so does one that ends with an `assert.rejects` still waiting. Limits are per test: a deadline checked by QuickJS's interrupt handler,
- * a memory limit, and a stack limit; an optional suite deadline bounds the whole run, so that a draft
- * of many slow tests cannot outlast the Lambda that validates it.
+ * what the harness recorded with it: failed assertions, and how many assertions the test's own code
+ * ran. A failed assertion fails the test even when the code under test catches the AssertionError; a
+ * test that ran no assertion (or not the number it declared with `assert.expect(n)`) fails; a test
+ * that evaluates to a thenable that is no Promise fails, and so does one that ends with an
+ * `assert.rejects` still waiting.
+ *
+ * Limits are per test: a budget of work, a memory limit and a stack limit. The budget counts the calls
+ * QuickJS makes to its interrupt handler, about one per 10,000 branches and calls of the guest's
+ * bytecode: the same draft uses the same count on an idle laptop and on a loaded CI runner, and the
+ * harness's own set-up is not counted. An optional suite budget bounds the sum over all tests, so that
+ * a draft of many slow tests cannot outlast the Lambda that validates it. A failure to set a sandbox up
+ * is a `SandboxSetupError` thrown to the caller (a system error of the run), never a verdict.
  *
  * Two facts about the WASM build shape the limits (measured with quickjs-emscripten 0.32):
  * - its allocator reports no block sizes, so QuickJS's own memory limit counts ~8 bytes per
@@ -27,9 +41,9 @@
  *   unknown, so it is dropped and a spare engine takes over. The default stack limit is kept low
  *   enough that plain recursion trips QuickJS's own limit first.
  *
- * The deadline and the heap watch are polled by QuickJS every few thousand bytecode branches, so one
- * long native call (a huge `fill`, a sort of millions) can overrun them; the engine's hard memory cap
- * and the Lambda timeout bound that.
+ * One native call is not interrupted: its work is not counted. The harness routes a large sort
+ * without a comparator through a comparator (SORT_CAPS); other natives are bounded by the memory cap,
+ * and what is left (a generic array method over a sparse length of billions) by the Lambda timeout.
  */
 import {
   type JSPromiseState,
@@ -45,10 +59,12 @@ import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
   HARNESS_FILE,
+  type HarnessMode,
   HOST_SLOT,
   harnessSource,
   MAX_MESSAGE_CHARS,
   MAX_STACK_CHARS,
+  MODE,
   RECORD,
 } from "./sandbox-harness.js";
 
@@ -62,28 +78,34 @@ const ENGINE_BASE_BYTES = 16 * MiB;
 export const MAX_MEMORY_LIMIT_BYTES = 256 * MiB;
 /** Below the build's 5 MiB C stack: a larger QuickJS limit would let recursion run over the heap. */
 export const MAX_STACK_BYTES = 4 * MiB;
-/** Getters on a thrown value run while it is read: they get this budget, not the test's. */
-const READ_BUDGET_MS = 100;
-/** Promise jobs run in batches so that the deadline is checked between them. */
-const JOB_BATCH = 256;
 /**
- * A test is started only with at least this much of the suite's time left; with less, it is reported
- * as not run (loading the assert harness alone needs a few milliseconds).
+ * Interrupt polls per millisecond of budget. QuickJS polls about once per 10,000 branches and calls;
+ * on the 2-core CI VM a plain loop makes ~1 poll per ms of CPU and recursion ~3 (bench:sandbox prints
+ * today's figures), so a 1,000 ms budget is a second or two of CPU there, whatever the machine's load.
  */
-const MIN_TEST_SLICE_MS = 10;
+const TICKS_PER_MS = 2;
+/** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
+const READ_BUDGET_TICKS = 200;
+/** Promise jobs run in batches so that the budget is checked between them. */
+const JOB_BATCH = 256;
+/** A test is started only with at least this many polls of the suite's budget left. */
+const MIN_TEST_SLICE_TICKS = 20;
 
 const SOURCE_FILE = "source.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
 
 /** Limits applied to each test on its own, and to the suite as a whole. */
 export interface SandboxLimits {
-  /** Wall-clock budget for loading the source and running one test. */
+  /**
+   * Budget of work for loading the source and running one test, in milliseconds of the reference
+   * rate (`TICKS_PER_MS` interrupt polls per ms): counted, not measured on a clock.
+   */
   readonly timeoutMs: number;
   /**
-   * Wall-clock budget for the whole suite, compiling included; unbounded when absent. Once it has
-   * passed, the remaining tests are not run (`suite_not_run`); a test still running when it passes
-   * is interrupted (`suite_timeout`): each test is cut at its own timeout or the suite's, whichever
-   * comes first.
+   * Budget of work for the whole suite, in the same unit; unbounded when absent. Once it is spent,
+   * the remaining tests are not run (`suite_not_run`); a test still running when it runs out is
+   * interrupted (`suite_timeout`): each test is cut at its own budget or the suite's rest, whichever
+   * is smaller.
    */
   readonly suiteTimeoutMs?: number;
   /** Heap the test may grow the engine by (approximate: the engine's heap is measured in 64 KiB pages). */
@@ -108,10 +130,10 @@ interface ThrownError {
 }
 
 /**
- * Why a test failed: it threw (`error`), ran out of time, memory or stack, took the engine down
- * (`crash`), or was not run because an earlier test crashed the engine (`not_run`). With a suite
- * deadline, a test interrupted because the whole suite ran out of time fails with `suite_timeout`,
- * and the tests after it with `suite_not_run`.
+ * Why a test failed: it threw or proved nothing (`error`), used up its budget (`timeout`), ran out of
+ * memory or stack, took the engine down (`crash`), or was not run because an earlier test crashed the
+ * engine (`not_run`). With a suite budget, a test interrupted because the whole suite used it up fails
+ * with `suite_timeout`, and the tests after it with `suite_not_run`.
  */
 type FailureReason =
   | "error"
@@ -133,7 +155,10 @@ export interface TestFailure {
 export interface TestOutcome {
   readonly name: string;
   readonly passed: boolean;
+  /** Wall-clock time, for information only: no verdict depends on it. */
   readonly durationMs: number;
+  /** Interrupt polls the test used (its budget is `timeoutMs × TICKS_PER_MS`). */
+  readonly ticks: number;
   readonly failure?: TestFailure;
 }
 
@@ -144,7 +169,24 @@ export type SuiteResult =
       readonly line?: number;
       readonly column?: number;
     }
-  | { readonly kind: "ran"; readonly outcomes: readonly TestOutcome[] };
+  | {
+      readonly kind: "ran";
+      readonly outcomes: readonly TestOutcome[];
+      /**
+       * What the source's top-level code changed in the built-ins, one sentence each (`the source
+       * replaces Math.abs; built-ins are read-only`), found by the probe in an unlocked realm; the
+       * tests themselves ran against the locked one.
+       */
+      readonly builtinChanges: readonly string[];
+    };
+
+/**
+ * The sandbox could not be set up (the engine did not load, the harness did not evaluate): a fault
+ * of the system, never a verdict about the draft, so it is thrown and the run fails `system_error`.
+ */
+export class SandboxSetupError extends Error {
+  override readonly name = "SandboxSetupError";
+}
 
 const DescribedSchema = z.object({
   isError: z.boolean(),
@@ -154,6 +196,8 @@ const DescribedSchema = z.object({
   stack: z.string(),
 });
 type Described = z.infer<typeof DescribedSchema>;
+
+const ChangesSchema = z.array(z.string());
 
 // ---------------------------------------------------------------------------------------------
 // Engine: one QuickJS WASM module with its own memory.
@@ -188,32 +232,54 @@ async function loadEngine(): Promise<Engine> {
   // catches and reports as that test's failure; the stderr copy is only noise in a host's logs.
   const options = { wasmMemory: memory } as Parameters<typeof newVariant>[1];
   options.emscriptenModule = { printErr: () => {} } as NonNullable<typeof options.emscriptenModule>;
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
-  return { module, memory };
+  try {
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
+    return { module, memory };
+  } catch (error) {
+    throw new SandboxSetupError(`the QuickJS engine did not load: ${hostErrorText(error)}`, { cause: error });
+  }
 }
 
-/** Time and memory watch for one test, polled by QuickJS's interrupt handler. */
+/**
+ * Work and memory watch for one session, polled by QuickJS's interrupt handler. Nothing is counted
+ * until `start`: the harness's set-up is the sandbox's work, not the draft's.
+ */
 class Guard {
   tripped: "timeout" | "memory" | undefined;
-  #deadline: number;
+  /** Polls counted since `start`. */
+  ticks = 0;
+  #budget = Number.POSITIVE_INFINITY;
+  #counting = false;
   #reading = false;
+  #readTicks = 0;
   readonly #ceiling: number;
   readonly #memory: Engine["memory"];
 
   constructor(memory: Engine["memory"], limits: SandboxLimits) {
     this.#memory = memory;
-    this.#deadline = performance.now() + limits.timeoutMs;
     // A heap already above the limit (an earlier test's high-water mark) is not this test's doing.
     this.#ceiling = Math.max(memory.buffer.byteLength, ENGINE_BASE_BYTES + limits.memoryLimitBytes);
   }
 
+  /** Starts counting the draft's work against `budgetTicks`. */
+  start(budgetTicks: number): void {
+    this.#budget = budgetTicks;
+    this.#counting = true;
+  }
+
   readonly interrupt = (): boolean => {
-    if (!this.#reading && this.#memory.buffer.byteLength > this.#ceiling) {
+    if (this.#reading) {
+      this.#readTicks += 1;
+      return this.#readTicks > READ_BUDGET_TICKS;
+    }
+    if (!this.#counting) return false;
+    if (this.#memory.buffer.byteLength > this.#ceiling) {
       this.tripped ??= "memory";
       return true;
     }
-    if (performance.now() > this.#deadline) {
-      if (!this.#reading) this.tripped ??= "timeout";
+    this.ticks += 1;
+    if (this.ticks > this.#budget) {
+      this.tripped ??= "timeout";
       return true;
     }
     return false;
@@ -225,13 +291,13 @@ class Guard {
   }
 
   get expired(): boolean {
-    return performance.now() > this.#deadline;
+    return this.tripped !== undefined || this.ticks > this.#budget;
   }
 
   /** Reading a thrown value may run its getters; they get a small budget of their own. */
   startReading(): void {
     this.#reading = true;
-    this.#deadline = performance.now() + READ_BUDGET_MS;
+    this.#readTicks = 0;
   }
 }
 
@@ -241,6 +307,10 @@ interface HostRecord {
   failure?: { readonly message: string; readonly stack: string };
   /** `assert.rejects` calls still waiting for their promise. */
   waiting: number;
+  /** Assertions the test's own code called (the source's calls are not counted). */
+  assertions: number;
+  /** The count the test declared with `assert.expect(n)`. */
+  expected?: number;
 }
 
 interface Session {
@@ -249,6 +319,10 @@ interface Session {
   /** The harness's toolbox: `describe` reads a thrown value as JSON text, `thenable` looks for a `then`. */
   readonly describe: QuickJSHandle;
   readonly thenable: QuickJSHandle;
+  /** Binds the built-ins' global names to their captured values, for the test's block. */
+  readonly prelude: string;
+  /** Watch mode only: what the source changed in the built-ins, as JSON text. */
+  readonly changes: QuickJSHandle | undefined;
   readonly record: HostRecord;
   readonly guard: Guard;
 }
@@ -268,6 +342,10 @@ function isStackExhaustion(error: unknown): boolean {
 
 function usable(engine: Engine | undefined): engine is Engine {
   return engine !== undefined && engine.broken === undefined && !engine.bloated;
+}
+
+function ticksOf(ms: number): number {
+  return Math.round(ms * TICKS_PER_MS);
 }
 
 /**
@@ -314,56 +392,52 @@ export class QuickJSSandbox {
   }
 
   /**
-   * Compiles `source`, then runs each test in a fresh context after the source. Never throws for
-   * anything the code does; throws only when `ready()` was not awaited.
+   * Compiles `source`, probes what its top-level code changes in the built-ins, then runs each test
+   * in a fresh, locked context after the source. Never throws for anything the code does; throws
+   * `SandboxSetupError` when `ready()` was not awaited or a sandbox could not be set up.
    */
   runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
     let engine = this.#engine;
     if (!engine || engine.broken !== undefined) {
-      throw new Error("the QuickJS sandbox is not loaded: await ready() before running tests");
+      throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
     }
-    const suiteStarted = performance.now();
-    const suiteDeadline =
-      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : suiteStarted + limits.suiteTimeoutMs;
-    const syntax = this.#compile(engine, source, limits);
+    const suiteBudget =
+      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
+    const testBudget = ticksOf(limits.timeoutMs);
+    const { syntax, builtinChanges } = this.#compileAndProbe(engine, source, limits);
     engine = this.#recover(engine);
     if (syntax) return syntax;
     const outcomes: TestOutcome[] = [];
+    let used = 0;
     let sourceFailure: TestFailure | undefined;
     let crashedIn = "";
+    const notRun = (name: string, reason: FailureReason, message: string): TestOutcome => ({
+      name,
+      passed: false,
+      durationMs: 0,
+      ticks: 0,
+      failure: { reason, phase: "test", error: { name: "NotRun", message, stack: "", isError: true } },
+    });
     tests.forEach((test, index) => {
-      const remainingMs = suiteDeadline - performance.now();
+      const remaining = suiteBudget - used;
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
-        outcomes.push({ name: test.name, passed: false, durationMs: 0, failure: sourceFailure });
+        outcomes.push({ name: test.name, passed: false, durationMs: 0, ticks: 0, failure: sourceFailure });
       } else if (!engine) {
         const message = `was not run: the sandbox crashed twice (last in test "${crashedIn}") and is reloaded before the next validation`;
-        const error = { name: "NotRun", message, stack: "", isError: true };
-        outcomes.push({
-          name: test.name,
-          passed: false,
-          durationMs: 0,
-          failure: { reason: "not_run", phase: "test", error },
-        });
-      } else if (remainingMs < MIN_TEST_SLICE_MS) {
-        const elapsedMs = Math.round(performance.now() - suiteStarted);
-        const message = `was not run: the whole suite had already run for ${elapsedMs} ms, past its ${limits.suiteTimeoutMs} ms limit`;
-        const error = { name: "NotRun", message, stack: "", isError: true };
-        outcomes.push({
-          name: test.name,
-          passed: false,
-          durationMs: 0,
-          failure: { reason: "suite_not_run", phase: "test", error },
-        });
+        outcomes.push(notRun(test.name, "not_run", message));
+      } else if (remaining < MIN_TEST_SLICE_TICKS) {
+        const message = `was not run: the tests before it had used up the whole suite's budget of ${limits.suiteTimeoutMs} ms`;
+        outcomes.push(notRun(test.name, "suite_not_run", message));
       } else {
-        // Cut at the test's own timeout or the suite's remaining time, whichever comes first.
-        const cutBySuite = remainingMs < limits.timeoutMs;
-        const slice = cutBySuite ? { ...limits, timeoutMs: Math.floor(remainingMs) } : limits;
-        let outcome = this.#runTest(engine, source, test, index, slice);
+        // Cut at the test's own budget or the suite's rest, whichever is smaller.
+        const cutBySuite = remaining < testBudget;
+        let outcome = this.#runTest(engine, source, test, index, limits, cutBySuite ? remaining : testBudget);
+        used += outcome.ticks;
         if (cutBySuite && outcome.failure?.reason === "timeout") {
           outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_timeout" } };
         }
-        // A source cut short by the suite's deadline did not fail: the tests after it are simply not run.
+        // A source cut short by the suite's budget did not fail: the tests after it are simply not run.
         if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_timeout")
           sourceFailure = outcome.failure;
         if (engine.broken !== undefined) crashedIn = test.name;
@@ -371,41 +445,61 @@ export class QuickJSSandbox {
         outcomes.push(outcome);
       }
     });
-    return { kind: "ran", outcomes };
+    return { kind: "ran", outcomes, builtinChanges };
   }
 
-  #compile(engine: Engine, source: string, limits: SandboxLimits): SuiteResult | undefined {
+  /**
+   * Compiles the source; when it compiles, runs its top-level code once in an unlocked realm (the
+   * same session, in watch mode) and lists the built-ins it changed. The list is only a report: the
+   * verdicts come from the locked realm, so a source that hides its changes from the probe (or
+   * fails, or runs out of budget in it) gains nothing by it.
+   */
+  #compileAndProbe(
+    engine: Engine,
+    source: string,
+    limits: SandboxLimits,
+  ): { syntax?: SuiteResult; builtinChanges: string[] } {
+    let probing = false;
     return this.#session(
       engine,
       limits,
-      ({ ctx, describe, guard }): SuiteResult | undefined => {
+      MODE.watch,
+      ({ ctx, describe, changes, guard }) => {
+        guard.start(ticksOf(limits.timeoutMs));
         const compiled = ctx.evalCode(source, SOURCE_FILE, { ...GLOBAL_SCRIPT, compileOnly: true });
-        if (!compiled.error) {
-          compiled.value.dispose();
-          return undefined;
+        if (compiled.error) {
+          const described = readThrown(ctx, describe, guard, compiled.error);
+          const error = toThrownError(described);
+          const at = /source\.js:(\d+)(?::(\d+))?/.exec(error.stack);
+          const syntax: { kind: "syntax_error"; error: ThrownError; line?: number; column?: number } = {
+            kind: "syntax_error",
+            error,
+          };
+          if (at?.[1]) syntax.line = Number(at[1]);
+          if (at?.[2]) syntax.column = Number(at[2]);
+          return { syntax, builtinChanges: [] };
         }
-        const described = readThrown(ctx, describe, guard, compiled.error);
-        const error = toThrownError(described);
-        const at = /source\.js:(\d+)(?::(\d+))?/.exec(error.stack);
-        const result: { kind: "syntax_error"; error: ThrownError; line?: number; column?: number } = {
-          kind: "syntax_error",
-          error,
-        };
-        if (at?.[1]) result.line = Number(at[1]);
-        if (at?.[2]) result.column = Number(at[2]);
-        return result;
+        compiled.value.dispose();
+        probing = true;
+        return { builtinChanges: probe(ctx, source, changes, guard) };
       },
-      (hostError) => ({
-        kind: "syntax_error",
-        error: {
-          name: "SyntaxError",
-          message: isStackExhaustion(hostError)
-            ? "the source is nested too deeply to compile (the parser ran out of stack)"
-            : `the source could not be compiled: the sandbox failed with ${hostErrorText(hostError)}`,
-          stack: "",
-          isError: true,
-        },
-      }),
+      (hostError) =>
+        probing
+          ? { builtinChanges: [] }
+          : {
+              syntax: {
+                kind: "syntax_error",
+                error: {
+                  name: "SyntaxError",
+                  message: isStackExhaustion(hostError)
+                    ? "the source is nested too deeply to compile (the parser ran out of stack)"
+                    : `the source could not be compiled: the sandbox failed with ${hostErrorText(hostError)}`,
+                  stack: "",
+                  isError: true,
+                },
+              },
+              builtinChanges: [],
+            },
     );
   }
 
@@ -415,30 +509,44 @@ export class QuickJSSandbox {
     test: SandboxTest,
     index: number,
     limits: SandboxLimits,
+    budgetTicks: number,
   ): TestOutcome {
     const started = performance.now();
+    let ticks = 0;
     const finish = (step: Step): TestOutcome => {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       if (engine.memory.buffer.byteLength > ENGINE_BASE_BYTES + limits.memoryLimitBytes)
         engine.bloated = true;
       return step.ok
-        ? { name: test.name, passed: true, durationMs }
-        : { name: test.name, passed: false, durationMs, failure: step.failure };
+        ? { name: test.name, passed: true, durationMs, ticks }
+        : { name: test.name, passed: false, durationMs, ticks, failure: step.failure };
     };
     let phase: TestFailure["phase"] = "source";
     return finish(
       this.#session(
         engine,
         limits,
+        MODE.lock,
         (session): Step => {
-          const { ctx } = session;
-          const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
-          if (loaded.error) return judged(session, failed(session, "source", loaded.error));
-          loaded.value.dispose();
-          phase = "test";
-          // A block, so the test's own let/const cannot collide with the source's; the newline ends a trailing comment.
-          const ran = ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
-          return judged(session, ran.error ? failed(session, "test", ran.error) : settle(session, ran.value));
+          const { ctx, guard, record, prelude } = session;
+          try {
+            guard.start(budgetTicks);
+            const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
+            if (loaded.error) return judged(session, failed(session, "source", loaded.error));
+            loaded.value.dispose();
+            phase = "test";
+            // Assertions the source made on its own while loading are not the test's.
+            record.assertions = 0;
+            // Blocks: the outer binds the built-ins' names to the captured values, the inner holds the
+            // test's own let/const (which may shadow them, or the source's); the newline ends a trailing comment.
+            const ran = ctx.evalCode(`{${prelude}{${test.code}\n}}`, `tests/${index}.js`, GLOBAL_SCRIPT);
+            return judged(
+              session,
+              ran.error ? failed(session, "test", ran.error) : settle(session, ran.value),
+            );
+          } finally {
+            ticks = guard.ticks;
+          }
         },
         (hostError): Step => {
           const reason: FailureReason = isStackExhaustion(hostError) ? "stack" : "crash";
@@ -455,21 +563,32 @@ export class QuickJSSandbox {
 
   /**
    * One fresh runtime and context with the limits set and the harness loaded, disposed afterwards.
-   * A host exception out of the WASM marks the engine broken: its state is then unknown, so nothing
-   * of it is disposed or reused.
+   * A host exception out of the WASM while the draft's code runs marks the engine broken: its state
+   * is then unknown, so nothing of it is disposed or reused. A failure before any draft code ran is
+   * the sandbox's, and is thrown as a `SandboxSetupError`.
    */
   #session<T>(
     engine: Engine,
     limits: SandboxLimits,
+    mode: HarnessMode,
     body: (session: Session) => T,
     onCrash: (error: unknown) => T,
   ): T {
     // Outside the try: a harness file that cannot be read is a broken install, not a broken engine.
-    const harnessText = harnessSource();
+    let harnessText: string;
+    try {
+      harnessText = harnessSource();
+    } catch (error) {
+      throw new SandboxSetupError(`the sandbox harness could not be read: ${hostErrorText(error)}`, {
+        cause: error,
+      });
+    }
     let rt: QuickJSRuntime | undefined;
     let ctx: QuickJSContext | undefined;
     let describe: QuickJSHandle | undefined;
     let thenable: QuickJSHandle | undefined;
+    let changes: QuickJSHandle | undefined;
+    let setUp = false;
     try {
       const guard = new Guard(engine.memory, limits);
       rt = engine.module.newRuntime();
@@ -477,26 +596,41 @@ export class QuickJSSandbox {
       rt.setMaxStackSize(limits.maxStackBytes);
       rt.setInterruptHandler(guard.interrupt);
       ctx = rt.newContext();
-      const record: HostRecord = { waiting: 0 };
-      installHost(ctx, record);
+      const record: HostRecord = { waiting: 0, assertions: 0 };
+      installHost(ctx, record, mode);
       const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
       if (harness.error) {
+        const reason = ctx.dump(harness.error) as unknown;
         harness.error.dispose();
-        throw new Error("the sandbox harness failed to load (limits too low?)");
+        throw new SandboxSetupError(
+          `the sandbox harness failed to load: ${JSON.stringify(reason)?.slice(0, MAX_MESSAGE_CHARS)}`,
+        );
       }
       // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
       describe = ctx.getProp(harness.value, "describe");
       thenable = ctx.getProp(harness.value, "thenable");
+      const preludeHandle = ctx.getProp(harness.value, "prelude");
+      const prelude = ctx.getString(preludeHandle);
+      preludeHandle.dispose();
+      if (mode === MODE.watch) changes = ctx.getProp(harness.value, "changes");
       harness.value.dispose();
-      return body({ rt, ctx, describe, thenable, record, guard });
+      setUp = true;
+      return body({ rt, ctx, describe, thenable, prelude, changes, record, guard });
     } catch (error) {
       engine.broken = hostErrorText(error);
+      if (!setUp) {
+        if (error instanceof SandboxSetupError) throw error;
+        throw new SandboxSetupError(`the sandbox could not be set up: ${hostErrorText(error)}`, {
+          cause: error,
+        });
+      }
       return onCrash(error);
     } finally {
       if (engine.broken === undefined) {
         try {
           describe?.dispose();
           thenable?.dispose();
+          changes?.dispose();
           ctx?.dispose();
           rt?.dispose();
         } catch (error) {
@@ -507,12 +641,39 @@ export class QuickJSSandbox {
   }
 }
 
+/** Runs the source's top-level code in a watch-mode session and reads what it changed in the built-ins. */
+function probe(
+  ctx: QuickJSContext,
+  source: string,
+  changes: QuickJSHandle | undefined,
+  guard: Guard,
+): string[] {
+  const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
+  (loaded.error ?? loaded.value).dispose();
+  if (!changes) return [];
+  guard.startReading();
+  const call = ctx.callFunction(changes, ctx.undefined);
+  if (call.error) {
+    call.error.dispose();
+    return [];
+  }
+  const text = ctx.typeof(call.value) === "string" ? ctx.getString(call.value) : "[]";
+  call.value.dispose();
+  try {
+    const parsed = ChangesSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.map((line) => line.slice(0, MAX_MESSAGE_CHARS)) : [];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Gives the harness its two host functions and the constants it shares with the host
- * (HARNESS_CONSTANTS), under a global name it deletes before any draft code runs. `record` keeps failed assertions and counts waiting `assert.rejects`; `isPromise` asks
+ * (HARNESS_CONSTANTS), under a global name it deletes before any draft code runs. `record` keeps
+ * failed assertions, counts waiting `assert.rejects` and the test's assertions; `isPromise` asks
  * QuickJS itself whether a value is a genuine Promise (a Proxy or a look-alike is not).
  */
-function installHost(ctx: QuickJSContext, record: HostRecord): void {
+function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode): void {
   const text = (handle: QuickJSHandle | undefined, max: number): string =>
     handle !== undefined && ctx.typeof(handle) === "string" ? ctx.getString(handle).slice(0, max) : "";
   const host = ctx.newObject();
@@ -524,6 +685,10 @@ function installHost(ctx: QuickJSContext, record: HostRecord): void {
       record.waiting += 1;
     } else if (code === RECORD.settled) {
       record.waiting -= 1;
+    } else if (code === RECORD.counted) {
+      record.assertions += 1;
+    } else if (code === RECORD.expected && message !== undefined && ctx.typeof(message) === "number") {
+      record.expected = ctx.getNumber(message);
     }
   });
   const isPromiseFn = ctx.newFunction("isPromise", (value) => {
@@ -535,7 +700,7 @@ function installHost(ctx: QuickJSContext, record: HostRecord): void {
   });
   ctx.setProp(host, "record", recordFn);
   ctx.setProp(host, "isPromise", isPromiseFn);
-  for (const [name, value] of Object.entries(HARNESS_CONSTANTS)) {
+  for (const [name, value] of [...Object.entries(HARNESS_CONSTANTS), ["mode", mode] as const]) {
     const number = ctx.newNumber(value);
     ctx.setProp(host, name, number);
     number.dispose();
@@ -554,9 +719,10 @@ function failure(message: string, stack = ""): Step {
 }
 
 /**
- * Runs the sandbox's pending jobs until none is left or time runs out, then judges what the test
- * evaluated to: a genuine promise by its state as QuickJS holds it, anything else as done unless it
- * has a `then` (the host never calls a guest `then`). Consumes `value`.
+ * Runs the sandbox's pending jobs until none is left or the budget runs out, then judges what the
+ * test evaluated to: a genuine promise by its state as QuickJS holds it, anything else as done unless
+ * it has a `then` (the host never calls a guest `then`); and a test that ran no assertion, or not the
+ * number it declared, proves nothing. Consumes `value`.
  */
 function settle(session: Session, value: QuickJSHandle): Step {
   const { rt, ctx, guard, record } = session;
@@ -583,10 +749,23 @@ function settle(session: Session, value: QuickJSHandle): Step {
     }
     if (record.waiting > 0)
       return failure("the test ended while assert.rejects was still waiting for its promise to settle");
-    return { ok: true };
+    return counted(record);
   } finally {
     value.dispose();
   }
+}
+
+/** The test's own assertions against what it declared: none at all proves nothing. */
+function counted(record: HostRecord): Step {
+  const ran = record.assertions;
+  const runs = `${ran} assertion${ran === 1 ? "" : "s"}`;
+  if (record.expected !== undefined && ran !== record.expected)
+    return failure(`the test ran ${runs}, but declared assert.expect(${record.expected})`);
+  if (record.expected === undefined && ran === 0)
+    return failure(
+      "the test ran no assertion: a callback it passed was never called, or a promise it chained never settled",
+    );
+  return { ok: true };
 }
 
 /** Whether a value the test evaluated to has a `then`; a getter that throws or hangs counts as one. */

@@ -5,10 +5,12 @@ import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 
 /**
- * Drafts whose source is wrong and tries to forge its tests' verdicts (issue 9). Each cheat is a
- * correct base with some functions made wrong, plus a trick; it must fail exactly the tests that
- * exercise the wrong functions. Where the trick is a global change, the same change made by the
- * correct base must still validate: the verdict follows the implementation, not the trick.
+ * Drafts whose source is wrong and tries to forge its tests' verdicts. Each cheat is a correct base
+ * with some functions made wrong, plus a trick; it must fail at least the tests that exercise the
+ * wrong functions (a trick the locked realm refuses with an exception fails them all as the source
+ * loads). Where the trick changes a built-in, code_builtins_read_only names it; and the same trick made
+ * by the correct base never makes a test judge the implementation wrong: the verdict follows the
+ * implementation, not the trick. tests/packs/code-forging.test.ts forges the built-ins one by one.
  */
 
 const BASE = {
@@ -46,8 +48,10 @@ interface Cheat {
   readonly wrong: Partial<Record<Name, string>>;
   /** Tests run before the task's own. */
   readonly before?: CodeContent["tests"];
-  /** The tests that must fail: exactly those that exercise the wrong functions. */
+  /** The tests that must fail: at least those that exercise the wrong functions. */
   readonly fails: readonly string[];
+  /** The built-ins the trick changes, as code_builtins_read_only names them. */
+  readonly names?: readonly string[];
 }
 
 const SUBTRACTS = { add: "function add(a, b) { return a - b; }" };
@@ -110,6 +114,7 @@ const CHEATS: readonly Cheat[] = [
       'Error = function Error() {}; Error.prototype = {}; Object.defineProperty(Object.getPrototypeOf(RangeError.prototype), "name", { get() { return "Fine"; } });',
     wrong: DIVIDES_BY_ZERO,
     fails: ["divides by zero", "says why", "rejects division by zero"],
+    names: ["replaces Error", "replaces Error.prototype.name"],
   },
   {
     name: "renames AssertionError",
@@ -123,6 +128,7 @@ const CHEATS: readonly Cheat[] = [
     trick: "Promise = function Promise(executor) { executor(() => {}, () => {}); };",
     wrong: ADDS_ASYNC_WRONG,
     fails: ["adds asynchronously", "adds with then"],
+    names: ["replaces Promise"],
   },
   {
     name: "replaces Promise.prototype.then to skip callbacks",
@@ -150,6 +156,11 @@ const CHEATS: readonly Cheat[] = [
       "Function.prototype.call = Function.prototype.apply = function () { return true; }; Function.prototype.bind = function () { return function () {}; };",
     wrong: SUBTRACTS,
     fails: ["adds"],
+    names: [
+      "replaces Function.prototype.call",
+      "replaces Function.prototype.apply",
+      "replaces Function.prototype.bind",
+    ],
   },
   {
     name: "makes RangeError claim every value through Symbol.hasInstance",
@@ -158,6 +169,7 @@ const CHEATS: readonly Cheat[] = [
       divide: 'function divide(a, b) { if (b === 0) throw new TypeError("division by zero"); return a / b; }',
     },
     fails: ["divides by zero", "rejects division by zero"],
+    names: ["adds RangeError[Symbol.hasInstance]"],
   },
   {
     name: "throws a plain object with RangeError's prototype, and patches Error.isError",
@@ -167,6 +179,7 @@ const CHEATS: readonly Cheat[] = [
         'function divide(a, b) { if (b === 0) throw Object.create(RangeError.prototype, { message: { value: "division by zero" } }); return a / b; }',
     },
     fails: ["divides by zero", "rejects division by zero"],
+    names: ["replaces Error.isError"],
   },
   {
     name: "throws a Proxy that claims RangeError's prototype",
@@ -182,18 +195,21 @@ const CHEATS: readonly Cheat[] = [
       'RegExp.prototype.exec = function () { return ["x"]; }; RegExp.prototype.test = function () { return true; };',
     wrong: { divide: 'function divide(a, b) { if (b === 0) throw new RangeError("oops"); return a / b; }' },
     fails: ["says why"],
+    names: ["replaces RegExp.prototype.exec", "replaces RegExp.prototype.test"],
   },
   {
     name: "replaces JSON",
     trick: 'JSON = { stringify: () => "{}", parse: () => ({}) };',
     wrong: WRONG_POINT,
     fails: ["point"],
+    names: ["replaces JSON"],
   },
   {
     name: "replaces Object.is",
     trick: "Object.is = () => true; Number.isNaN = () => true;",
     wrong: SUBTRACTS,
     fails: ["adds"],
+    names: ["replaces Object.is", "replaces Number.isNaN"],
   },
   {
     name: "replaces the array iterator to forge destructuring",
@@ -208,6 +224,14 @@ const CHEATS: readonly Cheat[] = [
       'Object.keys = () => []; Object.getPrototypeOf = () => null; Array.isArray = () => false; Object.hasOwn = () => true; Reflect.apply = () => undefined; String = () => "";',
     wrong: { ...WRONG_POINT, ...WRONG_COUNTS },
     fails: ["point", "counts"],
+    names: [
+      "replaces Object.keys",
+      "replaces Object.getPrototypeOf",
+      "replaces Array.isArray",
+      "replaces Object.hasOwn",
+      "replaces Reflect.apply",
+      "replaces String",
+    ],
   },
   {
     name: "replaces Map, Set and Date methods",
@@ -215,6 +239,13 @@ const CHEATS: readonly Cheat[] = [
       'Map.prototype.forEach = function () {}; Map.prototype.has = () => true; Object.defineProperty(Map.prototype, "size", { get() { return 2; } }); Set.prototype.forEach = function () {}; Date.prototype.getTime = () => 0;',
     wrong: { ...WRONG_COUNTS, ...WRONG_EPOCH },
     fails: ["counts", "epoch"],
+    names: [
+      "replaces Map.prototype.forEach",
+      "replaces Map.prototype.has",
+      "replaces Map.prototype.size",
+      "replaces Set.prototype.forEach",
+      "replaces Date.prototype.getTime",
+    ],
   },
   {
     name: "poisons Object.prototype and array indexes",
@@ -222,6 +253,13 @@ const CHEATS: readonly Cheat[] = [
       'Object.prototype.get = function () {}; Object.prototype.count = -1; Object.defineProperty(Array.prototype, "0", { get() { return undefined; }, set() {}, configurable: true });',
     wrong: { ...SUBTRACTS, ...WRONG_POINT },
     fails: ["adds", "point"],
+    names: [
+      "adds Object.prototype.get",
+      "adds Object.prototype.count",
+      "adds a getter or setter Array.prototype[0]",
+      // An index added to Array.prototype (an array) moves its length too.
+      "replaces Array.prototype.length",
+    ],
   },
   {
     name: "throws an object whose getters throw and that looks resolved",
@@ -310,6 +348,17 @@ function failing(report: ValidationReport): string[] {
   return report.violations.map((v) => v.ruleId);
 }
 
+function builtinsNamed(report: ValidationReport): string[] {
+  return report.violations
+    .filter((v) => v.ruleId === "code_builtins_read_only")
+    .map((v) => v.message)
+    .sort();
+}
+
+function sentence(change: string): string {
+  return `the source ${change}; built-ins are read-only`;
+}
+
 describe("code drafts that forge their verdicts", () => {
   it("has a corpus of at least 25 distinct cheats", () => {
     expect(new Set(CHEATS.map((c) => c.name)).size).toBe(CHEATS.length);
@@ -322,18 +371,33 @@ describe("code drafts that forge their verdicts", () => {
     expect(report.passed).toBe(true);
   });
 
-  it("validates the correct base making harmless-looking global changes", async () => {
+  it("names harmless-looking changes of built-ins, while every test still passes", async () => {
     const harmless = [
       "const originalIs = Object.is; Object.is = function is(a, b) { return originalIs(a, b); };",
       "const originalStringify = JSON.stringify; JSON.stringify = function stringify(v, r, s) { return originalStringify(v, r, s); };",
       "Array.prototype[Symbol.iterator] = Array.prototype.values;",
       "Promise.prototype.then = Promise.prototype.then;",
-      'Error.prototype.toString = function () { return this.name + ": " + this.message; };',
       "globalThis.helpers = { twice: (f) => (x) => f(f(x)) };",
       "console.log('loaded');",
     ].join("\n");
     const report = await validate(sourceOf(harmless, {}));
-    expect(report.violations).toEqual([]);
+    expect(report.violations.map((v) => `${v.ruleId}: ${v.message}`)).toEqual([
+      "code_builtins_read_only: the source replaces Object.is; built-ins are read-only",
+      "code_builtins_read_only: the source replaces JSON.stringify; built-ins are read-only",
+    ]);
+  });
+
+  it("refuses an assignment to a prototype's method as the source loads, and names it", async () => {
+    const report = await validate(
+      sourceOf('Error.prototype.toString = function () { return this.name + ": " + this.message; };', {}),
+    );
+    expect(report.passed).toBe(false);
+    expect(report.violations[0]?.message).toBe(
+      "the source replaces Error.prototype.toString; built-ins are read-only",
+    );
+    expect(report.violations[1]?.message).toBe(
+      "TypeError: the source replaces Error.prototype.toString; built-ins are read-only (thrown while loading the source, before the test ran)",
+    );
   });
 
   for (const cheat of CHEATS) {
@@ -341,15 +405,24 @@ describe("code drafts that forge their verdicts", () => {
       const tests = [...(cheat.before ?? []), ...TESTS];
       const report = await validate(sourceOf(cheat.trick ?? "", cheat.wrong), tests);
       expect(report.passed).toBe(false);
-      expect(failing(report)).toEqual(cheat.fails.map((name) => `test:${name}`));
+      expect(failing(report)).toEqual(expect.arrayContaining(cheat.fails.map((name) => `test:${name}`)));
+      expect(builtinsNamed(report)).toEqual((cheat.names ?? []).map(sentence).sort());
       expect(report.violations.every((v) => v.severity === "error")).toBe(true);
     });
 
     const { trick } = cheat;
     if (trick !== undefined) {
-      it(`still validates the correct source when it ${cheat.name}`, async () => {
+      it(`never judges the correct source wrong when it ${cheat.name}`, async () => {
         const report = await validate(sourceOf(trick, {}), [...(cheat.before ?? []), ...TESTS]);
-        expect(failing(report)).toEqual([]);
+        expect(builtinsNamed(report)).toEqual((cheat.names ?? []).map(sentence).sort());
+        // Only the locked realm refusing the trick as the source loads: no test finds the answers wrong.
+        const judged = report.violations.filter(
+          (v) =>
+            v.ruleId.startsWith("test:") &&
+            !v.message.endsWith("(thrown while loading the source, before the test ran)"),
+        );
+        expect(judged).toEqual([]);
+        if (cheat.names === undefined) expect(report.passed).toBe(true);
       });
     }
   }

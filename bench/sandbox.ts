@@ -1,0 +1,223 @@
+/**
+ * The code pack's sandbox against plain Node, per test (not a test): what a test costs in QuickJS
+ * with the realm locked, in QuickJS with the harness as it was before the lockdown, and in Node.
+ *
+ *   npm run bench:sandbox                 # 5 rounds over the corpus
+ *   npm run bench:sandbox -- --smoke      # 1 round over a few tests: proves the bench runs
+ *
+ * Corpus: the correct drafts of tests/packs/code-forging.test.ts style, small HumanEval-like
+ * functions and their tests, where a test's own work is small and the per-test set-up dominates,
+ * plus two heavier tests (a sieve, a sort) where the guest's own work dominates.
+ *
+ * Rows, each a fresh realm per test, as the sandbox does:
+ * - `node vm`: a fresh `vm` context, the source then the test, with Node's strict assert;
+ * - `quickjs, harness before lockdown`: a fresh QuickJS runtime and context, the harness of
+ *   BEFORE_COMMIT (read with `git show`; skipped outside a git checkout), the source, the test;
+ * - `quickjs, locked realm`: the same with today's harness in lock mode;
+ * - `QuickJSSandbox.runSuite`: the whole path a validation takes (compile, the probe once per suite,
+ *   then every test), divided by the number of tests.
+ *
+ * Times are wall-clock medians over rounds on a shared machine: compare rows within one run. The
+ * verdicts never depend on time (the budgets count interrupt polls), so nothing here is a limit.
+ * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md (never with `--smoke`).
+ */
+
+import nodeAssert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { createContext, runInContext } from "node:vm";
+import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
+import { DEFAULT_CODE_SETTINGS } from "../shared/packs/code.js";
+import { QuickJSSandbox, type SandboxTest } from "../shared/packs/sandbox.js";
+import {
+  HARNESS_CONSTANTS,
+  HARNESS_FILE,
+  HOST_SLOT,
+  harnessSource,
+  MODE,
+} from "../shared/packs/sandbox-harness.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
+import { median, table } from "./lib/stats.js";
+
+const SMOKE = process.argv.includes("--smoke");
+const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
+const ROUNDS = SMOKE ? 1 : 5;
+/** main's head when the lockdown was written: the harness "before" is read from it. */
+const BEFORE_COMMIT = "297cd14";
+const { date, load, commit, output, say } = sectionRecorder();
+
+interface Draft {
+  readonly name: string;
+  readonly source: string;
+  readonly tests: readonly SandboxTest[];
+}
+
+const LIGHT: Draft = {
+  name: "light",
+  source: [
+    "function add(a, b) { return a + b; }",
+    "function counts(s) { const m = new Map(); for (const c of s) m.set(c, (m.get(c) || 0) + 1); return m; }",
+    "function isPalindrome(s) { const t = s.toLowerCase().replace(/[^a-z]/g, ''); return t === [...t].reverse().join(''); }",
+    "function fizz(n) { return n % 15 === 0 ? 'FizzBuzz' : n % 3 === 0 ? 'Fizz' : n % 5 === 0 ? 'Buzz' : String(n); }",
+    "function uniq(a) { return [...new Set(a)]; }",
+    "function divide(a, b) { if (b === 0) throw new RangeError('division by zero'); return a / b; }",
+  ].join("\n"),
+  tests: [
+    { name: "adds", code: "assert.equal(add(2, 3), 5);" },
+    { name: "counts", code: 'assert.deepEqual(counts("aab"), new Map([["a", 2], ["b", 1]]));' },
+    { name: "palindrome", code: 'assert.equal(isPalindrome("A man, a plan, a canal: Panama"), true);' },
+    { name: "fizz", code: 'assert.deepEqual([3, 5, 15, 7].map(fizz), ["Fizz", "Buzz", "FizzBuzz", "7"]);' },
+    { name: "uniq", code: "assert.deepEqual(uniq([1, 1, 2, 3, 3]), [1, 2, 3]);" },
+    { name: "divides by zero", code: "assert.throws(() => divide(1, 0), RangeError);" },
+    { name: "abs", code: "assert(Math.abs(divide(2, 3) - 0.6666667) < 1e-6);" },
+    { name: "json", code: 'assert.equal(JSON.stringify(counts("ab").size), "2");' },
+  ],
+};
+
+const HEAVY: Draft = {
+  name: "heavy",
+  source: [
+    "function countPrimes(n) { const sieve = new Uint8Array(n + 1); let count = 0; for (let i = 2; i <= n; i++) { if (sieve[i]) continue; count++; for (let j = i * i; j <= n; j += i) sieve[j] = 1; } return count; }",
+    "function sorted(a) { return [...a].sort((x, y) => x - y); }",
+  ].join("\n"),
+  tests: [
+    { name: "primes", code: "assert.equal(countPrimes(200000), 17984);" },
+    {
+      name: "sorts",
+      code: "const a = []; for (let i = 0; i < 20000; i++) a.push((i * 7919) % 20011); assert.equal(sorted(a)[0], 0);",
+    },
+  ],
+};
+
+const DRAFTS = SMOKE ? [{ ...LIGHT, tests: LIGHT.tests.slice(0, 2) }] : [LIGHT, HEAVY];
+
+/** Median ms per test of `perTest` over the draft's tests, over ROUNDS rounds. */
+function timePerTest(draft: Draft, perTest: (test: SandboxTest) => void): number {
+  const rounds: number[] = [];
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    const started = performance.now();
+    for (const test of draft.tests) perTest(test);
+    // The first round warms up (JIT, the engine's first allocations) and is not counted.
+    if (r > 0 || ROUNDS === 1) rounds.push((performance.now() - started) / draft.tests.length);
+  }
+  return median(rounds);
+}
+
+function nodeVm(draft: Draft): (test: SandboxTest) => void {
+  const assert = Object.assign((value: unknown) => nodeAssert.ok(value), {
+    ok: nodeAssert.ok,
+    equal: nodeAssert.strictEqual,
+    deepEqual: nodeAssert.deepStrictEqual,
+    throws: nodeAssert.throws,
+  });
+  return (test) => {
+    const context = createContext({ assert });
+    runInContext(draft.source, context);
+    runInContext(`{${test.code}\n}`, context);
+  };
+}
+
+type Module = Awaited<ReturnType<typeof newQuickJSWASMModuleFromVariant>>;
+
+/** One raw QuickJS session per test: runtime, context, harness, source, test, disposed. */
+function quickjs(module: Module, harness: string, draft: Draft): (test: SandboxTest) => void {
+  return (test) => {
+    const rt = module.newRuntime();
+    const ctx = rt.newContext();
+    try {
+      const host = ctx.newObject();
+      const record = ctx.newFunction("record", () => {});
+      const isPromise = ctx.newFunction("isPromise", () => ctx.false);
+      ctx.setProp(host, "record", record);
+      ctx.setProp(host, "isPromise", isPromise);
+      record.dispose();
+      isPromise.dispose();
+      for (const [name, value] of [...Object.entries(HARNESS_CONSTANTS), ["mode", MODE.lock] as const]) {
+        const number = ctx.newNumber(value);
+        ctx.setProp(host, name, number);
+        number.dispose();
+      }
+      ctx.setProp(ctx.global, HOST_SLOT, host);
+      host.dispose();
+      for (const [code, file] of [
+        [harness, HARNESS_FILE],
+        [draft.source, "source.js"],
+        [`{${test.code}\n}`, "tests/0.js"],
+      ] as const) {
+        const result = ctx.evalCode(code, file, { type: "global" });
+        if (result.error) {
+          const error = ctx.dump(result.error) as unknown;
+          result.error.dispose();
+          throw new Error(`${file} failed in the bench: ${JSON.stringify(error)}`);
+        }
+        result.value.dispose();
+      }
+    } finally {
+      ctx.dispose();
+      rt.dispose();
+    }
+  };
+}
+
+function harnessBefore(): string | undefined {
+  try {
+    return execFileSync("git", ["show", `${BEFORE_COMMIT}:shared/packs/sandbox-harness.guest.js`], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  say("redraft bench:sandbox: milliseconds per test, a fresh realm per test");
+  say(`rounds: ${ROUNDS} (median), after one warm-up round${SMOKE ? " (smoke: figures mean nothing)" : ""}`);
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, {}));
+  const sandbox = new QuickJSSandbox();
+  await sandbox.ready();
+  const before = harnessBefore();
+  const rows: string[][] = [];
+  for (const draft of DRAFTS) {
+    const node = timePerTest(draft, nodeVm(draft));
+    const locked = timePerTest(draft, quickjs(module, harnessSource(), draft));
+    const unlocked = before === undefined ? undefined : timePerTest(draft, quickjs(module, before, draft));
+    const suiteRounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const started = performance.now();
+      const result = sandbox.runSuite(draft.source, draft.tests, DEFAULT_CODE_SETTINGS);
+      if (result.kind !== "ran" || !result.outcomes.every((o) => o.passed))
+        throw new Error(`the ${draft.name} corpus does not pass in the sandbox: ${JSON.stringify(result)}`);
+      suiteRounds.push((performance.now() - started) / draft.tests.length);
+    }
+    const full = median(suiteRounds);
+    const ratio = (ms: number) => `${(ms / node).toFixed(1)}×`;
+    rows.push(
+      [`${draft.name} (${draft.tests.length} tests)`, "node vm", node.toFixed(2), "1.0×"],
+      [
+        "",
+        "quickjs, harness before lockdown",
+        unlocked === undefined ? "n/a" : unlocked.toFixed(2),
+        unlocked === undefined ? "no git history" : ratio(unlocked),
+      ],
+      ["", "quickjs, locked realm", locked.toFixed(2), ratio(locked)],
+      ["", "QuickJSSandbox.runSuite", full.toFixed(2), ratio(full)],
+    );
+  }
+  say("");
+  say(table(["corpus", "how", "ms / test", "vs node"], rows));
+  say("");
+  say(
+    "runSuite adds to the raw session the compile and the probe (both once per suite), the promise and " +
+      "assertion checks, and reading each outcome; `harness before lockdown` is the harness of " +
+      `${BEFORE_COMMIT}, run the same raw way.`,
+  );
+  if (WRITE_DOCS) {
+    writeSections([
+      { bench: "sandbox", command: "npm run bench:sandbox", output: output.join("\n"), date, load, commit },
+    ]);
+    console.error(`wrote the sandbox section of ${BENCHMARKS_MD}`);
+  }
+}
+
+await main();
