@@ -10,6 +10,7 @@ import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
 import { costText, jsonLine, usd } from "./format.js";
+import { shortIds } from "./ids.js";
 import { UsageError } from "./inputs.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
@@ -273,14 +274,26 @@ export function batchesTable(records: readonly BatchRecord[], style: OutputStyle
   );
 }
 
-/** `redraft show <batchId>`: the summary, then the items grouped by status. */
-export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json: boolean): Promise<string> {
+/**
+ * `redraft show <batchId>`: the summary, then the items grouped by status, their runs' ids as short
+ * as `knownIds` (every run id of the data folder) allows.
+ */
+export async function showBatch(
+  runtime: LocalRuntime,
+  record: BatchRecord,
+  json: boolean,
+  knownIds: readonly string[] = [],
+): Promise<string> {
   const items = await batchItems(runtime, record);
   if (json) return JSON.stringify({ ...record, itemsDetail: items });
   const groups = statusesIn(items.map((i) => i.status)).map(
     (status) => [status, items.filter((i) => i.status === status)] as const,
   );
   const style = stdoutStyle();
+  const short = shortIds(
+    items.map((i) => i.runId),
+    knownIds,
+  );
   const parts = [batchSummary(record, style)];
   for (const [status, list] of groups) {
     parts.push(`\n${status} (${list.length})`);
@@ -293,7 +306,7 @@ export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json
           { head: "reason", wrapTo: 30 },
           { head: "attempts" },
         ],
-        list.map((i) => [i.line, i.runId, i.draftId ?? "", i.reason ?? "", i.attempts]),
+        list.map((i) => [i.line, short.get(i.runId) ?? i.runId, i.draftId ?? "", i.reason ?? "", i.attempts]),
         style,
         ["attempts"],
       ),

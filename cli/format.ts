@@ -2,6 +2,7 @@ import type { Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import { isPriced } from "../shared/model/pricing.js";
 import type { RunRecord } from "../shared/store/types.js";
+import { shortIds } from "./ids.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
 /** Violations as the `--json` contract shows them: `{ruleId, severity, message, path?, suggestion?}`. */
@@ -56,17 +57,6 @@ export function costText(cost: number, tokens: number, models: readonly string[]
   return cost === 0 ? "unpriced" : `${usd(cost)} + unpriced`;
 }
 
-/**
- * Run ids as short as git shows commits: the first 8 characters, longer where two of the listed
- * ids share them. `redraft show` and `export` take any unique prefix.
- */
-function shortIds(ids: readonly string[]): Map<string, string> {
-  const unique = [...new Set(ids)];
-  let length = 8;
-  while (new Set(unique.map((id) => id.slice(0, length))).size < unique.length) length++;
-  return new Map(unique.map((id) => [id, id.slice(0, length)]));
-}
-
 /** The models that answered a run's corrections (the judge's are in its reports, see `redraft show`). */
 const attemptModels = (r: RunResult) =>
   r.attemptsDetail.filter((a) => a.tokens.input + a.tokens.output > 0).map((a) => a.model);
@@ -75,9 +65,19 @@ const attemptModels = (r: RunResult) =>
 const tail = (text: string, width: number): string =>
   text.length <= width ? text : `…${text.slice(text.length - width + 1)}`;
 
-/** Per-draft lines and a summary per status, printed after a run; each table fits `style.width`. */
-export function resultsTable(results: readonly SourcedResult[], style: OutputStyle = stdoutStyle()): string {
-  const short = shortIds(results.map((r) => r.runId));
+/**
+ * Per-draft lines and a summary per status, printed after a run; each table fits `style.width`.
+ * Run ids are shortened to prefixes unique among `knownIds` (every run of the data folder).
+ */
+export function resultsTable(
+  results: readonly SourcedResult[],
+  style: OutputStyle = stdoutStyle(),
+  knownIds: readonly string[] = [],
+): string {
+  const short = shortIds(
+    results.map((r) => r.runId),
+    knownIds,
+  );
   const perDraft = renderTable(
     [
       { head: "draft", wrapTo: 12 },
@@ -132,9 +132,19 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
   return `${perDraft}\n${summary}`;
 }
 
-/** `redraft runs`: newest first, fitting `style.width` (tokens, then attempts, then the creation time give way). */
-export function runsTable(runs: readonly RunRecord[], style: OutputStyle = stdoutStyle()): string {
-  const short = shortIds(runs.map((r) => r.runId));
+/**
+ * `redraft runs`: newest first, fitting `style.width` (tokens, then attempts, then the creation time
+ * give way); run ids shortened to prefixes unique among `knownIds`.
+ */
+export function runsTable(
+  runs: readonly RunRecord[],
+  style: OutputStyle = stdoutStyle(),
+  knownIds: readonly string[] = [],
+): string {
+  const short = shortIds(
+    runs.map((r) => r.runId),
+    knownIds,
+  );
   return renderTable(
     [
       { head: "run" },

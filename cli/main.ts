@@ -269,7 +269,8 @@ async function runCommand(
     );
     bar?.stop();
     if (!cmd.json) {
-      process.stdout.write(`${resultsTable(results)}\n`);
+      const { localRunIds } = await import("./ids.js");
+      process.stdout.write(`${resultsTable(results, undefined, await localRunIds(runtime)())}\n`);
       const example = results.find((r) => r.attempts > 0) ?? results[0];
       if (example)
         say(
@@ -420,14 +421,20 @@ function program(result: CommandResult = { code: 0 }): Command {
     .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
       const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
       try {
-        const { runsTable } = await import("./format.js");
+        const [{ runsTable }, { localRunIds }] = await Promise.all([
+          import("./format.js"),
+          import("./ids.js"),
+        ]);
         const runs = await runtime.runs.listRuns({
           ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
           ...(cmd.draft && { draftId: cmd.draft }),
           limit: cmd.limit,
         });
         if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
-        else process.stdout.write(runs.length ? `${runsTable(runs)}\n` : "No runs.\n");
+        else
+          process.stdout.write(
+            runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
+          );
       } finally {
         await runtime.close();
       }
@@ -448,11 +455,13 @@ function program(result: CommandResult = { code: 0 }): Command {
       const opts = cli.opts<GlobalOptions>();
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
-        const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }] = await Promise.all([
+        const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }, ids] = await Promise.all([
           import("./run-id.js"),
           import("../shared/loop/run.js"),
           import("./show.js"),
+          import("./ids.js"),
         ]);
+        const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
           // A batch id: the batch's summary and its items by status.
           const [{ showBatch }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
@@ -460,15 +469,16 @@ function program(result: CommandResult = { code: 0 }): Command {
             import("../functions/lib/batch-store.js"),
             import("../local/state-machine.js"),
           ]);
-          const batch = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).get(
-            runId,
-          );
+          const batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+          const batch =
+            (await batches.get(runId)) ??
+            (await batches.get(ids.batchMatching(runId, await listIds()) ?? runId));
           if (batch) {
-            process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true)}\n`);
+            process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true, await listIds())}\n`);
             return;
           }
         }
-        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const run = await resolveRun(runtime.runs, runId, opts.dataDir, listIds);
         const result = await buildRunResult(run.runId, runtime.deps);
         const execution = await runtime.history(run.runId);
         if (cmd.json) process.stdout.write(`${JSON.stringify({ ...result, execution })}\n`);
@@ -498,7 +508,12 @@ function program(result: CommandResult = { code: 0 }): Command {
           import("./run-id.js"),
           import("../shared/loop/run.js"),
         ]);
-        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const run = await resolveRun(
+          runtime.runs,
+          runId,
+          opts.dataDir,
+          (await import("./ids.js")).localRunIds(runtime),
+        );
         const { finalDraft } = await buildRunResult(run.runId, runtime.deps);
         if (!finalDraft)
           throw new UsageError(
@@ -551,24 +566,30 @@ function program(result: CommandResult = { code: 0 }): Command {
     .argument("[file]", "the edited draft (edit only)")
     .option("--note <text>", "why")
     .option("--reviewer <name>", "who decided", process.env.USER ?? "reviewer")
+    .option("--json", "the run as the decision left it, as one JSON line")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ npx redraft review 3f2c9a1e-… approve --note 'homogeneity is fine here'\n  $ npx redraft review 3f2c9a1e-… edit fixed.json",
+      "\nExamples:\n  $ npx redraft review 3f2c9a1e approve --note 'homogeneity is fine here'\n  $ npx redraft review 3f2c9a1e edit fixed.json",
     )
     .action(
       async (
         runId: string,
         decision: ReviewDecision,
         file: string | undefined,
-        cmd: { note?: string; reviewer: string },
+        cmd: { note?: string; reviewer: string; json?: boolean },
       ) => {
         if (decision === "edit" && !file) throw new UsageError("review … edit needs the edited draft's file");
         if (decision !== "edit" && file)
           throw new UsageError(`review … ${decision} takes no file (only edit does): ${file}`);
         const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
-          const { reviewRun } = await import("./review.js");
-          const outcome = await reviewRun(runtime, runId, decision, {
+          const [{ reviewDecision }, { localRunIds }] = await Promise.all([
+            import("./review.js"),
+            import("./ids.js"),
+          ]);
+          const outcome = await reviewDecision(runtime, runId, decision, {
+            listIds: localRunIds(runtime),
+            where: cli.opts<GlobalOptions>().dataDir,
             ...(file && { file }),
             ...(cmd.note && { note: cmd.note }),
             reviewer: cmd.reviewer,
@@ -576,7 +597,7 @@ function program(result: CommandResult = { code: 0 }): Command {
           });
           // Which model answered the edit, said once it was accepted: a refused edit stays one line.
           if (decision === "edit") for (const line of notices) say(line);
-          process.stdout.write(`${outcome}\n`);
+          process.stdout.write(`${cmd.json ? JSON.stringify(outcome) : outcome.message}\n`);
         } finally {
           await runtime.close();
         }

@@ -277,7 +277,7 @@ function renderTable(el, runs) {
               "td",
               {},
               h("a", { href: `#/run/${r.runId}` }, r.draftId),
-              h("div", { className: "muted hide-narrow" }, r.runId.slice(0, 8)),
+              h("div", { className: "muted hide-narrow" }, r.shortId),
             ),
             h("td", {}, r.kind),
             h("td", {}, statusBadge(r.status)),
