@@ -1,5 +1,6 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -7,6 +8,7 @@ import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { RunStatusSchema } from "../shared/store/types.js";
+import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
@@ -306,6 +308,7 @@ function program(result: CommandResult = { code: 0 }): Command {
       collect,
     )
     .option("--debug", "on a system failure, print the stack too")
+    .version(packageVersion(), "-V, --version", "print the version of redraft")
     // Errors are printed by main(), one line each; commander's own output is only --help, on stdout.
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} })
@@ -709,7 +712,30 @@ function program(result: CommandResult = { code: 0 }): Command {
       }
     });
 
+  cli
+    .command("completion")
+    .description("print a shell completion script for redraft's commands and options")
+    .addArgument(new Argument("<shell>").choices(COMPLETION_SHELLS))
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ source <(npx redraft completion bash)      # in ~/.bashrc\n  $ npx redraft completion fish | source",
+    )
+    .action(async (shell: CompletionShell) => {
+      process.stdout.write(completionScript(cli, shell));
+    });
+
   return cli;
+}
+
+/** The version in redraft's own package.json: beside cli/ in the sources, beside dist/ when built. */
+function packageVersion(): string {
+  const file = ["../package.json", "../../package.json"]
+    .map((path) => new URL(path, import.meta.url))
+    .find((url) => existsSync(url));
+  const parsed: unknown = file ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  return typeof parsed === "object" && parsed !== null && "version" in parsed
+    ? String(parsed.version)
+    : "unknown";
 }
 
 /** A message that spans lines (zod's, a compiler's) joined into one, so an error stays one line. */
