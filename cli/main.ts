@@ -9,6 +9,7 @@ import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
+import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
@@ -206,7 +207,10 @@ async function submit(
   if (result.status === "rejected" && result.message) {
     // Name the file the person gave, never the upload key, wherever the message put it.
     const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);
-    result.message = message.startsWith(source.label) ? message : `${source.label}: ${message}`;
+    result.message = withPackHint(
+      message.startsWith(source.label) ? message : `${source.label}: ${message}`,
+      result.reason,
+    );
   }
   return result;
 }
@@ -273,6 +277,11 @@ async function runCommand(
     if (!cmd.json) {
       const { localRunIds } = await import("./ids.js");
       process.stdout.write(`${resultsTable(results, undefined, await localRunIds(runtime)())}\n`);
+      const unknownKinds = results.filter((r) => r.reason === "unknown_kind").length;
+      if (unknownKinds)
+        say(
+          `${unknownKinds} draft(s) rejected as unknown_kind, a kind with no rule pack: register packs with --pack <file> (redraft packs lists the kinds known).`,
+        );
       const example = results.find((r) => r.attempts > 0) ?? results[0];
       if (example)
         say(
@@ -314,7 +323,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     .configureOutput({ writeErr: () => {}, outputError: () => {} })
     .addHelpText(
       "after",
-      "\nExample:\n  $ npx redraft run examples/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review",
+      "\nExample:\n  $ npx redraft run examples/drafts/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review --explain\n  $ npx redraft run examples/pack-drafts/ --pack examples/packs/haiku.ts --pack examples/packs/abstract.pack.json --llm none",
     );
 
   cli
@@ -339,7 +348,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  $ npx redraft run examples/ --json --llm replay:examples/example.cassette.json > results.jsonl",
+      "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
     .action((paths: string[], cmd) => runCommand(paths, cmd, cli.opts<GlobalOptions>()));
 
@@ -420,28 +429,35 @@ function program(result: CommandResult = { code: 0 }): Command {
     .option("--draft <id>", "only runs of this draft")
     .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
     .option("--json", "one JSON run record per line")
-    .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review")
-    .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
-      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
-      try {
-        const [{ runsTable }, { localRunIds }] = await Promise.all([
-          import("./format.js"),
-          import("./ids.js"),
-        ]);
-        const runs = await runtime.runs.listRuns({
-          ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
-          ...(cmd.draft && { draftId: cmd.draft }),
-          limit: cmd.limit,
-        });
-        if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
-        else
-          process.stdout.write(
-            runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
-          );
-      } finally {
-        await runtime.close();
-      }
-    });
+    .option("--explain", "after the table, what each reason listed means")
+    .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review --explain")
+    .action(
+      async (cmd: { status?: string; draft?: string; limit: number; json?: boolean; explain?: boolean }) => {
+        const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
+        try {
+          const [{ runsTable }, { localRunIds }] = await Promise.all([
+            import("./format.js"),
+            import("./ids.js"),
+          ]);
+          const runs = await runtime.runs.listRuns({
+            ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
+            ...(cmd.draft && { draftId: cmd.draft }),
+            limit: cmd.limit,
+          });
+          if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
+          else
+            process.stdout.write(
+              runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
+            );
+          if (cmd.explain && !cmd.json && runs.length)
+            process.stdout.write(
+              `${(await import("./explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,
+            );
+        } finally {
+          await runtime.close();
+        }
+      },
+    );
 
   cli
     .command("show")

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { explainReason } from "../cli/explain.js";
 import { shortIds } from "../cli/ids.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
@@ -269,6 +270,8 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
+    /** The run's reason in a sentence (cli/explain.ts), for the review box. */
+    reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
       ? { violations: initial.violations, repairs: initial.repairs, score: initial.score }
       : null,

@@ -486,6 +486,23 @@ function renderReview(el, d, reload) {
         h("code", {}, "redraft review"),
         ".",
       ),
+      d.reasonExplained
+        ? h("p", { className: "reason" }, h("b", {}, `${d.run.reason}: `), d.reasonExplained)
+        : null,
+      d.finalViolations.length
+        ? h(
+            "ul",
+            { className: "remaining", "aria-label": "Violations that remain" },
+            d.finalViolations.map((v) =>
+              h(
+                "li",
+                {},
+                h("code", {}, v.ruleId),
+                ` ${v.severity}${v.path ? ` at ${v.path}` : ""}: ${v.message}`,
+              ),
+            ),
+          )
+        : null,
       h("label", { for: "review-note" }, "Note (why)"),
       note,
       h(
