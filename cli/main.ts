@@ -9,6 +9,7 @@ import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
+import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
 import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
@@ -277,6 +278,11 @@ async function runCommand(
     if (!cmd.json) {
       const { localRunIds } = await import("./ids.js");
       process.stdout.write(`${resultsTable(results, undefined, await localRunIds(runtime)())}\n`);
+      const duplicates = results.filter((r) => r.duplicate).length;
+      if (duplicates)
+        say(
+          `${duplicates} draft(s) had already run to an end in this data folder: their earlier runs are shown, nothing ran again (--rerun runs them again).`,
+        );
       const unknownKinds = results.filter((r) => r.reason === "unknown_kind").length;
       if (unknownKinds)
         say(
@@ -285,7 +291,7 @@ async function runCommand(
       const example = results.find((r) => r.attempts > 0) ?? results[0];
       if (example)
         say(
-          `See one run's timeline: npx redraft show ${example.runId}${opts.dataDir !== ".redraft" ? ` --data-dir ${opts.dataDir}` : ""}`,
+          `See one run's timeline: npx redraft show ${example.runId}${opts.dataDir !== DEFAULT_DATA_DIR ? ` --data-dir ${opts.dataDir}` : ""}`,
         );
     }
   } finally {
@@ -303,7 +309,11 @@ function program(result: CommandResult = { code: 0 }): Command {
     .description(
       "Check LLM drafts against rules, schemas, tests and a judge; have Claude correct what fails; escalate the rest.",
     )
-    .option("--data-dir <dir>", "where runs, drafts and events are kept", ".redraft")
+    .option(
+      "--data-dir <dir>",
+      "where runs, drafts and events are kept (default: the nearest .redraft in this folder or one above it, else ./.redraft)",
+      DEFAULT_DATA_DIR,
+    )
     .option(
       "--llm <model>",
       "anthropic | bedrock | replay:<cassette.json> | none (default: anthropic when ANTHROPIC_API_KEY is set, else none)",
@@ -318,6 +328,11 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .option("--debug", "on a system failure, print the stack too")
     .version(packageVersion(), "-V, --version", "print the version of redraft")
+    // Without --data-dir, a subfolder of a project uses the project's data folder (cli/data-dir.ts).
+    .hook("preAction", () => {
+      if (cli.getOptionValueSource("dataDir") === "default")
+        cli.setOptionValueWithSource("dataDir", findDataDir(), "default");
+    })
     // Errors are printed by main(), one line each; commander's own output is only --help, on stdout.
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} })
@@ -390,6 +405,7 @@ function program(result: CommandResult = { code: 0 }): Command {
       "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
     )
     .action(async (manifest: string, cmd) => {
+      await (await import("./batch.js")).checkManifestReadable(manifest);
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
       try {
         const { batchCommand } = await import("./batch.js");
