@@ -257,10 +257,20 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       else res.end();
     });
   });
+  const wanted = options.port ?? DEFAULT_VIEWER_PORT;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? DEFAULT_VIEWER_PORT, VIEWER_HOST, () => {
-      server.off("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        // Another viewer, or another program, has the port: the person picks another.
+        error.code === "EADDRINUSE"
+          ? new UsageError(
+              `port ${wanted} on ${VIEWER_HOST} is in use: choose another with --port <n> (--port 0 picks a free one)`,
+            )
+          : error,
+      ),
+    );
+    server.listen(wanted, VIEWER_HOST, () => {
+      server.removeAllListeners("error");
       resolve();
     });
   });
