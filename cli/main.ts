@@ -1,6 +1,6 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -13,6 +13,7 @@ import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
 import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
+import { installRoot } from "./install-root.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
@@ -759,12 +760,9 @@ function program(result: CommandResult = { code: 0 }): Command {
   return cli;
 }
 
-/** The version in redraft's own package.json: beside cli/ in the sources, beside dist/ when built. */
+/** The version in redraft's own package.json. */
 function packageVersion(): string {
-  const file = ["../package.json", "../../package.json"]
-    .map((path) => new URL(path, import.meta.url))
-    .find((url) => existsSync(url));
-  const parsed: unknown = file ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  const parsed: unknown = JSON.parse(readFileSync(join(installRoot(), "package.json"), "utf8"));
   return typeof parsed === "object" && parsed !== null && "version" in parsed
     ? String(parsed.version)
     : "unknown";

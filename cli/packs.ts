@@ -1,12 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import type * as z from "zod";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";
 import { PackRegistry } from "../shared/registry.js";
 import { UsageError } from "./inputs.js";
+import { installRoot } from "./install-root.js";
 
 const looksLikePack = (value: unknown): value is AnyPack =>
   typeof value === "object" &&
@@ -30,11 +31,6 @@ async function importPackModule(href: string): Promise<unknown> {
   }
 }
 
-/** Where redraft itself is installed: the folder above cli/ (or above dist/cli/ when built). */
-const INSTALL_ROOT = fileURLToPath(
-  new URL(import.meta.url.includes("/dist/cli/") ? "../../" : "../", import.meta.url),
-);
-
 /** redraft's own code: a path into one of these is redraft's business, not the pack author's. */
 const OWN_FOLDERS = "cli|dist|shared|local|functions|infra|ui|node_modules";
 
@@ -43,7 +39,7 @@ const OWN_FOLDERS = "cli|dist|shared|local|functions|infra|ui|node_modules";
  * module imported a missing one: redraft's loader, which is no business of the pack's author).
  */
 export function withoutInstallPaths(message: string): string {
-  const root = INSTALL_ROOT.replace(/[/\\]$/, "");
+  const root = installRoot();
   const places = [pathToFileURL(root).href, root];
   let text = message;
   for (const place of places) {
