@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
 import { LocalBatchRunner } from "../local/batch.js";
@@ -9,7 +9,8 @@ import { type BatchItem, BatchItemSchema, type BatchRecord, batchIdFor } from ".
 import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
-import { costText, jsonLine, usd } from "./format.js";
+import { costText, jsonLine, paintStatus, statusColumn, usd } from "./format.js";
+import { shortIds } from "./ids.js";
 import { UsageError } from "./inputs.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
@@ -105,6 +106,35 @@ async function batchItems(runtime: LocalRuntime, record: BatchRecord): Promise<B
     .map((line) => BatchItemSchema.parse(JSON.parse(line)));
 }
 
+/** A manifest that cannot be read, said in one line: no such file, a folder, no permission. */
+function unreadableManifest(manifest: string, error: unknown): UsageError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === "ENOENT"
+      ? "no such file"
+      : code === "EISDIR"
+        ? "it is a folder (a manifest is one .jsonl or .json file)"
+        : code === "EACCES"
+          ? "permission denied"
+          : (error as Error).message;
+  return new UsageError(`cannot read the manifest ${manifest}: ${why}`);
+}
+
+/**
+ * Fails, before anything opens or prints, when the manifest cannot be read: a mistyped name is
+ * one line, not the model's notice and then the error.
+ */
+export async function checkManifestReadable(manifest: string): Promise<void> {
+  const handle = await open(manifest, "r").catch((error: unknown) => {
+    throw unreadableManifest(manifest, error);
+  });
+  try {
+    if ((await handle.stat()).isDirectory()) throw unreadableManifest(manifest, { code: "EISDIR" });
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Uploads the manifest under `batches/` (keyed by its content, never overwritten) and runs the batch
  * state machine on it. The same manifest again is the same batch: its result is reprinted with
@@ -119,7 +149,7 @@ export async function batchCommand(
   try {
     text = await readFile(manifest, "utf8");
   } catch (error) {
-    throw new UsageError(`cannot read the manifest ${manifest}: ${(error as Error).message}`);
+    throw unreadableManifest(manifest, error);
   }
   if (Buffer.byteLength(text) > BATCH_LIMITS.maxManifestBytes)
     throw new UsageError(
@@ -222,7 +252,7 @@ function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): 
   const tokens = record.tokens?.total ?? 0;
   const lines = [
     `Batch ${record.batchId}: ${record.status}, ${record.items ?? 0} items (${record.manifestRef.key})`,
-    renderTable([{ head: "status" }, { head: "items" }], rows, style),
+    renderTable([statusColumn, { head: "items" }], rows, style),
   ];
   if (reasons.length) lines.push(`Reasons: ${reasons.map(([r, n]) => `${r} ${n}`).join(", ")}`);
   lines.push(`Tokens: ${tokens} · cost ${costText(record.costUsd ?? 0, tokens)}`);
@@ -252,7 +282,7 @@ export function batchesTable(records: readonly BatchRecord[], style: OutputStyle
   return renderTable(
     [
       { head: "batch" },
-      { head: "status" },
+      { head: "status", paint: paintStatus },
       { head: "items" },
       { head: "counts", wrapTo: 24 },
       { head: "cost" },
@@ -269,18 +299,31 @@ export function batchesTable(records: readonly BatchRecord[], style: OutputStyle
       r.startedAt.slice(0, 19).replace("T", " "),
     ]),
     style,
-    ["started", "cost"],
+    ["started", "cost", "items"],
+    { oneLine: true },
   );
 }
 
-/** `redraft show <batchId>`: the summary, then the items grouped by status. */
-export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json: boolean): Promise<string> {
+/**
+ * `redraft show <batchId>`: the summary, then the items grouped by status, their runs' ids as short
+ * as `knownIds` (every run id of the data folder) allows.
+ */
+export async function showBatch(
+  runtime: LocalRuntime,
+  record: BatchRecord,
+  json: boolean,
+  knownIds: readonly string[] = [],
+): Promise<string> {
   const items = await batchItems(runtime, record);
   if (json) return JSON.stringify({ ...record, itemsDetail: items });
   const groups = statusesIn(items.map((i) => i.status)).map(
     (status) => [status, items.filter((i) => i.status === status)] as const,
   );
   const style = stdoutStyle();
+  const short = shortIds(
+    items.map((i) => i.runId),
+    knownIds,
+  );
   const parts = [batchSummary(record, style)];
   for (const [status, list] of groups) {
     parts.push(`\n${status} (${list.length})`);
@@ -293,9 +336,10 @@ export async function showBatch(runtime: LocalRuntime, record: BatchRecord, json
           { head: "reason", wrapTo: 30 },
           { head: "attempts" },
         ],
-        list.map((i) => [i.line, i.runId, i.draftId ?? "", i.reason ?? "", i.attempts]),
+        list.map((i) => [i.line, short.get(i.runId) ?? i.runId, i.draftId ?? "", i.reason ?? "", i.attempts]),
         style,
-        ["attempts"],
+        ["attempts", "draft"],
+        { oneLine: true },
       ),
     );
   }

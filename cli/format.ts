@@ -2,7 +2,8 @@ import type { Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import { isPriced } from "../shared/model/pricing.js";
 import type { RunRecord } from "../shared/store/types.js";
-import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
+import { shortIds } from "./ids.js";
+import { type Column, type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
 /** Violations as the `--json` contract shows them: `{ruleId, severity, message, path?, suggestion?}`. */
 function publicViolation(v: Violation) {
@@ -19,7 +20,11 @@ function publicViolation(v: Violation) {
  * A run result with the file, array element or line its draft came from: two drafts of one batch
  * may share an id, and the source tells their lines apart.
  */
-export type SourcedResult = RunResult & { source?: string };
+export type SourcedResult = RunResult & {
+  source?: string;
+  /** The content had already run to an end in this data folder: the earlier run, reprinted. */
+  duplicate?: true;
+};
 
 /** One `--json` line: the core's run result without the per-attempt detail (`redraft show` has it). */
 export function jsonLine(result: SourcedResult): string {
@@ -56,16 +61,30 @@ export function costText(cost: number, tokens: number, models: readonly string[]
   return cost === 0 ? "unpriced" : `${usd(cost)} + unpriced`;
 }
 
-/**
- * Run ids as short as git shows commits: the first 8 characters, longer where two of the listed
- * ids share them. `redraft show` and `export` take any unique prefix.
- */
-function shortIds(ids: readonly string[]): Map<string, string> {
-  const unique = [...new Set(ids)];
-  let length = 8;
-  while (new Set(unique.map((id) => id.slice(0, length))).size < unique.length) length++;
-  return new Map(unique.map((id) => [id, id.slice(0, length)]));
-}
+/** Statuses in colour on a terminal, as `gh` shows them: green done, yellow waiting, red refused or failed. */
+const STATUS_COLORS: Readonly<Record<string, number>> = {
+  validated: 32,
+  needs_manual_review: 33,
+  review: 33,
+  rejected: 31,
+  failed: 31,
+  draft: 36,
+  correcting: 36,
+  not_run: 90,
+  // A batch's own statuses.
+  completed: 32,
+  running: 36,
+};
+
+/** A status's colour on a terminal, if it has one. */
+export const paintStatus = (status: string): number | undefined => STATUS_COLORS[status];
+
+/** A status column: coloured, and `review` for `needs_manual_review` where a table is narrow. */
+export const statusColumn: Column = {
+  head: "status",
+  short: (status) => (status === "needs_manual_review" ? "review" : status),
+  paint: paintStatus,
+};
 
 /** The models that answered a run's corrections (the judge's are in its reports, see `redraft show`). */
 const attemptModels = (r: RunResult) =>
@@ -75,20 +94,34 @@ const attemptModels = (r: RunResult) =>
 const tail = (text: string, width: number): string =>
   text.length <= width ? text : `…${text.slice(text.length - width + 1)}`;
 
-/** Per-draft lines and a summary per status, printed after a run; each table fits `style.width`. */
-export function resultsTable(results: readonly SourcedResult[], style: OutputStyle = stdoutStyle()): string {
-  const short = shortIds(results.map((r) => r.runId));
+/**
+ * Per-draft lines and a summary per status, printed after a run; each table fits `style.width`.
+ * Run ids are shortened to prefixes unique among `knownIds` (every run of the data folder).
+ */
+export function resultsTable(
+  results: readonly SourcedResult[],
+  style: OutputStyle = stdoutStyle(),
+  knownIds: readonly string[] = [],
+): string {
+  const short = shortIds(
+    results.map((r) => r.runId),
+    knownIds,
+  );
+  // Only when some draft was a duplicate: a re-run says which lines ran before, in the table.
+  const duplicates = results.some((r) => r.duplicate);
   const perDraft = renderTable(
     [
-      { head: "draft", wrapTo: 12 },
+      { head: "draft", wrapTo: 10 },
       { head: "source", wrapTo: 14 },
-      { head: "status" },
-      { head: "reason", wrapTo: 8 },
+      statusColumn,
+      // A reason is a contract word, read whole or not at all.
+      { head: "reason" },
       { head: "attempts" },
       { head: "errors per attempt", wrapTo: 9 },
       { head: "tokens" },
       { head: "cost", wrapTo: 8 },
       { head: "run" },
+      ...(duplicates ? [{ head: "duplicate" }] : []),
     ],
     results.map((r) => [
       r.draftId,
@@ -100,10 +133,13 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
       r.tokens.total,
       costText(r.costUsd, r.tokens.total, attemptModels(r)),
       short.get(r.runId) ?? r.runId,
+      ...(duplicates ? [r.duplicate ? "yes" : ""] : []),
     ]),
     style,
-    // Where each draft came from tells apart two drafts with one id: it gives way last.
-    ["attempts", "tokens", "errors per attempt", "source"],
+    // Where each draft came from tells apart two drafts with one id: it gives way late. The
+    // duplicate mark goes only where nothing else fits (the command says under the table how many).
+    ["attempts", "tokens", "errors per attempt", "source", "cost"],
+    { oneLine: true, lastDropped: ["duplicate"] },
   );
   type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
   const add = (s: Sum, r: SourcedResult): Sum => ({
@@ -120,7 +156,7 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
   const sumCost = (s: Sum) =>
     s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
   const summary = renderTable(
-    ["status", "drafts", "attempts", "tokens", "cost"].map((head) => ({ head })),
+    [statusColumn, ...["drafts", "attempts", "tokens", "cost"].map((head) => ({ head }))],
     [
       ...[...byStatus]
         .sort(([a], [b]) => a.localeCompare(b))
@@ -132,16 +168,27 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
   return `${perDraft}\n${summary}`;
 }
 
-/** `redraft runs`: newest first, fitting `style.width` (tokens, then attempts, then the creation time give way). */
-export function runsTable(runs: readonly RunRecord[], style: OutputStyle = stdoutStyle()): string {
-  const short = shortIds(runs.map((r) => r.runId));
+/**
+ * `redraft runs`: newest first, a line per run, fitting `style.width` (tokens, attempts, creation
+ * time, kind and cost give way, in that order); run ids shortened to prefixes unique among `knownIds`.
+ */
+export function runsTable(
+  runs: readonly RunRecord[],
+  style: OutputStyle = stdoutStyle(),
+  knownIds: readonly string[] = [],
+): string {
+  const short = shortIds(
+    runs.map((r) => r.runId),
+    knownIds,
+  );
   return renderTable(
     [
       { head: "run" },
-      { head: "draft", wrapTo: 12 },
+      { head: "draft", wrapTo: 10 },
       { head: "kind" },
-      { head: "status" },
-      { head: "reason", wrapTo: 8 },
+      statusColumn,
+      // A reason is a contract word, read whole or not at all.
+      { head: "reason" },
       { head: "attempts" },
       { head: "tokens" },
       { head: "cost", wrapTo: 8 },
@@ -159,6 +206,7 @@ export function runsTable(runs: readonly RunRecord[], style: OutputStyle = stdou
       r.createdAt.slice(0, 16).replace("T", " "),
     ]),
     style,
-    ["tokens", "attempts", "created", "kind"],
+    ["tokens", "attempts", "created", "kind", "cost"],
+    { oneLine: true },
   );
 }

@@ -1,5 +1,6 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -7,8 +8,12 @@ import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { RunStatusSchema } from "../shared/store/types.js";
+import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
+import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
+import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
+import { installRoot } from "./install-root.js";
 import { definePlan } from "./plan-command.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
 
@@ -205,7 +210,10 @@ async function submit(
   if (result.status === "rejected" && result.message) {
     // Name the file the person gave, never the upload key, wherever the message put it.
     const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);
-    result.message = message.startsWith(source.label) ? message : `${source.label}: ${message}`;
+    result.message = withPackHint(
+      message.startsWith(source.label) ? message : `${source.label}: ${message}`,
+      result.reason,
+    );
   }
   return result;
 }
@@ -270,11 +278,22 @@ async function runCommand(
     );
     bar?.stop();
     if (!cmd.json) {
-      process.stdout.write(`${resultsTable(results)}\n`);
+      const { localRunIds } = await import("./ids.js");
+      process.stdout.write(`${resultsTable(results, undefined, await localRunIds(runtime)())}\n`);
+      const duplicates = results.filter((r) => r.duplicate).length;
+      if (duplicates)
+        say(
+          `${duplicates} draft(s) had already run to an end in this data folder: their earlier runs are shown, nothing ran again (--rerun runs them again).`,
+        );
+      const unknownKinds = results.filter((r) => r.reason === "unknown_kind").length;
+      if (unknownKinds)
+        say(
+          `${unknownKinds} draft(s) rejected as unknown_kind, a kind with no rule pack: register packs with --pack <file> (redraft packs lists the kinds known).`,
+        );
       const example = results.find((r) => r.attempts > 0) ?? results[0];
       if (example)
         say(
-          `See one run's timeline: npx redraft show ${example.runId}${opts.dataDir !== ".redraft" ? ` --data-dir ${opts.dataDir}` : ""}`,
+          `See one run's timeline: npx redraft show ${example.runId}${opts.dataDir !== DEFAULT_DATA_DIR ? ` --data-dir ${opts.dataDir}` : ""}`,
         );
     }
   } finally {
@@ -292,7 +311,11 @@ function program(result: CommandResult = { code: 0 }): Command {
     .description(
       "Check LLM drafts against rules, schemas, tests and a judge; have Claude correct what fails; escalate the rest.",
     )
-    .option("--data-dir <dir>", "where runs, drafts and events are kept", ".redraft")
+    .option(
+      "--data-dir <dir>",
+      "where runs, drafts and events are kept (default: the nearest .redraft in this folder or one above it, else ./.redraft)",
+      DEFAULT_DATA_DIR,
+    )
     .option(
       "--llm <model>",
       "anthropic | bedrock | replay:<cassette.json> | none (default: anthropic when ANTHROPIC_API_KEY is set, else none)",
@@ -306,12 +329,18 @@ function program(result: CommandResult = { code: 0 }): Command {
       collect,
     )
     .option("--debug", "on a system failure, print the stack too")
+    .version(packageVersion(), "-V, --version", "print the version of redraft")
+    // Without --data-dir, a subfolder of a project uses the project's data folder (cli/data-dir.ts).
+    .hook("preAction", () => {
+      if (cli.getOptionValueSource("dataDir") === "default")
+        cli.setOptionValueWithSource("dataDir", findDataDir(), "default");
+    })
     // Errors are printed by main(), one line each; commander's own output is only --help, on stdout.
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} })
     .addHelpText(
       "after",
-      "\nExample:\n  $ npx redraft run examples/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review",
+      "\nExample:\n  $ npx redraft run examples/drafts/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review --explain\n  $ npx redraft run examples/pack-drafts/ --pack examples/packs/haiku.ts --pack examples/packs/abstract.pack.json --llm none",
     );
 
   cli
@@ -336,7 +365,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  $ npx redraft run examples/ --json --llm replay:examples/example.cassette.json > results.jsonl",
+      "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
     .action((paths: string[], cmd) => runCommand(paths, cmd, cli.opts<GlobalOptions>()));
 
@@ -378,6 +407,7 @@ function program(result: CommandResult = { code: 0 }): Command {
       "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
     )
     .action(async (manifest: string, cmd) => {
+      await (await import("./batch.js")).checkManifestReadable(manifest);
       const runtime = await openRuntime(cli.opts<GlobalOptions>());
       try {
         const { batchCommand } = await import("./batch.js");
@@ -417,22 +447,35 @@ function program(result: CommandResult = { code: 0 }): Command {
     .option("--draft <id>", "only runs of this draft")
     .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
     .option("--json", "one JSON run record per line")
-    .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review")
-    .action(async (cmd: { status?: string; draft?: string; limit: number; json?: boolean }) => {
-      const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
-      try {
-        const { runsTable } = await import("./format.js");
-        const runs = await runtime.runs.listRuns({
-          ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
-          ...(cmd.draft && { draftId: cmd.draft }),
-          limit: cmd.limit,
-        });
-        if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
-        else process.stdout.write(runs.length ? `${runsTable(runs)}\n` : "No runs.\n");
-      } finally {
-        await runtime.close();
-      }
-    });
+    .option("--explain", "after the table, what each reason listed means")
+    .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review --explain")
+    .action(
+      async (cmd: { status?: string; draft?: string; limit: number; json?: boolean; explain?: boolean }) => {
+        const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
+        try {
+          const [{ runsTable }, { localRunIds }] = await Promise.all([
+            import("./format.js"),
+            import("./ids.js"),
+          ]);
+          const runs = await runtime.runs.listRuns({
+            ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
+            ...(cmd.draft && { draftId: cmd.draft }),
+            limit: cmd.limit,
+          });
+          if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
+          else
+            process.stdout.write(
+              runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
+            );
+          if (cmd.explain && !cmd.json && runs.length)
+            process.stdout.write(
+              `${(await import("./explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,
+            );
+        } finally {
+          await runtime.close();
+        }
+      },
+    );
 
   cli
     .command("show")
@@ -449,11 +492,13 @@ function program(result: CommandResult = { code: 0 }): Command {
       const opts = cli.opts<GlobalOptions>();
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
-        const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }] = await Promise.all([
+        const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }, ids] = await Promise.all([
           import("./run-id.js"),
           import("../shared/loop/run.js"),
           import("./show.js"),
+          import("./ids.js"),
         ]);
+        const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
           // A batch id: the batch's summary and its items by status.
           const [{ showBatch }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
@@ -461,15 +506,16 @@ function program(result: CommandResult = { code: 0 }): Command {
             import("../functions/lib/batch-store.js"),
             import("../local/state-machine.js"),
           ]);
-          const batch = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).get(
-            runId,
-          );
+          const batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+          const batch =
+            (await batches.get(runId)) ??
+            (await batches.get(ids.batchMatching(runId, await listIds()) ?? runId));
           if (batch) {
-            process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true)}\n`);
+            process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true, await listIds())}\n`);
             return;
           }
         }
-        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const run = await resolveRun(runtime.runs, runId, opts.dataDir, listIds);
         const result = await buildRunResult(run.runId, runtime.deps);
         const execution = await runtime.history(run.runId);
         if (cmd.json) process.stdout.write(`${JSON.stringify({ ...result, execution })}\n`);
@@ -499,7 +545,12 @@ function program(result: CommandResult = { code: 0 }): Command {
           import("./run-id.js"),
           import("../shared/loop/run.js"),
         ]);
-        const run = await resolveRun(runtime.runs, runId, opts.dataDir);
+        const run = await resolveRun(
+          runtime.runs,
+          runId,
+          opts.dataDir,
+          (await import("./ids.js")).localRunIds(runtime),
+        );
         const { finalDraft } = await buildRunResult(run.runId, runtime.deps);
         if (!finalDraft)
           throw new UsageError(
@@ -552,24 +603,30 @@ function program(result: CommandResult = { code: 0 }): Command {
     .argument("[file]", "the edited draft (edit only)")
     .option("--note <text>", "why")
     .option("--reviewer <name>", "who decided", process.env.USER ?? "reviewer")
+    .option("--json", "the run as the decision left it, as one JSON line")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ npx redraft review 3f2c9a1e-… approve --note 'homogeneity is fine here'\n  $ npx redraft review 3f2c9a1e-… edit fixed.json",
+      "\nExamples:\n  $ npx redraft review 3f2c9a1e approve --note 'homogeneity is fine here'\n  $ npx redraft review 3f2c9a1e edit fixed.json",
     )
     .action(
       async (
         runId: string,
         decision: ReviewDecision,
         file: string | undefined,
-        cmd: { note?: string; reviewer: string },
+        cmd: { note?: string; reviewer: string; json?: boolean },
       ) => {
         if (decision === "edit" && !file) throw new UsageError("review … edit needs the edited draft's file");
         if (decision !== "edit" && file)
           throw new UsageError(`review … ${decision} takes no file (only edit does): ${file}`);
         const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
-          const { reviewRun } = await import("./review.js");
-          const outcome = await reviewRun(runtime, runId, decision, {
+          const [{ reviewDecision }, { localRunIds }] = await Promise.all([
+            import("./review.js"),
+            import("./ids.js"),
+          ]);
+          const outcome = await reviewDecision(runtime, runId, decision, {
+            listIds: localRunIds(runtime),
+            where: cli.opts<GlobalOptions>().dataDir,
             ...(file && { file }),
             ...(cmd.note && { note: cmd.note }),
             reviewer: cmd.reviewer,
@@ -577,7 +634,7 @@ function program(result: CommandResult = { code: 0 }): Command {
           });
           // Which model answered the edit, said once it was accepted: a refused edit stays one line.
           if (decision === "edit") for (const line of notices) say(line);
-          process.stdout.write(`${outcome}\n`);
+          process.stdout.write(`${cmd.json ? JSON.stringify(outcome) : outcome.message}\n`);
         } finally {
           await runtime.close();
         }
@@ -691,7 +748,27 @@ function program(result: CommandResult = { code: 0 }): Command {
       }
     });
 
+  cli
+    .command("completion")
+    .description("print a shell completion script for redraft's commands and options")
+    .addArgument(new Argument("<shell>").choices(COMPLETION_SHELLS))
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ source <(npx redraft completion bash)      # in ~/.bashrc\n  $ npx redraft completion fish | source",
+    )
+    .action(async (shell: CompletionShell) => {
+      process.stdout.write(completionScript(cli, shell));
+    });
+
   return cli;
+}
+
+/** The version in redraft's own package.json. */
+function packageVersion(): string {
+  const parsed: unknown = JSON.parse(readFileSync(join(installRoot(), "package.json"), "utf8"));
+  return typeof parsed === "object" && parsed !== null && "version" in parsed
+    ? String(parsed.version)
+    : "unknown";
 }
 
 /** A message that spans lines (zod's, a compiler's) joined into one, so an error stays one line. */

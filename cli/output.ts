@@ -36,6 +36,18 @@ export interface Column {
   head: string;
   /** Characters of content the column keeps at least when the table must shrink; absent = never wraps. */
   wrapTo?: number;
+  /** A shorter form of a cell, used when the table does not fit once the droppable columns are gone. */
+  short?: (cell: string) => string;
+  /** The SGR colour code of a cell on a terminal (e.g. `32` for green), or undefined for none. */
+  paint?: (cell: string) => number | undefined;
+}
+
+/** How a table treats cells too wide for their column. */
+export interface TableOptions {
+  /** Each row on one line: a cell too wide is cut with an ellipsis rather than wrapped. */
+  oneLine?: boolean;
+  /** Columns dropped, in this order, only when the table fits no other way (not even shrunk). */
+  lastDropped?: readonly string[];
 }
 
 type Cell = string | number;
@@ -76,29 +88,43 @@ const cellWidth = (cell: Cell) =>
   );
 
 /**
- * A table that fits `style.width`: wrappable columns shrink first (down to their `wrapTo`), then
- * columns are dropped in the order `dropOrder` names until the rest fits. Headers are bold on a
- * terminal and plain otherwise; borders are grey on a terminal; nothing is coloured when colour is off.
+ * A table that fits `style.width`: columns are dropped in the order `dropOrder` names until the
+ * rest fits at their natural width; if it still does not, the columns that have a short form use
+ * it, then the `lastDropped` columns go while even the narrowest table would not fit, and then the
+ * wrappable columns shrink (down to their `wrapTo`), wrapping their text, or, with `oneLine`,
+ * cutting it with an ellipsis. Headers are bold on a terminal and plain otherwise; cells
+ * with a `paint` colour are coloured on a terminal; nothing is coloured when colour is off.
  */
 export function renderTable(
   columns: readonly Column[],
   rows: readonly (readonly Cell[])[],
   style: OutputStyle,
   dropOrder: readonly string[] = [],
+  options: TableOptions = {},
 ): string {
   // Padding of one space either side, and one border character per column plus the last.
-  const natural = columns.map(
-    (c, i) => Math.max(c.head.length, ...rows.map((r) => cellWidth(r[i] ?? ""))) + 2,
-  );
+  const naturalOf = (cells: readonly (readonly Cell[])[]) =>
+    columns.map((c, i) => Math.max(c.head.length, ...cells.map((r) => cellWidth(r[i] ?? ""))) + 2);
+  let natural = naturalOf(rows);
+  let kept = columns.map((_, i) => i);
+  const fits = (widths: readonly number[]) =>
+    kept.reduce((sum, i) => sum + (widths[i] ?? 0), 0) + kept.length + 1 <= style.width;
+  for (const head of dropOrder) {
+    if (fits(natural)) break;
+    const index = columns.findIndex((c) => c.head === head);
+    if (kept.length > 1) kept = kept.filter((i) => i !== index);
+  }
+  let cells = rows;
+  if (!fits(natural) && columns.some((c) => c.short)) {
+    cells = rows.map((row) => row.map((cell, i) => columns[i]?.short?.(String(cell)) ?? cell));
+    natural = naturalOf(cells);
+  }
   const least = columns.map((c, i) =>
     c.wrapTo === undefined
       ? (natural[i] ?? 0)
       : Math.min(natural[i] ?? 0, Math.max(c.wrapTo, c.head.length) + 2),
   );
-  let kept = columns.map((_, i) => i);
-  const fits = (widths: readonly number[]) =>
-    kept.reduce((sum, i) => sum + (widths[i] ?? 0), 0) + kept.length + 1 <= style.width;
-  for (const head of dropOrder) {
+  for (const head of options.lastDropped ?? []) {
     if (fits(least)) break;
     const index = columns.findIndex((c) => c.head === head);
     if (kept.length > 1) kept = kept.filter((i) => i !== index);
@@ -114,17 +140,28 @@ export function renderTable(
       widths[widest] = (widths[widest] ?? 0) - 1;
     }
   }
+  const paints = kept.map((i) => columns[i]?.paint);
   return drawTable(
     kept.map((i) => columns[i]?.head ?? ""),
     // Two characters of each width are padding.
-    rows.map((row) => kept.map((i) => wrapText(String(row[i] ?? ""), (widths[i] ?? 3) - 2))),
+    cells.map((row) =>
+      kept.map((i) => {
+        const text = String(row[i] ?? "");
+        return options.oneLine ? text.replaceAll("\n", " ") : wrapText(text, (widths[i] ?? 3) - 2);
+      }),
+    ),
     kept.map((i) => widths[i] ?? 0),
     style,
+    (column, cell) => (style.color ? paints[column]?.(cell) : undefined),
+    // A row on one line needs no rule to tell it from the next.
+    { rowRules: !options.oneLine },
   );
 }
 
 const BOLD_ON = "\x1b[1m";
 const BOLD_OFF = "\x1b[22m";
+/** The default foreground colour again, after a painted cell. */
+const COLOR_OFF = "\x1b[39m";
 /** Printable ASCII and line breaks: text whose width on a terminal is its length. */
 const PLAIN = /^[\x20-\x7e\n]*$/;
 const PLAIN_LINE = /^[\x20-\x7e]*$/;
@@ -143,7 +180,13 @@ export function drawTable(
   rows: readonly (readonly string[])[],
   widths: readonly number[],
   style: Pick<OutputStyle, "color">,
+  paint: (column: number, cell: string) => number | undefined = () => undefined,
+  { rowRules = true }: { rowRules?: boolean } = {},
 ): string {
+  const coloured = (column: number, cell: string, text: string) => {
+    const code = paint(column, cell);
+    return code === undefined ? text : `\x1b[${code}m${text}${COLOR_OFF}`;
+  };
   // Bold is applied here, not by cli-table3's colour library, which decides on its own from the
   // environment at import (and turns colour off under CI=true even when we write to a terminal).
   const bold = (text: string) => (style.color ? `${BOLD_ON}${text}${BOLD_OFF}` : text);
@@ -156,26 +199,36 @@ export function drawTable(
       head: heads.map(bold),
       colWidths: [...widths],
       style: { head: [], border: [] },
+      ...(!rowRules && { chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" } }),
     });
-    for (const row of rows) table.push([...row]);
+    for (const row of rows) table.push(row.map((cell, i) => coloured(i, cell, cell)));
     return table.toString();
   }
   const rule = (left: string, middle: string, right: string) =>
     `${left}${widths.map((w) => "─".repeat(w)).join(middle)}${right}`;
-  const cut = (line: string, room: number) =>
-    line.length > room ? `${line.slice(0, room - 1)}…` : line.padEnd(room);
+  const cut = (line: string, room: number) => (line.length > room ? `${line.slice(0, room - 1)}…` : line);
   const draw = (cells: readonly string[]) => {
     const lines = cells.map((cell) => cell.split("\n"));
     const height = Math.max(1, ...lines.map((l) => l.length));
     const out: string[] = [];
     for (let n = 0; n < height; n++)
-      out.push(`│${widths.map((w, i) => ` ${cut(lines[i]?.[n] ?? "", w - 2)} `).join("│")}│`);
+      out.push(
+        `│${widths
+          .map((w, i) => {
+            const text = cut(lines[i]?.[n] ?? "", w - 2);
+            return ` ${coloured(i, cells[i] ?? "", text)}${" ".repeat(w - 2 - text.length)} `;
+          })
+          .join("│")}│`,
+      );
     return out;
   };
   // A heading is bold around its own text; the padding after it is not (cli-table3 pads the bold text).
   const head = `│${widths.map((w, i) => ` ${bold(heads[i] ?? "")}${" ".repeat(w - 2 - (heads[i] ?? "").length)} `).join("│")}│`;
   const out = [rule("┌", "┬", "┐"), head];
-  for (const row of rows) out.push(rule("├", "┼", "┤"), ...draw(row));
+  rows.forEach((row, n) => {
+    if (rowRules || n === 0) out.push(rule("├", "┼", "┤"));
+    out.push(...draw(row));
+  });
   out.push(rule("└", "┴", "┘"));
   return out.join("\n");
 }

@@ -7,6 +7,7 @@ import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../
 import { loadPackFile } from "../shared/packs/declarative.js";
 import { PackRegistry } from "../shared/registry.js";
 import { UsageError } from "./inputs.js";
+import { installRoot } from "./install-root.js";
 
 const looksLikePack = (value: unknown): value is AnyPack =>
   typeof value === "object" &&
@@ -30,15 +31,36 @@ async function importPackModule(href: string): Promise<unknown> {
   }
 }
 
+/** redraft's own code: a path into one of these is redraft's business, not the pack author's. */
+const OWN_FOLDERS = "cli|dist|shared|local|functions|infra|ui|node_modules";
+
+/**
+ * A loader's message without the places inside redraft's own install it names (Node says which
+ * module imported a missing one: redraft's loader, which is no business of the pack's author).
+ */
+export function withoutInstallPaths(message: string): string {
+  const root = installRoot();
+  const places = [pathToFileURL(root).href, root];
+  let text = message;
+  for (const place of places) {
+    const escaped = place.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    text = text
+      .replace(new RegExp(` imported from ${escaped}\\S*`, "g"), "")
+      .replace(new RegExp(`${escaped}/(${OWN_FOLDERS})/[^\\s'"]*`, "g"), "(inside redraft)");
+  }
+  return text;
+}
+
 async function readPacks(file: string): Promise<AnyPack[]> {
   if (!/\.(ts|mts|js|mjs)$/.test(file)) return [await loadPackFile(file)];
   let module: Record<string, unknown>;
   try {
     module = (await importPackModule(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new InvalidPackError(`pack module ${file} cannot be loaded: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new InvalidPackError(
+      `pack module ${file} cannot be loaded: ${withoutInstallPaths((error as Error).message)}`,
+      { cause: error },
+    );
   }
   const packs = Object.values(module).filter(looksLikePack);
   if (packs.length === 0)

@@ -3,8 +3,10 @@ import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
-import type { RunStatus, RunStore } from "../shared/store/types.js";
+import type { Review, RunStatus, RunStore } from "../shared/store/types.js";
+import type { RunIdLister } from "./ids.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
+import { resolveRun } from "./run-id.js";
 
 export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
@@ -23,6 +25,10 @@ export interface ReviewOptions {
   reviewer: string;
   /** Starts a run of an edited draft, linked to the run under review. */
   submit: (source: DraftSource, parentRunId: string) => Promise<RunResult>;
+  /** Every run id of the store, so that the run may be named by a prefix a table printed. */
+  listIds?: RunIdLister;
+  /** Where the runs are, for the message when the run is not found. */
+  where?: string;
 }
 
 /** The edited draft's run failed (a system fault), so the run under review keeps its place in the queue. */
@@ -67,6 +73,55 @@ async function readEdit(
  * An edit that is not a valid draft, or whose run is rejected or fails, leaves this run as it was.
  */
 export async function reviewRun(
+  runtime: ReviewRuntime,
+  given: string,
+  decision: ReviewDecision,
+  options: ReviewOptions,
+): Promise<string> {
+  return (await reviewDecision(runtime, given, decision, options)).message;
+}
+
+/** What `redraft review --json` prints: the run as the decision left it, and the sentence a person reads. */
+export interface ReviewOutcome {
+  runId: string;
+  draftId: string;
+  decision: ReviewDecision;
+  status: RunStatus;
+  reason: string | null;
+  review: Review | null;
+  /** The run of the edited draft (edit only). */
+  newRunId?: string;
+  message: string;
+}
+
+/** {@link reviewRun}, returning the run under review as the decision left it beside the message. */
+export async function reviewDecision(
+  runtime: ReviewRuntime,
+  given: string,
+  decision: ReviewDecision,
+  options: ReviewOptions,
+): Promise<ReviewOutcome> {
+  const { runId } = await resolveRun(
+    runtime.runs,
+    given,
+    options.where ?? "this data folder",
+    options.listIds,
+  );
+  const message = await decide(runtime, runId, decision, options);
+  const after = await runtime.runs.getRun(runId);
+  return {
+    runId,
+    draftId: after?.draftId ?? "",
+    decision,
+    status: after?.status ?? "failed",
+    reason: after?.reason ?? null,
+    review: after?.review ?? null,
+    ...(after?.review?.newRunId && { newRunId: after.review.newRunId }),
+    message,
+  };
+}
+
+async function decide(
   runtime: ReviewRuntime,
   runId: string,
   decision: ReviewDecision,

@@ -5,6 +5,7 @@ import type { RunResult } from "../shared/loop/run.js";
 import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
 import { valueAt } from "../shared/pointer.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
+import { explainReason } from "./explain.js";
 import { costText } from "./format.js";
 
 /** What `redraft show` reads besides the run result: the first repairs, the judge's rounds, the drafts diffs start from. */
@@ -203,6 +204,7 @@ export function timeline(
   const out = [
     `Run ${run.runId} — draft ${run.draftId} (${run.kind})`,
     `Status: ${statusText(run)}${run.message ? ` — ${run.message}` : ""}`,
+    ...(explainReason(run.reason) ? [`Why: ${explainReason(run.reason)}`] : []),
     `Errors per attempt: ${run.violationsPerAttempt.join(" → ") || "-"}`,
     `Tokens: ${run.tokens.total}; cost ${costText(run.costUsd, run.tokens.total, [...correct.models, ...judge.models])}`,
     spendLine("correct", correct),

@@ -1,4 +1,6 @@
 import * as z from "zod";
+import { explainReason } from "../cli/explain.js";
+import { shortIds } from "../cli/ids.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { ValidationReport, Violation } from "../shared/draft.js";
@@ -77,7 +79,7 @@ async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined
 }
 
 /** The runs list: newest first, filtered, with totals over what is shown and the rules failing most. */
-export async function listRunsView(data: ViewerData, query: RunsQuery) {
+export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds: readonly string[] = []) {
   const all = await data.runs.listRuns({ ...(query.status && { status: query.status }), limit: LIST_LIMIT });
   const needle = query.q?.trim().toLowerCase();
   const runs = all.filter(
@@ -85,6 +87,11 @@ export async function listRunsView(data: ViewerData, query: RunsQuery) {
       (!query.reason || r.reason === query.reason) &&
       (!query.kind || r.kind === query.kind) &&
       (!needle || r.draftId.toLowerCase().includes(needle)),
+  );
+  // As the command line prints them: unique among every run of the data dir, so `#/run/<shortId>` works.
+  const short = shortIds(
+    runs.map((r) => r.runId),
+    [...knownIds, ...all.map((r) => r.runId)],
   );
   const finished = runs.filter((r) => FINAL_STATUSES.has(r.status));
   const costs = runs.map(runCost);
@@ -117,6 +124,7 @@ export async function listRunsView(data: ViewerData, query: RunsQuery) {
     },
     runs: runs.map((r) => ({
       runId: r.runId,
+      shortId: short.get(r.runId) ?? r.runId,
       draftId: r.draftId,
       kind: r.kind,
       status: r.status,
@@ -262,6 +270,8 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
+    /** The run's reason in a sentence (cli/explain.ts), for the review box. */
+    reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
       ? { violations: initial.violations, repairs: initial.repairs, score: initial.score }
       : null,

@@ -5,9 +5,12 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
+import { localRunIds } from "../cli/ids.js";
 import { UsageError } from "../cli/inputs.js";
 import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../cli/review.js";
+import { resolveRun } from "../cli/run-id.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
@@ -55,6 +58,25 @@ const ReviewBodySchema = z
     message: "an edit needs the edited draft, and only an edit takes one",
     path: ["draft"],
   });
+
+/** Every run id of a local runtime's data dir, read from its index; other stores list their runs. */
+const viewerRunIds = (runtime: ViewerOptions["runtime"]) =>
+  "dynamo" in runtime ? localRunIds(runtime as { dynamo: DynamoDBClient }) : undefined;
+
+/**
+ * The full id of the run an address names: the id itself, or any short id a table prints (a unique
+ * prefix, a batch item's `b-<batch>-<line>`), as the command line takes them. None is a 404, an
+ * ambiguous one a 400 listing the candidates.
+ */
+async function viewerRunId(runtime: ViewerOptions["runtime"], given: string): Promise<string> {
+  if (await runtime.runs.getRun(given)) return given;
+  try {
+    return (await resolveRun(runtime.runs, given, "this data folder", viewerRunIds(runtime))).runId;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    throw new HttpError(error.message.startsWith("no run") ? 404 : 400, error.message);
+  }
+}
 
 /** Page assets, read once at start; nothing else on disk is reachable through the server. */
 async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>> {
@@ -188,13 +210,23 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         Object.fromEntries([...url.searchParams].filter(([, value]) => value !== "")),
       );
       if (!query.success) throw new HttpError(400, describeZodError(query.error));
-      return sendJson(res, 200, await listRunsView(runtime, query.data));
+      return sendJson(
+        res,
+        200,
+        await listRunsView(runtime, query.data, (await viewerRunIds(runtime)?.()) ?? []),
+      );
     }
     const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
     if (match) {
-      const runId = RunIdSchema.safeParse(decodeURIComponent(match[1] ?? ""));
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(match[1] ?? "");
+      } catch {
+        throw new HttpError(400, "the run id in the address is not valid percent-encoding");
+      }
+      const runId = RunIdSchema.safeParse(decoded);
       if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
-      const id = runId.data;
+      const id = await viewerRunId(runtime, runId.data);
       if (match[2] === "/review") {
         if (req.method !== "POST") throw new HttpError(405, "a review is a POST");
         const done = reviews.then(() => review(id, req));
@@ -225,10 +257,20 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       else res.end();
     });
   });
+  const wanted = options.port ?? DEFAULT_VIEWER_PORT;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? DEFAULT_VIEWER_PORT, VIEWER_HOST, () => {
-      server.off("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        // Another viewer, or another program, has the port: the person picks another.
+        error.code === "EADDRINUSE"
+          ? new UsageError(
+              `port ${wanted} on ${VIEWER_HOST} is in use: choose another with --port <n> (--port 0 picks a free one)`,
+            )
+          : error,
+      ),
+    );
+    server.listen(wanted, VIEWER_HOST, () => {
+      server.removeAllListeners("error");
       resolve();
     });
   });

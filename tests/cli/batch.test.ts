@@ -95,7 +95,12 @@ describe("redraft batch", () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/validated \(1\)/);
     expect(shown.stdout).toMatch(/rejected \(1\)/);
-    expect(shown.stdout).toContain(`${batchId}-2`);
+    // Its items by the short form tables print, which show takes back.
+    const item = `${batchId.slice(0, 8)}-2`;
+    expect(shown.stdout).toContain(` ${item} `);
+    expect((await redraft(["show", item, "--json", "--data-dir", data])).stdout).toContain(
+      `"runId":"${batchId}-2"`,
+    );
     const json = JSON.parse((await redraft(["show", batchId, "--json", "--data-dir", data])).stdout);
     expect(json.itemsDetail).toHaveLength(2);
   }, 120_000);

@@ -189,7 +189,7 @@ describe("output", () => {
     fits(packs.stdout);
   }, 60_000);
 
-  it("has no colour with NO_COLOR even on a terminal, and bold (not red) headers otherwise", async () => {
+  it("has no colour with NO_COLOR even on a terminal, and bold headers and coloured statuses otherwise", async () => {
     const saved = { NO_COLOR: process.env.NO_COLOR, FORCE_COLOR: process.env.FORCE_COLOR };
     try {
       delete process.env.FORCE_COLOR;
@@ -200,7 +200,11 @@ describe("output", () => {
       delete process.env.NO_COLOR;
       const coloured = await redraft(["--data-dir", dataDir, "runs"], { tty: true });
       expect(coloured.stdout).toContain("\x1b[1m");
-      expect(coloured.stdout).not.toContain("\x1b[31m");
+      // Red marks a refused or failed status, never a heading.
+      for (const head of ["run", "draft", "status", "reason"])
+        expect(coloured.stdout).not.toContain(`\x1b[31m${head}`);
+      expect(coloured.stdout).toContain("\x1b[32mvalidated\x1b[39m");
+      expect(coloured.stdout).toContain("\x1b[33mneeds_manual_review\x1b[39m");
       process.env.FORCE_COLOR = "1";
       expect((await redraft(["--data-dir", dataDir, "runs"])).stdout).toContain("\x1b[1m");
     } finally {

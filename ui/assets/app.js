@@ -277,7 +277,7 @@ function renderTable(el, runs) {
               "td",
               {},
               h("a", { href: `#/run/${r.runId}` }, r.draftId),
-              h("div", { className: "muted hide-narrow" }, r.runId.slice(0, 8)),
+              h("div", { className: "muted hide-narrow" }, r.shortId),
             ),
             h("td", {}, r.kind),
             h("td", {}, statusBadge(r.status)),
@@ -486,6 +486,23 @@ function renderReview(el, d, reload) {
         h("code", {}, "redraft review"),
         ".",
       ),
+      d.reasonExplained
+        ? h("p", { className: "reason" }, h("b", {}, `${d.run.reason}: `), d.reasonExplained)
+        : null,
+      d.finalViolations.length
+        ? h(
+            "ul",
+            { className: "remaining", "aria-label": "Violations that remain" },
+            d.finalViolations.map((v) =>
+              h(
+                "li",
+                {},
+                h("code", {}, v.ruleId),
+                ` ${v.severity}${v.path ? ` at ${v.path}` : ""}: ${v.message}`,
+              ),
+            ),
+          )
+        : null,
       h("label", { for: "review-note" }, "Note (why)"),
       note,
       h(
