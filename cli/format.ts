@@ -75,61 +75,119 @@ const attemptModels = (r: RunResult) =>
 const tail = (text: string, width: number): string =>
   text.length <= width ? text : `…${text.slice(text.length - width + 1)}`;
 
-/** Per-draft lines and a summary per status, printed after a run; each table fits `style.width`. */
-export function resultsTable(results: readonly SourcedResult[], style: OutputStyle = stdoutStyle()): string {
-  const short = shortIds(results.map((r) => r.runId));
-  const perDraft = renderTable(
-    [
-      { head: "draft", wrapTo: 12 },
-      { head: "source", wrapTo: 14 },
-      { head: "status" },
-      { head: "reason", wrapTo: 8 },
-      { head: "attempts" },
-      { head: "errors per attempt", wrapTo: 9 },
-      { head: "tokens" },
-      { head: "cost", wrapTo: 8 },
-      { head: "run" },
-    ],
-    results.map((r) => [
-      r.draftId,
-      tail(r.source ?? "", 14),
-      r.status,
-      r.reason ?? "",
-      r.attempts,
-      r.violationsPerAttempt.join(" → "),
-      r.tokens.total,
-      costText(r.costUsd, r.tokens.total, attemptModels(r)),
-      short.get(r.runId) ?? r.runId,
-    ]),
-    style,
-    // Where each draft came from tells apart two drafts with one id: it gives way last.
-    ["attempts", "tokens", "errors per attempt", "source"],
-  );
-  type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
-  const add = (s: Sum, r: SourcedResult): Sum => ({
-    drafts: s.drafts + 1,
-    attempts: s.attempts + r.attempts,
-    tokens: s.tokens + r.tokens.total,
-    cost: s.cost + r.costUsd,
-    unpriced: s.unpriced || costText(r.costUsd, r.tokens.total, attemptModels(r)).includes("unpriced"),
-  });
-  const empty: Sum = { drafts: 0, attempts: 0, tokens: 0, cost: 0, unpriced: false };
-  const byStatus = new Map<string, Sum>();
-  for (const r of results) byStatus.set(r.status, add(byStatus.get(r.status) ?? empty, r));
-  const total = results.reduce(add, empty);
-  const sumCost = (s: Sum) =>
-    s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
-  const summary = renderTable(
-    ["status", "drafts", "attempts", "tokens", "cost"].map((head) => ({ head })),
-    [
-      ...[...byStatus]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([status, s]) => [status, s.drafts, s.attempts, s.tokens, sumCost(s)]),
-      ["total", total.drafts, total.attempts, total.tokens, sumCost(total)],
-    ],
-    style,
-  );
-  return `${perDraft}\n${summary}`;
+/** What the results table shows of one run: a few fields, so a long run keeps no drafts for it. */
+interface ResultRow {
+  draftId: string;
+  source: string;
+  status: string;
+  reason: string;
+  attempts: number;
+  errorsPerAttempt: string;
+  tokens: number;
+  cost: string;
+  unpriced: boolean;
+  costUsd: number;
+  runId: string;
+}
+
+type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
+const EMPTY_SUM: Sum = { drafts: 0, attempts: 0, tokens: 0, cost: 0, unpriced: false };
+
+/**
+ * The table `redraft run` prints at its end, filled as results come: the first `maxRows` drafts
+ * one line each, and every draft in the sums per status. A run of 100,000 drafts keeps `maxRows`
+ * small rows and a sum per status, never its results (`--json` prints every one as it ends).
+ */
+export class ResultsTable {
+  readonly #rows: ResultRow[] = [];
+  readonly #byStatus = new Map<string, Sum>();
+  #total: Sum = EMPTY_SUM;
+  #more = 0;
+
+  constructor(readonly maxRows = Number.POSITIVE_INFINITY) {}
+
+  add(r: SourcedResult): void {
+    const cost = costText(r.costUsd, r.tokens.total, attemptModels(r));
+    const row: ResultRow = {
+      draftId: r.draftId,
+      source: tail(r.source ?? "", 14),
+      status: r.status,
+      reason: r.reason ?? "",
+      attempts: r.attempts,
+      errorsPerAttempt: r.violationsPerAttempt.join(" → "),
+      tokens: r.tokens.total,
+      cost,
+      unpriced: cost.includes("unpriced"),
+      costUsd: r.costUsd,
+      runId: r.runId,
+    };
+    if (this.#rows.length < this.maxRows) this.#rows.push(row);
+    else this.#more += 1;
+    const add = (s: Sum): Sum => ({
+      drafts: s.drafts + 1,
+      attempts: s.attempts + row.attempts,
+      tokens: s.tokens + row.tokens,
+      cost: s.cost + row.costUsd,
+      unpriced: s.unpriced || row.unpriced,
+    });
+    this.#byStatus.set(row.status, add(this.#byStatus.get(row.status) ?? EMPTY_SUM));
+    this.#total = add(this.#total);
+  }
+
+  /** How many drafts were added. */
+  get drafts(): number {
+    return this.#total.drafts;
+  }
+
+  /** Per-draft lines and a summary per status; each table fits `style.width`. */
+  render(style: OutputStyle = stdoutStyle()): string {
+    const rows = this.#rows;
+    const short = shortIds(rows.map((r) => r.runId));
+    const perDraft = renderTable(
+      [
+        { head: "draft", wrapTo: 12 },
+        { head: "source", wrapTo: 14 },
+        { head: "status" },
+        { head: "reason", wrapTo: 8 },
+        { head: "attempts" },
+        { head: "errors per attempt", wrapTo: 9 },
+        { head: "tokens" },
+        { head: "cost", wrapTo: 8 },
+        { head: "run" },
+      ],
+      rows.map((r) => [
+        r.draftId,
+        r.source,
+        r.status,
+        r.reason,
+        r.attempts,
+        r.errorsPerAttempt,
+        r.tokens,
+        r.cost,
+        short.get(r.runId) ?? r.runId,
+      ]),
+      style,
+      // Where each draft came from tells apart two drafts with one id: it gives way last.
+      ["attempts", "tokens", "errors per attempt", "source"],
+    );
+    const sumCost = (s: Sum) =>
+      s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
+    const summary = renderTable(
+      ["status", "drafts", "attempts", "tokens", "cost"].map((head) => ({ head })),
+      [
+        ...[...this.#byStatus]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([status, s]) => [status, s.drafts, s.attempts, s.tokens, sumCost(s)]),
+        ["total", this.#total.drafts, this.#total.attempts, this.#total.tokens, sumCost(this.#total)],
+      ],
+      style,
+    );
+    const more =
+      this.#more > 0
+        ? `\n… and ${this.#more} more drafts, counted below (--json prints a line for every draft; redraft runs lists them)`
+        : "";
+    return `${perDraft}${more}\n${summary}`;
+  }
 }
 
 /** `redraft runs`: newest first, fitting `style.width` (tokens, then attempts, then the creation time give way). */
