@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { dataDirFault } from "../local/data-dir.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
@@ -480,6 +481,35 @@ function program(result: CommandResult = { code: 0 }): Command {
     });
 
   cli
+    .command("doctor")
+    .description(
+      "read the whole database of the data dir; --repair rebuilds a damaged one from what can be read",
+    )
+    .option(
+      "--repair",
+      "copy the database aside, then rebuild it (LevelDB's repair); no redraft may have the folder open",
+    )
+    .action(async (cmd: { repair?: boolean }) => {
+      const opts = cli.opts<GlobalOptions>();
+      if (cmd.repair) {
+        const { repairDatabase } = await import("../local/repair.js");
+        const copy = await repairDatabase(opts.dataDir);
+        say(`Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${copy}.`);
+      }
+      const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
+      try {
+        const [{ checkDatabase }, { LOCAL_TABLE }] = await Promise.all([
+          import("./doctor.js"),
+          import("../local/state-machine.js"),
+        ]);
+        const items = await checkDatabase(runtime, LOCAL_TABLE);
+        process.stdout.write(`The database in ${opts.dataDir} reads whole: ${items} items.\n`);
+      } finally {
+        await runtime.close();
+      }
+    });
+
+  cli
     .command("ui")
     .description("a local web page over the data dir: runs, each run's path and attempts, reviews, live")
     .addOption(
@@ -533,12 +563,31 @@ function reportError(error: unknown, cli: Command): number {
     }
     return 2;
   }
-  if (error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidPack)) {
+  if (
+    error instanceof UsageError ||
+    (error instanceof Error &&
+      (error.name === ErrorNames.InvalidPack ||
+        error.name === "DataDirError" ||
+        error.name === "RepairRefusedError"))
+  ) {
     say(`redraft: ${oneLine(error.message)}`);
     return 2;
   }
   const e = error instanceof Error ? error : new Error(String(error));
   const debug = cli.opts<GlobalOptions>().debug === true;
+  // A full disk, a damaged database, a lock held elsewhere: what it is and what to do, in one line.
+  const fault = dataDirFault(error, cli.opts<GlobalOptions>().dataDir);
+  if (fault) {
+    say(`redraft: ${oneLine(fault)}`);
+    if (debug)
+      say(
+        (e.stack ?? "")
+          .split("\n")
+          .filter((line) => /^\s+at /.test(line))
+          .join("\n"),
+      );
+    return 1;
+  }
   const hint = debug ? "" : " (--debug shows the stack)";
   say(`redraft: system failure: ${e.name}: ${oneLine(e.message)}${hint}`);
   const frames = (e.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));

@@ -113,11 +113,11 @@ export async function eachBounded<T>(
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
-  } finally {
-    await iterator.return?.(undefined);
-  }
+  // Every worker ends its item before the first failure is thrown: the runtime closes after them.
+  const ended = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+  await iterator.return?.(undefined);
+  const failure = ended.find((e) => e.status === "rejected");
+  if (failure) throw failure.reason;
 }
 
 /** How many drafts `redraft run` shows a line for; the others are in the sums (and in `--json`). */
