@@ -110,13 +110,6 @@ export async function* draftsInFile(file: string, label: string): AsyncGenerator
   }
 }
 
-/** The drafts in one file, all at once (a file dropped into a watched folder, an edited draft). */
-export async function readDraftFile(file: string, label: string): Promise<DraftSource[]> {
-  const sources: DraftSource[] = [];
-  for await (const source of draftsInFile(file, label)) sources.push(source);
-  return sources;
-}
-
 /** A file to read, or a path that could not be followed. */
 type Found = { file: string } | { unreadable: string; why: string };
 

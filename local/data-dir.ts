@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
  */
 
 /** `--data-dir` names a path that cannot be a data folder: the command is refused as a usage error. */
-export class DataDirError extends Error {
+class DataDirError extends Error {
   override readonly name = "DataDirError";
 }
 

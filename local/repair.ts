@@ -9,7 +9,7 @@ import { LOCK_FILE } from "./shared-db.js";
 const fromDynalite = createRequire(createRequire(import.meta.url).resolve("dynalite"));
 
 /** The repair could not start: another process has the folder. Said in one line, nothing changed. */
-export class RepairRefusedError extends Error {
+class RepairRefusedError extends Error {
   override readonly name = "RepairRefusedError";
 }
 
