@@ -23,6 +23,7 @@ const BENCHES: readonly { section: string; script?: string; args?: readonly stri
   { section: "policy" },
   { section: "local" },
   { section: "startup" },
+  { section: "scale" },
   { section: "coldstart" },
   { section: "batch" },
   { section: "batch-pricing", script: "batch", args: ["--pricing", "batch"] },

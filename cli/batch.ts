@@ -173,6 +173,7 @@ export async function batchCommand(
     statusesIn(Object.keys(counts).filter((s) => counts[s]))
       .map((s) => `${SHORT[s] ?? s} ${counts[s]}`)
       .join(" · ");
+  let reruns = 0;
   const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
   if ((cmd.batchLatency !== undefined || cmd.batchDeadline !== undefined) && cmd.pricing !== "batch")
     throw new UsageError("--batch-latency and --batch-deadline go with --pricing batch");
@@ -201,6 +202,7 @@ export async function batchCommand(
     concurrency: cmd.concurrency,
     onItems: (total) => bar?.start(total, 0, { counts: "" }),
     onItem: (item) => {
+      if (item.rerun) reruns += 1;
       counts[item.status] = (counts[item.status] ?? 0) + 1;
       bar?.increment({ counts: countsText() });
     },
@@ -218,11 +220,21 @@ export async function batchCommand(
   if (outcome.duplicate && record.status !== "running")
     say(`This manifest already ran as batch ${batchId}: nothing ran again (--rerun runs it again).`);
   if (outcome.resumed)
-    say(`Batch ${batchId} had been interrupted; it was resumed, and its finished items were not run again.`);
+    say(
+      `Batch ${batchId} had been interrupted; it was resumed: its finished items were not run again` +
+        (reruns > 0
+          ? `, and ${reruns} item(s) cut short were run again (their interrupted runs stay as history: redraft runs --status failed).`
+          : "."),
+    );
   if (cmd.json) {
     for (const item of items)
       process.stdout.write(`${await itemLine(runtime, batchId, item, outcome.duplicate)}\n`);
-    process.stdout.write(`${summaryLine(record, outcome.duplicate ? { duplicate: true } : {})}\n`);
+    process.stdout.write(
+      `${summaryLine(record, {
+        ...(outcome.duplicate && { duplicate: true }),
+        ...(outcome.resumed && { resumed: true, rerun: reruns }),
+      })}\n`,
+    );
   } else {
     process.stdout.write(`${batchSummary(record)}\n`);
     say(`See its items: npx redraft show ${batchId}`);

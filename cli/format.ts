@@ -94,78 +94,134 @@ const attemptModels = (r: RunResult) =>
 const tail = (text: string, width: number): string =>
   text.length <= width ? text : `…${text.slice(text.length - width + 1)}`;
 
+/** What the results table shows of one run: a few fields, so a long run keeps no drafts for it. */
+interface ResultRow {
+  draftId: string;
+  source: string;
+  status: string;
+  reason: string;
+  attempts: number;
+  errorsPerAttempt: string;
+  tokens: number;
+  cost: string;
+  unpriced: boolean;
+  costUsd: number;
+  runId: string;
+  duplicate: boolean;
+}
+
+type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
+const EMPTY_SUM: Sum = { drafts: 0, attempts: 0, tokens: 0, cost: 0, unpriced: false };
+
 /**
- * Per-draft lines and a summary per status, printed after a run; each table fits `style.width`.
- * Run ids are shortened to prefixes unique among `knownIds` (every run of the data folder).
+ * The table `redraft run` prints at its end, filled as results come: the first `maxRows` drafts
+ * one line each, and every draft in the sums per status. A run of 100,000 drafts keeps `maxRows`
+ * small rows and a sum per status, never its results (`--json` prints every one as it ends).
  */
-export function resultsTable(
-  results: readonly SourcedResult[],
-  style: OutputStyle = stdoutStyle(),
-  knownIds: readonly string[] = [],
-): string {
-  const short = shortIds(
-    results.map((r) => r.runId),
-    knownIds,
-  );
-  // Only when some draft was a duplicate: a re-run says which lines ran before, in the table.
-  const duplicates = results.some((r) => r.duplicate);
-  const perDraft = renderTable(
-    [
-      { head: "draft", wrapTo: 10 },
-      { head: "source", wrapTo: 14 },
-      statusColumn,
-      // A reason is a contract word, read whole or not at all.
-      { head: "reason" },
-      { head: "attempts" },
-      { head: "errors per attempt", wrapTo: 9 },
-      { head: "tokens" },
-      { head: "cost", wrapTo: 8 },
-      { head: "run" },
-      ...(duplicates ? [{ head: "duplicate" }] : []),
-    ],
-    results.map((r) => [
-      r.draftId,
-      tail(r.source ?? "", 14),
-      r.status,
-      r.reason ?? "",
-      r.attempts,
-      r.violationsPerAttempt.join(" → "),
-      r.tokens.total,
-      costText(r.costUsd, r.tokens.total, attemptModels(r)),
-      short.get(r.runId) ?? r.runId,
-      ...(duplicates ? [r.duplicate ? "yes" : ""] : []),
-    ]),
-    style,
-    // Where each draft came from tells apart two drafts with one id: it gives way late. The
-    // duplicate mark goes only where nothing else fits (the command says under the table how many).
-    ["attempts", "tokens", "errors per attempt", "source", "cost"],
-    { oneLine: true, lastDropped: ["duplicate"] },
-  );
-  type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
-  const add = (s: Sum, r: SourcedResult): Sum => ({
-    drafts: s.drafts + 1,
-    attempts: s.attempts + r.attempts,
-    tokens: s.tokens + r.tokens.total,
-    cost: s.cost + r.costUsd,
-    unpriced: s.unpriced || costText(r.costUsd, r.tokens.total, attemptModels(r)).includes("unpriced"),
-  });
-  const empty: Sum = { drafts: 0, attempts: 0, tokens: 0, cost: 0, unpriced: false };
-  const byStatus = new Map<string, Sum>();
-  for (const r of results) byStatus.set(r.status, add(byStatus.get(r.status) ?? empty, r));
-  const total = results.reduce(add, empty);
-  const sumCost = (s: Sum) =>
-    s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
-  const summary = renderTable(
-    [statusColumn, ...["drafts", "attempts", "tokens", "cost"].map((head) => ({ head }))],
-    [
-      ...[...byStatus]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([status, s]) => [status, s.drafts, s.attempts, s.tokens, sumCost(s)]),
-      ["total", total.drafts, total.attempts, total.tokens, sumCost(total)],
-    ],
-    style,
-  );
-  return `${perDraft}\n${summary}`;
+export class ResultsTable {
+  readonly #rows: ResultRow[] = [];
+  readonly #byStatus = new Map<string, Sum>();
+  #total: Sum = EMPTY_SUM;
+  #more = 0;
+
+  constructor(readonly maxRows = Number.POSITIVE_INFINITY) {}
+
+  add(r: SourcedResult): void {
+    const cost = costText(r.costUsd, r.tokens.total, attemptModels(r));
+    const row: ResultRow = {
+      draftId: r.draftId,
+      source: tail(r.source ?? "", 14),
+      status: r.status,
+      reason: r.reason ?? "",
+      attempts: r.attempts,
+      errorsPerAttempt: r.violationsPerAttempt.join(" → "),
+      tokens: r.tokens.total,
+      cost,
+      unpriced: cost.includes("unpriced"),
+      costUsd: r.costUsd,
+      runId: r.runId,
+      duplicate: r.duplicate === true,
+    };
+    if (this.#rows.length < this.maxRows) this.#rows.push(row);
+    else this.#more += 1;
+    const add = (s: Sum): Sum => ({
+      drafts: s.drafts + 1,
+      attempts: s.attempts + row.attempts,
+      tokens: s.tokens + row.tokens,
+      cost: s.cost + row.costUsd,
+      unpriced: s.unpriced || row.unpriced,
+    });
+    this.#byStatus.set(row.status, add(this.#byStatus.get(row.status) ?? EMPTY_SUM));
+    this.#total = add(this.#total);
+  }
+
+  /** How many drafts were added. */
+  get drafts(): number {
+    return this.#total.drafts;
+  }
+
+  /**
+   * Per-draft lines and a summary per status; each table fits `style.width`. Run ids are shortened
+   * to prefixes unique among `knownIds` (every run of the data folder).
+   */
+  render(style: OutputStyle = stdoutStyle(), knownIds: readonly string[] = []): string {
+    const rows = this.#rows;
+    const short = shortIds(
+      rows.map((r) => r.runId),
+      knownIds,
+    );
+    // Only when some draft was a duplicate: a re-run says which lines ran before, in the table.
+    const duplicates = rows.some((r) => r.duplicate);
+    const perDraft = renderTable(
+      [
+        { head: "draft", wrapTo: 10 },
+        { head: "source", wrapTo: 14 },
+        statusColumn,
+        // A reason is a contract word, read whole or not at all.
+        { head: "reason" },
+        { head: "attempts" },
+        { head: "errors per attempt", wrapTo: 9 },
+        { head: "tokens" },
+        { head: "cost", wrapTo: 8 },
+        { head: "run" },
+        ...(duplicates ? [{ head: "duplicate" }] : []),
+      ],
+      rows.map((r) => [
+        r.draftId,
+        r.source,
+        r.status,
+        r.reason,
+        r.attempts,
+        r.errorsPerAttempt,
+        r.tokens,
+        r.cost,
+        short.get(r.runId) ?? r.runId,
+        ...(duplicates ? [r.duplicate ? "yes" : ""] : []),
+      ]),
+      style,
+      // Where each draft came from tells apart two drafts with one id: it gives way late. The
+      // duplicate mark goes only where nothing else fits (the command says under the table how many).
+      ["attempts", "tokens", "errors per attempt", "source", "cost"],
+      { oneLine: true, lastDropped: ["duplicate"] },
+    );
+    const sumCost = (s: Sum) =>
+      s.unpriced ? (s.cost === 0 ? "unpriced" : `${usd(s.cost)} + unpriced`) : usd(s.cost);
+    const summary = renderTable(
+      [statusColumn, ...["drafts", "attempts", "tokens", "cost"].map((head) => ({ head }))],
+      [
+        ...[...this.#byStatus]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([status, s]) => [status, s.drafts, s.attempts, s.tokens, sumCost(s)]),
+        ["total", this.#total.drafts, this.#total.attempts, this.#total.tokens, sumCost(this.#total)],
+      ],
+      style,
+    );
+    const more =
+      this.#more > 0
+        ? `\n… and ${this.#more} more drafts, counted below (--json prints a line for every draft; redraft runs lists them)`
+        : "";
+    return `${perDraft}${more}\n${summary}`;
+  }
 }
 
 /**

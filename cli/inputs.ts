@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, extname, join, relative, sep } from "node:path";
 import { splitTopLevel, stripBom } from "../shared/json-depth.js";
 import type { InputRejection } from "../shared/loop/steps.js";
@@ -69,12 +69,44 @@ export function splitFile(label: string, text: string): DraftSource[] {
   return [{ label, body }];
 }
 
-/** The drafts in one file; a file that cannot be read is one source, rejected as unreadable. */
-export async function readDraftFile(file: string, label: string): Promise<DraftSource[]> {
+const isLines = (label: string) => /\.(jsonl|ndjson)$/i.test(label);
+
+/**
+ * The drafts in one file, one at a time; a file that cannot be read is one source, rejected as
+ * unreadable. A JSONL file is read line by line, so a file of a million lines costs a line of memory;
+ * a JSON file (one draft, or an array of drafts) is read whole, as it must be to be split.
+ */
+export async function* draftsInFile(file: string, label: string): AsyncGenerator<DraftSource> {
+  if (!isLines(label)) {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      yield unreadableSource(label, whyUnreadable(error));
+      return;
+    }
+    yield* splitFile(label, text);
+    return;
+  }
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    return splitFile(label, await readFile(file, "utf8"));
+    handle = await open(file, "r");
   } catch (error) {
-    return [unreadableSource(label, whyUnreadable(error))];
+    yield unreadableSource(label, whyUnreadable(error));
+    return;
+  }
+  let line = 0;
+  try {
+    for await (const text of handle.readLines({ encoding: "utf8", autoClose: false })) {
+      line += 1;
+      const body = stripBom(text.trim());
+      if (body !== "") yield { label: `${label}:${line}`, body };
+    }
+  } catch (error) {
+    // A read that fails part-way (a folder named like a file, an I/O error): the rest is one rejection.
+    yield unreadableSource(line === 0 ? label : `${label}:${line + 1}`, whyUnreadable(error));
+  } finally {
+    await handle.close().catch(() => undefined);
   }
 }
 
@@ -90,25 +122,24 @@ const contains = (dir: string, inner: string) =>
  * contains it, or to a folder already open on the way down, is a symlink loop, reported once at
  * the link that closes it; a folder already walked by another route is not walked twice.
  */
-async function walk(
+async function* walk(
   path: string,
-  found: Found[],
   visited: Set<string>,
   ancestors: readonly string[],
-): Promise<void> {
+): AsyncGenerator<Found> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(path);
   } catch (error) {
     const dangling = errorCode(error) === "ENOENT" && (await lstat(path).catch(() => undefined));
-    found.push({
+    yield {
       unreadable: path,
       why: dangling ? "broken symlink: its target does not exist" : whyUnreadable(error),
-    });
+    };
     return;
   }
   if (!info.isDirectory()) {
-    found.push({ file: path });
+    yield { file: path };
     return;
   }
   let real: string;
@@ -117,36 +148,41 @@ async function walk(
     real = await realpath(path);
     const parent = ancestors.at(-1);
     if (ancestors.includes(real) || (parent !== undefined && contains(real, parent))) {
-      found.push({ unreadable: path, why: "symlink loop: it leads back to a folder that contains it" });
+      yield { unreadable: path, why: "symlink loop: it leads back to a folder that contains it" };
       return;
     }
     if (visited.has(real)) return;
     visited.add(real);
     entries = await readdir(path);
   } catch (error) {
-    found.push({ unreadable: path, why: whyUnreadable(error) });
+    yield { unreadable: path, why: whyUnreadable(error) };
     return;
   }
   for (const name of entries.filter((n) => !n.startsWith(".")).sort((a, b) => a.localeCompare(b))) {
     const full = join(path, name);
     const kind = await lstat(full).catch(() => undefined);
     if (!kind) continue; // removed while we looked
-    if (kind.isDirectory()) await walk(full, found, visited, [...ancestors, real]);
+    if (kind.isDirectory()) yield* walk(full, visited, [...ancestors, real]);
     else if (kind.isSymbolicLink()) {
       // A link is followed when it names a draft file or leads to a folder; a loop or a dangling
       // link named like a draft is reported, any other link is not a draft and is left alone.
       const target = await stat(full).catch(() => undefined);
-      if (isDraftFile(name) || target?.isDirectory()) await walk(full, found, visited, [...ancestors, real]);
-    } else if (kind.isFile() && isDraftFile(name)) found.push({ file: full });
+      if (isDraftFile(name) || target?.isDirectory()) yield* walk(full, visited, [...ancestors, real]);
+    } else if (kind.isFile() && isDraftFile(name)) yield { file: full };
   }
 }
 
 /**
- * Every draft under the given paths, in a stable order. A path that cannot be read (missing, a
- * symlink loop, no permission) becomes one source rejected as `unreadable`, so the other drafts
- * still run; only when no path given exists at all is it a usage error.
+ * Every draft under the given paths, in a stable order, read as they are asked for: a folder is
+ * listed when the walk reaches it, a file read when its drafts are due, so a hundred thousand
+ * drafts are never in memory at once. A path that cannot be read (missing, a symlink loop, no
+ * permission) becomes one source rejected as `unreadable`, so the other drafts still run; only when
+ * no path given exists at all is it a usage error, thrown before the first draft is given.
  */
-export async function collectDrafts(paths: readonly string[], cwd = process.cwd()): Promise<DraftSource[]> {
+export async function* draftSources(
+  paths: readonly string[],
+  cwd = process.cwd(),
+): AsyncGenerator<DraftSource> {
   const existing = await Promise.all(
     paths.map((p) =>
       lstat(p).then(
@@ -157,17 +193,17 @@ export async function collectDrafts(paths: readonly string[], cwd = process.cwd(
   );
   if (paths.length > 0 && !existing.includes(true))
     throw new UsageError(`no such file or directory: ${paths.join(", ")}`);
-  const found: Found[] = [];
   const visited = new Set<string>();
-  for (const path of paths) await walk(path, found, visited, []);
-  const sources: DraftSource[] = [];
-  for (const item of found) {
-    if ("file" in item) {
-      const label = relative(cwd, item.file) || basename(item.file);
-      sources.push(...(await readDraftFile(item.file, label)));
-    } else {
-      sources.push(unreadableSource(relative(cwd, item.unreadable) || item.unreadable, item.why));
+  for (const path of paths)
+    for await (const item of walk(path, visited, [])) {
+      if ("file" in item) yield* draftsInFile(item.file, relative(cwd, item.file) || basename(item.file));
+      else yield unreadableSource(relative(cwd, item.unreadable) || item.unreadable, item.why);
     }
-  }
+}
+
+/** {@link draftSources}, all at once: for callers (and tests) that want the whole list. */
+export async function collectDrafts(paths: readonly string[], cwd = process.cwd()): Promise<DraftSource[]> {
+  const sources: DraftSource[] = [];
+  for await (const source of draftSources(paths, cwd)) sources.push(source);
   return sources;
 }

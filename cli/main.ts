@@ -1,18 +1,17 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { lstat, watch as watchDir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
+import { dataDirFault } from "../local/data-dir.js";
+import type { LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
 import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
-import { withPackHint } from "./explain.js";
-import type { SourcedResult } from "./format.js";
-import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
+import { UsageError } from "./inputs.js";
 import { installRoot } from "./install-root.js";
 import { definePlan } from "./plan-command.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
@@ -142,164 +141,9 @@ async function openRuntime(
   return runtime;
 }
 
-/**
- * What submitting a draft needs, imported by the first draft: `import()` resolves its specifier
- * again at every call, a cost a thousand drafts should pay once.
- */
-let submitModules:
-  | Promise<
-      [
-        typeof import("../shared/hash.js"),
-        typeof import("../local/state-machine.js"),
-        typeof import("../shared/loop/run.js"),
-        typeof import("../shared/loop/steps.js"),
-      ]
-    >
-  | undefined;
-const loadSubmitModules = () =>
-  (submitModules ??= Promise.all([
-    import("../shared/hash.js"),
-    import("../local/state-machine.js"),
-    import("../shared/loop/run.js"),
-    import("../shared/loop/steps.js"),
-  ]));
-
-/**
- * Where a draft is uploaded: under `drafts/<submissionId>/`, named by its label made safe and by
- * the hash of label and content, so that a changed file is a new upload (never an overwrite) and
- * two labels that look alike once made safe cannot share a key.
- */
-async function uploadKey(source: DraftSource, submissionId: string): Promise<string> {
-  const [{ sha256 }] = await loadSubmitModules();
-  const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
-  const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
-  return `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
-}
-
-/** Uploads one draft under `drafts/` (never overwriting) and runs the state machine on it. */
-async function submit(
-  runtime: LocalRuntime,
-  source: DraftSource,
-  submissionId: string,
-  parentRunId?: string,
-  runId: string = randomUUID(),
-): Promise<SourcedResult> {
-  const [, { LOCAL_BUCKET }, { buildRunResult }, { recordFailure }] = await loadSubmitModules();
-  const key = await uploadKey(source, submissionId);
-  // A path that could not be read uploads nothing: Validate records its rejection.
-  if (!source.rejectWith) await runtime.blobs.putIfAbsent(key, source.body);
-  const input: ExecutionInput = {
-    ...(source.rejectWith ? { rejectWith: source.rejectWith } : { draftRef: { bucket: LOCAL_BUCKET, key } }),
-    submissionId,
-    ...(parentRunId && { parentRunId }),
-  };
-  const { execution, run } = await runtime.executeAndRead(input, runId);
-  if (!run) {
-    // The execution failed before any run record existed (Validate never ran): record the failure
-    // as the state machine would, so this draft has its line and `redraft show` knows the run.
-    await recordFailure(runtime.deps, {
-      runId,
-      draft: source.body,
-      at: new Date().toISOString(),
-      reason: "system_error",
-      message: `${source.label}: ${execution.error?.error ?? "ExecutionFailed"}: ${execution.error?.cause ?? ""}`,
-    });
-  }
-  // The run as the execution left it, read once (a run recorded just above is read again).
-  const result: SourcedResult = { ...(await buildRunResult(runId, runtime.deps, run)), source: source.label };
-  if (result.status === "rejected" && result.message) {
-    // Name the file the person gave, never the upload key, wherever the message put it.
-    const message = result.message.replaceAll(`${key}: `, "").replaceAll(key, source.label);
-    result.message = withPackHint(
-      message.startsWith(source.label) ? message : `${source.label}: ${message}`,
-      result.reason,
-    );
-  }
-  return result;
-}
-
-async function runCommand(
-  paths: string[],
-  cmd: { json?: boolean; maxAttempts?: number; concurrency: number; progress: boolean; rerun?: boolean },
-  opts: GlobalOptions,
-) {
-  const [{ default: cliProgress }, { default: pLimit }, { LOCAL_SUBMISSION_ID }, { buildRunResult }, format] =
-    await Promise.all([
-      import("cli-progress"),
-      import("p-limit"),
-      import("../local/runtime.js"),
-      import("../shared/loop/run.js"),
-      import("./format.js"),
-    ]);
-  const { jsonLine, resultsTable } = format;
-  const sources = await collectDrafts(paths);
-  if (sources.length === 0)
-    throw new UsageError(`no drafts found in ${paths.join(", ")} (looking for .json, .jsonl files)`);
-  const runtime = await openRuntime(opts, {
-    ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }),
-  });
-  try {
-    const limit = pLimit(cmd.concurrency);
-    const showBar = cmd.progress && process.stderr.isTTY && !cmd.json;
-    const bar = showBar
-      ? new cliProgress.SingleBar(
-          { format: "{bar} {value}/{total} drafts | {status}", stream: process.stderr },
-          cliProgress.Presets.shades_classic,
-        )
-      : undefined;
-    bar?.start(sources.length, 0, { status: "" });
-    const results = await Promise.all(
-      sources.map((source) =>
-        limit(async () => {
-          // Content that already ran to an end in this folder is not run again: its result is reprinted.
-          const admitted = source.rejectWith
-            ? { runId: randomUUID() }
-            : await runtime.admit(source.body, {
-                ...(cmd.rerun && { rerun: true }),
-                // The owner record names the upload from the start: submit does not write it again.
-                draftRef: await uploadKey(source, LOCAL_SUBMISSION_ID),
-              });
-          const result: SourcedResult & { duplicate?: true } = admitted.duplicateOf
-            ? {
-                ...(await buildRunResult(admitted.duplicateOf, runtime.deps)),
-                source: source.label,
-                duplicate: true,
-              }
-            : await submit(runtime, source, LOCAL_SUBMISSION_ID, undefined, admitted.runId);
-          if (admitted.runId) await runtime.release(admitted.runId);
-          if (cmd.json)
-            process.stdout.write(
-              `${result.duplicate ? JSON.stringify({ ...JSON.parse(jsonLine(result)), duplicate: true }) : jsonLine(result)}\n`,
-            );
-          bar?.increment({ status: `${result.draftId}: ${result.status}` });
-          return result;
-        }),
-      ),
-    );
-    bar?.stop();
-    if (!cmd.json) {
-      const { localRunIds } = await import("./ids.js");
-      process.stdout.write(`${resultsTable(results, undefined, await localRunIds(runtime)())}\n`);
-      const duplicates = results.filter((r) => r.duplicate).length;
-      if (duplicates)
-        say(
-          `${duplicates} draft(s) had already run to an end in this data folder: their earlier runs are shown, nothing ran again (--rerun runs them again).`,
-        );
-      const unknownKinds = results.filter((r) => r.reason === "unknown_kind").length;
-      if (unknownKinds)
-        say(
-          `${unknownKinds} draft(s) rejected as unknown_kind, a kind with no rule pack: register packs with --pack <file> (redraft packs lists the kinds known).`,
-        );
-      const example = results.find((r) => r.attempts > 0) ?? results[0];
-      if (example)
-        say(
-          `See one run's timeline: npx redraft show ${example.runId}${opts.dataDir !== DEFAULT_DATA_DIR ? ` --data-dir ${opts.dataDir}` : ""}`,
-        );
-    }
-  } finally {
-    await runtime.close();
-  }
-}
+/** `submit` from cli/run.ts, imported when a command first submits a draft. */
+const submit: typeof import("./run.js").submit = async (...args) =>
+  (await import("./run.js")).submit(...args);
 
 /** What a command that ran to its end reports: 0, or 1 when its work failed as a whole (a failed batch). */
 interface CommandResult {
@@ -367,7 +211,13 @@ function program(result: CommandResult = { code: 0 }): Command {
       "after",
       "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
-    .action((paths: string[], cmd) => runCommand(paths, cmd, cli.opts<GlobalOptions>()));
+    .action(async (paths: string[], cmd) => {
+      const opts = cli.opts<GlobalOptions>();
+      const { runCommand } = await import("./run.js");
+      await runCommand(paths, cmd, opts.dataDir, () =>
+        openRuntime(opts, { ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }) }),
+      );
+    });
 
   cli
     .command("batch")
@@ -659,7 +509,7 @@ function program(result: CommandResult = { code: 0 }): Command {
   cli
     .command("watch")
     .description(
-      "treat files dropped into a folder like uploads under drafts/: each new or changed file is run",
+      "treat files dropped into a folder like uploads under drafts/: the files already there, then each new or changed file, are run",
     )
     .argument("<dir>")
     .option("--json", "one JSON run result per line")
@@ -667,49 +517,37 @@ function program(result: CommandResult = { code: 0 }): Command {
       "after",
       "\nExample:\n  $ npx redraft watch inbox/ --llm replay:examples/example.cassette.json",
     )
-    .action(async (dir: string, cmd: { json?: boolean }) => {
-      const { jsonLine } = await import("./format.js");
-      const runtime = await openRuntime(cli.opts<GlobalOptions>());
-      say(`Watching ${dir} for drafts (Ctrl-C to stop).`);
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      const pending = new Map<string, NodeJS.Timeout>();
+    .option("--new-only", "leave the files already in the folder; run only those that appear or change")
+    .action(async (dir: string, cmd: { json?: boolean; newOnly?: boolean }) => {
+      const { watchCommand } = await import("./run.js");
+      await watchCommand(dir, cmd, () => openRuntime(cli.opts<GlobalOptions>()));
+    });
+
+  cli
+    .command("doctor")
+    .description(
+      "read the whole database of the data dir; --repair rebuilds a damaged one from what can be read",
+    )
+    .option(
+      "--repair",
+      "copy the database aside, then rebuild it (LevelDB's repair); no redraft may have the folder open",
+    )
+    .action(async (cmd: { repair?: boolean }) => {
+      const opts = cli.opts<GlobalOptions>();
+      if (cmd.repair) {
+        const { repairDatabase } = await import("../local/repair.js");
+        const copy = await repairDatabase(opts.dataDir);
+        say(`Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${copy}.`);
+      }
+      const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
-        for await (const event of watchDir(dir, { signal: controller.signal })) {
-          const name = event.filename;
-          if (!name || !/\.(json|jsonl|ndjson)$/i.test(name) || name.startsWith(".")) continue;
-          // Editors and copies fire several events per file: settle first.
-          clearTimeout(pending.get(name));
-          pending.set(
-            name,
-            setTimeout(async () => {
-              pending.delete(name);
-              const file = join(dir, name);
-              // Gone again (deleted, renamed away): nothing to run. Anything else unreadable is reported.
-              if (!(await lstat(file).catch(() => undefined))) return;
-              for (const source of await readDraftFile(file, file)) {
-                try {
-                  // Same content dropped twice within the dedupe window is a duplicate, like an S3 redelivery.
-                  const result = await submit(runtime, source, "watch");
-                  if (cmd.json) process.stdout.write(`${jsonLine(result)}\n`);
-                  else
-                    process.stdout.write(
-                      `${source.label}: ${result.draftId} ${result.status}${result.reason ? ` (${result.reason})` : ""} run ${result.runId}\n`,
-                    );
-                } catch (error) {
-                  // One draft's system failure must not stop the watch, nor the file's other drafts.
-                  say(`redraft: ${source.label}: ${(error as Error).name}: ${(error as Error).message}`);
-                }
-              }
-            }, 250),
-          );
-        }
-      } catch (error) {
-        if ((error as Error).name !== "AbortError") throw error;
+        const [{ checkDatabase }, { LOCAL_TABLE }] = await Promise.all([
+          import("./doctor.js"),
+          import("../local/state-machine.js"),
+        ]);
+        const items = await checkDatabase(runtime, LOCAL_TABLE);
+        process.stdout.write(`The database in ${opts.dataDir} reads whole: ${items} items.\n`);
       } finally {
-        for (const t of pending.values()) clearTimeout(t);
         await runtime.close();
       }
     });
@@ -790,12 +628,31 @@ function reportError(error: unknown, cli: Command): number {
     }
     return 2;
   }
-  if (error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidPack)) {
+  if (
+    error instanceof UsageError ||
+    (error instanceof Error &&
+      (error.name === ErrorNames.InvalidPack ||
+        error.name === "DataDirError" ||
+        error.name === "RepairRefusedError"))
+  ) {
     say(`redraft: ${oneLine(error.message)}`);
     return 2;
   }
   const e = error instanceof Error ? error : new Error(String(error));
   const debug = cli.opts<GlobalOptions>().debug === true;
+  // A full disk, a damaged database, a lock held elsewhere: what it is and what to do, in one line.
+  const fault = dataDirFault(error, cli.opts<GlobalOptions>().dataDir);
+  if (fault) {
+    say(`redraft: ${oneLine(fault)}`);
+    if (debug)
+      say(
+        (e.stack ?? "")
+          .split("\n")
+          .filter((line) => /^\s+at /.test(line))
+          .join("\n"),
+      );
+    return 1;
+  }
   const hint = debug ? "" : " (--debug shows the stack)";
   say(`redraft: system failure: ${e.name}: ${oneLine(e.message)}${hint}`);
   const frames = (e.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));

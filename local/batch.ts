@@ -10,7 +10,7 @@ import { createRoundsHandler } from "../functions/rounds.js";
 import { createValidateHandler } from "../functions/validate.js";
 import type { AslDefinition, AslState } from "../infra/asl.js";
 import { BatchStateNames } from "../infra/state-names.js";
-import type { BatchRecord } from "../shared/batch/record.js";
+import { type BatchRecord, rerunId, wasInterrupted } from "../shared/batch/record.js";
 import {
   type BatchModelService,
   lineOfRunId,
@@ -19,7 +19,7 @@ import {
 } from "../shared/batch/rounds.js";
 import { batchKeys } from "../shared/batch/steps.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
-import { isActiveStatus } from "../shared/store/types.js";
+import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
 import { LocalBatchService } from "./batch-service.js";
 import type { ExecutionSummary, TaskHandler } from "./engine.js";
 import * as engine from "./engine.js";
@@ -67,6 +67,8 @@ interface ItemEnded {
   status: string;
   /** Whether the child had run before (a redrive, or a repeated item): nothing ran now. */
   existing: boolean;
+  /** The child had been interrupted (its process killed) and was run again now, under a rerun id. */
+  rerun?: true;
 }
 
 export interface BatchRunOptions {
@@ -184,6 +186,8 @@ function named(name: string, message: string): Error {
 export class LocalBatchRunner {
   readonly batches: DynamoBatchStore;
   #rounds: TaskHandler | undefined;
+  /** Lines whose child had already ended failed when this run of the batch found it. */
+  readonly #failedBefore = new Set<number>();
 
   constructor(
     readonly runtime: LocalRuntime,
@@ -392,7 +396,12 @@ export class LocalBatchRunner {
           // ended here is told as a child's end is (one still waiting for a round is not).
           if (isLoopProcessor) await this.#tellEnded(value, options);
           const entry = { Input: JSON.stringify(value), Status: summary.status };
-          if (summary.status === "SUCCEEDED") {
+          const line = (value as { line?: unknown }).line;
+          if (summary.status === "SUCCEEDED" && typeof line === "number" && this.#failedBefore.has(line)) {
+            // Found already ended failed (a resumed batch): the tolerance is over what the batch produced.
+            failed.push({ ...entry, Error: "States.TaskFailed", Cause: "the item's child had ended failed" });
+            if ((failed.length / items.length) * 100 > tolerated) exceeded = true;
+          } else if (summary.status === "SUCCEEDED") {
             succeeded.push({ ...entry, Output: JSON.stringify((summary.output as unknown[])[0]) });
           } else {
             failed.push({ ...entry, Error: summary.error?.error, Cause: summary.error?.cause });
@@ -572,10 +581,28 @@ export class LocalBatchRunner {
     const name = input.Name ?? randomUUID();
     const line = Number(name.slice(name.lastIndexOf("-") + 1));
     const arn = `arn:aws:states:local:000000000000:execution:redraft:${name}`;
-    const existing = byExecution
+    let existing: { status: string } | ExecutionSummary | undefined = byExecution
       ? await runtime.history(name)
       : ((await runtime.runs.getRun(name)) ?? (await runtime.history(name)));
+    // A child whose process was killed under it runs again under its next rerun id (the interrupted
+    // run stays as history, and AggregateBatch follows the item to its last run); one that already
+    // ran again to an end is the item's run.
+    let runName = name;
+    if (!byExecution && existing && "reason" in existing && existing.status === "failed") {
+      const batchId = name.slice(0, name.lastIndexOf("-"));
+      let run = existing as RunRecord;
+      for (let n = 1; wasInterrupted(run); n++) {
+        runName = rerunId(batchId, line, n);
+        const next = await runtime.runs.getRun(runName);
+        if (!next) break;
+        run = next;
+      }
+      existing = wasInterrupted(run) ? undefined : run;
+      if (existing) runName = name;
+    }
     if (existing) {
+      // A failed item counts against the Map's tolerance however many runs of the batch it took.
+      if ("status" in existing && existing.status === "failed") this.#failedBefore.add(line);
       options.onItem?.({
         line,
         runId: name,
@@ -585,12 +612,18 @@ export class LocalBatchRunner {
       throw named("StepFunctions.ExecutionAlreadyExistsException", `Execution Already Exists: '${arn}'`);
     }
     const startDate = new Date().toISOString();
-    const summary = await runtime.execute(input.Input as ExecutionInput, name);
-    const run = await runtime.runs.getRun(name);
-    options.onItem?.({ line, runId: name, status: run?.status ?? "failed", existing: false });
+    const summary = await runtime.execute(input.Input as ExecutionInput, runName);
+    const run = await runtime.runs.getRun(runName);
+    options.onItem?.({
+      line,
+      runId: runName,
+      status: run?.status ?? "failed",
+      existing: false,
+      ...(runName !== name && { rerun: true }),
+    });
     const described = {
       ExecutionArn: arn,
-      Name: name,
+      Name: runName,
       StateMachineArn: input.StateMachineArn,
       StartDate: startDate,
       StopDate: new Date().toISOString(),

@@ -1,8 +1,10 @@
 import { EventEmitter } from "node:events";
+import { readdirSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
 import { DescribeTableCommand, DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { createTable } from "../functions/lib/dynamo-store.js";
 
@@ -33,6 +35,7 @@ interface LevelDatabase {
  * serves, is wrapped for that one call so that the database can be reached.
  */
 function createDynalite(options: DynaliteOptions): { server: Server; db: LevelDatabase } {
+  guardActions();
   const dynalite = require("dynalite") as (options: DynaliteOptions) => Server;
   const dynaliteStore = require("dynalite/db") as { create(options: DynaliteOptions): DynaliteStore };
   const create = dynaliteStore.create;
@@ -48,6 +51,58 @@ function createDynalite(options: DynaliteOptions): { server: Server; db: LevelDa
   } finally {
     dynaliteStore.create = create;
   }
+}
+
+type ActionCallback = (error: (Error & { statusCode?: number }) | null, data?: unknown) => void;
+type Action = (store: unknown, data: unknown, callback: ActionCallback) => void;
+let guarded = false;
+
+/**
+ * dynalite answers an action's error as a DynamoDB error when it carries a status code; any other
+ * (a LevelDB write on a full disk, a read of a damaged table file) it throws from the callback, out
+ * of every try, and the process dies with a stack. So each action, before dynalite's server module
+ * captures them, is wrapped to answer such an error as DynamoDB does a fault of its own: a 500
+ * `InternalServerError` whose message carries the store's own words (LevelDB's "IO error: … No space
+ * left on device", "Corruption: …"), which the client reports and local/data-dir.ts explains.
+ */
+function guardActions(): void {
+  if (guarded) return;
+  guarded = true;
+  const folder = dirname(require.resolve("dynalite/actions/putItem"));
+  for (const file of readdirSync(folder)) {
+    if (!file.endsWith(".js")) continue;
+    const path = join(folder, file);
+    require(path);
+    const module = require.cache[path];
+    if (!module || typeof module.exports !== "function") continue;
+    const action = module.exports as Action;
+    module.exports = ((store, data, callback) => {
+      let answered = false;
+      const answer: ActionCallback = (error, out) => {
+        if (answered) return;
+        answered = true;
+        if (error && !error.statusCode) callback(storeFault(error));
+        else callback(error, out);
+      };
+      try {
+        action(store, data, answer);
+      } catch (error) {
+        answer(error as Error);
+      }
+    }) satisfies Action;
+  }
+}
+
+/** A store error as dynalite sends DynamoDB's own errors: a status and a body the SDK parses. */
+function storeFault(error: Error & { cause?: unknown }): Error & { statusCode: number; body: unknown } {
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return Object.assign(new Error(error.message), {
+    statusCode: 500,
+    body: {
+      __type: "com.amazonaws.dynamodb.v20120810#InternalServerError",
+      message: `local store failure: ${(error as { code?: string }).code ?? error.name}: ${error.message}${cause}`,
+    },
+  });
 }
 
 /**

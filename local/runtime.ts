@@ -17,6 +17,7 @@ import type { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import type { parseDraft } from "../shared/validate.js";
+import { prepareDataDir } from "./data-dir.js";
 import { ensureTable } from "./dynalite.js";
 import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./engine.js";
 import { FsBlobStore } from "./fs-blobs.js";
@@ -210,6 +211,8 @@ export class LocalRuntime {
 
   static async open(options: LocalRuntimeOptions): Promise<LocalRuntime> {
     const { dataDir } = options;
+    // A path that cannot be a data folder is refused here, in one line, before anything waits on it.
+    await prepareDataDir(dataDir);
     await mkdir(join(dataDir, "executions"), { recursive: true });
     const db = await SharedDynamo.open(dataDir, {
       onWait: options.onWait ?? ((message) => process.stderr.write(`${message}\n`)),

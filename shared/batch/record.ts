@@ -111,6 +111,17 @@ export const batchIdFor = (parts: readonly string[]): string => `b-${sha256(part
 /** The child execution (and run id) of an item: deterministic, so a retried item never runs twice. */
 export const childRunId = (batchId: string, line: number): string => `${batchId}-${line}`;
 
+/**
+ * The `n`th run of an item whose child was interrupted (its process killed) before it ended: a
+ * resumed batch runs the item again under this id, and the interrupted run stays as history.
+ */
+export const rerunId = (batchId: string, line: number, n: number): string =>
+  `${childRunId(batchId, line)}.rerun-${n}`;
+
+/** Whether a run ended because its process was killed under it (local/recovery.ts finished it so). */
+export const wasInterrupted = (run: RunRecord | undefined): boolean =>
+  run?.status === "failed" && run.reason === "interrupted";
+
 /** The item's line as the run sees it, and the run as the batch sees it. */
 export function batchItem(line: number, runId: string, run: RunRecord | undefined): BatchItem {
   if (!run)

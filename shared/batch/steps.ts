@@ -25,7 +25,9 @@ import {
   childRunId,
   type PriceClasses,
   priceClasses,
+  rerunId,
   summarize,
+  wasInterrupted,
 } from "./record.js";
 import { checkToleratedFailures, failedItemsOf } from "./round-steps.js";
 import type { Pricing, RoundRecord } from "./rounds.js";
@@ -245,8 +247,16 @@ export async function aggregateBatch(
   const items: BatchItem[] = await Promise.all(
     mapItems.map(({ line }) =>
       limit(async () => {
-        const runId = childRunId(batchId, line);
-        return batchItem(line, runId, await deps.runs.getRun(runId));
+        // The item's last run: an interrupted child run again by a resumed batch is followed to its rerun.
+        let runId = childRunId(batchId, line);
+        let run = await deps.runs.getRun(runId);
+        for (let n = 1; wasInterrupted(run); n++) {
+          const next = await deps.runs.getRun(rerunId(batchId, line, n));
+          if (!next) break;
+          runId = rerunId(batchId, line, n);
+          run = next;
+        }
+        return batchItem(line, runId, run);
       }),
     ),
   );

@@ -208,7 +208,7 @@ describe("an orphaned lock", () => {
 });
 
 describe("a batch killed mid-way", () => {
-  it("is resumed by the next `redraft batch` of its manifest: every item ends with exactly one run", async () => {
+  it("is resumed by the next `redraft batch` of its manifest: the items cut short run again, the others not", async () => {
     const dataDir = join(work, "batch-killed");
     const batchArgs = ["batch", draftsFile, "--json", "--llm", "none", "--data-dir", dataDir];
     const doomed = start([...batchArgs, "--concurrency", "4"]);
@@ -230,11 +230,14 @@ describe("a batch killed mid-way", () => {
     expect(summary.items).toBe(DRAFTS);
     expect(Object.values(summary.counts).reduce((a, b) => a + b, 0)).toBe(DRAFTS);
     expect(printed).toHaveLength(DRAFTS + 1);
-    // One run per item, none twice: the killed process's runs were not run again.
+    // The finished runs were not run again; each run the kill cut short stays, finished as failed /
+    // interrupted (never left under way), and its item ran once more under its rerun id.
     const runs = await listRuns(dataDir);
-    expect(runs).toHaveLength(DRAFTS);
-    expect(new Set(runs.map((r) => r.runId)).size).toBe(DRAFTS);
-    // A run the kill cut short is finished as failed / interrupted, never left under way.
+    const interrupted = runs.filter((r) => r.status === "failed" && r.reason === "interrupted");
+    expect(runs).toHaveLength(DRAFTS + interrupted.length);
+    expect(new Set(runs.map((r) => r.runId)).size).toBe(runs.length);
+    expect((summary as { rerun?: number }).rerun).toBe(interrupted.length);
+    expect(summary.counts.failed ?? 0).toBe(0);
     expect(runs.filter((r) => r.status === "draft" || r.status === "correcting")).toEqual([]);
   }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resultsTable, runsTable, type SourcedResult } from "../../cli/format.js";
+import { ResultsTable, runsTable, type SourcedResult } from "../../cli/format.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { makeRun } from "../stores/fixtures.js";
 
@@ -68,7 +68,9 @@ describe.each([60, 80, 100])("tables at %i columns", (width) => {
 
   it("the results of a run: one line per draft, and duplicates said in the table", () => {
     const results = RUNS.map((r, i) => result(r, i % 2 ? { duplicate: true } : {}));
-    const table = resultsTable(results, plain).split("\n┌")[0] ?? "";
+    const filled = new ResultsTable();
+    for (const r of results) filled.add(r);
+    const table = filled.render(plain).split("\n┌")[0] ?? "";
     for (const line of table.split("\n")) expect(line.length, line).toBeLessThanOrEqual(width);
     expect(contentLines(table)).toHaveLength(RUNS.length + 1);
     if (width >= 80) {

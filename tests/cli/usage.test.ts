@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { RunStatusSchema } from "../../shared/store/types.js";
 import { synthesizedAsl } from "../workflow/harness.js";
@@ -52,6 +52,7 @@ function expectUsageError(out: Outcome, problem: RegExp): void {
 
 const file = async (name: string, text: string) => {
   const path = join(work, name);
+  await mkdir(dirname(path), { recursive: true });
   await writeFile(path, text);
   return path;
 };
@@ -292,17 +293,19 @@ describe("--pack once per flag", () => {
 
 describe("system failures: exit 1, the error's name and message", () => {
   it("says what failed on one line, with the stack only under --debug", async () => {
-    const notADir = await file("data-is-a-file", "");
+    // A data folder whose `executions` is a file: a fault no check foresees.
+    const broken = await file("broken-data/executions", "");
+    const dataDir = join(broken, "..");
 
-    const plain = await redraft("runs", "--data-dir", notADir);
-    const debug = await redraft("runs", "--data-dir", notADir, "--debug");
+    const plain = await redraft("runs", "--data-dir", dataDir);
+    const debug = await redraft("runs", "--data-dir", dataDir, "--debug");
 
     expect(plain.code).toBe(1);
     expect(stderrLines(plain)).toHaveLength(1);
-    expect(plain.stderr).toMatch(/^redraft: system failure: Error: ENOTDIR: not a directory.*--debug/);
+    expect(plain.stderr).toMatch(/^redraft: system failure: Error: EEXIST: .*--debug/);
     expect(plain.stderr).not.toMatch(/^\s+at /m);
     expect(debug.code).toBe(1);
-    expect(stderrLines(debug)[0]).toMatch(/^redraft: system failure: Error: ENOTDIR: not a directory/);
+    expect(stderrLines(debug)[0]).toMatch(/^redraft: system failure: Error: EEXIST/);
     expect(debug.stderr).toMatch(/^\s+at /m);
   });
 });
@@ -310,10 +313,12 @@ describe("system failures: exit 1, the error's name and message", () => {
 describe("the executable", () => {
   it("exits 2 on a usage error and 1 on a system failure, one line each", async () => {
     const usage = await spawned("run", DRAFT, "--concurrency", "0");
-    const failure = await spawned("runs", "--data-dir", await file("also-a-file", ""));
+    const notADir = await spawned("runs", "--data-dir", await file("also-a-file", ""));
+    const failure = await spawned("runs", "--data-dir", join(await file("broken-too/executions", ""), ".."));
 
     expectUsageError(usage, /--concurrency/);
+    expectUsageError(notADir, /is a file, not a folder/);
     expect(failure.code).toBe(1);
-    expect(stderrLines(failure)).toEqual([expect.stringMatching(/^redraft: system failure: Error: ENOTDIR/)]);
+    expect(stderrLines(failure)).toEqual([expect.stringMatching(/^redraft: system failure: Error: EEXIST/)]);
   });
 });

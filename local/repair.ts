@@ -1,0 +1,61 @@
+import { cp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { prepareDataDir } from "./data-dir.js";
+import { createExclusive, isAlive, type ProcessIdentity, readIfExists, SELF } from "./lock.js";
+import { LOCK_FILE } from "./shared-db.js";
+
+/** LevelDB's binding as dynalite itself loads it: the store redraft's database is kept in. */
+const fromDynalite = createRequire(createRequire(import.meta.url).resolve("dynalite"));
+
+/** The repair could not start: another process has the folder. Said in one line, nothing changed. */
+class RepairRefusedError extends Error {
+  override readonly name = "RepairRefusedError";
+}
+
+/**
+ * Rebuilds a data folder's damaged database from what can be read (LevelDB's own repair, which
+ * salvages every readable record of its table and log files), after copying the database as it was
+ * beside it. The folder's lock is held throughout, so no redraft process opens the database while
+ * it is rebuilt; a folder another live process holds is refused. Returns where the copy is.
+ */
+export async function repairDatabase(dataDir: string): Promise<string> {
+  await prepareDataDir(dataDir);
+  const lockFile = join(dataDir, LOCK_FILE);
+  const held = await readIfExists(lockFile);
+  if (held !== undefined) {
+    const holder = safeParse(held);
+    if (holder && isAlive(holder))
+      throw new RepairRefusedError(
+        `redraft process ${holder.pid} has ${dataDir} open: let it finish (or stop it), then repair`,
+      );
+    await rm(lockFile, { force: true });
+  }
+  if (!(await createExclusive(lockFile, JSON.stringify({ ...SELF, at: new Date().toISOString() }))))
+    throw new RepairRefusedError(
+      `another redraft process opened ${dataDir} just now: repair once it is done`,
+    );
+  try {
+    const db = join(dataDir, "dynamodb");
+    const copy = join(dataDir, `dynamodb.before-repair-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    await cp(db, copy, { recursive: true, errorOnExist: true, force: false });
+    const { ClassicLevel } = fromDynalite("classic-level") as {
+      ClassicLevel: { repair(location: string): Promise<void> };
+    };
+    await ClassicLevel.repair(db);
+    return copy;
+  } finally {
+    await rm(lockFile, { force: true });
+  }
+}
+
+function safeParse(text: string): ProcessIdentity | undefined {
+  try {
+    const lock = JSON.parse(text) as Partial<ProcessIdentity>;
+    return typeof lock.pid === "number" && typeof lock.boot === "string" && typeof lock.start === "string"
+      ? (lock as ProcessIdentity)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
