@@ -710,7 +710,11 @@ function reportError(error: unknown, cli: Command): number {
     }
     return 2;
   }
-  if (error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidPack)) {
+  if (
+    error instanceof UsageError ||
+    (error instanceof Error &&
+      (error.name === ErrorNames.InvalidPack || error.name === "ReviewConflictError"))
+  ) {
     say(`redraft: ${oneLine(error.message)}`);
     return 2;
   }
