@@ -27,6 +27,11 @@ export interface ReviewRuntime {
    * until a decision). Absent where nothing expires (a local folder).
    */
   retainDecided?(run: RunRecord): Promise<void>;
+  /**
+   * Whether an approval is also announced as `Draft Validated`, like the loop's own outcomes. A
+   * deployment's reviewers may put only `Draft Reviewed` (their policy): false there. @default true
+   */
+  readonly announcesApproval?: boolean;
 }
 
 export interface ReviewOptions {
@@ -177,6 +182,7 @@ export async function reviewRun(
     ...(newRunId && { newRunId }),
   });
   // An approved draft is an outcome like the loop's own: consumers of Draft Validated see it too.
-  if (decision === "approve") await runtime.publish("Draft Validated", detail);
+  if (decision === "approve" && runtime.announcesApproval !== false)
+    await runtime.publish("Draft Validated", detail);
   return said;
 }
