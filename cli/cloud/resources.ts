@@ -22,7 +22,6 @@ export interface CloudResources {
   stateMachineArn?: string;
 }
 
-
 /** The stack outputs cloud mode reads (infra/stack.ts writes them). */
 const OUTPUTS = {
   table: "TableName",

@@ -181,7 +181,11 @@ beforeAll(async () => {
     await blobs.retain(`runs/${result.runId}/`, [], "review");
     queued.set(draft.id, result.runId);
   }
-  const valid = { ...stuck, id: "cloud-valid", content: { title: "A paper", authors: [{ name: "Ada" }], year: 2020 } };
+  const valid = {
+    ...stuck,
+    id: "cloud-valid",
+    content: { title: "A paper", authors: [{ name: "Ada" }], year: 2020 },
+  };
   validated = await correctDraft(valid, { registry: new PackRegistry(), runs, blobs, runId: "u-seed-valid" });
 }, 240_000);
 
@@ -280,7 +284,11 @@ describe("redraft --stack review", () => {
     const file = join(work, "edited.json");
     await writeFile(
       file,
-      JSON.stringify({ ...stuck, id: "cloud-0", content: { title: "Fixed", authors: [{ name: "Ada" }], year: 2021 } }),
+      JSON.stringify({
+        ...stuck,
+        id: "cloud-0",
+        content: { title: "Fixed", authors: [{ name: "Ada" }], year: 2021 },
+      }),
     );
     const out = await cloudCli("review", runId, "edit", file, "--reviewer", "ada");
     expect(out.code, out.stderr).toBe(0);
