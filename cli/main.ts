@@ -352,11 +352,16 @@ function program(result: CommandResult = { code: 0 }): Command {
       "--rerun",
       "run drafts again even when the same content already finished in this data folder (reprinted with duplicate: true otherwise)",
     )
+    .option("--no-wait", "cloud mode (--stack): submit and print each run id, without following the runs")
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft run examples/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
-    .action((paths: string[], cmd) => runCommand(paths, cmd, cli.opts<GlobalOptions>()));
+    .action(async (paths: string[], cmd) => {
+      const opts = cli.opts<GlobalOptions>();
+      if (inCloud(opts)) return (await cloud()).cloudRun(opts, paths, cmd);
+      return runCommand(paths, cmd, opts);
+    });
 
   cli
     .command("batch")

@@ -46,7 +46,7 @@ export interface ReviewOptions {
  * Another reviewer's decision on the run came first: only one decision counts. A refusal, like a
  * usage error (one line, exit code 2), not a system failure.
  */
-export class ReviewConflictError extends Error {
+class ReviewConflictError extends Error {
   override readonly name = "ReviewConflictError";
 }
 

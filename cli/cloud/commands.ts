@@ -4,6 +4,7 @@ import { startFor } from "../../functions/start.js";
 import { SubmissionEvent } from "../../infra/state-names.js";
 import { buildRunResult, type RunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
+import type { SourcedResult } from "../format.js";
 import type { DraftSource } from "../inputs.js";
 import { UsageError } from "../inputs.js";
 import { type ReviewDecision, reviewRun } from "../review.js";
@@ -92,20 +93,27 @@ const EDIT_WAIT_MS = 15 * 60 * 1000;
 const POLL_MS = 2000;
 
 /**
- * Submits a draft as a client does (`Draft Submitted` on the bus, the draft inline) and follows its
- * run to an outcome. The run id is the execution name λ start gives the event, computed from the
+ * Submits a draft as a client does (`Draft Submitted` on the bus, the draft inline) and, when `wait`
+ * is above 0, follows its run to an outcome for up to `wait` ms. The run id is the execution name λ start gives the event, computed from the
  * event id PutEvents returns, so nothing needs listing to find it.
  */
 export async function submitByEvent(
   cloud: CloudRuntime,
   source: DraftSource,
   extra: { parentRunId?: string },
+  wait: number,
   events: EventBridgeClient = new EventBridgeClient({}),
-  wait = EDIT_WAIT_MS,
-): Promise<RunResult> {
+): Promise<RunResult | { runId: string }> {
   const bus = cloud.resources.bus;
   if (!bus) throw new UsageError("the stack's bus is not known: pass --bus (or --stack)");
-  const detail = { draft: JSON.parse(source.body) as unknown, ...extra };
+  // Text that does not parse goes as text: Validate rejects it with its reason, as it would an upload.
+  let draft: unknown = source.body;
+  try {
+    draft = JSON.parse(source.body);
+  } catch {
+    // kept as text
+  }
+  const detail = { draft, ...extra };
   const { Entries, FailedEntryCount } = await events.send(
     new PutEventsCommand({
       Entries: [
@@ -127,13 +135,23 @@ export async function submitByEvent(
     "detail-type": SubmissionEvent.detailType,
     detail,
   } as never);
+  return wait > 0 ? followRun(cloud, runId, source.label, wait) : { runId };
+}
+
+/** Polls a run until it has an outcome (or `wait` ms passed), then reads it as `redraft run` prints it. */
+async function followRun(
+  cloud: CloudRuntime,
+  runId: string,
+  label: string,
+  wait: number,
+): Promise<RunResult> {
   const deadline = Date.now() + wait;
   for (;;) {
     const run = await cloud.runs.getRun(runId);
     if (run && !isActiveStatus(run.status)) return buildRunResult(runId, cloud.deps, run);
     if (Date.now() > deadline)
       throw new Error(
-        `run ${runId} of ${source.label} has not ended after ${Math.round(wait / 60000)} min (${run?.status ?? "not registered yet"})`,
+        `run ${runId} of ${label} has not ended after ${Math.round(wait / 60000)} min (${run?.status ?? "not registered yet"})`,
       );
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
@@ -152,6 +170,55 @@ export async function cloudReview(
     ...(cmd.file && { file: cmd.file }),
     ...(cmd.note && { note: cmd.note }),
     reviewer: cmd.reviewer,
-    submit: (source, parentRunId) => submitByEvent(cloud, source, { parentRunId }),
+    submit: async (source, parentRunId) =>
+      (await submitByEvent(cloud, source, { parentRunId }, EDIT_WAIT_MS)) as RunResult,
   });
+}
+
+/**
+ * `redraft --stack S run <paths…>`: each draft submitted as a client does (`Draft Submitted`, the
+ * only trigger whose run id a client can know without a versioned upload's VersionId), then followed
+ * to its outcome and printed as offline (`--json` lines, or the results table). `--no-wait` prints
+ * each run id as it is submitted and returns.
+ */
+export async function cloudRun(
+  opts: CloudOptions,
+  paths: string[],
+  cmd: { json?: boolean; wait: boolean; concurrency: number },
+): Promise<void> {
+  const [{ collectDrafts }, { jsonLine, resultsTable }, { default: pLimit }] = await Promise.all([
+    import("../inputs.js"),
+    import("../format.js"),
+    import("p-limit"),
+  ]);
+  const sources = await collectDrafts(paths);
+  if (sources.length === 0)
+    throw new UsageError(`no drafts found in ${paths.join(", ")} (looking for .json, .jsonl files)`);
+  const cloud = await openCloud(opts);
+  const limit = pLimit(cmd.concurrency);
+  const results: SourcedResult[] = [];
+  await Promise.all(
+    sources.map((source) =>
+      limit(async () => {
+        // A path that could not be read never reaches the stack: said here, as offline it is a rejected line.
+        if (source.rejectWith) {
+          say(`redraft: ${source.rejectWith.message}`);
+          return;
+        }
+        const submitted = await submitByEvent(cloud, source, {}, cmd.wait ? EDIT_WAIT_MS : 0);
+        if (!("status" in submitted)) {
+          out(
+            cmd.json
+              ? JSON.stringify({ runId: submitted.runId, source: source.label })
+              : `${source.label}: run ${submitted.runId}`,
+          );
+          return;
+        }
+        const result = { ...submitted, source: source.label };
+        if (cmd.json) out(jsonLine(result));
+        results.push(result);
+      }),
+    ),
+  );
+  if (cmd.wait && !cmd.json && results.length > 0) out(resultsTable(results));
 }

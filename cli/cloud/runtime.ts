@@ -133,7 +133,7 @@ export class CloudRuntime implements ReviewRuntime {
 }
 
 /** Step Functions' history events as the timeline reads them. */
-export function summarize(runId: string, events: readonly SfnEvent[]): ExecutionSummary {
+function summarize(runId: string, events: readonly SfnEvent[]): ExecutionSummary {
   const history: HistoryEvent[] = [];
   let state: string | undefined;
   let terminalState = "";

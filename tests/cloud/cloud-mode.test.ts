@@ -302,3 +302,38 @@ describe("redraft --stack review", () => {
     expect(again.stderr).toMatch(/ada decided edit at/);
   });
 });
+
+describe("redraft --stack run", () => {
+  it("submits each draft as a Draft Submitted and prints its outcome as offline", async () => {
+    const file = join(work, "two.jsonl");
+    const good = {
+      ...stuck,
+      id: "cloud-run-ok",
+      content: { title: "T", authors: [{ name: "A" }], year: 1999 },
+    };
+    await writeFile(
+      file,
+      `${JSON.stringify(good)}\n${JSON.stringify({ ...stuck, id: "cloud-run-stuck" })}\n{ not json\n`,
+    );
+    const out = await cloudCli("run", file, "--json");
+    expect(out.code, out.stderr).toBe(0);
+    const lines = jsonLines(out.stdout);
+    // Sources are named as offline: the file as given, then its line.
+    const byDraft = Object.fromEntries(lines.map((l) => [String(l.source).replace(/^.*:/, "line "), l]));
+    expect(lines).toHaveLength(3);
+    expect(byDraft["line 1"], out.stdout).toMatchObject({ draftId: "cloud-run-ok", status: "validated" });
+    expect(byDraft["line 2"]).toMatchObject({ draftId: "cloud-run-stuck", status: "needs_manual_review" });
+    expect(byDraft["line 3"]).toMatchObject({ status: "rejected", reason: "invalid_input" });
+    for (const line of lines) expect(String(line.runId)).toMatch(/^e-[0-9a-f]{64}$/);
+  });
+
+  it("--no-wait prints the run ids it submitted and follows nothing", async () => {
+    const file = join(work, "one.json");
+    await writeFile(file, JSON.stringify({ ...stuck, id: "cloud-no-wait" }));
+    const out = await cloudCli("run", file, "--no-wait");
+    expect(out.code, out.stderr).toBe(0);
+    const runId = /run (e-[0-9a-f]{64})$/m.exec(out.stdout)?.[1];
+    expect(runId, `${out.stdout}|${out.stderr}`).toBeDefined();
+    await expect(runs.getRun(runId as string)).resolves.toMatchObject({ draftId: "cloud-no-wait" });
+  });
+});
