@@ -139,13 +139,13 @@ export class AccessPolicies extends Construct {
     const executionFindings = props.stateMachineNames.map(
       (name) => `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${name}:*`,
     );
-    const readStackReason = {
+    const readStackReason = (who: string) => ({
       id: `AwsSolutions-IAM5[${stackFinding}]`,
-      reason: "This stack's outputs, under any of its stack ids (a stack id ends in a UUID).",
-    };
+      reason: `A ${who} finds the resources in this stack's outputs, under any of its stack ids (a stack id ends in a UUID).`,
+    });
     acknowledge(
       this.reviewer,
-      readStackReason,
+      readStackReason("reviewer"),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(table, "/index/*")}]`,
         reason: "The table's indexes: the review queue and the listings query them.",
@@ -154,15 +154,14 @@ export class AccessPolicies extends Construct {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`,
         reason: `A run's evidence and published draft, named by run id at run time (${prefix}).`,
       })),
-      ...executionFindings.map((finding) => ({
+      ...executionFindings.map((finding, i) => ({
         id: `AwsSolutions-IAM5[${finding}]`,
-        reason:
-          "The executions of redraft's own state machines, each named at run time (the run or batch id).",
+        reason: `The executions of ${props.stateMachineNames[i]}, each named at run time (a run or batch id).`,
       })),
     );
     acknowledge(
       this.submitter,
-      readStackReason,
+      readStackReason("submitter"),
       ...[DRAFTS_PREFIX, BATCHES_PREFIX].map((prefix) => ({
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`,
         reason: `Uploads are named by whoever submits them, under ${prefix} only.`,
