@@ -28,7 +28,18 @@ interface GlobalOptions {
   config?: string;
   pack?: string[];
   debug?: boolean;
+  // Cloud mode (cli/cloud/): a deployed stack instead of --data-dir.
+  stack?: string;
+  table?: string;
+  bucket?: string;
+  bus?: string;
+  stateMachine?: string;
 }
+
+/** Cloud mode's commands, loaded only when a cloud option is given. */
+const cloud = () => import("./cloud/commands.js");
+const inCloud = (opts: GlobalOptions) =>
+  Boolean(opts.stack || opts.table || opts.bucket || opts.bus || opts.stateMachine);
 
 /** A whole-number option from `min` to `max`; anything else is commander's invalid-argument error. */
 const wholeNumber =
@@ -179,6 +190,14 @@ function program(result: CommandResult = { code: 0 }): Command {
       if (cli.getOptionValueSource("dataDir") === "default")
         cli.setOptionValueWithSource("dataDir", findDataDir(), "default");
     })
+    .option(
+      "--stack <name>",
+      "work on a deployed stack (its CloudFormation outputs name the resources): runs, show, export, batches, review",
+    )
+    .option("--table <name>", "cloud mode without --stack: the runs table")
+    .option("--bucket <name>", "cloud mode without --stack: the drafts bucket")
+    .option("--bus <name>", "cloud mode without --stack: the project's event bus")
+    .option("--state-machine <arn>", "cloud mode without --stack: the per-draft state machine")
     // Errors are printed by main(), one line each; commander's own output is only --help, on stdout.
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} })
@@ -207,12 +226,14 @@ function program(result: CommandResult = { code: 0 }): Command {
       "--rerun",
       "run drafts again even when the same content already finished in this data folder (reprinted with duplicate: true otherwise)",
     )
+    .option("--no-wait", "cloud mode (--stack): submit and print each run id, without following the runs")
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
     .action(async (paths: string[], cmd) => {
       const opts = cli.opts<GlobalOptions>();
+      if (inCloud(opts)) return (await cloud()).cloudRun(opts, paths, cmd);
       const { runCommand } = await import("./run.js");
       await runCommand(paths, cmd, opts.dataDir, () =>
         openRuntime(opts, { ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }) }),
@@ -273,6 +294,8 @@ function program(result: CommandResult = { code: 0 }): Command {
     .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
     .option("--json", "one JSON batch record per line")
     .action(async (cmd: { limit: number; json?: boolean }) => {
+      if (inCloud(cli.opts<GlobalOptions>()))
+        return (await cloud()).cloudBatches(cli.opts<GlobalOptions>(), cmd);
       const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
       try {
         const [{ batchesTable }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
@@ -301,6 +324,8 @@ function program(result: CommandResult = { code: 0 }): Command {
     .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review --explain")
     .action(
       async (cmd: { status?: string; draft?: string; limit: number; json?: boolean; explain?: boolean }) => {
+        if (inCloud(cli.opts<GlobalOptions>()))
+          return (await cloud()).cloudRuns(cli.opts<GlobalOptions>(), cmd);
         const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
         try {
           const [{ runsTable }, { localRunIds }] = await Promise.all([
@@ -340,6 +365,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e")
     .action(async (runId: string, cmd: { json?: boolean }) => {
       const opts = cli.opts<GlobalOptions>();
+      if (inCloud(opts)) return (await cloud()).cloudShow(opts, runId, cmd);
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }, ids] = await Promise.all([
@@ -389,6 +415,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .action(async (runId: string, cmd: { out?: string }) => {
       const opts = cli.opts<GlobalOptions>();
+      if (inCloud(opts)) return (await cloud()).cloudExport(opts, runId, cmd);
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { buildRunResult }] = await Promise.all([
@@ -468,6 +495,15 @@ function program(result: CommandResult = { code: 0 }): Command {
         if (decision === "edit" && !file) throw new UsageError("review … edit needs the edited draft's file");
         if (decision !== "edit" && file)
           throw new UsageError(`review … ${decision} takes no file (only edit does): ${file}`);
+        if (inCloud(cli.opts<GlobalOptions>())) {
+          const outcome = await (await cloud()).cloudReview(cli.opts<GlobalOptions>(), runId, decision, {
+            ...(file && { file }),
+            ...(cmd.note && { note: cmd.note }),
+            reviewer: cmd.reviewer,
+          });
+          process.stdout.write(`${outcome}\n`);
+          return;
+        }
         const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
           const [{ reviewDecision }, { localRunIds }] = await Promise.all([
@@ -633,7 +669,8 @@ function reportError(error: unknown, cli: Command): number {
     (error instanceof Error &&
       (error.name === ErrorNames.InvalidPack ||
         error.name === "DataDirError" ||
-        error.name === "RepairRefusedError"))
+        error.name === "RepairRefusedError" ||
+        error.name === "ReviewConflictError"))
   ) {
     say(`redraft: ${oneLine(error.message)}`);
     return 2;

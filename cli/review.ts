@@ -3,7 +3,14 @@ import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
-import type { Review, RunStatus, RunStore } from "../shared/store/types.js";
+import {
+  DRAFT_REVIEWED,
+  REVIEW_CLAIM_MS,
+  type Review,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+} from "../shared/store/types.js";
 import type { RunIdLister } from "./ids.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
 import { resolveRun } from "./run-id.js";
@@ -12,11 +19,21 @@ export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
 const REVIEWABLE: readonly RunStatus[] = ["needs_manual_review", "failed"];
 
-/** What a review needs of the local runtime: its runs, its packs, and its event log. */
+/** What a review needs of a runtime (local, or a deployed stack): its runs, its packs, and its bus. */
 export interface ReviewRuntime {
   readonly runs: RunStore;
   readonly deps: Pick<LoopDeps, "registry">;
   publish(detailType: string, detail: Record<string, unknown>): Promise<void>;
+  /**
+   * Puts a decided run's objects back under normal retention (the bucket keeps a run awaiting review
+   * until a decision). Absent where nothing expires (a local folder).
+   */
+  retainDecided?(run: RunRecord): Promise<void>;
+  /**
+   * Whether an approval is also announced as `Draft Validated`, like the loop's own outcomes. A
+   * deployment's reviewers may put only `Draft Reviewed` (their policy): false there. @default true
+   */
+  readonly announcesApproval?: boolean;
 }
 
 export interface ReviewOptions {
@@ -29,6 +46,25 @@ export interface ReviewOptions {
   listIds?: RunIdLister;
   /** Where the runs are, for the message when the run is not found. */
   where?: string;
+}
+
+/**
+ * Another reviewer's decision on the run came first: only one decision counts. A refusal, like a
+ * usage error (one line, exit code 2), not a system failure.
+ */
+class ReviewConflictError extends Error {
+  override readonly name = "ReviewConflictError";
+}
+
+/** The loser's message: who decided, when, and how, as far as the run says. */
+function conflict(run: RunRecord | undefined, runId: string, mine: Review): ReviewConflictError {
+  const theirs = run?.review;
+  const who = theirs
+    ? `${theirs.reviewer ?? "another reviewer"} decided ${theirs.decision} at ${theirs.at}`
+    : "another decision came first";
+  return new ReviewConflictError(
+    `run ${runId} was not ${mine.decision === "edit" ? "edited" : `${mine.decision}d`}: ${who}; the run is ${run?.status ?? "gone"}`,
+  );
 }
 
 /** The edited draft's run failed (a system fault), so the run under review keeps its place in the queue. */
@@ -131,41 +167,77 @@ async function decide(
   if (!run) throw new UsageError(`no run ${runId}`);
   // A failed run (a fault, or a process killed mid-run: `interrupted`) is as reviewable as one the
   // loop escalated: a person may accept its draft, close it, or edit it into a new run.
+  const at = new Date().toISOString();
+  const review: Review = {
+    decision,
+    reviewer: options.reviewer,
+    at,
+    ...(options.note && { note: options.note }),
+  };
   if (!REVIEWABLE.includes(run.status)) {
+    if (run.review) throw conflict(run, runId, review);
     throw new UsageError(
       `run ${runId} is ${run.status}: only a draft that needs review, or whose run failed, can be reviewed`,
     );
   }
-  const at = new Date().toISOString();
-  const review = { decision, reviewer: options.reviewer, at, ...(options.note && { note: options.note }) };
+  // A bad edit is refused before the run is claimed, so it takes nobody's turn.
+  const source =
+    decision === "edit"
+      ? await readEdit(options.file ?? "", runtime, { runId, draftId: run.draftId })
+      : undefined;
+  // The claim is the one write two reviewers race on: the loser stops here, having changed nothing.
+  const staleBefore = new Date(Date.parse(at) - REVIEW_CLAIM_MS).toISOString();
+  if (!(await runtime.runs.claimReview(runId, REVIEWABLE, review, staleBefore)))
+    throw conflict(await runtime.runs.getRun(runId), runId, review);
+  let decided: { status: RunStatus; reason: "approved" | "rejected_by_reviewer" | "superseded_by_edit" };
+  let newRunId: string | undefined;
+  let said: string;
   if (decision === "approve") {
-    await runtime.runs.setReview(runId, review);
-    await runtime.runs.setStatus(runId, "validated", at, { reason: "approved" });
-    await runtime.publish("Draft Validated", {
-      runId,
-      draftId: run.draftId,
-      kind: run.kind,
-      status: "validated",
-      reason: "approved",
-    });
-    return `Run ${runId} approved: draft ${run.draftId} is validated.`;
+    decided = { status: "validated", reason: "approved" };
+    said = `Run ${runId} approved: draft ${run.draftId} is validated.`;
+  } else if (decision === "reject") {
+    decided = { status: "rejected", reason: "rejected_by_reviewer" };
+    said = `Run ${runId} rejected: draft ${run.draftId} is closed.`;
+  } else {
+    const edited = source as DraftSource;
+    let result: RunResult;
+    try {
+      result = await options.submit(edited, runId);
+    } catch (error) {
+      await runtime.runs.releaseReview(runId, review);
+      throw error;
+    }
+    // The checks above mirror Validate's; should its verdict still differ, this run stays under review.
+    if (result.status === "rejected" || result.status === "failed") {
+      await runtime.runs.releaseReview(runId, review);
+      if (result.status === "rejected")
+        throw new UsageError(result.message ?? `${edited.label}: rejected (${result.reason})`);
+      throw new EditedRunFailedError(
+        `the edited draft's run ${result.runId} failed (${result.reason ?? "no reason recorded"}); run ${runId} is still under review`,
+      );
+    }
+    newRunId = result.runId;
+    await runtime.runs.setReview(runId, { ...review, newRunId });
+    decided = { status: "rejected", reason: "superseded_by_edit" };
+    said = `Edited draft submitted as run ${result.runId} (${result.status}${result.reason ? `, ${result.reason}` : ""}); run ${runId} is superseded.`;
   }
-  if (decision === "reject") {
-    await runtime.runs.setReview(runId, review);
-    await runtime.runs.setStatus(runId, "rejected", at, { reason: "rejected_by_reviewer" });
-    return `Run ${runId} rejected: draft ${run.draftId} is closed.`;
-  }
-  const file = options.file ?? "";
-  const source = await readEdit(file, runtime, { runId, draftId: run.draftId });
-  const result = await options.submit(source, runId);
-  // The checks above mirror Validate's; should its verdict still differ, this run stays under review.
-  if (result.status === "rejected")
-    throw new UsageError(result.message ?? `${source.label}: rejected (${result.reason})`);
-  if (result.status === "failed")
-    throw new EditedRunFailedError(
-      `the edited draft's run ${result.runId} failed (${result.reason ?? "no reason recorded"}); run ${runId} is still under review`,
-    );
-  await runtime.runs.setReview(runId, { ...review, newRunId: result.runId });
-  await runtime.runs.setStatus(runId, "rejected", at, { reason: "superseded_by_edit" });
-  return `Edited draft submitted as run ${result.runId} (${result.status}${result.reason ? `, ${result.reason}` : ""}); run ${runId} is superseded.`;
+  await runtime.runs.setStatus(runId, decided.status, at, { reason: decided.reason });
+  await runtime.retainDecided?.(run);
+  const detail = {
+    runId,
+    draftId: run.draftId,
+    kind: run.kind,
+    status: decided.status,
+    reason: decided.reason,
+  };
+  await runtime.publish(DRAFT_REVIEWED, {
+    ...detail,
+    decision,
+    reviewer: options.reviewer,
+    ...(newRunId && { newRunId }),
+  });
+  // An approved draft is an outcome like the loop's own: consumers of Draft Validated see it too.
+  if (decision === "approve" && runtime.announcesApproval !== false)
+    await runtime.publish("Draft Validated", detail);
+  return said;
 }

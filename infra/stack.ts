@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import type { EnvConfig } from "./config.js";
+import { AccessPolicies } from "./constructs/access-policies.js";
 import { BatchWorkflow } from "./constructs/batch-workflow.js";
 import { ProjectBus } from "./constructs/bus.js";
 import { Finalizer } from "./constructs/finalizer.js";
@@ -32,6 +33,7 @@ export class RedraftStack extends Stack {
   readonly triggers: Triggers;
   readonly finalizer: Finalizer;
   readonly observability: Observability;
+  readonly access: AccessPolicies;
 
   constructor(scope: Construct, id: string, props: RedraftStackProps) {
     super(scope, id, props);
@@ -137,6 +139,14 @@ export class RedraftStack extends Stack {
       ...config.alarms,
     });
 
+    this.access = new AccessPolicies(this, "Access", {
+      namePrefix: name,
+      table: this.storage.table,
+      bucket: this.storage.bucket,
+      bus: this.projectBus.bus,
+      stateMachineNames: [name, `${name}-batch`],
+    });
+
     this.suppressCdkInternals();
 
     new CfnOutput(this, "BucketName", {
@@ -149,6 +159,18 @@ export class RedraftStack extends Stack {
     new CfnOutput(this, "BatchStateMachineArn", {
       value: this.batches.stateMachine.stateMachineArn,
       description: "Upload a manifest under batches/, or put a Batch Submitted event",
+    });
+    // What `redraft --stack` reads (cli/cloud/resources.ts): the resources above and the people's policies.
+    new CfnOutput(this, "StateMachineName", { value: this.workflow.stateMachine.stateMachineName });
+    new CfnOutput(this, "BatchStateMachineName", { value: this.batches.stateMachine.stateMachineName });
+    new CfnOutput(this, "ReviewerPolicyArn", {
+      value: this.access.reviewer.managedPolicyArn,
+      description: "Attach to whoever reads runs and decides reviews (redraft --stack runs/show/review)",
+    });
+    new CfnOutput(this, "SubmitterPolicyArn", {
+      value: this.access.submitter.managedPolicyArn,
+      description:
+        "Attach to whoever submits drafts and batches (uploads under drafts/ and batches/, or events)",
     });
     if (anthropicSecret) {
       new CfnOutput(this, "AnthropicSecretArn", {

@@ -454,6 +454,43 @@ export class DynamoRunStore implements RunStore {
     if (!updated) throw new RunNotFoundError(runId);
   }
 
+  async claimReview(
+    runId: string,
+    from: readonly RunStatus[],
+    review: Review,
+    staleBefore: string,
+  ): Promise<boolean> {
+    const statuses = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
+    const claimed = await this.#conditional(
+      "claimReview",
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(runId),
+        UpdateExpression: "SET #review = :review",
+        ConditionExpression: `attribute_exists(${PARTITION_KEY}) AND #status IN (${Object.keys(statuses).join(", ")}) AND (attribute_not_exists(#review) OR #review.#at < :staleBefore)`,
+        ExpressionAttributeNames: { "#review": "review", "#status": "status", "#at": "at" },
+        ExpressionAttributeValues: { ":review": review, ":staleBefore": staleBefore, ...statuses },
+      }),
+    );
+    if (!claimed && !(await this.#get("claimReview", runKey(runId)))) throw new RunNotFoundError(runId);
+    return claimed;
+  }
+
+  async releaseReview(runId: string, review: Review): Promise<void> {
+    // Only our own claim: a later reviewer's (after ours went stale) stays.
+    await this.#conditional(
+      "releaseReview",
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(runId),
+        UpdateExpression: "REMOVE #review",
+        ConditionExpression: "#review.#at = :at AND #review.#reviewer = :reviewer",
+        ExpressionAttributeNames: { "#review": "review", "#at": "at", "#reviewer": "reviewer" },
+        ExpressionAttributeValues: { ":at": review.at, ":reviewer": review.reviewer ?? "" },
+      }),
+    );
+  }
+
   /**
    * One partition of an index, newest first, below `before`; read a page at a time as consumed,
    * `firstRead` entries first, then twice as many each time up to the store's page size.

@@ -51,6 +51,8 @@ export function childExecution(scope: Construct, id: string, props: ChildExecuti
     stateMachine: props.perDraft,
     integrationPattern: IntegrationPattern.RUN_JOB,
     name: props.name,
+    // AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID in the input: the console links the child to its batch.
+    associateWithParent: true,
     input: TaskInput.fromObject({
       draftRef: JsonPath.objectAt("$.draftRef"),
       // The content claim is per submission: identical drafts within one batch are one run.

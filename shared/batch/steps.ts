@@ -1,5 +1,6 @@
 import pLimit from "p-limit";
 import { BlobNotFoundError } from "../errors.js";
+import { getByEventKey } from "../store/event-key.js";
 import {
   ACTIVE_STATUSES,
   type BlobStore,
@@ -129,7 +130,8 @@ export async function prepareBatch(
     throw new ManifestRefusedError(`the manifest ${manifestRef.key} is not under ${BATCHES_PREFIX}`);
   let text: string;
   try {
-    text = await deps.blobs.get(manifestRef.key, manifestRef.versionId);
+    // The key as the upload's event gave it: raw, or URL-encoded.
+    text = (await getByEventKey(deps.blobs, manifestRef.key, manifestRef.versionId)).text;
   } catch (error) {
     if (error instanceof BlobNotFoundError)
       throw new ManifestRefusedError(`the manifest ${manifestRef.key} does not exist`);

@@ -67,13 +67,15 @@ export class AnthropicModelClient extends MessagesModelClient {
 // ── Message Batches ─────────────────────────────────────────────────────────────────────────────
 
 /**
- * The Message Batches API's limits on one batch: 100,000 requests or 256 MB, whichever comes first
- * (platform.claude.com/docs/en/build-with-claude/batch-processing, "Batch limitations"). The bytes
- * are the requests as `requestBytes` counts them, so the body's `{"requests":[` and `]}` come off
- * the limit; and 256 MB is read as 256,000,000 bytes, the smaller of its two readings.
+ * The Message Batches API's limits on one batch: requests or 256 MB, whichever comes first. The
+ * guide (platform.claude.com/docs/en/build-with-claude/batch-processing, "Batch limitations") says
+ * 100,000 requests, one copy of the API reference 10,000: parts are sized by the smaller, so a round
+ * is accepted under either reading (more parts, same price). The bytes are the requests as
+ * `requestBytes` counts them, so the body's `{"requests":[` and `]}` come off the limit; and 256 MB
+ * is read as 256,000,000 bytes, the smaller of its two readings.
  */
 export const ANTHROPIC_BATCH_LIMITS: BatchServiceLimits = {
-  maxRequests: 100_000,
+  maxRequests: 10_000,
   maxBytes: 256_000_000 - '{"requests":[]}'.length,
   minRequests: 1,
 };

@@ -121,6 +121,23 @@ export class MemoryRunStore implements RunStore {
   async setReview(runId: string, review: Review): Promise<void> {
     this.#mustGet(runId).review = clone(review);
   }
+
+  async claimReview(
+    runId: string,
+    from: readonly RunStatus[],
+    review: Review,
+    staleBefore: string,
+  ): Promise<boolean> {
+    const run = this.#mustGet(runId);
+    if (!from.includes(run.status) || (run.review && run.review.at >= staleBefore)) return false;
+    run.review = clone(review);
+    return true;
+  }
+
+  async releaseReview(runId: string, review: Review): Promise<void> {
+    const run = this.#mustGet(runId);
+    if (run.review?.at === review.at && run.review.reviewer === review.reviewer) delete run.review;
+  }
 }
 
 export class MemoryBlobStore implements BlobStore {

@@ -64,6 +64,16 @@ const ReviewSchema = z.object({
 });
 export type Review = z.infer<typeof ReviewSchema>;
 
+/** Detail type of the event a reviewer's decision puts on the project's bus (source `redraft`). */
+export const DRAFT_REVIEWED = "Draft Reviewed";
+
+/**
+ * How long a review claim holds when its decision was never carried out (the reviewer's process
+ * died between the claim and the status write): after this another reviewer may take it over. An
+ * edit's new run is started while the claim is held, so this outlasts a slow run.
+ */
+export const REVIEW_CLAIM_MS = 60 * 60 * 1000;
+
 /** One run of one draft through the loop: what the review queue and `redraft runs` list. */
 export const RunRecordSchema = z.object({
   runId: z.string(),
@@ -237,6 +247,19 @@ export interface RunStore {
   /** Newest first. */
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
   setReview(runId: string, review: Review): Promise<void>;
+  /**
+   * Claims a run for one reviewer's decision: records `review` only while the run is in one of
+   * `from` and holds no live claim (none, or one made before `staleBefore`). One conditional write,
+   * so of two reviewers deciding at once exactly one gets true.
+   */
+  claimReview(
+    runId: string,
+    from: readonly RunStatus[],
+    review: Review,
+    staleBefore: string,
+  ): Promise<boolean>;
+  /** Withdraws `review`'s claim (the same reviewer and time) when its decision could not be carried out. */
+  releaseReview(runId: string, review: Review): Promise<void>;
 }
 
 /** Drafts, attempts and evidence, by key. S3 in the cloud, a folder locally, a Map in tests. */

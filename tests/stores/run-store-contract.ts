@@ -309,5 +309,50 @@ export function describeRunStoreContract(label: string, fresh: () => Promise<Run
         );
       });
     });
+
+    describe("claimReview", () => {
+      const REVIEWABLE = ["needs_manual_review", "failed"] as const;
+      const ada = { decision: "edit" as const, reviewer: "ada", at: at(40) };
+      const bob = { decision: "approve" as const, reviewer: "bob", at: at(41) };
+
+      it("gives a run to exactly one of two reviewers deciding at once", async () => {
+        await store.createRun(makeRun("r1", { status: "needs_manual_review" }));
+        const won = await Promise.all([
+          store.claimReview("r1", REVIEWABLE, ada, at(0)),
+          store.claimReview("r1", REVIEWABLE, bob, at(0)),
+        ]);
+        expect(won.filter(Boolean)).toHaveLength(1);
+        const winner = won[0] ? ada : bob;
+        await expect(store.getRun("r1")).resolves.toMatchObject({
+          review: winner,
+          status: "needs_manual_review",
+        });
+      });
+
+      it("refuses a run that is not in one of the statuses given", async () => {
+        await store.createRun(makeRun("r1", { status: "validated" }));
+        await expect(store.claimReview("r1", REVIEWABLE, ada, at(0))).resolves.toBe(false);
+        expect((await store.getRun("r1"))?.review).toBeUndefined();
+      });
+
+      it("takes over a claim made before staleBefore, and a released one", async () => {
+        await store.createRun(makeRun("r1", { status: "failed" }));
+        await expect(store.claimReview("r1", REVIEWABLE, ada, at(0))).resolves.toBe(true);
+        await expect(store.claimReview("r1", REVIEWABLE, bob, at(40))).resolves.toBe(false);
+        await expect(store.claimReview("r1", REVIEWABLE, bob, at(41))).resolves.toBe(true);
+        // Ada's release no longer matches the claim Bob holds: it stays.
+        await store.releaseReview("r1", ada);
+        await expect(store.getRun("r1")).resolves.toMatchObject({ review: bob });
+        await store.releaseReview("r1", bob);
+        expect((await store.getRun("r1"))?.review).toBeUndefined();
+        await expect(store.claimReview("r1", REVIEWABLE, ada, at(0))).resolves.toBe(true);
+      });
+
+      it("throws RunNotFoundError for a missing run", async () => {
+        await expect(store.claimReview("ghost", REVIEWABLE, ada, at(0))).rejects.toBeInstanceOf(
+          RunNotFoundError,
+        );
+      });
+    });
   });
 }

@@ -6,6 +6,7 @@ import {
   UnreadableInputError,
 } from "../../errors.js";
 import { topLevelField } from "../../json-depth.js";
+import { getByEventKey } from "../../store/event-key.js";
 import type { BlobStore, StopReason } from "../../store/types.js";
 
 /** Input of the Validate step: an inline draft, or a reference to one in the blob store. */
@@ -73,25 +74,15 @@ export function looksBinary(text: string): boolean {
 }
 
 /**
- * Reads an upload. S3 event notifications may carry the key URL-encoded ("red flower.json" as
- * "red+flower.json"), so a key that is not there is tried once more decoded; a draft that is
+ * Reads an upload by the key its event gave, raw or URL-encoded (`getByEventKey`); a draft that is
  * truly missing is bad input (rejected), not a system failure.
  */
 export async function readUpload(blobs: BlobStore, key: string, version?: string): Promise<string> {
   try {
-    return await blobs.get(key, version);
+    return (await getByEventKey(blobs, key, version)).text;
   } catch (error) {
-    if (!(error instanceof BlobNotFoundError)) throw error;
-    let decoded = key;
-    try {
-      decoded = decodeURIComponent(key.replace(/\+/g, " "));
-    } catch {
-      // not URL-encoded: keep the key as it is
-    }
-    if (decoded === key) throw new InvalidDraftError(`no draft at ${key}`);
-    return blobs.get(decoded, version).catch(() => {
-      throw new InvalidDraftError(`no draft at ${key}`);
-    });
+    if (error instanceof BlobNotFoundError) throw new InvalidDraftError(`no draft at ${key}`);
+    throw error;
   }
 }
 

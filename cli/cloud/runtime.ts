@@ -1,0 +1,175 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
+import { S3Client } from "@aws-sdk/client-s3";
+import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
+import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
+import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
+import { OUTCOME_SOURCE } from "../../functions/lib/finalizer.js";
+import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
+import type { ExecutionSummary, HistoryEvent } from "../../local/engine.js";
+import { blobKeys } from "../../shared/loop/keys.js";
+import { PackRegistry } from "../../shared/registry.js";
+import type { RunRecord } from "../../shared/store/types.js";
+import { UsageError } from "../inputs.js";
+import type { ReviewRuntime } from "../review.js";
+import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
+
+/** Clients the cloud runtime sends through; each defaults to the SDK's own chain (credentials, region, endpoint variables). */
+export interface CloudClients {
+  dynamo?: DynamoDBClient;
+  s3?: S3Client;
+  sfn?: SFNClient;
+  events?: EventBridgeClient;
+}
+
+/**
+ * An emulator behind `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL` is addressed path-style (its host
+ * has no bucket subdomains); AWS itself virtual-hosted, the SDK's default.
+ */
+const pathStyle = () => Boolean(process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL);
+
+/**
+ * A deployed stack seen through the same stores its handlers write (DynamoRunStore, S3BlobStore),
+ * for `redraft --stack …`: what `runs`, `show`, `export`, `batches` and `review` need of a runtime.
+ */
+export class CloudRuntime implements ReviewRuntime {
+  readonly resources: CloudResources;
+  readonly dynamo: DynamoDBClient;
+  readonly runs: DynamoRunStore;
+  readonly blobs: S3BlobStore;
+  readonly batches: DynamoBatchStore;
+  readonly deps: { registry: PackRegistry; runs: DynamoRunStore; blobs: S3BlobStore };
+  readonly #sfn: SFNClient;
+  readonly #events: EventBridgeClient;
+  /** The reviewer policy allows `Draft Reviewed` only; λ outcome counts outcomes from the loop's own events. */
+  readonly announcesApproval = false;
+  /** Where messages say the runs are: the stack, or the table. */
+  readonly where: string;
+
+  constructor(resources: CloudResources, clients: CloudClients = {}) {
+    this.resources = resources;
+    this.dynamo = clients.dynamo ?? new DynamoDBClient({});
+    const s3 = clients.s3 ?? new S3Client({ forcePathStyle: pathStyle() });
+    this.#sfn = clients.sfn ?? new SFNClient({});
+    this.#events = clients.events ?? new EventBridgeClient({});
+    this.runs = new DynamoRunStore({ client: this.dynamo, tableName: resources.table });
+    this.blobs = new S3BlobStore({ client: s3, bucket: resources.bucket });
+    this.batches = new DynamoBatchStore({ client: this.dynamo, tableName: resources.table });
+    this.deps = { registry: new PackRegistry(), runs: this.runs, blobs: this.blobs };
+    this.where = resources.stackName ? `stack ${resources.stackName}` : `table ${resources.table}`;
+  }
+
+  /** Puts one event on the project's bus, as the Announce states do (source `redraft`). */
+  async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
+    const bus = this.resources.bus;
+    if (!bus) throw new UsageError("the stack's bus is not known: pass --bus (or --stack)");
+    const { FailedEntryCount, Entries } = await this.#events.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            Source: OUTCOME_SOURCE,
+            DetailType: detailType,
+            Detail: JSON.stringify(detail),
+            EventBusName: bus,
+          },
+        ],
+      }),
+    );
+    if (FailedEntryCount) {
+      const entry = Entries?.find((e) => e.ErrorCode);
+      throw Object.assign(
+        new Error(`${detailType} was not put on ${bus}: ${entry?.ErrorCode}: ${entry?.ErrorMessage}`),
+        {
+          name: "EventBridge.FailedEntry",
+        },
+      );
+    }
+  }
+
+  /** A decided run's objects expire again like any other run's (they were kept while it awaited review). */
+  async retainDecided(run: RunRecord): Promise<void> {
+    const prefix = blobKeys.original(run.runId).replace(/[^/]+$/, "");
+    await this.blobs.retain(prefix, run.resultRef ? [run.resultRef] : [], "standard");
+  }
+
+  /** The execution of a run, when the state machine is known. */
+  executionArn(runId: string): string | undefined {
+    return this.resources.stateMachineArn && executionArn(this.resources.stateMachineArn, runId);
+  }
+
+  consoleUrl(runId: string): string | undefined {
+    const arn = this.executionArn(runId);
+    return arn && consoleUrl(arn);
+  }
+
+  /**
+   * The run's execution path from GetExecutionHistory, in the shape the local runtime keeps
+   * (states entered, failures caught, how it ended); undefined without a state machine, or when
+   * Step Functions no longer has the execution (90 days after it closed).
+   */
+  async history(runId: string): Promise<ExecutionSummary | undefined> {
+    const arn = this.executionArn(runId);
+    if (!arn) return undefined;
+    const events: SfnEvent[] = [];
+    let nextToken: string | undefined;
+    try {
+      do {
+        const page = await this.#sfn.send(
+          new GetExecutionHistoryCommand({
+            executionArn: arn,
+            maxResults: 1000,
+            ...(nextToken && { nextToken }),
+          }),
+        );
+        events.push(...(page.events ?? []));
+        nextToken = page.nextToken;
+      } while (nextToken);
+    } catch (error) {
+      if ((error as { name?: string }).name === "ExecutionDoesNotExist") return undefined;
+      throw error;
+    }
+    return summarize(runId, events);
+  }
+}
+
+/** Step Functions' history events as the timeline reads them. */
+function summarize(runId: string, events: readonly SfnEvent[]): ExecutionSummary {
+  const history: HistoryEvent[] = [];
+  let state: string | undefined;
+  let terminalState = "";
+  let ended: string | undefined;
+  let error: { error: string; cause: string } | undefined;
+  for (const event of events) {
+    const at = (event.timestamp ?? new Date(0)).toISOString();
+    const type = event.type ?? "";
+    if (event.stateEnteredEventDetails) {
+      state = event.stateEnteredEventDetails.name ?? "";
+      terminalState = state;
+      history.push({ type: "StateEntered", at, state, stateType: type.replace(/StateEntered$/, "") });
+    } else if (/Failed$|TimedOut$/.test(type) && !type.startsWith("Execution")) {
+      const details =
+        event.taskFailedEventDetails ??
+        event.lambdaFunctionFailedEventDetails ??
+        event.taskTimedOutEventDetails;
+      history.push({
+        type: "StateFailed",
+        at,
+        ...(state && { state }),
+        error: details?.error ?? type,
+        cause: details?.cause ?? "",
+      });
+    } else if (type === "ExecutionSucceeded") ended = "SUCCEEDED";
+    else if (type === "ExecutionFailed" || type === "ExecutionTimedOut" || type === "ExecutionAborted") {
+      ended = type.replace(/^Execution/, "").toUpperCase();
+      const details =
+        event.executionFailedEventDetails ??
+        event.executionTimedOutEventDetails ??
+        event.executionAbortedEventDetails;
+      error = { error: details?.error ?? type, cause: details?.cause ?? "" };
+      history.push({ type: "ExecutionFailed", at, ...(state && { state }), ...error });
+    }
+  }
+  // The local summary knows two ends; a deployed execution may also be running, timed out or aborted.
+  const status = (ended ?? "RUNNING") as ExecutionSummary["status"];
+  return { runId, status, terminalState, history, ...(error && { error }) };
+}

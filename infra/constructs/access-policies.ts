@@ -1,0 +1,171 @@
+import { ArnFormat, Stack } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus } from "aws-cdk-lib/aws-events";
+import { Effect, ManagedPolicy, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
+import { Construct } from "constructs";
+import { RUN_KEY_PREFIX } from "../../functions/lib/table.js";
+import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
+import { DRAFT_REVIEWED } from "../../shared/store/types.js";
+import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import { acknowledge, referenceFinding } from "../nag.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE, SubmissionEvent } from "../state-names.js";
+
+export interface AccessPoliciesProps {
+  /** `redraft-<env>`: the policies are `<prefix>-reviewer` and `<prefix>-submitter`. */
+  readonly namePrefix: string;
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly bus: EventBus;
+  /** The state machines whose executions a reviewer reads (names, not ARNs: execution ARNs are built from them). */
+  readonly stateMachineNames: readonly string[];
+}
+
+/**
+ * The two managed policies people are given, attached to nobody by the stack (an account attaches
+ * them to its own roles, users or groups):
+ *
+ * - `<prefix>-reviewer`: read runs, attempts and batch records and the run's objects, read execution
+ *   history, write decisions (UpdateItem on run items only, and the retention tag of the run's
+ *   objects), put `Draft Reviewed` on the bus;
+ * - `<prefix>-submitter`: put objects under `drafts/` and `batches/`, put `Draft Submitted` /
+ *   `Batch Submitted` on the bus.
+ *
+ * Both may read the stack's outputs, which is how `redraft --stack` finds the resources. A reviewer's
+ * `edit` submits the edited draft, and `run`/`batch --stack` follow outcomes: those need both.
+ */
+export class AccessPolicies extends Construct {
+  readonly reviewer: ManagedPolicy;
+  readonly submitter: ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: AccessPoliciesProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const { table, bucket, bus } = props;
+    const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    const readStack = new PolicyStatement({
+      sid: "ReadStackOutputs",
+      actions: ["cloudformation:DescribeStacks"],
+      resources: [
+        stack.formatArn({
+          service: "cloudformation",
+          resource: "stack",
+          resourceName: `${stack.stackName}/*`,
+        }),
+      ],
+    });
+
+    this.reviewer = new ManagedPolicy(this, "Reviewer", {
+      managedPolicyName: `${props.namePrefix}-reviewer`,
+      description: "redraft: read runs and their evidence and execution history, decide reviews",
+      statements: [
+        readStack,
+        new PolicyStatement({
+          sid: "ReadRunsAndAttempts",
+          actions: ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"],
+          resources: [table.tableArn, `${table.tableArn}/index/*`],
+        }),
+        new PolicyStatement({
+          sid: "WriteDecisions",
+          actions: ["dynamodb:UpdateItem"],
+          resources: [table.tableArn],
+          // Run and attempt items only: never a content claim or a batch record.
+          conditions: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${RUN_KEY_PREFIX}*`] } },
+        }),
+        new PolicyStatement({
+          sid: "ReadRunObjects",
+          actions: ["s3:GetObject"],
+          resources: [objects(RUNS_PREFIX), objects(RESULTS_PREFIX)],
+        }),
+        new PolicyStatement({
+          sid: "RetainDecidedRunObjects",
+          actions: ["s3:PutObjectTagging"],
+          resources: [objects(RUNS_PREFIX), objects(RESULTS_PREFIX)],
+        }),
+        new PolicyStatement({
+          sid: "ListRunObjects",
+          actions: ["s3:ListBucket"],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { "s3:prefix": [`${RUNS_PREFIX}*`] } },
+        }),
+        new PolicyStatement({
+          sid: "ReadExecutionHistory",
+          actions: ["states:DescribeExecution", "states:GetExecutionHistory"],
+          resources: props.stateMachineNames.map((name) =>
+            stack.formatArn({
+              service: "states",
+              resource: "execution",
+              resourceName: `${name}:*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ),
+        }),
+        new PolicyStatement({
+          sid: "AnnounceReviews",
+          actions: ["events:PutEvents"],
+          resources: [bus.eventBusArn],
+          conditions: {
+            StringEquals: { "events:detail-type": DRAFT_REVIEWED, "events:source": OUTCOME_EVENT_SOURCE },
+          },
+        }),
+      ],
+    });
+
+    this.submitter = new ManagedPolicy(this, "Submitter", {
+      managedPolicyName: `${props.namePrefix}-submitter`,
+      description: "redraft: submit drafts and batch manifests",
+      statements: [
+        readStack,
+        new PolicyStatement({
+          sid: "UploadDraftsAndManifests",
+          actions: ["s3:PutObject"],
+          resources: [objects(DRAFTS_PREFIX), objects(BATCHES_PREFIX)],
+        }),
+        new PolicyStatement({
+          sid: "SubmitByEvent",
+          effect: Effect.ALLOW,
+          actions: ["events:PutEvents"],
+          resources: [bus.eventBusArn],
+          conditions: {
+            StringEquals: {
+              "events:detail-type": [SubmissionEvent.detailType, BatchEvents.submitted],
+              "events:source": SubmissionEvent.source,
+            },
+          },
+        }),
+      ],
+    });
+    const stackFinding = `Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${stack.stackName}/*`;
+    const executionFindings = props.stateMachineNames.map(
+      (name) => `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${name}:*`,
+    );
+    const readStackReason = (who: string) => ({
+      id: `AwsSolutions-IAM5[${stackFinding}]`,
+      reason: `A ${who} finds the resources in this stack's outputs, under any of its stack ids (a stack id ends in a UUID).`,
+    });
+    acknowledge(
+      this.reviewer,
+      readStackReason("reviewer"),
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(table, "/index/*")}]`,
+        reason: "The table's indexes: the review queue and the listings query them.",
+      },
+      ...[RUNS_PREFIX, RESULTS_PREFIX].map((prefix) => ({
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`,
+        reason: `A run's evidence and published draft, named by run id at run time (${prefix}).`,
+      })),
+      ...executionFindings.map((finding, i) => ({
+        id: `AwsSolutions-IAM5[${finding}]`,
+        reason: `The executions of ${props.stateMachineNames[i]}, each named at run time (a run or batch id).`,
+      })),
+    );
+    acknowledge(
+      this.submitter,
+      readStackReason("submitter"),
+      ...[DRAFTS_PREFIX, BATCHES_PREFIX].map((prefix) => ({
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`,
+        reason: `Uploads are named by whoever submits them, under ${prefix} only.`,
+      })),
+    );
+  }
+}

@@ -1,0 +1,47 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import S3rver from "@20minutes/s3rver";
+import { S3Client } from "@aws-sdk/client-s3";
+
+/** Credentials the local servers accept (s3rver checks none with allowMismatchedSignatures). */
+export const LOCAL_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+
+export interface LocalS3 {
+  endpoint: string;
+  client: S3Client;
+  close(): Promise<void>;
+}
+
+/**
+ * An S3-compatible server from npm on a free loopback port, holding `bucket`. Its signature check
+ * disagrees with the current SDK's, hence allowMismatchedSignatures; clients address it path-style.
+ */
+export async function startS3(bucket: string): Promise<LocalS3> {
+  const directory = await mkdtemp(join(tmpdir(), "redraft-s3rver-"));
+  const server = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory,
+    allowMismatchedSignatures: true,
+    configureBuckets: [{ name: bucket }],
+  });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  return {
+    endpoint,
+    client,
+    async close() {
+      client.destroy();
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
