@@ -436,7 +436,7 @@ async function main(): Promise<void> {
   // Where the json gain comes from: repair of the very fault the corrector injects (q) and the corpus carries.
   const repairOff: DeploymentConfig = {
     loop: { maxAttempts: MAX_ATTEMPTS },
-    packs: { json: { settings: { repair: false } } },
+    packs: { json: { settings: { repair: "off" } } },
   };
   const jsonOnly = jsonCases;
   const jsonRuns = byKind(main, "json");

@@ -144,7 +144,7 @@ function declared(draft: SuiteDraft, schema: AnySchema): AnySchema {
 }
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
-const noRepair = new PackRegistry({ packs: { json: { settings: { repair: false } } } });
+const noRepair = new PackRegistry({ packs: { json: { settings: { repair: "off" } } } });
 const withRepair = new PackRegistry();
 const tally: Record<string, { cases: number; passed: number; ajvDeviations: number; byDesign: number }> = {};
 
