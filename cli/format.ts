@@ -34,6 +34,7 @@ export function jsonLine(result: SourcedResult): string {
     logicAttempts: result.logicAttempts,
     initialViolations: result.initialViolations.map(publicViolation),
     finalViolations: result.finalViolations.map(publicViolation),
+    repairs: result.repairs.map(({ path, before, after }) => ({ path, before, after })),
     violationsPerAttempt: result.violationsPerAttempt,
     circuitBreakerRules: result.circuitBreakerRules,
     tokens: result.tokens,
@@ -41,6 +42,10 @@ export function jsonLine(result: SourcedResult): string {
     finalDraft: result.finalDraft,
   });
 }
+
+/** A status with the deterministic repairs behind its draft, so a repaired run never reads as clean: `validated · 2 repairs`. */
+export const statusText = (status: string, repairs = 0): string =>
+  repairs > 0 ? `${status} · ${repairs} repair${repairs === 1 ? "" : "s"}` : status;
 
 export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
 
@@ -93,7 +98,7 @@ export function resultsTable(results: readonly SourcedResult[], style: OutputSty
     results.map((r) => [
       r.draftId,
       tail(r.source ?? "", 14),
-      r.status,
+      statusText(r.status, r.repairs.length),
       r.reason ?? "",
       r.attempts,
       r.violationsPerAttempt.join(" → "),
@@ -151,7 +156,7 @@ export function runsTable(runs: readonly RunRecord[], style: OutputStyle = stdou
       short.get(r.runId) ?? r.runId,
       r.draftId,
       r.kind,
-      r.status,
+      statusText(r.status, r.repairs),
       r.reason ?? "",
       r.attempts,
       r.tokens.total,
