@@ -76,7 +76,12 @@ interface Frame {
  * itself defines, or one of `registered` (the meta-schemas the validator already holds). Undefined when
  * every reference stays inside. A reference that cannot be resolved as a URI at all counts as leaving.
  */
-export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>): string | undefined {
+export function findRemoteRef(
+  schema: unknown,
+  registered: ReadonlySet<string>,
+  /** What names a resource: `id` in draft-04, `$id` after. */
+  idKey: "$id" | "id" = "$id",
+): string | undefined {
   const ids = new Set<string>([STAND_IN_BASE]);
   const refs: { ref: string; base: string }[] = [];
   const stack: Frame[] = [{ value: schema, role: "schema", base: STAND_IN_BASE }];
@@ -93,9 +98,10 @@ export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>):
       continue;
     }
     const record = value as Record<string, unknown>;
-    if (typeof record.$id === "string") {
-      const resolved = resolveUri(record.$id, base);
-      if (resolved === undefined) return record.$id;
+    const id = record[idKey];
+    if (typeof id === "string") {
+      const resolved = resolveUri(id, base);
+      if (resolved === undefined) return id;
       ids.add(resolved);
       base = resolved;
     }

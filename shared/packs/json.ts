@@ -51,7 +51,7 @@ function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
 const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   id: JSON_RULE_IDS.schema,
   description:
-    "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 or 2019-09 when $schema says so).",
+    "The content conforms to the JSON Schema in context.schema (2020-12, or 2019-09, draft-07, draft-06 or draft-04 when $schema says so).",
   severity: "error",
   source: "schema",
   check({ draft, content, settings }) {

@@ -210,7 +210,8 @@ describe("json pack: violations", () => {
       [{ type: "strnig" }, /schema\/type must be equal to one of the allowed values/],
       [{ $ref: "#/$defs/nowhere" }, /can't resolve reference/],
       [{ type: "string", pattern: "(" }, /Invalid regular expression/],
-      [{ $schema: "http://json-schema.org/draft-04/schema#" }, /unsupported \$schema/],
+      [{ $schema: "http://json-schema.org/draft-03/schema#" }, /unsupported \$schema/],
+      [{ $schema: "http://json-schema.org/draft-04/schema#", type: "strnig" }, /schema\/type must be/],
     ];
     for (const [schema, message] of cases) {
       for (const repair of [true, false]) {
@@ -231,7 +232,9 @@ describe("json pack: dialects", () => {
     expect(dialectOf({})).toBe("2020-12");
     expect(dialectOf({ $schema: "https://json-schema.org/draft/2020-12/schema" })).toBe("2020-12");
     expect(dialectOf({ $schema: "http://json-schema.org/draft-07/schema#" })).toBe("draft-07");
-    expect(dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })).toBeUndefined();
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })).toBe("draft-04");
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-06/schema" })).toBe("draft-06");
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-03/schema#" })).toBeUndefined();
   });
 
   it("checks a draft-07 schema: definitions, tuple items, additionalItems", () => {

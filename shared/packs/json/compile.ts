@@ -10,7 +10,7 @@ import {
   findUnsafePattern,
   namesProtoProperty,
 } from "../json-schema-guard.js";
-import { dialectOf, dialectSupport } from "./ajv.js";
+import { dialectOf, dialectSupport, idKeyword } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
@@ -199,11 +199,11 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   const dialect = dialectOf(schema);
   if (!dialect) {
     return invalidSchema(
-      `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09 or draft-07)`,
+      `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09, draft-07, draft-06 or draft-04)`,
     );
   }
   const { meta, registered } = dialectSupport(dialect);
-  const remote = findRemoteRef(schema, registered);
+  const remote = findRemoteRef(schema, registered, idKeyword(dialect));
   if (remote !== undefined) {
     return invalidSchema(
       `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,

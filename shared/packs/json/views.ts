@@ -4,7 +4,7 @@
  */
 
 import { unescapeSegment } from "../../pointer.js";
-import type { JsonSchemaDialect } from "./ajv.js";
+import { idKeyword, isLegacyDialect, type JsonSchemaDialect } from "./ajv.js";
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode } from "./util.js";
 
 /** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
@@ -167,7 +167,7 @@ interface Index {
   readonly baseOf: WeakMap<object, string>;
 }
 
-function indexSchema(schema: SchemaObject): Index {
+function indexSchema(schema: SchemaObject, idKey: "$id" | "id"): Index {
   const index: Index = {
     resources: new Map(),
     anchors: new Map(),
@@ -197,11 +197,12 @@ function indexSchema(schema: SchemaObject): Index {
       continue;
     }
     const view: View = { node, ptr };
-    if (typeof node.$id === "string") {
-      const url = resolveUri(node.$id, base);
+    const id = node[idKey];
+    if (typeof id === "string") {
+      const url = resolveUri(id, base);
       if (url) {
-        // draft-07 names a plain-name anchor with `$id: "#foo"`.
-        if (node.$id.startsWith("#")) index.anchors.set(url.href, view);
+        // draft-07 and earlier name a plain-name anchor with `$id: "#foo"` (draft-04: `id`).
+        if (id.startsWith("#")) index.anchors.set(url.href, view);
         else {
           base = withoutFragment(url);
           index.resources.set(base, view);
@@ -249,7 +250,7 @@ export class SchemaViews {
 
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
     this.#schema = schema;
-    this.#index = indexSchema(schema);
+    this.#index = indexSchema(schema, idKeyword(dialect));
     this.#dialect = dialect;
     this.#modern = dialect === "2020-12";
     this.#refKeywords =
@@ -448,7 +449,7 @@ export class SchemaViews {
         else if (additional !== undefined) evaluated = true;
         if (isRecord(additional)) pushRoot(roots, additional, `${ptr}/additionalProperties`);
       }
-      if (node.unevaluatedProperties === false && this.#dialect !== "draft-07") unevaluatedFalse = true;
+      if (node.unevaluatedProperties === false && !isLegacyDialect(this.#dialect)) unevaluatedFalse = true;
     }
     const opaque = this.opaque(views);
     const conditional = views.some(hasDynamicApplicator);
