@@ -1,4 +1,4 @@
-import { backtracksExponentially } from "./json/regex-safety.js";
+import { type BacktrackingRisk, backtrackingRisk } from "./json/regex-safety.js";
 
 /**
  * Checks on an untrusted JSON Schema (a json draft's `context.schema`) that must pass before anything
@@ -169,14 +169,19 @@ export function namesProtoProperty(schema: unknown): boolean {
  * alternatives such as `(a|a)*` pass it); a linear-time engine (RE2) would, at the cost of ECMAScript
  * syntax it does not accept and of bundle size.
  */
-export function findUnsafePattern(schema: unknown): { keyword: string; pattern: string } | undefined {
+export function findUnsafePattern(
+  schema: unknown,
+): { keyword: string; pattern: string; risk: BacktrackingRisk } | undefined {
   for (const record of schemaObjects(schema)) {
-    if (typeof record.pattern === "string" && backtracksExponentially(record.pattern))
-      return { keyword: "pattern", pattern: record.pattern };
+    const risk = typeof record.pattern === "string" ? backtrackingRisk(record.pattern) : undefined;
+    if (risk && typeof record.pattern === "string")
+      return { keyword: "pattern", pattern: record.pattern, risk };
     const named = record.patternProperties;
     if (typeof named === "object" && named !== null && !Array.isArray(named)) {
-      for (const pattern of Object.keys(named))
-        if (backtracksExponentially(pattern)) return { keyword: "patternProperties", pattern };
+      for (const pattern of Object.keys(named)) {
+        const found = backtrackingRisk(pattern);
+        if (found) return { keyword: "patternProperties", pattern, risk: found };
+      }
     }
   }
   return undefined;

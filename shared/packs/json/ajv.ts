@@ -8,6 +8,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { type: "json" };
 import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
+import { linearRegExp } from "./linear-regex.js";
 import type { SchemaObject } from "./util.js";
 
 // ajv-formats and ajv-draft-04 are CommonJS: under NodeNext their default import is the module object.
@@ -43,6 +44,8 @@ export const AJV_OPTIONS: Options = {
   strict: false,
   // A schema requiring `constructor` is not satisfied by Object.prototype.constructor.
   ownProperties: true,
+  // Patterns come with untrusted schemas: matched in linear time wherever RE2's syntax allows.
+  code: { regExp: linearRegExp },
 };
 
 const META_SCHEMAS: Record<JsonSchemaDialect, string> = {

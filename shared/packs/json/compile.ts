@@ -217,7 +217,9 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   const unsafe = findUnsafePattern(schema);
   if (unsafe) {
     return invalidSchema(
-      `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take exponential time to match (a repeated group holding a repetition that can match the same characters as what follows it, like (a+)+ or (\\w+\\s?)*); write it so that each character has one way to match, e.g. (a+)+ as a+`,
+      unsafe.risk === "exponential"
+        ? `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take exponential time to match (a repeated group holding a repetition that can match the same characters as what follows it, like (a+)+ or (\\w+\\s?)*); write it so that each character has one way to match, e.g. (a+)+ as a+`
+        : `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take polynomial time to match (a group repeated a bounded number of times holding a repetition that can match the same characters as what follows it, like (a+){2,20}); write it so that each character has one way to match, e.g. (a+){2,20} as a{2,}`,
     );
   }
   if (!meta(schema)) {

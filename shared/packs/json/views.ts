@@ -3,8 +3,10 @@
  * unit count and the messages see it. Computed once per schema location and kept with the compiled schema.
  */
 
+import type { RegExpLike } from "ajv/dist/types/index.js";
 import { unescapeSegment } from "../../pointer.js";
 import { idKeyword, isLegacyDialect, type JsonSchemaDialect } from "./ajv.js";
+import { linearRegExp } from "./linear-regex.js";
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode } from "./util.js";
 
 /** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
@@ -236,7 +238,7 @@ export class SchemaViews {
   readonly #schema: SchemaObject;
   readonly #index: Index;
   readonly #refs = new Map<string, Target>();
-  readonly #patterns = new Map<string, RegExp | null>();
+  readonly #patterns = new Map<string, RegExpLike | null>();
   readonly #plans = new WeakMap<readonly View[], Plan>();
   #root: readonly View[] | undefined;
 
@@ -559,11 +561,12 @@ export class SchemaViews {
     return { kept, required, minProperties };
   }
 
-  #pattern(source: string): RegExp | undefined {
+  #pattern(source: string): RegExpLike | undefined {
     let re = this.#patterns.get(source);
     if (re === undefined) {
       try {
-        re = new RegExp(source, "u");
+        // The same engine as Ajv's: an instance key cannot make the walk backtrack either.
+        re = linearRegExp(source, "u");
       } catch {
         re = null;
       }
