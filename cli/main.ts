@@ -10,6 +10,7 @@ import { RunStatusSchema } from "../shared/store/types.js";
 import type { SourcedResult } from "./format.js";
 import { collectDrafts, type DraftSource, readDraftFile, UsageError } from "./inputs.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
+import { registerSchemaCommand } from "./schema.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
 // the option schemas, `redraft runs` the database but no state machine, model SDK or viewer.
@@ -688,6 +689,7 @@ function program(result: CommandResult = { code: 0 }): Command {
       }
     });
 
+  registerSchemaCommand(cli);
   return cli;
 }
 
