@@ -44,7 +44,7 @@ export function jsonLine(result: SourcedResult): string {
 }
 
 /** A status with the deterministic repairs behind its draft, so a repaired run never reads as clean: `validated · 2 repairs`. */
-export const statusText = (status: string, repairs = 0): string =>
+const statusText = (status: string, repairs = 0): string =>
   repairs > 0 ? `${status} · ${repairs} repair${repairs === 1 ? "" : "s"}` : status;
 
 export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;

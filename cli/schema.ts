@@ -54,7 +54,7 @@ async function readSchema(path: string): Promise<Schema> {
  * The compound document: the root schema with every file its references reach (transitively) embedded.
  * `urls` maps a referenced URL (without fragment) to a local file standing in for it.
  */
-export async function bundleSchema(
+async function bundleSchema(
   rootFile: string,
   urls: ReadonlyMap<string, string> = new Map(),
 ): Promise<Schema> {

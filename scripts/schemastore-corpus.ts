@@ -84,7 +84,7 @@ export async function checkCorpus(entries: readonly CorpusEntry[]): Promise<Corp
     if (!lookup.ok) {
       const why = refusalClass(lookup.problem.message);
       figures.refused[why] = (figures.refused[why] ?? 0) + 1;
-      (figures.refusedNames[why] ??= []).push(entry.name);
+      figures.refusedNames[why] = [...(figures.refusedNames[why] ?? []), entry.name];
       continue;
     }
     for (const doc of entry.invalid) {

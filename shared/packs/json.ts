@@ -19,7 +19,6 @@ export { dialectOf } from "./json/ajv.js";
 export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
 export { CompiledJsonSchema } from "./json/compiled.js";
 export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
-export { REPAIR_MODES, type RepairMode } from "./json/repair.js";
 
 /**
  * A kind's `repair` setting: what the deterministic repair may delete before the check (README, "The
