@@ -39,6 +39,7 @@ export function jsonLine(result: SourcedResult): string {
     logicAttempts: result.logicAttempts,
     initialViolations: result.initialViolations.map(publicViolation),
     finalViolations: result.finalViolations.map(publicViolation),
+    repairs: result.repairs.map(({ path, before, after }) => ({ path, before, after })),
     violationsPerAttempt: result.violationsPerAttempt,
     circuitBreakerRules: result.circuitBreakerRules,
     tokens: result.tokens,
@@ -46,6 +47,10 @@ export function jsonLine(result: SourcedResult): string {
     finalDraft: result.finalDraft,
   });
 }
+
+/** A status with the deterministic repairs behind its draft, so a repaired run never reads as clean: `validated · 2 repairs`. */
+const statusText = (status: string, repairs = 0): string =>
+  repairs > 0 ? `${status} · ${repairs} repair${repairs === 1 ? "" : "s"}` : status;
 
 export const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 4 : 2)}`;
 
@@ -108,6 +113,8 @@ interface ResultRow {
   costUsd: number;
   runId: string;
   duplicate: boolean;
+  /** Deterministic repairs behind the final draft, said beside the status (`validated · 2 repairs`). */
+  repairs: number;
 }
 
 type Sum = { drafts: number; attempts: number; tokens: number; cost: number; unpriced: boolean };
@@ -141,6 +148,7 @@ export class ResultsTable {
       costUsd: r.costUsd,
       runId: r.runId,
       duplicate: r.duplicate === true,
+      repairs: r.repairs.length,
     };
     if (this.#rows.length < this.maxRows) this.#rows.push(row);
     else this.#more += 1;
@@ -189,7 +197,7 @@ export class ResultsTable {
       rows.map((r) => [
         r.draftId,
         r.source,
-        r.status,
+        statusText(r.status, r.repairs),
         r.reason,
         r.attempts,
         r.errorsPerAttempt,
@@ -254,7 +262,7 @@ export function runsTable(
       short.get(r.runId) ?? r.runId,
       r.draftId,
       r.kind,
-      r.status,
+      statusText(r.status, r.repairs),
       r.reason ?? "",
       r.attempts,
       r.tokens.total,

@@ -15,6 +15,7 @@ import { UsageError } from "./inputs.js";
 import { installRoot } from "./install-root.js";
 import { definePlan } from "./plan-command.js";
 import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
+import { registerSchemaCommand } from "./schema.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
 // the option schemas, `redraft runs` the database but no state machine, model SDK or viewer.
@@ -634,6 +635,7 @@ function program(result: CommandResult = { code: 0 }): Command {
       process.stdout.write(completionScript(cli, shell));
     });
 
+  registerSchemaCommand(cli);
   return cli;
 }
 

@@ -12,7 +12,7 @@ import { S3BlobStore } from "./lib/s3-blobs.js";
  * the state machine's execution log, which prod keeps at ERROR without execution data.
  *
  * - `Draft Validated` / `Draft Needs Review` (source `redraft`, the project's bus): the detail
- *   carries the kind and reason.
+ *   carries the kind, the reason and how many deterministic repairs the final draft had.
  * - Step Functions `Execution Status Change` FAILED / TIMED_OUT / ABORTED (the default bus): the
  *   run item says the kind and the reason RecordFailure wrote (a timeout or abort writes none).
  *
@@ -37,6 +37,8 @@ const OutcomeEventSchema = z.object({
     kind: z.string(),
     reason: z.string().optional(),
     resultRef: z.string().optional(),
+    /** Deterministic repairs behind the final draft. */
+    repairs: z.number().int().nonnegative().optional(),
   }),
 });
 
@@ -61,14 +63,14 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
     const parsed = OutcomeHandlerEventSchema.parse(event);
     try {
       if (parsed.source === "redraft") {
-        const { runId, kind, reason, resultRef } = parsed.detail;
+        const { runId, kind, reason, resultRef, repairs } = parsed.detail;
         const status = parsed["detail-type"] === "Draft Validated" ? "validated" : "needs_manual_review";
         if (status === "needs_manual_review") {
           const { runs, blobs } = getDeps();
           await runs.holdForReview(runId);
           await blobs.retain(runPrefix(runId), resultRef ? [resultRef] : [], "review");
         }
-        emitOutcome(status, kind, reason);
+        emitOutcome(status, kind, reason, repairs);
         return;
       }
       const { name: runId, status } = parsed.detail;

@@ -95,6 +95,8 @@ const ValidationReportSchema = z.object({
   /** Proportional quality in [0,1]; 3 errors over 200 checked fields is ~0.985, never a 1/0 cliff. */
   score: z.number().min(0).max(1),
   repairs: z.array(RepairSchema),
+  /** The violations of the content as it came, before the repairs; present only when something was repaired. */
+  beforeRepair: z.array(ViolationSchema).optional(),
 });
 export type ValidationReport = z.infer<typeof ValidationReportSchema>;
 

@@ -153,6 +153,29 @@ export function inspectWithPack<C, S extends Record<string, unknown>>(
   }
   const repaired: Draft = repairs.length > 0 ? { ...draft, content: content as Draft["content"] } : draft;
   const ctx: RuleContext<C, S> = { draft: repaired, content, settings };
+  const violations = checkAll(rules, ctx);
+  const counts = countSeverities(violations);
+  const score = pack.score
+    ? pack.score(ctx, violations)
+    : proportionalScore(violations, pack.scoreUnits?.(ctx) ?? rules.length);
+  const report: ValidationReport = {
+    violations,
+    counts,
+    rulesApplied: rules.map((r) => r.rule.id),
+    passed: counts.error === 0,
+    score,
+    repairs,
+  };
+  // What was wrong before repair is part of the record: a repaired run is never reported as clean.
+  if (repairs.length > 0)
+    report.beforeRepair = checkAll(rules, { draft, content: draft.content as C, settings });
+  return { draft: repaired, report };
+}
+
+function checkAll<C, S extends Record<string, unknown>>(
+  rules: readonly ResolvedRule<C, S>[],
+  ctx: RuleContext<C, S>,
+): Violation[] {
   const violations: Violation[] = [];
   for (const { rule, severity } of rules) {
     for (const f of rule.check(ctx)) {
@@ -168,19 +191,5 @@ export function inspectWithPack<C, S extends Record<string, unknown>>(
       violations.push(v);
     }
   }
-  const counts = countSeverities(violations);
-  const score = pack.score
-    ? pack.score(ctx, violations)
-    : proportionalScore(violations, pack.scoreUnits?.(ctx) ?? rules.length);
-  return {
-    draft: repaired,
-    report: {
-      violations,
-      counts,
-      rulesApplied: rules.map((r) => r.rule.id),
-      passed: counts.error === 0,
-      score,
-      repairs,
-    },
-  };
+  return violations;
 }

@@ -18,5 +18,11 @@ export const OUTCOME_METRICS = {
 } as const satisfies Partial<Record<RunStatus, string>>;
 export type OutcomeStatus = keyof typeof OUTCOME_METRICS;
 
+/**
+ * Deterministic repairs behind a run's final draft, per run that reached an outcome (with `kind`): a
+ * rise says drafts are being fixed without the model, which a reader of `validated` alone would miss.
+ */
+export const REPAIRS_METRIC = "RepairsMade";
+
 /** Model spend in micro-USD, per attempt and per judge round; also published without `kind`. */
 export const COST_METRIC = "CostMicroUsd";

@@ -7,6 +7,7 @@ import {
   METRIC_NAMESPACE,
   OUTCOME_METRICS,
   type OutcomeStatus,
+  REPAIRS_METRIC,
   SERVICE_NAME,
 } from "./metric-names.js";
 
@@ -36,12 +37,22 @@ export const tracer: StepTracer = process.env.AWS_LAMBDA_FUNCTION_NAME
  * One run reached an outcome: counted once with only the service dimension (what the alarms read)
  * and once per kind and reason (what the dashboard breaks down). Each is flushed at once.
  */
-export function emitOutcome(status: OutcomeStatus, kind: string, reason: string | undefined): void {
+export function emitOutcome(
+  status: OutcomeStatus,
+  kind: string,
+  reason: string | undefined,
+  repairs = 0,
+): void {
   const name = OUTCOME_METRICS[status];
   metrics.singleMetric().addMetric(name, MetricUnit.Count, 1);
   const detailed = metrics.singleMetric();
   detailed.addDimensions({ kind, reason: reason ?? "none" });
   detailed.addMetric(name, MetricUnit.Count, 1);
+  if (repairs > 0) {
+    const repaired = metrics.singleMetric();
+    repaired.addDimensions({ kind });
+    repaired.addMetric(REPAIRS_METRIC, MetricUnit.Count, repairs);
+  }
 }
 
 /** Every log line of a step carries the run and draft it is about. */

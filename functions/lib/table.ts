@@ -172,6 +172,7 @@ const OUTCOME_FIELD_SET: Record<OutcomeField, true> = {
   resolvedRules: true,
   persistentRules: true,
   violationsPerAttempt: true,
+  repairs: true,
   attempts: true,
   logicAttempts: true,
   overrides: true,

@@ -729,6 +729,8 @@ export class CorrectionGraph extends Construct {
             runId: JsonPath.stringAt("$.runId"),
             draftId: JsonPath.stringAt("$.draftId"),
             kind: JsonPath.stringAt("$.kind"),
+            // A repaired run says so where its outcome is announced, not only in its records.
+            repairs: JsonPath.numberAt("$.best.repairs"),
             ...fields,
           }),
         },

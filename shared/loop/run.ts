@@ -1,4 +1,4 @@
-import type { Draft, ValidationReport, Violation } from "../draft.js";
+import type { Draft, Repair, ValidationReport, Violation } from "../draft.js";
 import type { AttemptRecord, RunRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
 import { blobKeys } from "./keys.js";
 import { type LoopDeps, loadJson } from "./steps/deps.js";
@@ -15,8 +15,11 @@ export interface RunResult {
   /** Corrections made, both phases together. */
   attempts: number;
   logicAttempts: number;
+  /** What the first check found in the draft as submitted, before deterministic repair. */
   initialViolations: Violation[];
   finalViolations: Violation[];
+  /** Deterministic repairs behind the final draft: the first validation's, then the best attempt's. */
+  repairs: Repair[];
   /** Error-severity violations after attempt i; i = 0 is the initial validation. */
   violationsPerAttempt: number[];
   circuitBreakerRules: string[];
@@ -60,8 +63,9 @@ export async function buildRunResult(
     reason: run.reason ?? null,
     attempts: run.attempts,
     logicAttempts: run.logicAttempts,
-    initialViolations: initial?.violations ?? [],
+    initialViolations: initial?.beforeRepair ?? initial?.violations ?? [],
     finalViolations: [...(final?.violations ?? []), ...judgeViolations],
+    repairs: [...(initial?.repairs ?? []), ...(bestAttempt > 0 ? (final?.repairs ?? []) : [])],
     violationsPerAttempt: run.violationsPerAttempt,
     circuitBreakerRules: run.circuitBreakerRules,
     tokens: run.tokens,

@@ -36,6 +36,8 @@ const BestSchema = z.object({
   reportRef: z.string(),
   errors: z.number().int().nonnegative(),
   score: z.number(),
+  /** Deterministic repairs made to the best draft's content when it was checked (its report's repairs). */
+  repairs: z.number().int().nonnegative().default(0),
 });
 
 /** The outcome of the last check, as the Choice states read it. */

@@ -12,7 +12,16 @@ import {
   type Rule,
 } from "../pack.js";
 import { fromPointer, toPointer } from "../pointer.js";
-import { type CompiledJsonSchema, compileJsonSchema, JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json.js";
+import {
+  type CompiledJsonSchema,
+  compileJsonSchema,
+  JSON_RULE_IDS,
+  OMIT_OPTIONAL_RULE,
+  RepairModeSchema,
+} from "./json.js";
+
+/** A declarative pack's settings: free-form, except `repair`, which means what it means for the json kind. */
+const DeclarativeSettingsSchema = z.object({ repair: RepairModeSchema.optional() }).catchall(z.unknown());
 
 /** `*` in a rule's path stands for every element of an array or every value of an object. */
 const WILDCARD = "*";
@@ -88,7 +97,7 @@ const DeclarativePackSchema = z
     /** JSON Schema of the content, checked (and repaired) exactly like the json kind's context.schema. */
     schema: z.record(z.string(), z.unknown()).optional(),
     rules: z.array(DeclarativeRuleSchema).optional(),
-    settings: z.record(z.string(), z.unknown()).optional(),
+    settings: DeclarativeSettingsSchema.optional(),
     loop: LoopSettingsSchema.partial().strict().optional(),
     judge: JudgeSettingsSchema.partial().strict().optional(),
     instructions: z.string().min(1).optional(),
@@ -390,6 +399,7 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
     kind: definition.kind,
     description: definition.description,
     settings,
+    settingsSchema: DeclarativeSettingsSchema,
     rules,
     // The schema counts its fields, each declared rule one unit more.
     scoreUnits: ({ content }) => (schema ? schema.units(content) : 0) + declaredRules,
@@ -398,7 +408,7 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
     // A field a `required` rule names stays, even where the schema calls it optional.
     const keep = (path: readonly (string | number)[]) => requiredPaths.some((p) => matchesPattern(p, path));
     pack.repair = ({ content, settings: current }) =>
-      current.repair === false ? { content, repairs: [] } : schema.repair(content, { keep });
+      schema.repair(content, { keep, mode: RepairModeSchema.catch("lossless").parse(current.repair) });
     pack.contentJsonSchema = () => schema.schema;
   }
   if (definition.loop) pack.loop = withoutUndefined(definition.loop) as Partial<LoopSettings>;

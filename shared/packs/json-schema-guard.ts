@@ -1,4 +1,4 @@
-import { backtracksExponentially } from "./json/regex-safety.js";
+import { type BacktrackingRisk, backtrackingRisk } from "./json/regex-safety.js";
 
 /**
  * Checks on an untrusted JSON Schema (a json draft's `context.schema`) that must pass before anything
@@ -76,7 +76,12 @@ interface Frame {
  * itself defines, or one of `registered` (the meta-schemas the validator already holds). Undefined when
  * every reference stays inside. A reference that cannot be resolved as a URI at all counts as leaving.
  */
-export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>): string | undefined {
+export function findRemoteRef(
+  schema: unknown,
+  registered: ReadonlySet<string>,
+  /** What names a resource: `id` in draft-04, `$id` after. */
+  idKey: "$id" | "id" = "$id",
+): string | undefined {
   const ids = new Set<string>([STAND_IN_BASE]);
   const refs: { ref: string; base: string }[] = [];
   const stack: Frame[] = [{ value: schema, role: "schema", base: STAND_IN_BASE }];
@@ -93,9 +98,10 @@ export function findRemoteRef(schema: unknown, registered: ReadonlySet<string>):
       continue;
     }
     const record = value as Record<string, unknown>;
-    if (typeof record.$id === "string") {
-      const resolved = resolveUri(record.$id, base);
-      if (resolved === undefined) return record.$id;
+    const id = record[idKey];
+    if (typeof id === "string") {
+      const resolved = resolveUri(id, base);
+      if (resolved === undefined) return id;
       ids.add(resolved);
       base = resolved;
     }
@@ -163,14 +169,19 @@ export function namesProtoProperty(schema: unknown): boolean {
  * alternatives such as `(a|a)*` pass it); a linear-time engine (RE2) would, at the cost of ECMAScript
  * syntax it does not accept and of bundle size.
  */
-export function findUnsafePattern(schema: unknown): { keyword: string; pattern: string } | undefined {
+export function findUnsafePattern(
+  schema: unknown,
+): { keyword: string; pattern: string; risk: BacktrackingRisk } | undefined {
   for (const record of schemaObjects(schema)) {
-    if (typeof record.pattern === "string" && backtracksExponentially(record.pattern))
-      return { keyword: "pattern", pattern: record.pattern };
+    const risk = typeof record.pattern === "string" ? backtrackingRisk(record.pattern) : undefined;
+    if (risk && typeof record.pattern === "string")
+      return { keyword: "pattern", pattern: record.pattern, risk };
     const named = record.patternProperties;
     if (typeof named === "object" && named !== null && !Array.isArray(named)) {
-      for (const pattern of Object.keys(named))
-        if (backtracksExponentially(pattern)) return { keyword: "patternProperties", pattern };
+      for (const pattern of Object.keys(named)) {
+        const found = backtrackingRisk(pattern);
+        if (found) return { keyword: "patternProperties", pattern, risk: found };
+      }
     }
   }
   return undefined;

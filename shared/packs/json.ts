@@ -13,17 +13,25 @@ import type { Pack, Rule } from "../pack.js";
 import { compileJsonSchema } from "./json/compile.js";
 import type { CompiledJsonSchema } from "./json/compiled.js";
 import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
+import { REPAIR_MODES } from "./json/repair.js";
 
 export { dialectOf } from "./json/ajv.js";
 export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
 export { CompiledJsonSchema } from "./json/compiled.js";
 export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 
+/**
+ * A kind's `repair` setting: what the deterministic repair may delete before the check (README, "The
+ * json pack"). `lossless` deletes only keys the schema forbids and optional values holding nothing;
+ * `aggressive` also optional values that break their sub-schema; `off` nothing.
+ */
+export const RepairModeSchema = z.enum(REPAIR_MODES);
+
 // ---- the json pack -------------------------------------------------------------------------------
 
 const JsonSettingsSchema = z.object({
-  /** Run the deterministic repair before checking (off only to measure what repair buys). */
-  repair: z.boolean(),
+  /** What the deterministic repair before the check may delete (`off` to measure what repair buys). */
+  repair: RepairModeSchema,
 });
 type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
@@ -42,7 +50,7 @@ function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
 const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   id: JSON_RULE_IDS.schema,
   description:
-    "The content conforms to the JSON Schema in context.schema (2020-12, or draft-07 or 2019-09 when $schema says so).",
+    "The content conforms to the JSON Schema in context.schema (2020-12, or 2019-09, draft-07, draft-06 or draft-04 when $schema says so).",
   severity: "error",
   source: "schema",
   check({ draft, content, settings }) {
@@ -60,7 +68,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
     const findings = schema.findings(content);
     // Where repair ran but stepped aside, and what the schema asks for that is not checked, the report
     // says (info: neither changes a verdict or a score).
-    const notes = settings.repair && findings.length > 0 ? schema.repairNotes(content) : [];
+    const notes = settings.repair !== "off" && findings.length > 0 ? schema.repairNotes(content) : [];
     const warnings = schema.warnings.length > 0 ? schema.warningFindings() : [];
     return notes.length + warnings.length > 0 ? [...findings, ...notes, ...warnings] : findings;
   },
@@ -81,12 +89,12 @@ const JSON_INSTRUCTIONS =
 export const jsonPack: Pack<unknown, JsonSettings> = {
   kind: "json",
   description: "A JSON record extracted by a model, checked against the JSON Schema in context.schema.",
-  settings: { repair: true },
+  settings: { repair: "lossless" },
   settingsSchema: JsonSettingsSchema,
   rules: [jsonSchemaRule],
   repair({ draft, content, settings }) {
     const schema = draftSchema(draft);
-    return settings.repair && schema ? schema.repair(content) : { content, repairs: [] };
+    return schema ? schema.repair(content, { mode: settings.repair }) : { content, repairs: [] };
   },
   scoreUnits({ draft, content }) {
     return draftSchema(draft)?.units(content) ?? 1;

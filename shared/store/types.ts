@@ -86,6 +86,8 @@ export const RunRecordSchema = z.object({
   attempts: z.number().int().nonnegative(),
   logicAttempts: z.number().int().nonnegative(),
   violationsPerAttempt: z.array(z.number().int().nonnegative()),
+  /** Deterministic repairs made to the best draft when it was checked; absent when none were. */
+  repairs: z.number().int().nonnegative().optional(),
   resolvedRules: z.array(z.string()),
   persistentRules: z.array(z.string()),
   circuitBreakerRules: z.array(z.string()),
@@ -206,6 +208,7 @@ export interface RunOutcome {
   resolvedRules?: string[];
   persistentRules?: string[];
   violationsPerAttempt?: number[];
+  repairs?: number;
   attempts?: number;
   logicAttempts?: number;
   overrides?: string[];

@@ -38,6 +38,7 @@ const result = (run: RunRecord, extra: Partial<SourcedResult> = {}): SourcedResu
   attempts: run.attempts,
   logicAttempts: 0,
   initialViolations: [],
+  repairs: [],
   finalViolations: [],
   violationsPerAttempt: [3, 1, 1],
   circuitBreakerRules: [],

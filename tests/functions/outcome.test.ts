@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { OUTCOME_METRICS } from "../../functions/lib/metric-names.js";
+import { OUTCOME_METRICS, REPAIRS_METRIC } from "../../functions/lib/metric-names.js";
 import { metrics } from "../../functions/lib/observability.js";
 import { createOutcomeHandler } from "../../functions/outcome.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
@@ -79,6 +79,25 @@ describe("λ outcome: outcomes as embedded metrics", () => {
       handler({ source: "redraft", "detail-type": "Draft Validated", detail: { runId: "r1", kind: "json" } }),
     );
     expect(counted(docs, OUTCOME_METRICS.validated)).toContainEqual({ kind: "json", reason: "none" });
+  });
+
+  it("counts the repairs a Draft Validated announces, by kind, and none when there were none", async () => {
+    const repaired = await emf(() =>
+      handler({
+        source: "redraft",
+        "detail-type": "Draft Validated",
+        detail: { runId: "r2", kind: "json", repairs: 3 },
+      }),
+    );
+    expect(repaired.filter((d) => REPAIRS_METRIC in d)).toEqual([{ kind: "json", [REPAIRS_METRIC]: 3 }]);
+    const clean = await emf(() =>
+      handler({
+        source: "redraft",
+        "detail-type": "Draft Validated",
+        detail: { runId: "r3", kind: "json", repairs: 0 },
+      }),
+    );
+    expect(clean.filter((d) => REPAIRS_METRIC in d)).toEqual([]);
   });
 
   it("counts a failed execution with the kind and reason its run record holds", async () => {

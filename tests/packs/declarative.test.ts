@@ -226,7 +226,7 @@ describe("declarative rule types", () => {
     expect(report.repairs.map((r) => r.path)).toEqual(["/sub"]);
     expect(draft.content).toEqual({ title: " " });
     expect(report.violations.map((v) => v.ruleId)).toEqual(["schema:pattern", "title"]);
-    const noRepair = resolvePack(pack, { settings: { repair: false } });
+    const noRepair = resolvePack(pack, { settings: { repair: "off" } });
     expect(inspectWithPack(noRepair, draftOf({ sub: "" }, "probe")).report.repairs).toEqual([]);
   });
 });

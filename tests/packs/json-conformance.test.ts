@@ -1,5 +1,5 @@
 /**
- * The JSON-Schema-Test-Suite's required cases for draft-07 and 2020-12, object instances, through
+ * The JSON-Schema-Test-Suite's required cases for draft-04, draft-06, draft-07 and 2020-12, object instances, through
  * `validateDraft`, the way JSON Schema implementations test themselves (the data is vendored under
  * tests/fixtures/json-schema-test-suite, see its README).
  *
@@ -19,6 +19,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Ajv, type AnySchema } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { type: "json" };
+import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidSchemaError } from "../../shared/errors.js";
@@ -27,12 +29,23 @@ import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 
 const addFormats = addFormatsModule.default;
+const Ajv04 = Ajv04Module.default;
 const SUITE = "tests/fixtures/json-schema-test-suite";
-const DRAFTS = ["draft7", "draft2020-12"] as const;
+const DRAFTS = ["draft4", "draft6", "draft7", "draft2020-12"] as const;
+/** What each suite folder's schemas declare when they do not say (redraft's default is 2020-12). */
+const DECLARED: Partial<Record<SuiteDraft, string>> = {
+  draft4: "http://json-schema.org/draft-04/schema#",
+  draft6: "http://json-schema.org/draft-06/schema#",
+  draft7: "http://json-schema.org/draft-07/schema#",
+};
 type SuiteDraft = (typeof DRAFTS)[number];
 
 /** Cases where plain Ajv, configured for the draft, does not follow the specification. */
 const AJV_DEVIATIONS: Record<string, string> = {
+  "draft4/ref > ref overrides any sibling keywords > ref valid, maxItems ignored":
+    "Ajv applies the keywords beside a draft-04 $ref, which draft-04 says to ignore",
+  "draft6/ref > ref overrides any sibling keywords > ref valid, maxItems ignored":
+    "Ajv applies the keywords beside a draft-06 $ref, which draft-06 says to ignore",
   "draft7/ref > ref overrides any sibling keywords > ref valid, maxItems ignored":
     "Ajv applies the keywords beside a draft-07 $ref, which draft-07 says to ignore",
   "draft2020-12/dynamicRef > A $dynamicRef that initially resolves to a schema with a matching $dynamicAnchor resolves to the first $dynamicAnchor in the dynamic scope > The recursive part is valid against the root":
@@ -80,6 +93,8 @@ const AJV_DEVIATIONS: Record<string, string> = {
  * and a schema Ajv would check wrong is refused rather than checked wrong.
  */
 const BY_DESIGN: Record<string, string> = {
+  "draft4/refRemote": "remote $ref: redraft resolves no reference outside the schema",
+  "draft6/refRemote": "remote $ref: redraft resolves no reference outside the schema",
   "draft7/refRemote": "remote $ref: redraft resolves no reference outside the schema",
   "draft2020-12/refRemote": "remote $ref: redraft resolves no reference outside the schema",
   "draft2020-12/dynamicRef > strict-tree schema, guards against misspelled properties":
@@ -90,6 +105,10 @@ const BY_DESIGN: Record<string, string> = {
     "remote $ref: redraft resolves no reference outside the schema",
   "draft2020-12/dynamicRef > $ref and $dynamicAnchor are independent of order - $ref first":
     "remote $ref: redraft resolves no reference outside the schema",
+  "draft4/properties > properties whose names are Javascript object property names":
+    "`properties` naming __proto__: Ajv never applies that entry, so redraft refuses the schema rather than check it wrong",
+  "draft6/properties > properties whose names are Javascript object property names":
+    "`properties` naming __proto__: Ajv never applies that entry, so redraft refuses the schema rather than check it wrong",
   "draft7/properties > properties whose names are Javascript object property names":
     "`properties` naming __proto__: Ajv never applies that entry (and its validator throws beside unevaluatedProperties), so redraft refuses the schema rather than check it wrong",
   "draft2020-12/properties > properties whose names are Javascript object property names":
@@ -119,11 +138,13 @@ function filesUnder(dir: string): string[] {
 /** The suite's remotes as `http://localhost:1234/…` wants them, per draft (each draft's own and the shared ones). */
 function remotesFor(draft: SuiteDraft): [string, AnySchema][] {
   const root = join(SUITE, "remotes");
-  const other = draft === "draft7" ? "draft2020-12/" : "draft7/";
+  const own = `${draft}/`;
   return filesUnder(root)
     .map((path) => relative(root, path))
-    .filter(
-      (name) => !name.startsWith(other) && (draft !== "draft2020-12" || name.startsWith("draft2020-12/")),
+    .filter((name) =>
+      draft === "draft2020-12"
+        ? name.startsWith(own)
+        : name.startsWith(own) || !DRAFTS.some((d) => name.startsWith(`${d}/`)),
     )
     .map((name) => [`http://localhost:1234/${name}`, JSON.parse(readFileSync(join(root, name), "utf8"))]);
 }
@@ -131,7 +152,13 @@ function remotesFor(draft: SuiteDraft): [string, AnySchema][] {
 /** Plain Ajv, configured the way the draft needs, with the suite's remotes. */
 function plainAjv(draft: SuiteDraft): Ajv | Ajv2020 {
   const options = { strict: false, ownProperties: true, logger: false } as const;
-  const ajv = draft === "draft7" ? new Ajv(options) : new Ajv2020(options);
+  const ajv =
+    draft === "draft4"
+      ? (new Ajv04(options) as unknown as Ajv)
+      : draft === "draft2020-12"
+        ? new Ajv2020(options)
+        : new Ajv(options);
+  if (draft === "draft6") ajv.addMetaSchema(draft06MetaSchema);
   addFormats(ajv);
   for (const [uri, schema] of remotesFor(draft)) ajv.addSchema(schema, uri);
   return ajv;
@@ -139,12 +166,13 @@ function plainAjv(draft: SuiteDraft): Ajv | Ajv2020 {
 
 /** The schema as a user would send it: the draft named in `$schema` (redraft's default is 2020-12). */
 function declared(draft: SuiteDraft, schema: AnySchema): AnySchema {
-  if (draft !== "draft7" || typeof schema !== "object" || "$schema" in schema) return schema;
-  return { $schema: "http://json-schema.org/draft-07/schema#", ...schema };
+  const uri = DECLARED[draft];
+  if (uri === undefined || typeof schema !== "object" || "$schema" in schema) return schema;
+  return { $schema: uri, ...schema };
 }
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
-const noRepair = new PackRegistry({ packs: { json: { settings: { repair: false } } } });
+const noRepair = new PackRegistry({ packs: { json: { settings: { repair: "off" } } } });
 const withRepair = new PackRegistry();
 const tally: Record<string, { cases: number; passed: number; ajvDeviations: number; byDesign: number }> = {};
 

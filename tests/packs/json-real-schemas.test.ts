@@ -3,8 +3,9 @@
  * `$ref` chains, a `oneOf` payment union, `patternProperties` and vendor keywords (2020-12); a CI workflow
  * in the SchemaStore style (draft-07: `definitions`, `dependencies`, `oneOf` steps, pattern-keyed jobs);
  * and a FHIR-like clinical bundle whose resources share a base through `allOf` and close with
- * `unevaluatedProperties` inside a `oneOf`. Each comes with instances labelled valid, repairable (repair
- * alone makes them valid) or broken (a correction is needed).
+ * `unevaluatedProperties` inside a `oneOf`. Each comes with instances labelled valid, repairable (the
+ * default, lossless repair alone makes them valid), aggressive (only the aggressive repair does: it
+ * deletes values that hold information) or broken (a correction is needed).
  */
 import { readFileSync } from "node:fs";
 import { Ajv, type AnySchema, type ErrorObject } from "ajv";
@@ -22,12 +23,13 @@ const SCHEMAS = ["order-api", "ci-workflow", "clinical-bundle"] as const;
 
 interface Instance {
   name: string;
-  expect: "valid" | "repairable" | "broken";
+  expect: "valid" | "repairable" | "aggressive" | "broken";
   content: Record<string, unknown>;
 }
 
 const load = (file: string) => JSON.parse(readFileSync(`${DIR}/${file}`, "utf8"));
-const noRepair = new PackRegistry({ packs: { json: { settings: { repair: false } } } });
+const noRepair = new PackRegistry({ packs: { json: { settings: { repair: "off" } } } });
+const aggressive = new PackRegistry({ packs: { json: { settings: { repair: "aggressive" } } } });
 
 function plainAjv(schema: { $schema?: string }) {
   const options = { strict: false, allErrors: true, ownProperties: true, logger: false } as const;
@@ -102,6 +104,12 @@ describe.each(SCHEMAS)("real-world schema %s", (name) => {
         expect(repairs.length).toBeGreaterThan(0);
         expect(after).toBe(true);
         break;
+      case "aggressive": {
+        expect(after).toBe(false);
+        const lossy = await validateDraft(draft, { registry: aggressive });
+        expect(lossy.passed).toBe(true);
+        break;
+      }
       case "broken":
         expect(after).toBe(false);
         break;
@@ -134,7 +142,7 @@ describe("what repair does on the real schemas", () => {
       ],
       [
         "/lines/2/product/gtin",
-        'removed optional field /lines/2/product/gtin: "n/a" does not match the pattern ^[0-9]{8,14}$',
+        'removed optional field /lines/2/product/gtin: " " does not match the pattern ^[0-9]{8,14}$',
       ],
       ["/couponCode", 'removed optional field /couponCode: "" does not match the pattern ^[A-Z0-9]{4,16}$'],
     ]);

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
+import { carriesNothing } from "../../shared/packs/json/repair.js";
 import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
 import { toPointer } from "../../shared/pointer.js";
 
@@ -140,8 +141,9 @@ function has(content: unknown, pointer: string): boolean {
   return true;
 }
 
-const withRepair = resolvePack(jsonPack);
-const withoutRepair = resolvePack(jsonPack, { settings: { repair: false } });
+const withRepair = resolvePack(jsonPack, { settings: { repair: "aggressive" } });
+const lossless = resolvePack(jsonPack);
+const withoutRepair = resolvePack(jsonPack, { settings: { repair: "off" } });
 const VALUE_RULES = new Set([
   "schema:pattern",
   "schema:enum",
@@ -151,7 +153,7 @@ const VALUE_RULES = new Set([
 ]);
 
 describe("json repair properties", () => {
-  it("never removes a required field, never lowers the score, is idempotent and pure", () => {
+  it("aggressive: never removes a required field, never lowers the score, is idempotent and pure", () => {
     let runsWithRepairs = 0;
     fc.assert(
       fc.property(caseArb, ([schema, content]) => {
@@ -179,16 +181,27 @@ describe("json repair properties", () => {
 
         const lookup = compileJsonSchema(schema.json);
         if (!lookup.ok) throw new Error(lookup.problem.message);
-        const again = lookup.schema.repair(repaired.draft.content);
+        const aggressive = { mode: "aggressive" } as const;
+        const again = lookup.schema.repair(repaired.draft.content, aggressive);
         expect(again.repairs).toEqual([]);
         expect(again.content).toBe(repaired.draft.content);
-        expect(lookup.schema.repair(content).content).toEqual(repaired.draft.content);
+        expect(lookup.schema.repair(content, aggressive).content).toEqual(repaired.draft.content);
+
+        // Lossless (the default) deletes only what holds nothing, or a key the schema forbids.
+        const kept = inspectWithPack(lossless, draft);
+        for (const repair of kept.report.repairs) {
+          const forbidden = /allows no property/.test(repair.message);
+          expect(forbidden || carriesNothing(repair.before)).toBe(true);
+        }
+        expect(kept.report.counts.error).toBeLessThanOrEqual(unrepaired.report.counts.error);
+        expect(kept.report.score).toBeGreaterThanOrEqual(unrepaired.report.score);
       }),
       { numRuns: 300 },
     );
     // The generator must actually exercise repair, or the properties above say little.
     expect(runsWithRepairs).toBeGreaterThan(100);
-  });
+    // Three inspections per case on a shared machine: room, not a speed claim.
+  }, 180_000);
 
   it("leaves valid content untouched, as the same object", () => {
     fc.assert(

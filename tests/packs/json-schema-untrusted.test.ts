@@ -45,9 +45,9 @@ const UNUSABLE: [string, unknown, RegExp][] = [
     /unsupported \$schema "https:\/\/evil\.example\/draft-07\/schema#"/,
   ],
   [
-    "draft-04",
-    { $schema: "http://json-schema.org/draft-04/schema#" },
-    /unsupported \$schema "http:\/\/json-schema\.org\/draft-04\/schema#"/,
+    "draft-03",
+    { $schema: "http://json-schema.org/draft-03/schema#" },
+    /unsupported \$schema "http:\/\/json-schema\.org\/draft-03\/schema#"/,
   ],
   [
     "a remote $ref",

@@ -12,7 +12,7 @@ import { validateDraft } from "../../shared/validate.js";
 
 const D2020 = "https://json-schema.org/draft/2020-12/schema";
 const D2019 = "https://json-schema.org/draft/2019-09/schema";
-const noRepair = new PackRegistry({ packs: { json: { settings: { repair: false } } } });
+const noRepair = new PackRegistry({ packs: { json: { settings: { repair: "off" } } } });
 
 function draftOf(schema: unknown, content: unknown): Draft {
   return { id: "walk-1", kind: "json", content, context: { schema } } as Draft;
@@ -248,7 +248,7 @@ describe("the walks and the other applicators", () => {
       },
       patternProperties: { "^x-": { type: "string", minLength: 2 } },
     };
-    const report = await validateDraft(draftOf(tuple, { pair: [{ x: "1" }, { y: 1 }], "x-a": "" }));
+    const report = await validateDraft(draftOf(tuple, { pair: [{ x: " " }, { y: 1 }], "x-a": "" }));
     expect(report.repairs.map((r) => r.path).sort()).toEqual(["/pair/0/x", "/pair/1/y", "/x-a"]);
     const draft07 = {
       $schema: "http://json-schema.org/draft-07/schema#",
@@ -261,7 +261,7 @@ describe("the walks and the other applicators", () => {
         },
       },
     };
-    const old = await validateDraft(draftOf(draft07, { pair: [{ x: "1" }, { y: 1 }] }));
+    const old = await validateDraft(draftOf(draft07, { pair: [{ x: null }, { y: 1 }] }));
     expect(old.repairs.map((r) => r.path).sort()).toEqual(["/pair/0/x", "/pair/1/y"]);
   });
 

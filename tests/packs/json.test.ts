@@ -12,7 +12,8 @@ import {
 } from "../../shared/packs/json.js";
 
 const withRepair = resolvePack(jsonPack);
-const withoutRepair = resolvePack(jsonPack, { settings: { repair: false } });
+const withoutRepair = resolvePack(jsonPack, { settings: { repair: "off" } });
+const aggressiveRepair = resolvePack(jsonPack, { settings: { repair: "aggressive" } });
 
 function draftOf(content: unknown, schema: unknown): Draft {
   return { id: "rec-1", kind: "json", content, context: { schema } };
@@ -20,6 +21,10 @@ function draftOf(content: unknown, schema: unknown): Draft {
 
 function inspect(content: unknown, schema: unknown, repair = true): Inspection {
   return inspectWithPack(repair ? withRepair : withoutRepair, draftOf(content, schema));
+}
+
+function inspectAggressive(content: unknown, schema: unknown): Inspection {
+  return inspectWithPack(aggressiveRepair, draftOf(content, schema));
 }
 
 function only(violations: readonly Violation[], ruleId: string): Violation[] {
@@ -205,7 +210,8 @@ describe("json pack: violations", () => {
       [{ type: "strnig" }, /schema\/type must be equal to one of the allowed values/],
       [{ $ref: "#/$defs/nowhere" }, /can't resolve reference/],
       [{ type: "string", pattern: "(" }, /Invalid regular expression/],
-      [{ $schema: "http://json-schema.org/draft-04/schema#" }, /unsupported \$schema/],
+      [{ $schema: "http://json-schema.org/draft-03/schema#" }, /unsupported \$schema/],
+      [{ $schema: "http://json-schema.org/draft-04/schema#", type: "strnig" }, /schema\/type must be/],
     ];
     for (const [schema, message] of cases) {
       for (const repair of [true, false]) {
@@ -226,7 +232,9 @@ describe("json pack: dialects", () => {
     expect(dialectOf({})).toBe("2020-12");
     expect(dialectOf({ $schema: "https://json-schema.org/draft/2020-12/schema" })).toBe("2020-12");
     expect(dialectOf({ $schema: "http://json-schema.org/draft-07/schema#" })).toBe("draft-07");
-    expect(dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })).toBeUndefined();
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })).toBe("draft-04");
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-06/schema" })).toBe("draft-06");
+    expect(dialectOf({ $schema: "http://json-schema.org/draft-03/schema#" })).toBeUndefined();
   });
 
   it("checks a draft-07 schema: definitions, tuple items, additionalItems", () => {
@@ -320,7 +328,7 @@ describe("json pack: deterministic repair", () => {
     expect(draft.content).toEqual({ title: "T", authors: [{ name: "A" }] });
   });
 
-  it("removes optional fields breaking pattern, format, enum, minimum or type, never required ones", () => {
+  it("aggressive: removes optional fields breaking pattern, format, enum, minimum or type, never required ones", () => {
     const content = deepFreeze({
       title: "",
       doi: "n/a",
@@ -332,7 +340,7 @@ describe("json pack: deterministic repair", () => {
         { name: "B", orcid: 1234 },
       ],
     });
-    const { report, draft } = inspect(content, paperSchema);
+    const { report, draft } = inspectAggressive(content, paperSchema);
     expect(report.repairs.map((r) => r.path)).toEqual([
       "/doi",
       "/year",
@@ -375,7 +383,7 @@ describe("json pack: deterministic repair", () => {
     );
   });
 
-  it("repairs deep inside nested objects, arrays of objects, $ref, draft-07 definitions and allOf", () => {
+  it("aggressive: repairs deep inside nested objects, arrays of objects, $ref, draft-07 definitions and allOf", () => {
     const schema = {
       $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
@@ -414,15 +422,19 @@ describe("json pack: deterministic repair", () => {
         ],
       },
     };
-    const { report, draft } = inspect(content, schema);
+    const { report, draft } = inspectAggressive(content, schema);
     expect(report.repairs.map((r) => r.path)).toEqual(["/study/arms/0/duration", "/study/arms/0/dose"]);
+    // Lossless (the default) removes the empty duration only: the zero dose is a value, for the model.
+    const kept = inspect(content, schema);
+    expect(kept.report.repairs.map((r) => r.path)).toEqual(["/study/arms/0/duration"]);
+    expect(kept.report.violations.map((v) => v.path)).toEqual(["/study/arms/0/dose", "/study/arms/1/label"]);
     expect(draft.content).toEqual({
       study: { arms: [{ label: "A" }, { label: "", duration: "P3D", dose: 5 }] },
     });
     expect(report.violations.map((v) => v.path)).toEqual(["/study/arms/1/label"]);
   });
 
-  it("removes an optional object of the wrong type, but repairs inside a right-typed one", () => {
+  it("aggressive: removes an optional object of the wrong type, but repairs inside a right-typed one", () => {
     const schema = {
       type: "object",
       properties: {
@@ -430,7 +442,7 @@ describe("json pack: deterministic repair", () => {
         venue: { type: "object", properties: { name: { type: "string" } } },
       },
     };
-    const { draft, report } = inspect({ funding: { grant: "" }, venue: "" }, schema);
+    const { draft, report } = inspectAggressive({ funding: { grant: "" }, venue: "" }, schema);
     expect(draft.content).toEqual({ funding: {} });
     expect(report.repairs.map((r) => r.path)).toEqual(["/funding/grant", "/venue"]);
   });

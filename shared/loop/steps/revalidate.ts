@@ -135,7 +135,9 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   if (recorded) deps.onAttemptRecorded?.(record);
 
   const best =
-    beats && draftRef ? { attempt: n, draftRef, reportRef, errors, score: report.score } : state.best;
+    beats && draftRef
+      ? { attempt: n, draftRef, reportRef, errors, score: report.score, repairs: report.repairs.length }
+      : state.best;
   const bestReportNow = beats ? report : bestReport;
   const hints = keepHints([
     ...state.hints,
@@ -177,6 +179,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
     persistentRules: [...initial].filter((id) => bestRules.has(id)),
     circuitBreakerRules: tripped,
     finalRef: best.draftRef,
+    repairs: best.repairs,
   });
   const { pending: _done, ...rest } = state;
   return {

@@ -60,7 +60,7 @@ function terminalState(
     },
     modelAvailable: false,
     verdict: ZERO_VERDICT,
-    best: { attempt: 0, draftRef: "", reportRef: "", errors: 0, score: 0 },
+    best: { attempt: 0, draftRef: "", reportRef: "", errors: 0, score: 0, repairs: 0 },
     originalRef: "",
     initialErrorRules: [],
     ruleFailures: {},
@@ -206,7 +206,10 @@ async function registerAndCheck(
   if (report.counts.error > 0 && modelAvailable && limits.maxAttempts > 0) {
     await deps.runs.setStatus(runId, "correcting", at);
   }
-  await deps.runs.updateRun(runId, { violationsPerAttempt: [report.counts.error] });
+  await deps.runs.updateRun(runId, {
+    violationsPerAttempt: [report.counts.error],
+    repairs: report.repairs.length,
+  });
   return {
     runId,
     draftId: draft.id,
@@ -222,7 +225,14 @@ async function registerAndCheck(
       warnings: report.counts.warning,
       score: report.score,
     },
-    best: { attempt: 0, draftRef, reportRef, errors: report.counts.error, score: report.score },
+    best: {
+      attempt: 0,
+      draftRef,
+      reportRef,
+      errors: report.counts.error,
+      score: report.score,
+      repairs: report.repairs.length,
+    },
     originalRef,
     initialErrorRules: errorRuleIds(report),
     ruleFailures: {},

@@ -5,19 +5,31 @@
 import { Ajv, type AnySchemaObject, type Options, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { type: "json" };
+import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
+import { linearRegExp } from "./linear-regex.js";
 import type { SchemaObject } from "./util.js";
 
-// ajv-formats is CommonJS: under NodeNext its default import is the module object.
+// ajv-formats and ajv-draft-04 are CommonJS: under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
+const Ajv04 = Ajv04Module.default;
 
 /**
  * JSON-Schema dialects redraft checks with; `$schema` picks one (and so the Ajv class), 2020-12 when it
  * is absent.
  */
-export type JsonSchemaDialect = "2020-12" | "2019-09" | "draft-07";
+export type JsonSchemaDialect = "2020-12" | "2019-09" | "draft-07" | "draft-06" | "draft-04";
 
-export type AnyAjv = Ajv | Ajv2019 | Ajv2020;
+export type AnyAjv = Ajv | Ajv2019 | Ajv2020 | InstanceType<typeof Ajv04>;
+
+/** Dialects older than 2019-09: no `unevaluated*`, no dynamic references, tuples as `items: [...]`. */
+export const isLegacyDialect = (dialect: JsonSchemaDialect): boolean =>
+  dialect === "draft-07" || dialect === "draft-06" || dialect === "draft-04";
+
+/** The keyword a dialect names a schema resource with: draft-04 says `id`, later drafts `$id`. */
+export const idKeyword = (dialect: JsonSchemaDialect): "id" | "$id" =>
+  dialect === "draft-04" ? "id" : "$id";
 
 /**
  * Ajv options for schemas that come with drafts. No `loadSchema`: a `$ref` Ajv cannot resolve from what it
@@ -32,12 +44,16 @@ export const AJV_OPTIONS: Options = {
   strict: false,
   // A schema requiring `constructor` is not satisfied by Object.prototype.constructor.
   ownProperties: true,
+  // Patterns come with untrusted schemas: matched in linear time wherever RE2's syntax allows.
+  code: { regExp: linearRegExp },
 };
 
 const META_SCHEMAS: Record<JsonSchemaDialect, string> = {
   "2020-12": "https://json-schema.org/draft/2020-12/schema",
   "2019-09": "https://json-schema.org/draft/2019-09/schema",
   "draft-07": "http://json-schema.org/draft-07/schema",
+  "draft-06": "http://json-schema.org/draft-06/schema",
+  "draft-04": "http://json-schema.org/draft-04/schema",
 };
 
 let draft07: AnySchemaObject | undefined;
@@ -48,17 +64,31 @@ function draft07MetaSchema(): AnySchemaObject {
 }
 
 export function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
-  const ajv =
-    dialect === "draft-07"
-      ? new Ajv(options)
-      : dialect === "2019-09"
-        ? new Ajv2019(options)
-        : new Ajv2020(options);
+  let ajv: AnyAjv;
+  switch (dialect) {
+    case "draft-04":
+      // ajv-draft-04: `id`, boolean exclusiveMaximum/Minimum, and the draft-04 meta-schema.
+      ajv = new Ajv04(options);
+      break;
+    case "draft-06":
+      // Ajv's draft-07 class checks draft-06 schemas (draft-07 only added keywords), given their meta-schema.
+      ajv = new Ajv(options);
+      ajv.addMetaSchema(draft06MetaSchema);
+      break;
+    case "draft-07":
+      ajv = new Ajv(options);
+      break;
+    case "2019-09":
+      ajv = new Ajv2019(options);
+      break;
+    default:
+      ajv = new Ajv2020(options);
+  }
   // A newer schema may $ref the draft-07 meta-schema (a field that holds a schema). The other way round
   // is not offered: the 2019-09 and 2020-12 meta-schemas need $recursiveRef/$dynamicRef, which an older
   // dialect's Ajv does not evaluate.
-  if (dialect !== "draft-07") ajv.addMetaSchema(draft07MetaSchema());
-  addFormats(ajv);
+  if (!isLegacyDialect(dialect)) ajv.addMetaSchema(draft07MetaSchema());
+  addFormats(ajv as Ajv);
   return ajv;
 }
 

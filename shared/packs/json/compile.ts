@@ -10,7 +10,7 @@ import {
   findUnsafePattern,
   namesProtoProperty,
 } from "../json-schema-guard.js";
-import { dialectOf, dialectSupport } from "./ajv.js";
+import { dialectOf, dialectSupport, idKeyword } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
@@ -199,11 +199,11 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   const dialect = dialectOf(schema);
   if (!dialect) {
     return invalidSchema(
-      `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09 or draft-07)`,
+      `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09, draft-07, draft-06 or draft-04)`,
     );
   }
   const { meta, registered } = dialectSupport(dialect);
-  const remote = findRemoteRef(schema, registered);
+  const remote = findRemoteRef(schema, registered, idKeyword(dialect));
   if (remote !== undefined) {
     return invalidSchema(
       `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,
@@ -217,7 +217,9 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
   const unsafe = findUnsafePattern(schema);
   if (unsafe) {
     return invalidSchema(
-      `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take exponential time to match (a repeated group holding a repetition that can match the same characters as what follows it, like (a+)+ or (\\w+\\s?)*); write it so that each character has one way to match, e.g. (a+)+ as a+`,
+      unsafe.risk === "exponential"
+        ? `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take exponential time to match (a repeated group holding a repetition that can match the same characters as what follows it, like (a+)+ or (\\w+\\s?)*); write it so that each character has one way to match, e.g. (a+)+ as a+`
+        : `the ${unsafe.keyword} ${JSON.stringify(unsafe.pattern)} can take polynomial time to match (a group repeated a bounded number of times holding a repetition that can match the same characters as what follows it, like (a+){2,20}); write it so that each character has one way to match, e.g. (a+){2,20} as a{2,}`,
     );
   }
   if (!meta(schema)) {

@@ -8,12 +8,21 @@ import { JSON_RULE_IDS } from "./ids.js";
 import { errorsAfterRemovals, errorsStayLocal } from "./locality.js";
 import { findingOf } from "./messages.js";
 import { isPlainData, prototypeLeavesAlone, schemaStrings } from "./plain.js";
-import { errorTree, extraPointer, type RepairWalk, ROOT_PLACE, repairValue } from "./repair.js";
+import {
+  errorTree,
+  extraPointer,
+  type RepairMode,
+  type RepairWalk,
+  ROOT_PLACE,
+  repairValue,
+} from "./repair.js";
 import { unitsBelow } from "./units.js";
 import type { SchemaObject, Segment } from "./util.js";
 import { SchemaViews, undecidedOnPath } from "./views.js";
 
 export interface RepairOptions {
+  /** What the repair may delete (see REPAIR_MODES); lossless unless the kind asks otherwise. */
+  mode?: RepairMode;
   /** Locations that must never be removed even if the schema calls them optional (a declarative `required` rule). */
   keep?: (path: readonly Segment[]) => boolean;
 }
@@ -216,18 +225,21 @@ export class CompiledJsonSchema {
   }
 
   /**
-   * Deterministic repair: removes optional fields whose value breaks their sub-schema (an empty string
-   * in a pattern field, a value outside an enum or range…) and properties the schema forbids. Required
-   * fields stay (and get reported). Pure: unchanged content is returned as the same object, and only
-   * the objects and arrays on the path to a removal are copied.
+   * Deterministic repair: removes properties the schema forbids and optional fields whose value breaks
+   * their sub-schema: lossless (the default) only those holding nothing (`""`, whitespace, a null the
+   * field does not allow); aggressive also any other value (outside an enum or range…). Required fields
+   * stay (and get reported). Pure: unchanged content is returned as the same object, and only the
+   * objects and arrays on the path to a removal are copied.
    */
   repair(content: unknown, options: RepairOptions = {}): RepairResult<unknown> {
-    if (typeof content !== "object" || content === null) return { content, repairs: [] };
+    const mode = options.mode ?? "lossless";
+    if (mode === "off" || typeof content !== "object" || content === null) return { content, repairs: [] };
     const errors = this.#check(content);
     if (errors === null) return { content, repairs: [] };
     const before = errors.length;
     const walk: RepairWalk = {
       repairs: [],
+      mode,
       validatorAt: (ptr) => this.#subValidator(ptr),
     };
     if (options.keep) walk.keep = options.keep;

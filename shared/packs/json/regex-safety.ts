@@ -83,6 +83,8 @@ interface Start {
 
 class Analysis {
   readonly #starts = new Map<Token | Root, Start>();
+  /** The worst risk found so far. */
+  risk: BacktrackingRisk | undefined;
 
   start(token: Token | Root): Start {
     const known = this.#starts.get(token);
@@ -142,7 +144,13 @@ class Analysis {
       const unbounded = token.max === Number.POSITIVE_INFINITY;
       const varies = token.max > 1 && token.min !== token.max;
       const body = this.start(token.value);
-      if (outer && varies && (outer.unbounded || unbounded) && overlaps(body.first, after)) return true;
+      if (outer && varies && (outer.unbounded || unbounded) && overlaps(body.first, after)) {
+        // An unbounded outer repetition splits a run in exponentially many ways; a bounded one
+        // (`(a+){2,20}`) in polynomially many, of the degree of its bound.
+        if (outer.unbounded) this.risk = "exponential";
+        else this.risk ??= "polynomial";
+        if (this.risk === "exponential") return true;
+      }
       if (token.max <= 1) return this.explodes(token.value, after, outer);
       // Inside a repetition that runs again, what follows its body is its body once more, or what follows it.
       return this.explodes(token.value, union(after, body.first), {
@@ -169,22 +177,35 @@ class Analysis {
 }
 
 /**
- * Whether `pattern` can take exponential time to match with a backtracking engine (see the module's
- * comment). A pattern `ret` cannot read is left to Ajv, which compiles it with RegExp and refuses what
- * that refuses; a pattern nested too deep to analyse counts as exponential.
+ * Whether a backtracking engine could take super-linear time on `pattern` (exponential or polynomial,
+ * see `backtrackingRisk`). A pattern `ret` cannot read is left to Ajv, which refuses what RegExp
+ * refuses; a pattern nested too deep to analyse counts as exponential.
  */
 export function backtracksExponentially(pattern: string): boolean {
+  return backtrackingRisk(pattern) !== undefined;
+}
+
+/** What a backtracking engine risks on `pattern`: exponential or polynomial time, or nothing found. */
+export type BacktrackingRisk = "exponential" | "polynomial";
+
+/**
+ * The risk the analysis finds in `pattern` (see the module's comment): `exponential` under an unbounded
+ * outer repetition (`(a+)+`), `polynomial` under a bounded one (`(a+){2,20}`), undefined when none.
+ */
+export function backtrackingRisk(pattern: string): BacktrackingRisk | undefined {
   let root: Root;
   try {
     root = tokenize(pattern);
   } catch {
-    return false;
+    return undefined;
   }
   try {
     // Nothing follows the whole pattern that could make it backtrack (a match may end anywhere).
-    return new Analysis().explodes(root, NONE, undefined);
+    const analysis = new Analysis();
+    analysis.explodes(root, NONE, undefined);
+    return analysis.risk;
   } catch (error) {
-    if (error instanceof RangeError) return true;
+    if (error instanceof RangeError) return "exponential";
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 /**
- * The deterministic repair walk: removes optional fields whose value breaks their sub-schema and
- * properties the schema forbids, along the instance locations where Ajv reported an error.
+ * The deterministic repair walk: removes properties the schema forbids and, along the instance locations
+ * where Ajv reported an error, optional fields whose value breaks their sub-schema and carries no
+ * information (lossless, the default) or any such optional field (aggressive, asked for per kind).
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
 import type { Repair } from "../../draft.js";
@@ -10,8 +11,25 @@ import { describeValueError } from "./messages.js";
 import { clip, isRecord, type SchemaObject, type Segment, setOwn } from "./util.js";
 import { MAX_DEPTH, type SchemaViews, type View } from "./views.js";
 
-/** Keywords whose failure on a container value (object/array) makes the whole optional value removable. */
+/** Keywords whose failure on a container value (object/array) makes the whole optional value removable (aggressive only). */
 const CONTAINER_REMOVABLE = new Set(["type", "enum", "const"]);
+
+/**
+ * What a deterministic repair may delete. `lossless`: a key the schema forbids, and an optional field
+ * that fails its sub-schema while holding nothing (an empty or whitespace-only string, or null where
+ * the field is not nullable). `aggressive` (seed 001): any optional field that fails its sub-schema,
+ * a container only when its own type/enum/const rules it out. `off`: nothing.
+ */
+export const REPAIR_MODES = ["lossless", "aggressive", "off"] as const;
+export type RepairMode = (typeof REPAIR_MODES)[number];
+
+/** A value that carries no information: what a lossless repair may delete when its field is optional and it fails. */
+export function carriesNothing(value: unknown): boolean {
+  return value === null || (typeof value === "string" && value.trim() === "");
+}
+
+/** Keywords whose sub-schema is one alternative or a condition: an error under them does not rule the value out. */
+const BRANCH_SEGMENT = /\/(anyOf|oneOf|not|if|then|else)\//;
 
 /** An instance location during the repair walk: its pointer (as Ajv writes `instancePath`) and its segments. */
 export interface Place {
@@ -27,6 +45,8 @@ function child(at: Place, segment: Segment): Place {
 
 export interface RepairWalk {
   readonly repairs: Repair[];
+  /** Lossless or aggressive (`off` never starts a walk). */
+  readonly mode: Exclude<RepairMode, "off">;
   keep?: (path: readonly Segment[]) => boolean;
   /** Validator of the sub-schema at a URI-fragment pointer, compiled by the root's Ajv; undefined if none. */
   readonly validatorAt: (ptr: string) => ValidateFunction | undefined;
@@ -91,8 +111,14 @@ export function extraPointer(error: ErrorObject): string | undefined {
   return typeof key === "string" ? `${error.instancePath}/${escapeSegment(key)}` : undefined;
 }
 
-/** Why an optional value should go, or undefined to keep it: a scalar that fails its sub-schema, or a container of the wrong type/enum/const. */
+/**
+ * Why an optional value should go, or undefined to keep it. Lossless: an empty value that fails its
+ * sub-schema. Aggressive: also any scalar that fails it, and a container whose own type/enum/const rules
+ * it out; an error of one alternative (`oneOf: [object, null]`'s "must be null") never does, since
+ * another alternative may accept the container once what is inside it is fixed.
+ */
 function removalReason(value: unknown, roots: readonly View[], walk: RepairWalk): string | undefined {
+  if (walk.mode === "lossless" && !carriesNothing(value)) return undefined;
   const scalar = typeof value !== "object" || value === null;
   for (const root of roots) {
     const validate = walk.validatorAt(root.ptr);
@@ -109,7 +135,10 @@ function removalReason(value: unknown, roots: readonly View[], walk: RepairWalk)
     const errors = validate.errors ?? [];
     const decisive = scalar
       ? errors[0]
-      : errors.find((e) => e.instancePath === "" && CONTAINER_REMOVABLE.has(e.keyword));
+      : errors.find(
+          (e) =>
+            e.instancePath === "" && CONTAINER_REMOVABLE.has(e.keyword) && !BRANCH_SEGMENT.test(e.schemaPath),
+        );
     if (decisive)
       return `${clip(JSON.stringify(value) ?? String(value), 60)} ${describeValueError(decisive)}`;
   }

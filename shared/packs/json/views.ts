@@ -3,8 +3,10 @@
  * unit count and the messages see it. Computed once per schema location and kept with the compiled schema.
  */
 
+import type { RegExpLike } from "ajv/dist/types/index.js";
 import { unescapeSegment } from "../../pointer.js";
-import type { JsonSchemaDialect } from "./ajv.js";
+import { idKeyword, isLegacyDialect, type JsonSchemaDialect } from "./ajv.js";
+import { linearRegExp } from "./linear-regex.js";
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode } from "./util.js";
 
 /** Where relative `$id`s and `$ref`s resolve in a schema without a root `$id` (the guard uses the same). */
@@ -167,7 +169,7 @@ interface Index {
   readonly baseOf: WeakMap<object, string>;
 }
 
-function indexSchema(schema: SchemaObject): Index {
+function indexSchema(schema: SchemaObject, idKey: "$id" | "id"): Index {
   const index: Index = {
     resources: new Map(),
     anchors: new Map(),
@@ -197,11 +199,12 @@ function indexSchema(schema: SchemaObject): Index {
       continue;
     }
     const view: View = { node, ptr };
-    if (typeof node.$id === "string") {
-      const url = resolveUri(node.$id, base);
+    const id = node[idKey];
+    if (typeof id === "string") {
+      const url = resolveUri(id, base);
       if (url) {
-        // draft-07 names a plain-name anchor with `$id: "#foo"`.
-        if (node.$id.startsWith("#")) index.anchors.set(url.href, view);
+        // draft-07 and earlier name a plain-name anchor with `$id: "#foo"` (draft-04: `id`).
+        if (id.startsWith("#")) index.anchors.set(url.href, view);
         else {
           base = withoutFragment(url);
           index.resources.set(base, view);
@@ -235,7 +238,7 @@ export class SchemaViews {
   readonly #schema: SchemaObject;
   readonly #index: Index;
   readonly #refs = new Map<string, Target>();
-  readonly #patterns = new Map<string, RegExp | null>();
+  readonly #patterns = new Map<string, RegExpLike | null>();
   readonly #plans = new WeakMap<readonly View[], Plan>();
   #root: readonly View[] | undefined;
 
@@ -249,7 +252,7 @@ export class SchemaViews {
 
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
     this.#schema = schema;
-    this.#index = indexSchema(schema);
+    this.#index = indexSchema(schema, idKeyword(dialect));
     this.#dialect = dialect;
     this.#modern = dialect === "2020-12";
     this.#refKeywords =
@@ -448,7 +451,7 @@ export class SchemaViews {
         else if (additional !== undefined) evaluated = true;
         if (isRecord(additional)) pushRoot(roots, additional, `${ptr}/additionalProperties`);
       }
-      if (node.unevaluatedProperties === false && this.#dialect !== "draft-07") unevaluatedFalse = true;
+      if (node.unevaluatedProperties === false && !isLegacyDialect(this.#dialect)) unevaluatedFalse = true;
     }
     const opaque = this.opaque(views);
     const conditional = views.some(hasDynamicApplicator);
@@ -558,11 +561,12 @@ export class SchemaViews {
     return { kept, required, minProperties };
   }
 
-  #pattern(source: string): RegExp | undefined {
+  #pattern(source: string): RegExpLike | undefined {
     let re = this.#patterns.get(source);
     if (re === undefined) {
       try {
-        re = new RegExp(source, "u");
+        // The same engine as Ajv's: an instance key cannot make the walk backtrack either.
+        re = linearRegExp(source, "u");
       } catch {
         re = null;
       }

@@ -1,0 +1,29 @@
+/**
+ * Regular expressions of untrusted schemas (`pattern`, `patternProperties`) matched in linear time: RE2's
+ * automaton (re2js) never backtracks, so no pattern and no string can hold the process, whatever the
+ * static check (regex-safety.ts) misses: `^(a{1,30}){1,30}$`, `^(\w|\d)+$`, `(a|a)*$`, `\d*\d*\d*x`.
+ * A pattern RE2 cannot read (lookarounds, back-references) is compiled by ECMAScript's RegExp, as Ajv
+ * would: those are the ones the static check is the only guard for.
+ */
+import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js";
+import { RE2JS } from "re2js";
+
+/** Compiles `pattern` for RE2 when its syntax allows, else with RegExp (flags as Ajv passes them). */
+function compile(pattern: string, flags: string): RegExpLike {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch {
+    return new RegExp(pattern, flags);
+  }
+  const matcher: RegExpLike & { toString(): string } = {
+    // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as `find` looks for.
+    test: (text: string) => re.matcher(text).find(),
+    // Ajv keys its compiled patterns by this text: two patterns must never share one.
+    toString: () => `/${pattern}/${flags}`,
+  };
+  return matcher;
+}
+
+/** Ajv's `code.regExp`: what compiles every `pattern` and `patternProperties` of a schema. */
+export const linearRegExp: RegExpEngine = Object.assign(compile, { code: "linearRegExp" });

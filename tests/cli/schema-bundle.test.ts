@@ -1,0 +1,110 @@
+/**
+ * Multi-file schemas: a compound schema document (referenced schemas embedded with their `$id`) resolves
+ * in place with nothing fetched, and `redraft schema bundle` writes one from a schema and its sibling
+ * files; a URL is refused unless a local copy is given.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compileJsonSchema } from "../../shared/packs/json.js";
+import { validateDraft } from "../../shared/validate.js";
+import { redraft } from "./run-cli.js";
+
+let dir: string;
+const write = (name: string, value: unknown) => writeFile(join(dir, name), JSON.stringify(value));
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "redraft-bundle-"));
+  await mkdir(join(dir, "sub"));
+  await write("root.json", {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    type: "object",
+    properties: { path: { $ref: "base.json#/definitions/path" }, item: { $ref: "sub/item.json" } },
+  });
+  await write("base.json", { definitions: { path: { type: "string", pattern: "^/" } } });
+  await write("sub/item.json", {
+    type: "object",
+    properties: { n: { $ref: "num.json" } },
+    additionalProperties: false,
+  });
+  await write("sub/num.json", { type: "integer" });
+  await write("remote.json", {
+    type: "object",
+    properties: { v: { $ref: "https://example.org/schemas/v.json" } },
+  });
+  await write("v.json", { type: "string", minLength: 2 });
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const draftOf = (schema: unknown, content: unknown) => ({
+  id: "b",
+  kind: "json",
+  content,
+  context: { schema },
+});
+
+describe("a compound schema document", () => {
+  it("resolves references to the schemas it embeds by $id, fetching nothing", async () => {
+    const compound = {
+      $id: "https://example.org/order.json",
+      type: "object",
+      properties: { customer: { $ref: "customer.json" } },
+      $defs: {
+        customer: {
+          $id: "https://example.org/customer.json",
+          type: "object",
+          required: ["name"],
+          properties: { name: { type: "string" }, address: { $ref: "address.json" } },
+        },
+        address: { $id: "https://example.org/address.json", type: "object", required: ["city"] },
+      },
+    };
+    const report = await validateDraft(draftOf(compound, { customer: { name: "A", address: {} } }));
+    expect(report.violations.map((v) => [v.ruleId, v.path])).toEqual([
+      ["schema:required", "/customer/address/city"],
+    ]);
+  });
+});
+
+describe("redraft schema bundle", () => {
+  it("embeds the sibling files a schema's relative $refs name, transitively, and the bundle validates", async () => {
+    const out = await redraft(["schema", "bundle", join(dir, "root.json")]);
+    expect(out.code).toBe(0);
+    const bundled = JSON.parse(out.stdout);
+    expect(
+      Object.values(bundled.definitions)
+        .map((s) => (s as { $id: string }).$id)
+        .sort(),
+    ).toEqual(["base.json", "sub/item.json", "sub/num.json"]);
+    // The unbundled schema is refused: its references leave it.
+    const original = { ...bundled, definitions: undefined };
+    expect(compileJsonSchema(original).ok).toBe(false);
+    const report = await validateDraft(draftOf(bundled, { path: "x", item: { n: "a", z: 1 } }));
+    expect(
+      report.violations.filter((v) => v.severity === "error").map((v) => `${v.ruleId} ${v.path}`),
+    ).toEqual(["schema:pattern /path", "schema:type /item/n"]);
+    // The key the embedded item schema forbids is removed by repair, as in a one-file schema.
+    expect(report.repairs.map((r) => r.path)).toEqual(["/item/z"]);
+  });
+
+  it("refuses a $ref to a URL, unless --with gives a local copy", async () => {
+    const refused = await redraft(["schema", "bundle", join(dir, "remote.json")]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /names a URL; give a local copy with --with https:\/\/example\.org\/schemas\/v\.json=<file>/,
+    );
+    const given = await redraft([
+      "schema",
+      "bundle",
+      join(dir, "remote.json"),
+      "--with",
+      `https://example.org/schemas/v.json=${join(dir, "v.json")}`,
+    ]);
+    expect(given.code).toBe(0);
+    const report = await validateDraft(draftOf(JSON.parse(given.stdout), { v: "x" }));
+    expect(report.violations.map((v) => v.ruleId)).toEqual(["schema:minLength"]);
+  });
+});
