@@ -200,6 +200,52 @@ describe("the viewer in a browser", () => {
     }
   });
 
+  it("shows the execution's summary, each state entry's duration and the event history, filterable", async () => {
+    const runId = await runIdOf("mcq-seed004");
+    await page.goto(`${served.viewer.url}#/run/${runId}`);
+    await page.waitForSelector("table.events tbody tr");
+    const stored = await served.runtime.history(runId);
+    if (!stored) throw new Error("no stored history");
+    // One row per event of the stored history, in order, with its type and step.
+    const rows = page.locator("table.events tbody tr");
+    expect(await rows.count()).toBe(stored.history.length);
+    expect(await rows.first().innerText()).toContain("ExecutionStarted");
+    expect(await rows.nth(1).innerText()).toMatch(/StateEntered\s+Validate/);
+    expect(await rows.last().innerText()).toMatch(/ExecutionSucceeded/);
+    // Elapsed since start: the first event is the start.
+    const elapsed = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[4]?.textContent ?? ""));
+    expect(elapsed[0]).toBe("0 ms");
+    // The filter narrows the rows to those naming a step, and says how many it shows.
+    await page.fill("input[name=event-filter]", "CorrectExecution");
+    const entered = stored.history.filter((e) => e.state === "CorrectExecution").length;
+    await expect.poll(() => page.locator("table.events tbody tr:not([hidden])").count()).toBe(entered);
+    expect(await page.locator(".event-filter").innerText()).toContain(
+      `${entered} of ${stored.history.length}`,
+    );
+    // The filter keeps its text when the page polls again.
+    await page.waitForTimeout(1500);
+    expect(await page.inputValue("input[name=event-filter]")).toBe("CorrectExecution");
+    await page.fill("input[name=event-filter]", "");
+    await expect
+      .poll(() => page.locator("table.events tbody tr:not([hidden])").count())
+      .toBe(stored.history.length);
+    // Durations: one row per state entry; CorrectExecution twice, each with a measured duration.
+    const durations = page.locator('table.durations tbody tr[data-state="CorrectExecution"]');
+    expect(await durations.count()).toBe(2);
+    expect(await durations.first().innerText()).toMatch(/\d+(\.\d+)? (ms|s)/);
+    expect(await durations.first().getAttribute("data-outcome")).toBe("succeeded");
+    // The summary: start, end, duration, as the console's.
+    const summary = await page.locator(".execution-summary").innerText();
+    expect(summary).toMatch(/Started/);
+    expect(summary).toMatch(/Ended/);
+    expect(await page.locator('.execution-summary [data-field="duration"]').innerText()).toMatch(
+      /^\d+(\.\d+)? (ms|s)$|min/,
+    );
+    expect(await page.locator('.execution-summary [data-field="status"]').innerText()).toBe("SUCCEEDED");
+    await page.locator("table.events").scrollIntoViewIfNeeded();
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "history.png") });
+  });
+
   it("is readable on a narrow window", async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await page.goto(`${served.viewer.url}#/run/${await runIdOf("mcq-seed004")}`);

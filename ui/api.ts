@@ -15,6 +15,7 @@ import {
   StopReasonSchema,
 } from "../shared/store/types.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
+import { buildTimeline } from "./timeline.js";
 
 /** What the viewer reads: the stores and execution histories of one data dir (a LocalRuntime has them). */
 export interface ViewerData {
@@ -259,6 +260,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   const judge = await judgeRounds(data, run);
   const execution = await data.history(runId);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
+  const timeline = execution ? buildTimeline(execution.history) : undefined;
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
@@ -279,10 +281,11 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
           terminalState: execution.terminalState,
           error: execution.error ?? null,
           history: execution.history,
+          timeline,
         }
       : null,
     graph: {
-      mermaid: highlightedMermaid(asl, path),
+      mermaid: highlightedMermaid(asl, path, timeline),
       entered: path?.entered ?? {},
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },

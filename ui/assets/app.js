@@ -1,6 +1,6 @@
 // The redraft viewer: a page over the JSON APIs of ui/server.ts. Everything a draft or a model wrote
 // enters the page as text (textContent), never as markup.
-/* global mermaid */
+/* global mermaid, renderExecution */
 
 const POLL_MS = 1000;
 const FINAL = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
@@ -300,9 +300,10 @@ function runView(runId) {
   const head = h("section", { "aria-label": "Run" });
   const reviewBox = h("section", { "aria-label": "Review" });
   const graphBox = h("section", { "aria-labelledby": "graph-title" });
+  const historyBox = h("section", { "aria-labelledby": "history-title", className: "execution" });
   const attemptsBox = h("section", { "aria-labelledby": "attempts-title" });
   const finalBox = h("section", { "aria-labelledby": "final-title" });
-  main.append(head, reviewBox, graphBox, attemptsBox, finalBox);
+  main.append(head, reviewBox, graphBox, historyBox, attemptsBox, finalBox);
   let version = "";
   let reviewStatus = "";
   let graphText = "";
@@ -337,6 +338,7 @@ function runView(runId) {
         (s) => (selected = s),
       );
     }
+    renderExecution(historyBox, detail);
     renderAttempts(attemptsBox, detail);
     renderFinal(finalBox, detail);
   }
