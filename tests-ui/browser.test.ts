@@ -65,7 +65,9 @@ describe("the viewer in a browser", () => {
     const cards = await page.locator(".cards").innerText();
     expect(cards).toMatch(/Drafts\s+9/i);
     expect(cards).toMatch(/Needs review\s+2/i);
-    expect(cards).toMatch(/Validated\s+78%/i);
+    expect(cards).toMatch(/Validated by the loop\s+78%/i);
+    expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
+    expect(await page.locator(".card .decisions").innerText()).toContain("0 approved");
     expect(cards).toContain("unpriced");
     expect(cards).not.toContain("$0.00");
     expect(await page.locator("svg.bars rect").count()).toBeGreaterThan(0);
@@ -157,6 +159,15 @@ describe("the viewer in a browser", () => {
       reason: "approved",
       review: { decision: "approve", reviewer: "tester", note: "homogeneity is fine here" },
     });
+    // An approval is a person's decision: the loop's validated count does not grow, the review queue
+    // shows no rate ("Validated 0 %" would be false), and the decision is counted apart.
+    await page.goto(`${served.viewer.url}#/?status=needs_manual_review`);
+    await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 awaiting");
+    expect(await page.locator(".cards").innerText()).not.toMatch(/Validated by the loop|\d\s*%/i);
+    await page.goto(served.viewer.url);
+    await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 approved");
+    expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
+    expect(await page.locator(".cards").innerText()).toMatch(/Validated by the loop\s+78%/i);
   });
 
   it("shows a run started by `redraft run` in another process without a reload, and its progress", async () => {

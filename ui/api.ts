@@ -77,6 +77,39 @@ async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined
   }
 }
 
+/** The reasons a person's decision writes (cli/review.ts): the run's status is theirs, not the loop's. */
+const DECISION_REASONS = new Set(["approved", "rejected_by_reviewer", "superseded_by_edit"]);
+
+/**
+ * What the loop itself decided, before any person: an approved run counts as sent to review, not as
+ * validated, and a draft a reviewer rejected is not an input the loop rejected.
+ */
+function countOutcomes(runs: readonly RunRecord[]) {
+  const decided = (r: RunRecord) => r.reason !== undefined && DECISION_REASONS.has(r.reason);
+  const loopValidated = runs.filter((r) => r.status === "validated" && !decided(r)).length;
+  const sentToReview = runs.filter((r) => r.status === "needs_manual_review" || decided(r)).length;
+  const rejected = runs.filter((r) => r.status === "rejected" && !decided(r)).length;
+  const failed = runs.filter((r) => r.status === "failed").length;
+  return {
+    finished: loopValidated + sentToReview + rejected + failed,
+    validated: loopValidated,
+    sentToReview,
+    rejected,
+    failed,
+  };
+}
+
+/** What people decided on the runs the loop sent them, and how many still wait. */
+function countDecisions(runs: readonly RunRecord[]) {
+  const by = (reason: string) => runs.filter((r) => r.reason === reason).length;
+  return {
+    approved: by("approved"),
+    rejected: by("rejected_by_reviewer"),
+    edited: by("superseded_by_edit"),
+    awaiting: runs.filter((r) => r.status === "needs_manual_review").length,
+  };
+}
+
 /** The runs list: newest first, filtered, with totals over what is shown and the rules failing most. */
 export async function listRunsView(data: ViewerData, query: RunsQuery) {
   const all = await data.runs.listRuns({ ...(query.status && { status: query.status }), limit: LIST_LIMIT });
@@ -99,8 +132,11 @@ export async function listRunsView(data: ViewerData, query: RunsQuery) {
       runs: runs.length,
       drafts: new Set(runs.map((r) => r.draftId)).size,
       finished: finished.length,
+      /** Runs whose status is validated, approvals included; `outcomes` and `decisions` tell them apart. */
       validated: finished.filter((r) => r.status === "validated").length,
       needsReview: runs.filter((r) => r.status === "needs_manual_review").length,
+      outcomes: countOutcomes(runs),
+      decisions: countDecisions(runs),
       tokens: runs.reduce((sum, r) => sum + r.tokens.total, 0),
       cost: {
         usd: costs.reduce((sum, c) => sum + (c.priced ? c.usd : 0), 0),

@@ -148,7 +148,7 @@ function runsView(params) {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
     const data = await getJson(`/api/runs?${query}`);
     buildForm(data.facets);
-    renderSummary(summary, data);
+    renderSummary(summary, data, filters.status);
     renderTable(table, data.runs);
   }
   return { refresh, stop: () => {} };
@@ -164,9 +164,46 @@ function card(label, value, extra) {
   );
 }
 
-function renderSummary(el, data) {
+/**
+ * The loop's outcome apart from people's decisions: an approval is not the loop validating a draft.
+ * A list filtered on one status has no rate to show (the review queue would read "0 %").
+ */
+function outcomeCards(t, status) {
+  const o = t.outcomes;
+  const d = t.decisions;
+  const rate = o.finished ? `${Math.round((o.validated / o.finished) * 100)}%` : "—";
+  const decided = d.approved + d.rejected + d.edited;
+  return [
+    status
+      ? null
+      : card(
+          "Validated by the loop",
+          rate,
+          h("div", { className: "muted" }, `${o.validated} of ${o.finished} finished`),
+        ),
+    card(
+      "Loop outcomes",
+      String(o.finished),
+      h(
+        "div",
+        { className: "muted outcomes" },
+        `${o.validated} validated · ${o.sentToReview} sent to review · ${o.rejected} rejected · ${o.failed} failed`,
+      ),
+    ),
+    card(
+      "Human decisions",
+      String(decided),
+      h(
+        "div",
+        { className: "muted decisions" },
+        `${d.approved} approved · ${d.rejected} rejected · ${d.edited} edited · ${d.awaiting} awaiting`,
+      ),
+    ),
+  ];
+}
+
+function renderSummary(el, data, status) {
   const t = data.totals;
-  const rate = t.finished ? `${Math.round((t.validated / t.finished) * 100)}%` : "—";
   const cards = h(
     "div",
     { className: "cards" },
@@ -175,7 +212,7 @@ function renderSummary(el, data) {
       String(t.drafts),
       h("div", { className: "muted" }, `${t.runs} run${t.runs === 1 ? "" : "s"}`),
     ),
-    card("Validated", rate, h("div", { className: "muted" }, `${t.validated} of ${t.finished} finished`)),
+    outcomeCards(t, status),
     card(
       "Needs review",
       String(t.needsReview),
