@@ -257,6 +257,35 @@ describe("the viewer in a browser", () => {
     if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "history.png") });
   });
 
+  it("shows each run's status and reason first on a 390 px window", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.goto(served.viewer.url);
+      await page.waitForSelector("table.runs tbody tr");
+      // A run the loop sent to review: it has a reason.
+      const row = page.locator("table.runs tbody tr", { hasText: "paper-stuck" });
+      const box = async (selector: string) => {
+        const b = await row.locator(selector).boundingBox();
+        if (!b) throw new Error(`${selector} is not shown`);
+        return b;
+      };
+      const status = await box("td.c-status");
+      const reason = await box("td.c-reason");
+      const draft = await box("td.c-draft");
+      // Status and reason on the row's first line, inside the window; the draft id below them.
+      expect(status.x).toBeGreaterThanOrEqual(0);
+      expect(reason.x + reason.width).toBeLessThanOrEqual(390);
+      expect(Math.abs(status.y - reason.y)).toBeLessThan(status.height);
+      expect(draft.y).toBeGreaterThan(status.y);
+      expect(await row.locator("td.c-reason").innerText()).not.toBe("");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(1);
+      if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "runs-narrow.png") });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
   it("is readable on a narrow window", async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await page.goto(`${served.viewer.url}#/run/${await runIdOf("mcq-seed004")}`);
