@@ -97,6 +97,13 @@ describe("the viewer in a browser", () => {
     expect(await page.locator(".graph g.node.visited").count()).toBe(entered.length);
     expect(await page.locator('.graph g.node[data-state="CorrectExecution"]').textContent()).toContain("×2");
     expect(await page.locator('.graph g.node[data-state="InputRejected"].visited').count()).toBe(0);
+    // Passed states in the console's green (failed red and caught orange: tests/ui/graph.test.ts).
+    const fill = await page
+      .locator('.graph g.node[data-state="Validate"]')
+      .locator("rect, polygon, path")
+      .first()
+      .evaluate((shape) => getComputedStyle(shape).fill);
+    expect(fill).toBe("rgb(211, 249, 216)");
     await page.locator('.graph g.node[data-state="CorrectExecution"]').click();
     const inspector = page.locator("#inspector");
     await expect.poll(() => inspector.innerText()).toContain("Entry 2 of 2");
