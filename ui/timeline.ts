@@ -1,7 +1,7 @@
 import type { HistoryEvent } from "../local/engine.js";
 
 /** One row of the event history table, as the console's: type, step, timestamp, elapsed since start. */
-export interface TimelineEvent {
+interface TimelineEvent {
   id: number;
   type: string;
   state: string | null;
@@ -11,7 +11,7 @@ export interface TimelineEvent {
 }
 
 /** One try of a state: a Retry policy makes several tries of one entry. */
-export interface StateTry {
+interface StateTry {
   attempt: number;
   startedAt: string;
   durationMs: number | null;
@@ -21,7 +21,7 @@ export interface StateTry {
 }
 
 /** One entry into a state, from StateEntered to the state's last event. */
-export interface StateEntry {
+interface StateEntry {
   state: string;
   stateType: string | null;
   /** 1 for the first time the execution entered this state, 2 for the second… */
