@@ -65,7 +65,9 @@ describe("the viewer in a browser", () => {
     const cards = await page.locator(".cards").innerText();
     expect(cards).toMatch(/Drafts\s+9/i);
     expect(cards).toMatch(/Needs review\s+2/i);
-    expect(cards).toMatch(/Validated\s+78%/i);
+    expect(cards).toMatch(/Validated by the loop\s+78%/i);
+    expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
+    expect(await page.locator(".card .decisions").innerText()).toContain("0 approved");
     expect(cards).toContain("unpriced");
     expect(cards).not.toContain("$0.00");
     expect(await page.locator("svg.bars rect").count()).toBeGreaterThan(0);
@@ -95,6 +97,13 @@ describe("the viewer in a browser", () => {
     expect(await page.locator(".graph g.node.visited").count()).toBe(entered.length);
     expect(await page.locator('.graph g.node[data-state="CorrectExecution"]').textContent()).toContain("×2");
     expect(await page.locator('.graph g.node[data-state="InputRejected"].visited').count()).toBe(0);
+    // Passed states in the console's green (failed red and caught orange: tests/ui/graph.test.ts).
+    const fill = await page
+      .locator('.graph g.node[data-state="Validate"]')
+      .locator("rect, polygon, path")
+      .first()
+      .evaluate((shape) => getComputedStyle(shape).fill);
+    expect(fill).toBe("rgb(211, 249, 216)");
     await page.locator('.graph g.node[data-state="CorrectExecution"]').click();
     const inspector = page.locator("#inspector");
     await expect.poll(() => inspector.innerText()).toContain("Entry 2 of 2");
@@ -157,6 +166,15 @@ describe("the viewer in a browser", () => {
       reason: "approved",
       review: { decision: "approve", reviewer: "tester", note: "homogeneity is fine here" },
     });
+    // An approval is a person's decision: the loop's validated count does not grow, the review queue
+    // shows no rate ("Validated 0 %" would be false), and the decision is counted apart.
+    await page.goto(`${served.viewer.url}#/?status=needs_manual_review`);
+    await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 awaiting");
+    expect(await page.locator(".cards").innerText()).not.toMatch(/Validated by the loop|\d\s*%/i);
+    await page.goto(served.viewer.url);
+    await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 approved");
+    expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
+    expect(await page.locator(".cards").innerText()).toMatch(/Validated by the loop\s+78%/i);
   });
 
   it("shows a run started by `redraft run` in another process without a reload, and its progress", async () => {
@@ -197,6 +215,81 @@ describe("the viewer in a browser", () => {
       expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
     } finally {
       child.kill("SIGKILL");
+    }
+  });
+
+  it("shows the execution's summary, each state entry's duration and the event history, filterable", async () => {
+    const runId = await runIdOf("mcq-seed004");
+    await page.goto(`${served.viewer.url}#/run/${runId}`);
+    await page.waitForSelector("table.events tbody tr");
+    const stored = await served.runtime.history(runId);
+    if (!stored) throw new Error("no stored history");
+    // One row per event of the stored history, in order, with its type and step.
+    const rows = page.locator("table.events tbody tr");
+    expect(await rows.count()).toBe(stored.history.length);
+    expect(await rows.first().innerText()).toContain("ExecutionStarted");
+    expect(await rows.nth(1).innerText()).toMatch(/StateEntered\s+Validate/);
+    expect(await rows.last().innerText()).toMatch(/ExecutionSucceeded/);
+    // Elapsed since start: the first event is the start.
+    const elapsed = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[4]?.textContent ?? ""));
+    expect(elapsed[0]).toBe("0 ms");
+    // The filter narrows the rows to those naming a step, and says how many it shows.
+    await page.fill("input[name=event-filter]", "CorrectExecution");
+    const entered = stored.history.filter((e) => e.state === "CorrectExecution").length;
+    await expect.poll(() => page.locator("table.events tbody tr:not([hidden])").count()).toBe(entered);
+    expect(await page.locator(".event-filter").innerText()).toContain(
+      `${entered} of ${stored.history.length}`,
+    );
+    // The filter keeps its text when the page polls again.
+    await page.waitForTimeout(1500);
+    expect(await page.inputValue("input[name=event-filter]")).toBe("CorrectExecution");
+    await page.fill("input[name=event-filter]", "");
+    await expect
+      .poll(() => page.locator("table.events tbody tr:not([hidden])").count())
+      .toBe(stored.history.length);
+    // Durations: one row per state entry; CorrectExecution twice, each with a measured duration.
+    const durations = page.locator('table.durations tbody tr[data-state="CorrectExecution"]');
+    expect(await durations.count()).toBe(2);
+    expect(await durations.first().innerText()).toMatch(/\d+(\.\d+)? (ms|s)/);
+    expect(await durations.first().getAttribute("data-outcome")).toBe("succeeded");
+    // The summary: start, end, duration, as the console's.
+    const summary = await page.locator(".execution-summary").innerText();
+    expect(summary).toMatch(/Started/);
+    expect(summary).toMatch(/Ended/);
+    expect(await page.locator('.execution-summary [data-field="duration"]').innerText()).toMatch(
+      /^\d+(\.\d+)? (ms|s)$|min/,
+    );
+    expect(await page.locator('.execution-summary [data-field="status"]').innerText()).toBe("SUCCEEDED");
+    await page.locator("table.events").scrollIntoViewIfNeeded();
+    if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "history.png") });
+  });
+
+  it("shows each run's status and reason first on a 390 px window", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.goto(served.viewer.url);
+      await page.waitForSelector("table.runs tbody tr");
+      // A run the loop sent to review: it has a reason.
+      const row = page.locator("table.runs tbody tr", { hasText: "paper-stuck" });
+      const box = async (selector: string) => {
+        const b = await row.locator(selector).boundingBox();
+        if (!b) throw new Error(`${selector} is not shown`);
+        return b;
+      };
+      const status = await box("td.c-status");
+      const reason = await box("td.c-reason");
+      const draft = await box("td.c-draft");
+      // Status and reason on the row's first line, inside the window; the draft id below them.
+      expect(status.x).toBeGreaterThanOrEqual(0);
+      expect(reason.x + reason.width).toBeLessThanOrEqual(390);
+      expect(Math.abs(status.y - reason.y)).toBeLessThan(status.height);
+      expect(draft.y).toBeGreaterThan(status.y);
+      expect(await row.locator("td.c-reason").innerText()).not.toBe("");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(1);
+      if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "runs-narrow.png") });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
     }
   });
 

@@ -81,6 +81,15 @@ describe("the viewer's server", () => {
     expect(created).toEqual([...created].sort().reverse());
     expect(all.totals).toMatchObject({ runs: 9, needsReview: 2, validated: 7, cost: { priced: false } });
     expect(all.totals.unpricedRuns).toBe(1);
+    // The loop's outcomes and people's decisions are counted apart (no review has been made yet).
+    expect(all.totals.outcomes).toEqual({
+      finished: 9,
+      validated: 7,
+      sentToReview: 2,
+      rejected: 0,
+      failed: 0,
+    });
+    expect(all.totals.decisions).toEqual({ approved: 0, rejected: 0, edited: 0, awaiting: 2 });
     const cost = (draftId: string) => all.runs.find((r: { draftId: string }) => r.draftId === draftId).cost;
     expect(cost(UNPRICED_DRAFT)).toEqual({ usd: 0, priced: false });
     expect(cost("mcq-seed004")).toMatchObject({ priced: true });

@@ -17,6 +17,7 @@ import {
   StopReasonSchema,
 } from "../shared/store/types.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
+import { buildTimeline } from "./timeline.js";
 
 /** What the viewer reads: the stores and execution histories of one data dir (a LocalRuntime has them). */
 export interface ViewerData {
@@ -78,6 +79,39 @@ async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined
   }
 }
 
+/** The reasons a person's decision writes (cli/review.ts): the run's status is theirs, not the loop's. */
+const DECISION_REASONS = new Set(["approved", "rejected_by_reviewer", "superseded_by_edit"]);
+
+/**
+ * What the loop itself decided, before any person: an approved run counts as sent to review, not as
+ * validated, and a draft a reviewer rejected is not an input the loop rejected.
+ */
+function countOutcomes(runs: readonly RunRecord[]) {
+  const decided = (r: RunRecord) => r.reason !== undefined && DECISION_REASONS.has(r.reason);
+  const loopValidated = runs.filter((r) => r.status === "validated" && !decided(r)).length;
+  const sentToReview = runs.filter((r) => r.status === "needs_manual_review" || decided(r)).length;
+  const rejected = runs.filter((r) => r.status === "rejected" && !decided(r)).length;
+  const failed = runs.filter((r) => r.status === "failed").length;
+  return {
+    finished: loopValidated + sentToReview + rejected + failed,
+    validated: loopValidated,
+    sentToReview,
+    rejected,
+    failed,
+  };
+}
+
+/** What people decided on the runs the loop sent them, and how many still wait. */
+function countDecisions(runs: readonly RunRecord[]) {
+  const by = (reason: string) => runs.filter((r) => r.reason === reason).length;
+  return {
+    approved: by("approved"),
+    rejected: by("rejected_by_reviewer"),
+    edited: by("superseded_by_edit"),
+    awaiting: runs.filter((r) => r.status === "needs_manual_review").length,
+  };
+}
+
 /** The runs list: newest first, filtered, with totals over what is shown and the rules failing most. */
 export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds: readonly string[] = []) {
   const all = await data.runs.listRuns({ ...(query.status && { status: query.status }), limit: LIST_LIMIT });
@@ -105,8 +139,11 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
       runs: runs.length,
       drafts: new Set(runs.map((r) => r.draftId)).size,
       finished: finished.length,
+      /** Runs whose status is validated, approvals included; `outcomes` and `decisions` tell them apart. */
       validated: finished.filter((r) => r.status === "validated").length,
       needsReview: runs.filter((r) => r.status === "needs_manual_review").length,
+      outcomes: countOutcomes(runs),
+      decisions: countDecisions(runs),
       tokens: runs.reduce((sum, r) => sum + r.tokens.total, 0),
       cost: {
         usd: costs.reduce((sum, c) => sum + (c.priced ? c.usd : 0), 0),
@@ -267,6 +304,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   const judge = await judgeRounds(data, run);
   const execution = await data.history(runId);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
+  const timeline = execution ? buildTimeline(execution.history) : undefined;
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
@@ -289,10 +327,11 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
           terminalState: execution.terminalState,
           error: execution.error ?? null,
           history: execution.history,
+          timeline,
         }
       : null,
     graph: {
-      mermaid: highlightedMermaid(asl, path),
+      mermaid: highlightedMermaid(asl, path, timeline),
       entered: path?.entered ?? {},
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },

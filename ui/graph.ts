@@ -44,7 +44,11 @@ const EDGE = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/;
  * the `visited` class and its entry count in its label, every transition taken a thick link.
  * Built on the generated flowchart rather than beside it, so the picture cannot drift from the ASL.
  */
-export function highlightedMermaid(asl: AslDefinition, path: ExecutionPath | undefined): string {
+export function highlightedMermaid(
+  asl: AslDefinition,
+  path: ExecutionPath | undefined,
+  outcomes?: { failedStates: readonly string[]; caughtStates: readonly string[] },
+): string {
   const lines = aslToMermaid(asl)
     .split("\n")
     .map((line) => (EDGE.test(line) ? shortenLabel(line) : line));
@@ -67,8 +71,21 @@ export function highlightedMermaid(asl: AslDefinition, path: ExecutionPath | und
     if (!node || n === undefined) return line;
     return `  ${node[1]}${node[2]}"${node[3]} ×${n}"${node[4]}`;
   });
-  out.push("  classDef visited fill:#ffe8cc,stroke:#d9480f,stroke-width:3px,color:#1a1a1a");
-  if (counts.size > 0) out.push(`  class ${[...counts.keys()].join(",")} visited`);
-  if (links.length > 0) out.push(`  linkStyle ${links.join(",")} stroke:#d9480f,stroke-width:3px`);
+  // The console's colours: green for states passed, red for an error nothing caught, orange for an
+  // error a Catch took. A node has one of the three, so no classDef has to win over another.
+  const failed = new Set(outcomes?.failedStates.map(mermaidNodeId));
+  const caught = new Set(
+    [...(outcomes?.caughtStates ?? [])].map(mermaidNodeId).filter((id) => !failed.has(id)),
+  );
+  const passed = [...counts.keys()].filter((id) => !failed.has(id) && !caught.has(id));
+  out.push("  classDef visited fill:#d3f9d8,stroke:#2b8a3e,stroke-width:3px,color:#1a1a1a");
+  out.push("  classDef failed fill:#ffe3e3,stroke:#c92a2a,stroke-width:3px,color:#1a1a1a");
+  out.push(
+    "  classDef caught fill:#ffe8cc,stroke:#d9480f,stroke-width:3px,stroke-dasharray:6 3,color:#1a1a1a",
+  );
+  if (passed.length > 0) out.push(`  class ${passed.join(",")} visited`);
+  if (failed.size > 0) out.push(`  class ${[...failed].join(",")} failed`);
+  if (caught.size > 0) out.push(`  class ${[...caught].join(",")} caught`);
+  if (links.length > 0) out.push(`  linkStyle ${links.join(",")} stroke:#2b8a3e,stroke-width:3px`);
   return out.join("\n");
 }

@@ -86,6 +86,7 @@ async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>
     ["/", new URL("index.html", here), "text/html; charset=utf-8"],
     ["/app.js", new URL("app.js", here), "text/javascript; charset=utf-8"],
     ["/app.css", new URL("app.css", here), "text/css; charset=utf-8"],
+    ["/history.js", new URL("history.js", here), "text/javascript; charset=utf-8"],
     ["/mermaid.min.js", mermaid, "text/javascript; charset=utf-8"],
   ];
   const assets = new Map<string, { body: Buffer; type: string }>();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { StateNames } from "../../infra/state-names.js";
 import type { HistoryEvent } from "../../local/runtime.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "../../ui/graph.js";
+import { buildTimeline } from "../../ui/timeline.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 
 const entered = (...states: string[]): HistoryEvent[] =>
@@ -75,5 +76,29 @@ describe("the viewer's flowchart", () => {
       expect(label.length).toBeLessThanOrEqual(48);
     expect(text).not.toContain("visited");
     expect(text).not.toContain("linkStyle");
+  });
+
+  it("colours a state whose error was caught apart from one whose error ended the run", async () => {
+    const asl = await synthesizedAsl();
+    const at = "2026-01-01T00:00:00.000Z";
+    const history: HistoryEvent[] = [
+      { type: "ExecutionStarted", at },
+      ...entered(StateNames.Validate, StateNames.HasErrors),
+      { type: "StateEntered", at, state: StateNames.CorrectExecution },
+      { type: "StateFailed", at, state: StateNames.CorrectExecution, error: "States.Timeout" },
+      { type: "StateCaught", at, state: StateNames.CorrectExecution },
+      { type: "StateEntered", at, state: StateNames.Revalidate },
+      { type: "StateFailed", at, state: StateNames.Revalidate, error: "Boom" },
+      { type: "ExecutionFailed", at, error: "Boom" },
+    ];
+    const text = highlightedMermaid(asl, executionPath(history, asl.StartAt), buildTimeline(history));
+    const classOf = (name: string) =>
+      new RegExp(`^ {2}class (\\S+) ${name}$`, "m").exec(text)?.[1]?.split(",");
+    expect(classOf("caught")).toEqual([mermaidNodeId(StateNames.CorrectExecution)]);
+    expect(classOf("failed")).toEqual([mermaidNodeId(StateNames.Revalidate)]);
+    expect(classOf("visited")?.sort()).toEqual(
+      [StateNames.Validate, StateNames.HasErrors].map(mermaidNodeId).sort(),
+    );
+    expect(text).toMatch(/classDef failed fill:#ffe3e3/);
   });
 });

@@ -1,6 +1,6 @@
 // The redraft viewer: a page over the JSON APIs of ui/server.ts. Everything a draft or a model wrote
 // enters the page as text (textContent), never as markup.
-/* global mermaid */
+/* global mermaid, renderExecution */
 
 const POLL_MS = 1000;
 const FINAL = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
@@ -148,7 +148,7 @@ function runsView(params) {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
     const data = await getJson(`/api/runs?${query}`);
     buildForm(data.facets);
-    renderSummary(summary, data);
+    renderSummary(summary, data, filters.status);
     renderTable(table, data.runs);
   }
   return { refresh, stop: () => {} };
@@ -164,9 +164,46 @@ function card(label, value, extra) {
   );
 }
 
-function renderSummary(el, data) {
+/**
+ * The loop's outcome apart from people's decisions: an approval is not the loop validating a draft.
+ * A list filtered on one status has no rate to show (the review queue would read "0 %").
+ */
+function outcomeCards(t, status) {
+  const o = t.outcomes;
+  const d = t.decisions;
+  const rate = o.finished ? `${Math.round((o.validated / o.finished) * 100)}%` : "—";
+  const decided = d.approved + d.rejected + d.edited;
+  return [
+    status
+      ? null
+      : card(
+          "Validated by the loop",
+          rate,
+          h("div", { className: "muted" }, `${o.validated} of ${o.finished} finished`),
+        ),
+    card(
+      "Loop outcomes",
+      String(o.finished),
+      h(
+        "div",
+        { className: "muted outcomes" },
+        `${o.validated} validated · ${o.sentToReview} sent to review · ${o.rejected} rejected · ${o.failed} failed`,
+      ),
+    ),
+    card(
+      "Human decisions",
+      String(decided),
+      h(
+        "div",
+        { className: "muted decisions" },
+        `${d.approved} approved · ${d.rejected} rejected · ${d.edited} edited · ${d.awaiting} awaiting`,
+      ),
+    ),
+  ];
+}
+
+function renderSummary(el, data, status) {
   const t = data.totals;
-  const rate = t.finished ? `${Math.round((t.validated / t.finished) * 100)}%` : "—";
   const cards = h(
     "div",
     { className: "cards" },
@@ -175,7 +212,7 @@ function renderSummary(el, data) {
       String(t.drafts),
       h("div", { className: "muted" }, `${t.runs} run${t.runs === 1 ? "" : "s"}`),
     ),
-    card("Validated", rate, h("div", { className: "muted" }, `${t.validated} of ${t.finished} finished`)),
+    outcomeCards(t, status),
     card(
       "Needs review",
       String(t.needsReview),
@@ -273,20 +310,25 @@ function renderTable(el, runs) {
           h(
             "tr",
             { "data-run": r.runId },
+            // Column classes let a narrow window put status and reason first (app.css).
             h(
               "td",
-              {},
+              { className: "c-draft" },
               h("a", { href: `#/run/${r.runId}` }, r.draftId),
               h("div", { className: "muted hide-narrow" }, r.shortId),
             ),
-            h("td", {}, r.kind),
-            h("td", {}, statusBadge(r.status)),
-            h("td", {}, r.reason ?? ""),
-            h("td", { className: "num" }, String(r.attempts)),
-            h("td", { className: "num" }, r.violationsPerAttempt.join(" → ")),
-            h("td", { className: "num" }, r.tokens.toLocaleString()),
-            h("td", { className: "num" }, cost(r.cost)),
-            h("td", {}, time(r.createdAt)),
+            h("td", { className: "c-kind" }, r.kind),
+            h("td", { className: "c-status" }, statusBadge(r.status)),
+            h("td", { className: "c-reason" }, r.reason ?? ""),
+            h("td", { className: "num c-attempts", "data-label": "attempts" }, String(r.attempts)),
+            h(
+              "td",
+              { className: "num c-errors", "data-label": "errors" },
+              r.violationsPerAttempt.join(" → "),
+            ),
+            h("td", { className: "num c-tokens", "data-label": "tokens" }, r.tokens.toLocaleString()),
+            h("td", { className: "num c-cost" }, cost(r.cost)),
+            h("td", { className: "c-created" }, time(r.createdAt)),
           ),
         ),
       ),
@@ -300,9 +342,10 @@ function runView(runId) {
   const head = h("section", { "aria-label": "Run" });
   const reviewBox = h("section", { "aria-label": "Review" });
   const graphBox = h("section", { "aria-labelledby": "graph-title" });
+  const historyBox = h("section", { "aria-labelledby": "history-title", className: "execution" });
   const attemptsBox = h("section", { "aria-labelledby": "attempts-title" });
   const finalBox = h("section", { "aria-labelledby": "final-title" });
-  main.append(head, reviewBox, graphBox, attemptsBox, finalBox);
+  main.append(head, reviewBox, graphBox, historyBox, attemptsBox, finalBox);
   let version = "";
   let reviewStatus = "";
   let graphText = "";
@@ -337,6 +380,7 @@ function runView(runId) {
         (s) => (selected = s),
       );
     }
+    renderExecution(historyBox, detail);
     renderAttempts(attemptsBox, detail);
     renderFinal(finalBox, detail);
   }

@@ -1,0 +1,184 @@
+// The run page's execution parts, as the Step Functions console shows them: the summary (start, end,
+// duration), each state entry with its duration and tries, and the event history table, filterable.
+// Loaded before app.js, which calls renderExecution; everything enters the page as text.
+
+/** A duration as a person reads it: 840 ms, 2.35 s, 3 min 4 s. */
+function formatDuration(ms) {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function historyEl(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "className") el.className = value;
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+const clockTime = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
+
+function headRow(names, numeric) {
+  return historyEl(
+    "thead",
+    {},
+    historyEl(
+      "tr",
+      {},
+      names.map((n, i) => historyEl("th", { scope: "col", className: numeric.includes(i) ? "num" : "" }, n)),
+    ),
+  );
+}
+
+/** Start, end and duration of the execution, with its status and end state. */
+function executionSummary(execution) {
+  const t = execution.timeline;
+  const pairs = [
+    ["Status", execution.status],
+    ["Ended in", execution.terminalState || "—"],
+    ["Started", clockTime(t.startedAt)],
+    ["Ended", t.endedAt ? clockTime(t.endedAt) : "still running"],
+    ["Duration", formatDuration(t.durationMs)],
+    ["Events", String(t.events.length)],
+  ];
+  if (execution.error) pairs.push(["Error", `${execution.error.error}: ${execution.error.cause}`]);
+  return historyEl(
+    "div",
+    { className: "kv execution-summary" },
+    pairs.map(([k, v]) => [
+      historyEl("span", { className: "muted" }, k),
+      historyEl("span", { "data-field": k.toLowerCase().replace(" ", "-") }, v),
+    ]),
+  );
+}
+
+function triesText(entry) {
+  if (entry.tries.length <= 1) return "1";
+  return entry.tries
+    .map((t) => `#${t.attempt} ${formatDuration(t.durationMs)} ${t.outcome}${t.error ? ` (${t.error})` : ""}`)
+    .join("; ");
+}
+
+/** One row per state entry: when, how long, how it ended, and each try under a Retry policy. */
+function durationsTable(entries) {
+  return historyEl(
+    "div",
+    { className: "table-wrap" },
+    historyEl(
+      "table",
+      { className: "durations" },
+      historyEl("caption", { className: "muted" }, `${entries.length} state entries, in order`),
+      headRow(["State", "Entry", "Entered", "Duration", "Outcome", "Tries"], [1, 3]),
+      historyEl(
+        "tbody",
+        {},
+        entries.map((e) =>
+          historyEl(
+            "tr",
+            { "data-state": e.state, "data-outcome": e.outcome },
+            historyEl(
+              "td",
+              {},
+              e.state,
+              e.stateType ? historyEl("span", { className: "muted" }, ` ${e.stateType}`) : null,
+            ),
+            historyEl("td", { className: "num" }, String(e.entry)),
+            historyEl("td", {}, clockTime(e.enteredAt)),
+            historyEl("td", { className: "num" }, formatDuration(e.durationMs)),
+            historyEl("td", { className: `outcome ${e.outcome}` }, e.outcome),
+            historyEl("td", {}, triesText(e)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+const historyFilters = new WeakMap();
+
+/** The event history table; the filter keeps its text across the page's refreshes. */
+function eventsTable(el, events) {
+  const filter = historyFilters.get(el) ?? "";
+  const body = historyEl("tbody", {});
+  const count = historyEl("span", { className: "muted", role: "status" });
+  const apply = (text) => {
+    historyFilters.set(el, text);
+    const needle = text.trim().toLowerCase();
+    let shown = 0;
+    for (const row of body.rows) {
+      const match = !needle || row.textContent.toLowerCase().includes(needle);
+      row.hidden = !match;
+      if (match) shown += 1;
+    }
+    count.textContent = `${shown} of ${events.length} events`;
+  };
+  for (const e of events) {
+    body.append(
+      historyEl(
+        "tr",
+        { "data-type": e.type },
+        historyEl("td", { className: "num" }, String(e.id + 1)),
+        historyEl("td", {}, e.type),
+        historyEl("td", {}, e.state ?? ""),
+        historyEl("td", {}, clockTime(e.at)),
+        historyEl("td", { className: "num" }, formatDuration(e.elapsedMs)),
+        historyEl("td", {}, e.detail ?? ""),
+      ),
+    );
+  }
+  const input = historyEl("input", {
+    type: "search",
+    name: "event-filter",
+    value: filter,
+    autocomplete: "off",
+    oninput: (ev) => apply(ev.currentTarget.value),
+  });
+  const table = historyEl(
+    "div",
+    { className: "table-wrap" },
+    historyEl(
+      "table",
+      { className: "events" },
+      headRow(["#", "Type", "Step", "Timestamp", "Elapsed", "Detail"], [0, 4]),
+      body,
+    ),
+  );
+  apply(filter);
+  return [historyEl("label", { className: "event-filter" }, "Filter events ", input, " ", count), table];
+}
+
+/** Fills the run page's execution section; called by app.js on each new version of the run. */
+// biome-ignore lint/correctness/noUnusedVariables: app.js calls it (both are plain scripts of one page)
+function renderExecution(el, d) {
+  const focused = document.activeElement?.name === "event-filter";
+  if (!d.execution?.timeline) {
+    el.replaceChildren(
+      historyEl("h2", { id: "history-title" }, "Execution"),
+      historyEl(
+        "p",
+        { className: "muted" },
+        "The execution is still running; its history appears when it ends.",
+      ),
+    );
+    return;
+  }
+  const t = d.execution.timeline;
+  el.replaceChildren(
+    historyEl("h2", { id: "history-title" }, "Execution"),
+    executionSummary(d.execution),
+    historyEl("h3", {}, "Duration per state entry"),
+    durationsTable(t.entries),
+    historyEl("h3", {}, "Event history"),
+    ...eventsTable(el, t.events),
+  );
+  if (focused) el.querySelector('input[name="event-filter"]')?.focus();
+}
