@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
+import { OutcomeEvents } from "../shared/events.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import {
-  DRAFT_REVIEWED,
   REVIEW_CLAIM_MS,
   type Review,
   type RunRecord,
@@ -230,7 +230,7 @@ async function decide(
     status: decided.status,
     reason: decided.reason,
   };
-  await runtime.publish(DRAFT_REVIEWED, {
+  await runtime.publish(OutcomeEvents.Reviewed, {
     ...detail,
     decision,
     reviewer: options.reviewer,
@@ -238,6 +238,6 @@ async function decide(
   });
   // An approved draft is an outcome like the loop's own: consumers of Draft Validated see it too.
   if (decision === "approve" && runtime.announcesApproval !== false)
-    await runtime.publish("Draft Validated", detail);
+    await runtime.publish(OutcomeEvents.Validated, detail);
   return said;
 }

@@ -1,7 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
-import { BatchEvents } from "../infra/state-names.js";
 import { BatchInputSchema } from "../shared/batch/record.js";
 import { PricingSchema, RoundRecordSchema } from "../shared/batch/rounds.js";
 import {
@@ -14,10 +13,10 @@ import {
   type PreparedBatch,
   prepareBatch,
 } from "../shared/batch/steps.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../shared/events.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { readEnv } from "./lib/env.js";
-import { OUTCOME_SOURCE } from "./lib/finalizer.js";
 import { logger } from "./lib/observability.js";
 
 /**
@@ -169,7 +168,7 @@ export const handler = createBatchHandler(() => {
               Entries: [
                 {
                   EventBusName: busName,
-                  Source: OUTCOME_SOURCE,
+                  Source: OUTCOME_EVENT_SOURCE,
                   DetailType: BatchEvents.completed,
                   Detail: JSON.stringify(detail),
                 },

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
+import { OUTCOME_EVENT_SOURCE } from "../shared/events.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import {
   type Finalization,
   type FinalizerDeps,
   finalizeExecution,
-  OUTCOME_SOURCE,
   STOPPED_STATUSES,
 } from "./lib/finalizer.js";
 import { logger, tracer } from "./lib/observability.js";
@@ -74,7 +74,7 @@ function depsFromEnv(): FinalizerDeps {
           Entries: [
             {
               EventBusName: env.EVENT_BUS_NAME,
-              Source: OUTCOME_SOURCE,
+              Source: OUTCOME_EVENT_SOURCE,
               DetailType: detailType,
               Detail: JSON.stringify(detail),
             },

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
+import { OutcomeEvents } from "../shared/events.js";
 import { blobKeys } from "../shared/loop/keys.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
@@ -31,7 +32,7 @@ export interface OutcomeDeps {
 
 const OutcomeEventSchema = z.object({
   source: z.literal("redraft"),
-  "detail-type": z.enum(["Draft Validated", "Draft Needs Review"]),
+  "detail-type": z.enum([OutcomeEvents.Validated, OutcomeEvents.NeedsReview]),
   detail: z.object({
     runId: z.string().min(1),
     kind: z.string(),
@@ -64,7 +65,8 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
     try {
       if (parsed.source === "redraft") {
         const { runId, kind, reason, resultRef, repairs } = parsed.detail;
-        const status = parsed["detail-type"] === "Draft Validated" ? "validated" : "needs_manual_review";
+        const status =
+          parsed["detail-type"] === OutcomeEvents.Validated ? "validated" : "needs_manual_review";
         if (status === "needs_manual_review") {
           const { runs, blobs } = getDeps();
           await runs.holdForReview(runId);

@@ -1,5 +1,3 @@
-import { DRAFT_FAILED, OUTCOME_SOURCE } from "../functions/lib/finalizer.js";
-
 /**
  * The state machine's state names: what a person reads in the Step Functions console, and a contract
  * with the local runtime, which binds each Task state to a local adapter by name. Tests and the local
@@ -90,28 +88,6 @@ export const RECORD_STATES = [
 export const ANNOUNCE_STATES = [StateNames.AnnounceValidated, StateNames.AnnounceNeedsReview] as const;
 
 /**
- * Outcome event detail types, as published by the Announce states (and λ finalize, for a run an
- * execution left unfinished) and consumed downstream.
- */
-export const OutcomeEvents = {
-  Validated: "Draft Validated",
-  NeedsReview: "Draft Needs Review",
-  Failed: DRAFT_FAILED,
-} as const;
-
-/** Source of the outcome events redraft publishes on its bus. */
-export const OUTCOME_EVENT_SOURCE = OUTCOME_SOURCE;
-
-/**
- * What clients put on the project's bus to submit a draft:
- * `{ source: "redraft.client", detail-type: "Draft Submitted", detail: { draft } | { draftRef: { bucket, key } } }`.
- */
-export const SubmissionEvent = {
-  source: "redraft.client",
-  detailType: "Draft Submitted",
-} as const;
-
-/**
  * The batch state machine's states (infra/constructs/batch-workflow.ts): the console's names, and
  * what the local runtime binds its stand-ins to (local/batch.ts).
  */
@@ -168,11 +144,4 @@ export const BatchStateNames = {
   RunOnDemand: "RunOnDemand",
   RunDraftOnDemand: "RunDraftOnDemand",
   OnDemandAlreadyRan: "OnDemandAlreadyRan",
-} as const;
-
-/** What clients put on the bus to submit a batch, and what redraft publishes when one has ended. */
-export const BatchEvents = {
-  /** `detail: { manifestRef: { bucket, key, versionId? } }` */
-  submitted: "Batch Submitted",
-  completed: "Batch Completed",
 } as const;

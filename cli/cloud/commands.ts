@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { startFor } from "../../functions/start.js";
-import { SubmissionEvent } from "../../infra/state-names.js";
+import { SubmissionEvent } from "../../shared/events.js";
 import { buildRunResult, type RunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
 import type { SourcedResult } from "../format.js";

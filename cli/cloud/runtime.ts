@@ -4,9 +4,9 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
 import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { OUTCOME_SOURCE } from "../../functions/lib/finalizer.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import type { ExecutionSummary, HistoryEvent } from "../../local/engine.js";
+import { OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import { PackRegistry } from "../../shared/registry.js";
 import type { RunRecord } from "../../shared/store/types.js";
@@ -67,7 +67,7 @@ export class CloudRuntime implements ReviewRuntime {
       new PutEventsCommand({
         Entries: [
           {
-            Source: OUTCOME_SOURCE,
+            Source: OUTCOME_EVENT_SOURCE,
             DetailType: detailType,
             Detail: JSON.stringify(detail),
             EventBusName: bus,

@@ -11,6 +11,7 @@
  * resubmission from being refused as a duplicate.
  */
 import * as z from "zod";
+import { OutcomeEvents } from "../../shared/events.js";
 import {
   ACTIVE_STATUSES,
   newRunRecord,
@@ -31,12 +32,6 @@ export const FAILURE_REASONS = {
 } as const satisfies Record<StoppedStatus, StopReason>;
 
 /** The statuses of a run still under way: only these are finalized; any other is an outcome already. */
-
-/** Source of redraft's outcome events on the project's bus. */
-export const OUTCOME_SOURCE = "redraft";
-
-/** Detail type of the event announcing a failed run on the project's bus (beside `Draft Validated`…). */
-export const DRAFT_FAILED = "Draft Failed";
 
 /** Room for the error and cause Step Functions reports, under the run item's 400 KB. */
 const MESSAGE_MAX = 4096;
@@ -158,7 +153,7 @@ export async function finalizeExecution(
   const run = await deps.runs.getRun(runId);
   const status = run?.status ?? "failed";
   if (status !== "failed") return { action, runId, status, announced: false };
-  await deps.announce(DRAFT_FAILED, {
+  await deps.announce(OutcomeEvents.Failed, {
     runId,
     draftId: run?.draftId ?? "unknown",
     kind: run?.kind ?? "unknown",

@@ -6,10 +6,9 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { RUN_KEY_PREFIX } from "../../functions/lib/table.js";
 import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
-import { DRAFT_REVIEWED } from "../../shared/store/types.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../shared/events.js";
 import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
-import { BatchEvents, OUTCOME_EVENT_SOURCE, SubmissionEvent } from "../state-names.js";
 
 export interface AccessPoliciesProps {
   /** `redraft-<env>`: the policies are `<prefix>-reviewer` and `<prefix>-submitter`. */
@@ -105,7 +104,10 @@ export class AccessPolicies extends Construct {
           actions: ["events:PutEvents"],
           resources: [bus.eventBusArn],
           conditions: {
-            StringEquals: { "events:detail-type": DRAFT_REVIEWED, "events:source": OUTCOME_EVENT_SOURCE },
+            StringEquals: {
+              "events:detail-type": OutcomeEvents.Reviewed,
+              "events:source": OUTCOME_EVENT_SOURCE,
+            },
           },
         }),
       ],

@@ -30,7 +30,7 @@ import {
   type OutcomeStatus,
   SERVICE_NAME,
 } from "../../functions/lib/metric-names.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../state-names.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 
 export { METRIC_NAMESPACE };
 

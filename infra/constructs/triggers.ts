@@ -7,9 +7,9 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
+import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import type { EnvConfig } from "../config.js";
 import { DRAFTS_PREFIX } from "../layout.js";
-import { BatchEvents, SubmissionEvent } from "../state-names.js";
 import { redraftFunction } from "./functions.js";
 
 export interface TriggersProps {

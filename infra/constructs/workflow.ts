@@ -39,12 +39,13 @@ import {
   timeSortKey,
 } from "../../functions/lib/table.js";
 import { ErrorNames, TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
 import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents, StateNames } from "../state-names.js";
+import { StateNames } from "../state-names.js";
 
 export interface CorrectionWorkflowProps {
   readonly validate: LambdaFunction;

@@ -64,9 +64,6 @@ const ReviewSchema = z.object({
 });
 export type Review = z.infer<typeof ReviewSchema>;
 
-/** Detail type of the event a reviewer's decision puts on the project's bus (source `redraft`). */
-export const DRAFT_REVIEWED = "Draft Reviewed";
-
 /**
  * How long a review claim holds when its decision was never carried out (the reviewer's process
  * died between the claim and the status write): after this another reviewer may take it over. An

@@ -4,11 +4,12 @@ import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createFinalizeHandler, type FinalizeEvent, handler } from "../../functions/finalize.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { DRAFT_FAILED, type FinalizerDeps, type StoppedStatus } from "../../functions/lib/finalizer.js";
+import type { FinalizerDeps, StoppedStatus } from "../../functions/lib/finalizer.js";
 import { runKey } from "../../functions/lib/table.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
+import { OutcomeEvents } from "../../shared/events.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
@@ -100,7 +101,7 @@ describe("λ finalize against dynalite: stopped executions finish their runs onc
       expect(run?.updatedAt).toBe(new Date(STOP_DATE).toISOString());
       expect(announced).toEqual([
         {
-          detailType: DRAFT_FAILED,
+          detailType: OutcomeEvents.Failed,
           detail: expect.objectContaining({
             runId,
             draftId: "draft-1",
@@ -315,7 +316,11 @@ describe("λ finalize against aws-sdk-client-mock: the deployed handler's writes
       ":reason": "timed_out",
     });
     const entry = events.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries?.[0];
-    expect(entry).toMatchObject({ EventBusName: "redraft-dev", Source: "redraft", DetailType: DRAFT_FAILED });
+    expect(entry).toMatchObject({
+      EventBusName: "redraft-dev",
+      Source: "redraft",
+      DetailType: OutcomeEvents.Failed,
+    });
     expect(JSON.parse(entry?.Detail ?? "{}")).toMatchObject({
       runId: "r1",
       status: "failed",

@@ -16,7 +16,7 @@ import { DRAFTS_PREFIX as BLOB_DRAFTS_PREFIX, S3BlobStore } from "../../function
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { DRAFTS_PREFIX } from "../../infra/layout.js";
-import { BatchEvents } from "../../infra/state-names.js";
+import { BatchEvents } from "../../shared/events.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { aslFromTemplate } from "../../infra/asl.js";
 import { environments } from "../../infra/config.js";
-import { BatchEvents, BatchStateNames, SubmissionEvent } from "../../infra/state-names.js";
+import { BatchStateNames } from "../../infra/state-names.js";
+import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 /**

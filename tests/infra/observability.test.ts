@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../functions/lib/metric-names.js";
 import { environments } from "../../infra/config.js";
 import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../infra/state-names.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 /** A synthesized resource's properties, read as the JSON they are. */

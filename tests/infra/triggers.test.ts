@@ -1,6 +1,6 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { SubmissionEvent } from "../../infra/state-names.js";
+import { SubmissionEvent } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("dev");

@@ -15,7 +15,6 @@ import {
 import {
   ANNOUNCE_STATES,
   LAMBDA_STATES,
-  OutcomeEvents,
   PUBLISH_STATES,
   RECORD_STATES,
   StateNames,
@@ -32,6 +31,7 @@ import {
   ModelTimeoutError,
   TRANSIENT_MODEL_ERRORS,
 } from "../../shared/errors.js";
+import { OutcomeEvents } from "../../shared/events.js";
 import { ACTIVE_STATUSES } from "../../shared/store/types.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";

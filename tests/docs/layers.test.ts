@@ -1,0 +1,115 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join, posix } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The import edges between top-level folders are the ones docs/DESIGN.md §3 allows, read from its
+ * table ("imports" column), so the map and the code cannot drift apart: a new edge either goes in
+ * the table, with its reason, or out of the code. The allowed edges themselves form no cycle.
+ */
+const ROOT = join(import.meta.dirname, "..", "..");
+const DESIGN = readFileSync(join(ROOT, "docs", "DESIGN.md"), "utf8");
+/** Packages the pure core must never import (DESIGN.md §3, shared/ row). */
+const CLOUD_PACKAGES = /^(@aws-sdk\/|aws-cdk-lib|constructs$|@aws-lambda-powertools\/|aws-lambda$)/;
+
+/** `folder → folders it may import`, from the §3 table: `| [name/](…) | what | \`a/\`, \`b/\` |`. */
+function allowedEdges(): Map<string, Set<string>> {
+  const section = DESIGN.slice(DESIGN.indexOf("## 3. Layers"), DESIGN.indexOf("## 4."));
+  const allowed = new Map<string, Set<string>>();
+  for (const line of section.split("\n")) {
+    const cells = line.split("|").map((c) => c.trim());
+    const from = /^\[`?([\w.-]+?)\/?`?\]\(/.exec(cells[1] ?? "")?.[1];
+    if (from === undefined || cells.length < 5) continue;
+    const imports = cells[3] ?? "";
+    allowed.set(from, new Set([...imports.matchAll(/`([\w.-]+)\/?`/g)].map((m) => m[1] as string)));
+  }
+  return allowed;
+}
+
+function trackedSources(): string[] {
+  return execFileSync("git", ["ls-files", "-z", "*.ts", "*.js", "*.mjs"], { cwd: ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
+}
+
+/** The top-level folder of a repository path; a file at the root is named by itself. */
+const topOf = (path: string) => (path.includes("/") ? (path.split("/")[0] as string) : path);
+
+const SPECIFIERS =
+  /(?:^|[\s;])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
+
+interface Edge {
+  from: string;
+  to: string;
+  file: string;
+  specifier: string;
+}
+
+function edges(): Edge[] {
+  const found: Edge[] = [];
+  for (const file of trackedSources()) {
+    const source = readFileSync(join(ROOT, file), "utf8");
+    for (const m of source.matchAll(SPECIFIERS)) {
+      const specifier = (m[1] ?? m[2] ?? m[3]) as string;
+      const from = topOf(file);
+      if (!specifier.startsWith(".")) {
+        found.push({ from, to: `package:${specifier}`, file, specifier });
+        continue;
+      }
+      const target = posix.normalize(posix.join(dirname(file), specifier));
+      if (target.startsWith("node_modules/")) continue;
+      const to = topOf(target);
+      if (to !== from) found.push({ from, to, file, specifier });
+    }
+  }
+  return found;
+}
+
+describe("import edges between layers (docs/DESIGN.md §3)", () => {
+  const allowed = allowedEdges();
+  const all = edges();
+
+  it("reads a rule for every folder an import leaves", () => {
+    const sources = new Set(all.filter((e) => !e.to.startsWith("package:")).map((e) => e.from));
+    expect([...sources].filter((f) => !allowed.has(f)).sort()).toEqual([]);
+  });
+
+  it("finds only the edges the table allows", () => {
+    const offences = all
+      .filter((e) => !e.to.startsWith("package:"))
+      .filter((e) => !allowed.get(e.from)?.has(e.to))
+      .map((e) => `${e.file} imports ${e.specifier} (${e.from} → ${e.to})`);
+    expect(offences).toEqual([]);
+  });
+
+  it("keeps the pure core free of cloud packages", () => {
+    const offences = all
+      .filter((e) => e.from === "shared" && CLOUD_PACKAGES.test(e.to.replace(/^package:/, "")))
+      .map((e) => `${e.file} imports ${e.specifier}`);
+    expect(offences).toEqual([]);
+  });
+
+  it("allows no cycle but the one DESIGN.md §3 names", () => {
+    expect(DESIGN).toContain(
+      "One cycle remains, named here so the test can hold everything else: `cli ⇄ ui`.",
+    );
+    const cycles: string[] = [];
+    const visit = (node: string, path: string[]) => {
+      for (const next of allowed.get(node) ?? []) {
+        if (next === node) continue;
+        if (path.includes(next)) cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
+        else visit(next, [...path, next]);
+      }
+    };
+    for (const start of allowed.keys()) visit(start, [start]);
+    const named = (cycle: string) => cycle === "cli → ui → cli" || cycle === "ui → cli → ui";
+    expect(cycles.filter((c) => !named(c))).toEqual([]);
+  });
+
+  it("would catch an edge the table does not allow", () => {
+    // The check itself can fail: shared/ may import nothing outside itself.
+    expect(allowed.get("shared")?.has("functions")).toBe(false);
+    expect(all.some((e) => e.from === "tests" && e.to === "shared")).toBe(true);
+  });
+});
