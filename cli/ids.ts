@@ -32,7 +32,7 @@ const BATCH_ITEM = new RegExp(`^b-([0-9a-f]{${BATCH_HEX}})-(\\d+)$`);
 const SHORT_BATCH_ITEM = new RegExp(`^b-([0-9a-f]{1,${BATCH_HEX - 1}})-(\\d+)$`);
 
 /** The batch id and line of a batch item's run id, or undefined for any other run. */
-export function batchItemOf(runId: string): { batchHex: string; line: number } | undefined {
+function batchItemOf(runId: string): { batchHex: string; line: number } | undefined {
   const match = BATCH_ITEM.exec(runId);
   return match ? { batchHex: match[1] ?? "", line: Number(match[2]) } : undefined;
 }
@@ -105,7 +105,7 @@ export const storeRunIds =
  * Every run id in the table, read from the `byCreated` index alone (its entries are keys only),
  * without reading a run record: what a table needs to know which prefixes are unique.
  */
-export function tableRunIds(client: DynamoDBClient, tableName: string): RunIdLister {
+function tableRunIds(client: DynamoDBClient, tableName: string): RunIdLister {
   return async () => {
     const doc = DynamoDBDocumentClient.from(client);
     const pages = await Promise.all(

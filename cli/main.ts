@@ -1,7 +1,6 @@
 import "./quiet.js";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { dataDirFault } from "../local/data-dir.js";
@@ -419,26 +418,13 @@ function program(result: CommandResult = { code: 0 }): Command {
       if (inCloud(opts)) return (await cloud()).cloudExport(opts, runId, cmd);
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
-        const [{ resolveRun }, { buildRunResult }] = await Promise.all([
+        const [{ resolveRun }, { writeBestDraft }, { localRunIds }] = await Promise.all([
           import("./run-id.js"),
-          import("../shared/loop/run.js"),
+          import("./export.js"),
+          import("./ids.js"),
         ]);
-        const run = await resolveRun(
-          runtime.runs,
-          runId,
-          opts.dataDir,
-          (await import("./ids.js")).localRunIds(runtime),
-        );
-        const { finalDraft } = await buildRunResult(run.runId, runtime.deps);
-        if (!finalDraft)
-          throw new UsageError(
-            `run ${run.runId} has no draft to export (it is ${run.status}${run.reason ? `: ${run.reason}` : ""})`,
-          );
-        const text = `${JSON.stringify(finalDraft, null, 2)}\n`;
-        if (cmd.out) {
-          await writeFile(cmd.out, text);
-          say(`Wrote the best draft of run ${run.runId} (${run.draftId}, ${run.status}) to ${cmd.out}`);
-        } else process.stdout.write(text);
+        const run = await resolveRun(runtime.runs, runId, opts.dataDir, localRunIds(runtime));
+        await writeBestDraft(run, runtime.deps, cmd.out);
       } finally {
         await runtime.close();
       }

@@ -1,9 +1,9 @@
-import { writeFile } from "node:fs/promises";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { startFor } from "../../functions/start.js";
 import { SubmissionEvent } from "../../shared/events.js";
 import { buildRunResult, type RunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
+import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
 import type { DraftSource } from "../inputs.js";
 import { UsageError } from "../inputs.js";
@@ -64,16 +64,7 @@ export async function cloudShow(opts: CloudOptions, runId: string, cmd: { json?:
 export async function cloudExport(opts: CloudOptions, runId: string, cmd: { out?: string }): Promise<void> {
   const cloud = await openCloud(opts);
   const run = await resolveRun(cloud.runs, runId, cloud.where);
-  const { finalDraft } = await buildRunResult(run.runId, cloud.deps);
-  if (!finalDraft)
-    throw new UsageError(
-      `run ${run.runId} has no draft to export (it is ${run.status}${run.reason ? `: ${run.reason}` : ""})`,
-    );
-  const text = `${JSON.stringify(finalDraft, null, 2)}\n`;
-  if (cmd.out) {
-    await writeFile(cmd.out, text);
-    say(`Wrote the best draft of run ${run.runId} (${run.draftId}, ${run.status}) to ${cmd.out}`);
-  } else process.stdout.write(text);
+  await writeBestDraft(run, cloud.deps, cmd.out);
 }
 
 /** `redraft --stack S batches`: the deployment's batch records, newest first. */
