@@ -1,6 +1,8 @@
 import { open, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
+import { shortIds } from "../app/ids.js";
+import { UsageError } from "../app/inputs.js";
 import { LocalBatchRunner } from "../local/batch.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
@@ -10,8 +12,6 @@ import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
 import { costText, jsonLine, paintStatus, statusColumn, usd } from "./format.js";
-import { shortIds } from "./ids.js";
-import { UsageError } from "./inputs.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
 /**

@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
+import { UsageError } from "../app/inputs.js";
 import { buildRunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
 import type { RunRecord } from "../shared/store/types.js";
-import { UsageError } from "./inputs.js";
 
 /**
  * `redraft export`, offline and in the cloud alike: the run's best draft as pretty JSON, to `out`

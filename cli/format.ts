@@ -1,8 +1,8 @@
+import { shortIds } from "../app/ids.js";
 import type { Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import { isPriced } from "../shared/model/pricing.js";
 import type { RunRecord } from "../shared/store/types.js";
-import { shortIds } from "./ids.js";
 import { type Column, type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
 /** Violations as the `--json` contract shows them: `{ruleId, severity, message, path?, suggestion?}`. */

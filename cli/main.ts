@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { UsageError } from "../app/inputs.js";
+import { REVIEW_DECISIONS, type ReviewDecision } from "../app/review.js";
 import { dataDirFault } from "../local/data-dir.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
@@ -10,10 +12,8 @@ import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shar
 import { RunStatusSchema } from "../shared/store/types.js";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
 import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
-import { UsageError } from "./inputs.js";
 import { installRoot } from "./install-root.js";
 import { definePlan } from "./plan-command.js";
-import { REVIEW_DECISIONS, type ReviewDecision } from "./review.js";
 import { registerSchemaCommand } from "./schema.js";
 
 // Everything else is imported by the command that uses it: `redraft --help` loads commander and
@@ -330,7 +330,7 @@ function program(result: CommandResult = { code: 0 }): Command {
         try {
           const [{ runsTable }, { localRunIds }] = await Promise.all([
             import("./format.js"),
-            import("./ids.js"),
+            import("../app/ids.js"),
           ]);
           const runs = await runtime.runs.listRuns({
             ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
@@ -344,7 +344,7 @@ function program(result: CommandResult = { code: 0 }): Command {
             );
           if (cmd.explain && !cmd.json && runs.length)
             process.stdout.write(
-              `${(await import("./explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,
+              `${(await import("../app/explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,
             );
         } finally {
           await runtime.close();
@@ -369,10 +369,10 @@ function program(result: CommandResult = { code: 0 }): Command {
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }, ids] = await Promise.all([
-          import("./run-id.js"),
+          import("../app/run-id.js"),
           import("../shared/loop/run.js"),
           import("./show.js"),
-          import("./ids.js"),
+          import("../app/ids.js"),
         ]);
         const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
@@ -419,9 +419,9 @@ function program(result: CommandResult = { code: 0 }): Command {
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
         const [{ resolveRun }, { writeBestDraft }, { localRunIds }] = await Promise.all([
-          import("./run-id.js"),
+          import("../app/run-id.js"),
           import("./export.js"),
-          import("./ids.js"),
+          import("../app/ids.js"),
         ]);
         const run = await resolveRun(runtime.runs, runId, opts.dataDir, localRunIds(runtime));
         await writeBestDraft(run, runtime.deps, cmd.out);
@@ -494,8 +494,8 @@ function program(result: CommandResult = { code: 0 }): Command {
         const { runtime, notices } = await openSession(cli.opts<GlobalOptions>());
         try {
           const [{ reviewDecision }, { localRunIds }] = await Promise.all([
-            import("./review.js"),
-            import("./ids.js"),
+            import("../app/review.js"),
+            import("../app/ids.js"),
           ]);
           const outcome = await reviewDecision(runtime, runId, decision, {
             listIds: localRunIds(runtime),

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
+import { UsageError } from "../app/inputs.js";
 import type { createModelClient } from "../shared/model/index.js";
 import { DEFAULT_MODEL_CONCURRENCY, limitModel } from "../shared/model/limited.js";
 import { RecordingModelClient } from "../shared/model/recorder.js";
 import { cassetteProblem, ReplayModelClient } from "../shared/model/replay.js";
 import type { ModelClient } from "../shared/model/types.js";
-import { UsageError } from "./inputs.js";
 
 export interface ModelChoice {
   model: ModelClient | undefined;

@@ -1,6 +1,6 @@
 import type * as z from "zod";
+import { UsageError } from "../app/inputs.js";
 import type { AnyPack } from "../shared/pack.js";
-import { UsageError } from "./inputs.js";
 import { type OutputStyle, renderTable, wrapText } from "./output.js";
 
 /** One setting a deployment config may name under `packs.<kind>.settings`. */

@@ -2,11 +2,11 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as z from "zod";
+import { UsageError } from "../app/inputs.js";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";
 import { PackRegistry } from "../shared/registry.js";
-import { UsageError } from "./inputs.js";
 import { installRoot } from "./install-root.js";
 
 const looksLikePack = (value: unknown): value is AnyPack =>

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
+import { UsageError } from "../app/inputs.js";
 import { type CountsFile, CountsFileSchema, OUTCOME_PATHS, type OutcomePath } from "../shared/plan/counts.js";
 import { type Plan, type PlanInput, plan } from "../shared/plan/planner.js";
 import { type PricesFile, PricesFileSchema } from "../shared/plan/prices.js";
-import { UsageError } from "./inputs.js";
 import { renderTable, stdoutStyle } from "./output.js";
 
 /**

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
+import { withPackHint } from "../app/explain.js";
+import { type DraftSource, draftSources, UsageError } from "../app/inputs.js";
 import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
-import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
-import { type DraftSource, draftSources, UsageError } from "./inputs.js";
 
 /**
  * `redraft run`, and the submission of one draft that `run`, `watch`, `review … edit` and the viewer
@@ -214,7 +214,7 @@ export async function runCommand(
     bar?.stop();
     if (!cmd.json) {
       const [{ localRunIds }, { DEFAULT_DATA_DIR }] = await Promise.all([
-        import("./ids.js"),
+        import("../app/ids.js"),
         import("./data-dir.js"),
       ]);
       await writeOut(`${table.render(undefined, await localRunIds(runtime)())}\n`);
@@ -267,7 +267,7 @@ export async function watchCommand(
       import("node:fs/promises"),
       import("node:fs"),
       import("node:path"),
-      import("./inputs.js"),
+      import("../app/inputs.js"),
       import("./format.js"),
       import("p-limit"),
     ]);

@@ -1,3 +1,4 @@
+import { explainReason } from "../app/explain.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { Draft, Repair, ValidationReport, Violation } from "../shared/draft.js";
 import { blobKeys } from "../shared/loop/keys.js";
@@ -5,7 +6,6 @@ import type { RunResult } from "../shared/loop/run.js";
 import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
 import { valueAt } from "../shared/pointer.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
-import { explainReason } from "./explain.js";
 import { costText } from "./format.js";
 
 /** What `redraft show` reads besides the run result: the first repairs, the judge's rounds, the drafts diffs start from. */

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
-import type { DraftSource } from "../cli/inputs.js";
+import type { DraftSource } from "../app/inputs.js";
 import { main } from "../cli/main.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { loadAsl } from "../local/state-machine.js";

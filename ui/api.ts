@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { explainReason } from "../cli/explain.js";
-import { shortIds } from "../cli/ids.js";
+import { explainReason } from "../app/explain.js";
+import { shortIds } from "../app/ids.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { ValidationReport, Violation } from "../shared/draft.js";
@@ -79,7 +79,7 @@ async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined
   }
 }
 
-/** The reasons a person's decision writes (cli/review.ts): the run's status is theirs, not the loop's. */
+/** The reasons a person's decision writes (app/review.ts): the run's status is theirs, not the loop's. */
 const DECISION_REASONS = new Set(["approved", "rejected_by_reviewer", "superseded_by_edit"]);
 
 /**
@@ -308,7 +308,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
-    /** The run's reason in a sentence (cli/explain.ts), for the review box. */
+    /** The run's reason in a sentence (app/explain.ts), for the review box. */
     reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
       ? { violations: initial.violations, repairs: initial.repairs, score: initial.score }

@@ -1,14 +1,14 @@
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
+import type { DraftSource } from "../../app/inputs.js";
+import { UsageError } from "../../app/inputs.js";
+import { type ReviewDecision, reviewRun } from "../../app/review.js";
+import { resolveRun } from "../../app/run-id.js";
 import { startFor } from "../../functions/start.js";
 import { SubmissionEvent } from "../../shared/events.js";
 import { buildRunResult, type RunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
 import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
-import type { DraftSource } from "../inputs.js";
-import { UsageError } from "../inputs.js";
-import { type ReviewDecision, reviewRun } from "../review.js";
-import { resolveRun } from "../run-id.js";
 import { type CloudOptions, resolveResources } from "./resources.js";
 import { CloudRuntime } from "./runtime.js";
 
@@ -178,7 +178,7 @@ export async function cloudRun(
   cmd: { json?: boolean; wait: boolean; concurrency: number },
 ): Promise<void> {
   const [{ collectDrafts }, { jsonLine, ResultsTable }, { default: pLimit }] = await Promise.all([
-    import("../inputs.js"),
+    import("../../app/inputs.js"),
     import("../format.js"),
     import("p-limit"),
   ]);

@@ -1,5 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
-import { UsageError } from "../inputs.js";
+import { UsageError } from "../../app/inputs.js";
 
 /** The global options that point the command line at a deployed stack instead of a data folder. */
 export interface CloudOptions {

@@ -2,6 +2,8 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
+import { UsageError } from "../../app/inputs.js";
+import type { ReviewRuntime } from "../../app/review.js";
 import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
@@ -10,8 +12,6 @@ import { OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import { PackRegistry } from "../../shared/registry.js";
 import type { RunRecord } from "../../shared/store/types.js";
-import { UsageError } from "../inputs.js";
-import type { ReviewRuntime } from "../review.js";
 import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
 
 /** Clients the cloud runtime sends through; each defaults to the SDK's own chain (credentials, region, endpoint variables). */

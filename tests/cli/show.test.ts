@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveRun } from "../../cli/run-id.js";
+import { resolveRun } from "../../app/run-id.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
 import { makeRun } from "../stores/fixtures.js";
 import { CASSETTE, jsonLines, redraft } from "./run-cli.js";

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { explainReason, REASON_EXPLANATIONS, reasonsLegend } from "../../cli/explain.js";
+import { explainReason, REASON_EXPLANATIONS, reasonsLegend } from "../../app/explain.js";
 import { LocalRuntime } from "../../local/runtime.js";
 import { loadAsl } from "../../local/state-machine.js";
 import { StopReasonSchema } from "../../shared/store/types.js";
 import { runDetailView } from "../../ui/api.js";
-import { jsonLines, redraft } from "./run-cli.js";
+import { jsonLines, redraft } from "../cli/run-cli.js";
 
 let work: string;
 beforeAll(async () => {

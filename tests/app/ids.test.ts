@@ -3,12 +3,12 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { batchMatching, idsMatching, MIN_PREFIX, shortIds } from "../../cli/ids.js";
+import { batchMatching, idsMatching, MIN_PREFIX, shortIds } from "../../app/ids.js";
 import { LocalRuntime } from "../../local/runtime.js";
 import { loadAsl } from "../../local/state-machine.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { startViewer } from "../../ui/server.js";
-import { CASSETTE, jsonLines, ROOT, redraft } from "./run-cli.js";
+import { CASSETTE, jsonLines, ROOT, redraft } from "../cli/run-cli.js";
 
 const BATCH_A = `b-${"611b40".padEnd(24, "a")}`;
 const BATCH_B = `b-${"611b40".padEnd(24, "b")}`;

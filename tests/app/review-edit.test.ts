@@ -2,14 +2,14 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UsageError } from "../../cli/inputs.js";
-import { EditedRunFailedError, type ReviewRuntime, reviewRun } from "../../cli/review.js";
+import { UsageError } from "../../app/inputs.js";
+import { EditedRunFailedError, type ReviewRuntime, reviewRun } from "../../app/review.js";
 import type { RunResult } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
 import type { RunRecord } from "../../shared/store/types.js";
+import { redraft as runCli } from "../cli/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
-import { redraft as runCli } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 let work: string;

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectDrafts, splitFile } from "../../cli/inputs.js";
+import { collectDrafts, splitFile } from "../../app/inputs.js";
+import { redraft as runCli, stopChild } from "../cli/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
-import { redraft as runCli, stopChild } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DEPTH = 10_000;

@@ -7,7 +7,7 @@ const LISTED = 5;
 
 /**
  * The run a full id, a unique prefix of one, or a batch item's short form (`b-611b40-3`, see
- * cli/ids.ts) names, as git resolves abbreviated commits. An ambiguous id is a usage error listing
+ * app/ids.ts) names, as git resolves abbreviated commits. An ambiguous id is a usage error listing
  * the runs it could mean; an id matching nothing is a usage error naming where it looked.
  * `listIds` lists every run id of the store (by default from its run records).
  */
