@@ -11,13 +11,10 @@ const whole = (value: string): number => {
   return Number(value);
 };
 
-/**
- * Defines `redraft plan` on the command cli/main.ts creates for it (`cli.command("plan")`, which
- * inherits the program's error handling); the planner and its data load only when it runs (see
- * cli/plan.ts).
- */
-export function definePlan(command: Command): Command {
-  return command
+/** `redraft plan`: capacity and cost on paper; the planner and its data load only when it runs (cli/plan.ts). */
+export function registerPlan(cli: Command): void {
+  cli
+    .command("plan")
     .description(
       "capacity and cost of a workload on paper: per component the drafts/s ceiling and the $ per draft, the bottleneck, the drain time, what to raise first",
     )
@@ -53,7 +50,7 @@ export function definePlan(command: Command): Command {
     .option("--json", "one JSON object instead of the table")
     .addHelpText("after", "\nExample:\n  $ npx redraft plan --drafts-per-day 1000000 --env prod --json")
     .action(async (cmd: Record<string, unknown> & { json?: boolean }) => {
-      const { makePlan, planJson, planText } = await import("./plan.js");
+      const { makePlan, planJson, planText } = await import("../plan.js");
       const { json, ...opts } = cmd;
       const p = await makePlan(opts);
       process.stdout.write(`${json ? planJson(p) : planText(p)}\n`);

@@ -1,0 +1,51 @@
+import { type Command, Option } from "commander";
+import { wholeNumber } from "../options.js";
+import { type CommandContext, globalOptions, withRuntime } from "../session.js";
+
+/** `redraft batch`: a manifest through the batch state machine (cli/batch.ts). */
+export function registerBatch(cli: Command, ctx: CommandContext): void {
+  cli
+    .command("batch")
+    .description(
+      "run a manifest (JSONL, one draft per line, or a JSON array) through the batch state machine: each draft its own run, one batch record",
+    )
+    .argument("<manifest>", "a .jsonl or .json file")
+    .option("--json", "one JSON run result per item (with its line), then one summary line")
+    .addOption(
+      new Option(
+        "--concurrency <n>",
+        "items in flight at once (the Distributed Map's MaxConcurrency)",
+      ).argParser(wholeNumber(1)),
+    )
+    .option("--no-progress", "no progress bar")
+    .option("--rerun", "run the manifest again even if this data folder already ran it")
+    .addOption(
+      new Option(
+        "--pricing <pricing>",
+        "on_demand: one model call per attempt; batch: rounds of batch requests at half the token price",
+      ).choices(["on_demand", "batch"]),
+    )
+    .addOption(
+      new Option(
+        "--batch-latency <seconds>",
+        "with --pricing batch and a replayed model: how long the simulated batch service takes to end a batch request",
+      ).argParser(wholeNumber(0)),
+    )
+    .addOption(
+      new Option(
+        "--batch-deadline <minutes>",
+        "with --pricing batch: the batch must end within this; the items left then run on demand (default 1440)",
+      ).argParser(wholeNumber(1)),
+    )
+    .addHelpText(
+      "after",
+      "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
+    )
+    .action(async (manifest: string, cmd) => {
+      const batch = await import("../batch.js");
+      await batch.checkManifestReadable(manifest);
+      ctx.result.code = await withRuntime(globalOptions(ctx), {}, (runtime) =>
+        batch.batchCommand(runtime, manifest, cmd),
+      );
+    });
+}

@@ -1,0 +1,32 @@
+import type { Command } from "commander";
+import { say } from "../options.js";
+import { type CommandContext, globalOptions, READ_ONLY, withRuntime } from "../session.js";
+
+/** `redraft doctor`: reads the whole database of the data dir; --repair rebuilds it (local/repair.ts). */
+export function registerDoctor(cli: Command, ctx: CommandContext): void {
+  cli
+    .command("doctor")
+    .description(
+      "read the whole database of the data dir; --repair rebuilds a damaged one from what can be read",
+    )
+    .option(
+      "--repair",
+      "copy the database aside, then rebuild it (LevelDB's repair); no redraft may have the folder open",
+    )
+    .action(async (cmd: { repair?: boolean }) => {
+      const opts = globalOptions(ctx);
+      if (cmd.repair) {
+        const { repairDatabase } = await import("../../local/repair.js");
+        const copy = await repairDatabase(opts.dataDir);
+        say(`Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${copy}.`);
+      }
+      await withRuntime(opts, READ_ONLY, async (runtime) => {
+        const [{ checkDatabase }, { LOCAL_TABLE }] = await Promise.all([
+          import("../doctor.js"),
+          import("../../local/state-machine.js"),
+        ]);
+        const items = await checkDatabase(runtime, LOCAL_TABLE);
+        process.stdout.write(`The database in ${opts.dataDir} reads whole: ${items} items.\n`);
+      });
+    });
+}

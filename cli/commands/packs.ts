@@ -1,0 +1,33 @@
+import type { Command } from "commander";
+import type { AnyPack } from "../../shared/pack.js";
+import { type CommandContext, globalOptions } from "../session.js";
+
+/** `redraft packs`: the kinds, their rules and settings (cli/pack-catalog.ts). */
+export function registerPacks(cli: Command, ctx: CommandContext): void {
+  cli
+    .command("packs")
+    .description(
+      "the kinds of draft, each rule (id, default severity, description) and each setting (type, default) a config can name",
+    )
+    .argument("[kind]", "only this kind")
+    .option("--json", "the same as JSON")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ npx redraft packs mcq\n  $ npx redraft packs --pack examples/packs/haiku.ts --json",
+    )
+    .action(async (kind: string | undefined, cmd: { json?: boolean }) => {
+      const [{ loadPacks }, { builtinPacks }, { catalogText, packCatalog }, { stdoutStyle }] =
+        await Promise.all([
+          import("../packs.js"),
+          import("../../shared/packs/index.js"),
+          import("../pack-catalog.js"),
+          import("../output.js"),
+        ]);
+      const extra: AnyPack[] = [];
+      for (const file of globalOptions(ctx).pack ?? []) extra.push(...(await loadPacks(file)));
+      const entries = packCatalog([...builtinPacks, ...extra], kind);
+      process.stdout.write(
+        cmd.json ? `${JSON.stringify(entries, null, 2)}\n` : `${catalogText(entries, stdoutStyle())}\n`,
+      );
+    });
+}

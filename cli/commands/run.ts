@@ -1,0 +1,41 @@
+import { type Command, Option } from "commander";
+import { LoopSettingsSchema } from "../../shared/pack.js";
+import { wholeNumber } from "../options.js";
+import { type CommandContext, cloud, globalOptions, inCloud, openRuntime } from "../session.js";
+
+/** `redraft run`: drafts from files and folders, streamed through the state machine (cli/run.ts). */
+export function registerRun(cli: Command, ctx: CommandContext): void {
+  cli
+    .command("run")
+    .description(
+      "run drafts (JSON files, JSON arrays, JSONL files, or folders of them) through the state machine",
+    )
+    .argument("<paths...>", "files or folders")
+    .option("--json", "print one JSON run result per draft per line on stdout, nothing else")
+    .addOption(
+      new Option("--max-attempts <n>", "override the correction limit for this run").argParser(
+        wholeNumber(0, LoopSettingsSchema.shape.maxAttempts.maxValue ?? undefined),
+      ),
+    )
+    .addOption(
+      new Option("--concurrency <n>", "drafts in flight at once").argParser(wholeNumber(1)).default(4),
+    )
+    .option("--no-progress", "no progress bar")
+    .option(
+      "--rerun",
+      "run drafts again even when the same content already finished in this data folder (reprinted with duplicate: true otherwise)",
+    )
+    .option("--no-wait", "cloud mode (--stack): submit and print each run id, without following the runs")
+    .addHelpText(
+      "after",
+      "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
+    )
+    .action(async (paths: string[], cmd) => {
+      const opts = globalOptions(ctx);
+      if (inCloud(opts)) return (await cloud()).cloudRun(opts, paths, cmd);
+      const { runCommand } = await import("../run.js");
+      await runCommand(paths, cmd, opts.dataDir, () =>
+        openRuntime(opts, { ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }) }),
+      );
+    });
+}
