@@ -17,9 +17,8 @@ import { parseCorrectionAnswer } from "../../shared/loop/response.js";
 import { costUsd } from "../../shared/model/pricing.js";
 import { type ModelRequest, totalTokens } from "../../shared/model/types.js";
 import type { SimulatedCorrector } from "./corrector.js";
-import { fidelity, lostValues } from "./json-corpus.js";
 import type { PromptSegment } from "./prompt-cache.js";
-import { errorsOf, type Outcome, type Yardstick } from "./yardstick.js";
+import { errorsOf, judgeDelivered, type Outcome, type Yardstick } from "./yardstick.js";
 
 export type Baseline = "conversation" | "last-answer";
 
@@ -145,19 +144,12 @@ export async function runBaseline(
     content = parsed.answer.content as Draft["content"];
     report = yardstick.check({ ...draft, content });
   }
-  const kept = fidelity(content, reference);
-  return {
-    draftId: draft.id,
-    kind: draft.kind,
-    validated: report.counts.error === 0,
-    score: report.score,
-    fidelity: kept,
-    faithful: kept === 1,
-    lost: lostValues(content, reference),
-    promptChars,
-    calls,
-    tokens: used,
-    costUsd: cost,
-    reason: report.counts.error === 0 ? "validated" : "max_attempts",
-  };
+  return judgeDelivered(
+    yardstick,
+    draft,
+    content,
+    reference,
+    { promptChars, calls, tokens: used, costUsd: cost },
+    "max_attempts",
+  );
 }

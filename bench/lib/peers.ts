@@ -40,9 +40,9 @@ import { fromPointer } from "../../shared/pointer.js";
 import { firstMessage, SYSTEM, tool } from "./baselines.js";
 import { zodUserCleanup } from "./cleanup.js";
 import type { SimulatedCorrector } from "./corrector.js";
-import { fidelity, type JsonObject, lostValues } from "./json-corpus.js";
+import type { JsonObject } from "./json-corpus.js";
 import type { PromptSegment } from "./prompt-cache.js";
-import { errorsOf, type Outcome, type Yardstick } from "./yardstick.js";
+import { errorsOf, judgeDelivered, type Outcome, type Yardstick } from "./yardstick.js";
 
 export type Peer = "instructor" | "instructor-cleanup" | "ai-sdk" | "ai-sdk-cleanup";
 
@@ -148,22 +148,14 @@ export async function runPeer(
       delivered = (await viaAiSdk(draft, prompt, session, cleanup, yardstick, call)) ?? delivered;
     }
   }
-  const report = yardstick.check({ ...draft, content: delivered as Draft["content"] });
-  const kept = fidelity(delivered, reference);
-  return {
-    draftId: draft.id,
-    kind: draft.kind,
-    validated: report.counts.error === 0,
-    score: report.score,
-    fidelity: kept,
-    faithful: kept === 1,
-    lost: lostValues(delivered, reference),
-    promptChars,
-    calls: model.calls,
-    tokens,
-    costUsd: cost,
-    reason: report.counts.error === 0 ? "validated" : "gave up",
-  };
+  return judgeDelivered(
+    yardstick,
+    draft,
+    delivered,
+    reference,
+    { promptChars, calls: model.calls, tokens, costUsd: cost },
+    "gave up",
+  );
 }
 
 type Call = (messages: readonly string[]) => Promise<{ json: string } | { text: string }>;

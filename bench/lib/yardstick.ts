@@ -1,6 +1,7 @@
 import type { Draft, ValidationReport, Violation } from "../../shared/draft.js";
 import { inspectWithPack, type ResolvedPack } from "../../shared/engine.js";
 import type { PackRegistry } from "../../shared/registry.js";
+import { fidelity, lostValues } from "./json-corpus.js";
 
 /** How one policy left one draft. */
 export interface Outcome {
@@ -56,4 +57,32 @@ export class Yardstick {
     if (!bare) throw new Error(`unknown kind ${draft.kind}`);
     return inspectWithPack(bare, draft).report;
   }
+}
+
+/**
+ * What a loop delivered, judged by the yardstick and the clean reference (validity, fidelity, what was
+ * lost), with what the loop spent; `gaveUp` is the reason when the yardstick still finds an error.
+ */
+export function judgeDelivered(
+  yardstick: Yardstick,
+  draft: Draft,
+  delivered: unknown,
+  reference: unknown,
+  spent: Pick<Outcome, "promptChars" | "calls" | "tokens" | "costUsd">,
+  gaveUp: string,
+): Outcome {
+  const report = yardstick.check({ ...draft, content: delivered as Draft["content"] });
+  const kept = fidelity(delivered, reference);
+  const validated = report.counts.error === 0;
+  return {
+    draftId: draft.id,
+    kind: draft.kind,
+    validated,
+    score: report.score,
+    fidelity: kept,
+    faithful: kept === 1,
+    lost: lostValues(delivered, reference),
+    ...spent,
+    reason: validated ? "validated" : gaveUp,
+  };
 }
