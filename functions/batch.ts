@@ -16,7 +16,7 @@ import {
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../shared/events.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { readEnv } from "./lib/env.js";
+import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
 import { logger } from "./lib/observability.js";
 
 /**
@@ -152,13 +152,20 @@ function withoutFlag({ written: _written, ...outcome }: BatchOutcome & { written
   return outcome;
 }
 
+/** With a bus, λ batch announces a batch the state machine stopped before AnnounceBatch; without one it does not. */
+const BatchEnvSchema = z.object({
+  ...TABLE_ENV,
+  ...BUCKET_ENV,
+  EVENT_BUS_NAME: z.string().min(1).optional(),
+});
+
 let cloudDeps: Promise<BatchHandlerDeps> | undefined;
 
 export const handler = createBatchHandler(() => {
   cloudDeps ??= (async () => {
-    const env = readEnv();
+    const env = readEnv(BatchEnvSchema);
     const loop = await depsFromEnv({ model: false });
-    const busName = process.env.EVENT_BUS_NAME;
+    const busName = env.EVENT_BUS_NAME;
     const events = new EventBridgeClient({});
     return {
       ...(busName && {

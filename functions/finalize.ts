@@ -3,6 +3,7 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import * as z from "zod";
 import { OUTCOME_EVENT_SOURCE } from "../shared/events.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
+import { readEnv, TABLE_ENV } from "./lib/env.js";
 import {
   type Finalization,
   type FinalizerDeps,
@@ -52,15 +53,11 @@ export function createFinalizeHandler(getDeps: () => FinalizerDeps) {
   };
 }
 
-const FinalizeEnvSchema = z.object({
-  TABLE_NAME: z.string().min(1),
-  EVENT_BUS_NAME: z.string().min(1),
-  RETENTION_DAYS: z.coerce.number().int().positive().optional(),
-});
+const FinalizeEnvSchema = z.object({ ...TABLE_ENV, EVENT_BUS_NAME: z.string().min(1) });
 
 /** Parsed and built at cold start: a bad deployment fails before its first event. */
 function depsFromEnv(): FinalizerDeps {
-  const env = FinalizeEnvSchema.parse(process.env);
+  const env = readEnv(FinalizeEnvSchema);
   const events = tracer.captureAWSv3Client(new EventBridgeClient({}));
   return {
     runs: new DynamoRunStore({

@@ -5,6 +5,7 @@ import { OutcomeEvents } from "../shared/events.js";
 import { blobKeys } from "../shared/loop/keys.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
+import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
 import { emitOutcome, metrics, tracer } from "./lib/observability.js";
 import { S3BlobStore } from "./lib/s3-blobs.js";
 
@@ -86,17 +87,13 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   };
 }
 
-const OutcomeEnvSchema = z.object({
-  TABLE_NAME: z.string().min(1),
-  BUCKET_NAME: z.string().min(1),
-  RETENTION_DAYS: z.coerce.number().int().positive().optional(),
-});
+const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV });
 let deps: OutcomeDeps | undefined;
 
 /** The stores are built on the first event (a bad environment fails it loudly), then reused. */
 export const handler = createOutcomeHandler(() => {
   if (!deps) {
-    const env = OutcomeEnvSchema.parse(process.env);
+    const env = readEnv(OutcomeEnvSchema);
     deps = {
       runs: new DynamoRunStore({
         client: tracer.captureAWSv3Client(new DynamoDBClient({})),

@@ -20,7 +20,7 @@ import type { LoopDeps } from "../shared/loop/steps.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { readEnv } from "./lib/env.js";
+import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { logger, withRunKeys } from "./lib/observability.js";
 
 /**
@@ -124,7 +124,7 @@ async function serviceFromEnv(
   bucketName: string,
   roleArn: string | undefined,
 ): Promise<BatchModelService> {
-  const env = readEnv();
+  const env = readEnv(LoopEnvSchema);
   if (env.MODEL_PROVIDER === "bedrock") {
     // The condition on REDRAFT_MODEL_SDK stays inline: esbuild folds it only there.
     if (typeof REDRAFT_MODEL_SDK === "undefined" || REDRAFT_MODEL_SDK === "bedrock") {
@@ -158,8 +158,8 @@ let cloudDeps: Promise<RoundsHandlerDeps> | undefined;
 
 export const handler = createRoundsHandler(() => {
   cloudDeps ??= (async () => {
-    const env = readEnv();
-    const timing = TimingEnvSchema.parse(process.env);
+    const env = readEnv(LoopEnvSchema);
+    const timing = readEnv(TimingEnvSchema);
     const loop = await depsFromEnv({ model: false });
     const batches = new DynamoBatchStore({ client: new DynamoDBClient({}), tableName: env.TABLE_NAME });
     const round: RoundStepDeps = {

@@ -5,6 +5,7 @@ import { BATCHES_PREFIX } from "../shared/batch/manifest.js";
 import { type BatchInput, batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
 import { PricingSchema } from "../shared/batch/rounds.js";
 import { BatchEvents } from "../shared/events.js";
+import { readEnv } from "./lib/env.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**
@@ -178,7 +179,7 @@ let start: ReturnType<typeof createStartHandler> | undefined;
 
 /** Built on the first event (a bad environment fails it loudly), then reused by the container. */
 export const handler = (event: unknown) => {
-  const env = StartEnvSchema.parse(process.env);
+  const env = readEnv(StartEnvSchema);
   start ??= createStartHandler({
     client: tracer.captureAWSv3Client(new SFNClient({})),
     stateMachineArn: env.STATE_MACHINE_ARN,

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { validateStep } from "../shared/loop/steps.js";
 import { depsFromEnv } from "./lib/deps.js";
+import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
 import { emitOutcome, MetricUnit, metrics } from "./lib/observability.js";
 
@@ -76,6 +77,12 @@ export function createValidateHandler(getDeps: DepsProvider, options: ValidateHa
   );
 }
 
-export const handler = createValidateHandler(() => depsFromEnv({ model: false }), {
-  bucketName: process.env.BUCKET_NAME,
-});
+let validate: ReturnType<typeof createValidateHandler> | undefined;
+
+/** Built on the first event, when the environment is read (a bad one fails it loudly), then reused. */
+export const handler: ReturnType<typeof createValidateHandler> = (event, context) => {
+  validate ??= createValidateHandler(() => depsFromEnv({ model: false }), {
+    bucketName: readEnv(LoopEnvSchema).BUCKET_NAME,
+  });
+  return validate(event, context);
+};

@@ -20,9 +20,9 @@ import {
 import { batchKeys } from "../shared/batch/steps.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
+import type { ExecutionSummary, TaskHandler } from "./asl-interpreter.js";
+import * as engine from "./asl-interpreter.js";
 import { LocalBatchService } from "./batch-service.js";
-import type { ExecutionSummary, TaskHandler } from "./engine.js";
-import * as engine from "./engine.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
 import { batchOwnerFile, holdForBatch, markOwned, releaseOwned } from "./recovery.js";
 import type { ExecutionInput, LocalRuntime } from "./runtime.js";

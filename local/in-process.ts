@@ -25,7 +25,7 @@ import {
   type LambdaSteps,
   retryIntervals,
   runExecution,
-} from "./engine.js";
+} from "./asl-interpreter.js";
 import { loadAsl } from "./state-machine.js";
 
 /** Where the state machine's outcome events go in-process (Announce*): EventBridge's stand-in. */

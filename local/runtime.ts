@@ -17,9 +17,9 @@ import type { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import type { parseDraft } from "../shared/validate.js";
+import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./asl-interpreter.js";
 import { prepareDataDir } from "./data-dir.js";
 import { ensureTable } from "./dynalite.js";
-import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./engine.js";
 import { FsBlobStore } from "./fs-blobs.js";
 import { writeAtomic } from "./lock.js";
 import {
@@ -33,7 +33,7 @@ import {
 import { SharedDynamo } from "./shared-db.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE, loadAsl } from "./state-machine.js";
 
-export type { ExecutionSummary, HistoryEvent } from "./engine.js";
+export type { ExecutionSummary, HistoryEvent } from "./asl-interpreter.js";
 export { LOCAL_BUCKET };
 /**
  * The submission id of every local `run`: the content claim is `sha256(draft, submission)`, so with
@@ -95,9 +95,9 @@ interface Checks {
   parseDraft: typeof parseDraft;
 }
 
-/** The state machine, its tasks bound, and the engine that runs it (local/engine.ts). */
+/** The state machine, its tasks bound, and the engine that runs it (local/asl-interpreter.ts). */
 interface Executor {
-  engine: typeof import("./engine.js");
+  engine: typeof import("./asl-interpreter.js");
   machine: StateMachine;
   handlers: Record<string, TaskHandler>;
   retryIntervals: Record<string, number> | undefined;
@@ -169,7 +169,7 @@ export class LocalRuntime {
   #executorReady(): Promise<Executor> {
     this.#executor ??= (async () => {
       const [engine, validate, correct, revalidate, judge, , asl] = await Promise.all([
-        import("./engine.js"),
+        import("./asl-interpreter.js"),
         import("../functions/validate.js"),
         import("../functions/correct.js"),
         import("../functions/revalidate.js"),
@@ -343,7 +343,7 @@ export class LocalRuntime {
   async #updateItem(
     dynamo: DynamoDBClient,
     input: UpdateItemCommandInput,
-    engine: typeof import("./engine.js"),
+    engine: typeof import("./asl-interpreter.js"),
   ): Promise<unknown> {
     // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
     // per execution, so the runtime passes a marker there and stamps the real time here.

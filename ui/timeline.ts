@@ -1,4 +1,4 @@
-import type { HistoryEvent } from "../local/engine.js";
+import type { HistoryEvent } from "../local/asl-interpreter.js";
 
 /** One row of the event history table, as the console's: type, step, timestamp, elapsed since start. */
 interface TimelineEvent {
@@ -55,7 +55,7 @@ function describe(e: HistoryEvent): string | null {
 /**
  * The execution's history as the console shows it: each event with its time since the start, each
  * state entry with its duration and tries, and the execution's own start, end and duration. The
- * history is the engine's own record (local/engine.ts), so nothing here is estimated.
+ * history is the engine's own record (local/asl-interpreter.ts), so nothing here is estimated.
  */
 export function buildTimeline(history: readonly HistoryEvent[]): Timeline {
   const first = history[0];

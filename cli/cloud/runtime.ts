@@ -7,7 +7,7 @@ import type { ReviewRuntime } from "../../app/review.js";
 import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import type { ExecutionSummary, HistoryEvent } from "../../local/engine.js";
+import type { ExecutionSummary, HistoryEvent } from "../../local/asl-interpreter.js";
 import { OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import { blobKeys } from "../../shared/loop/keys.js";
 import { PackRegistry } from "../../shared/registry.js";

@@ -6,8 +6,7 @@ import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DynamoRunStore } from "./dynamo-store.js";
-import type { Env } from "./env.js";
-import { readEnv } from "./env.js";
+import { type LoopEnv, LoopEnvSchema, readEnv } from "./env.js";
 import { tracer } from "./observability.js";
 import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
 
@@ -49,7 +48,7 @@ async function anthropicKey(secretArn: string): Promise<string> {
   return secret.trim();
 }
 
-async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
+async function modelFromEnv(env: LoopEnv): Promise<ModelClient | undefined> {
   // Each request is bounded so that it, and the SDK's retries of it, end before the Lambda does.
   const limits = { timeoutMs: env.MODEL_TIMEOUT_MS, maxRetries: env.MODEL_MAX_RETRIES };
   // The conditions on REDRAFT_MODEL_SDK stay inline: esbuild folds them only there.
@@ -86,7 +85,7 @@ async function modelFromEnv(env: Env): Promise<ModelClient | undefined> {
  * A cost budget needs prices: with an unpriced model every call would cost $0 and the budget would
  * never trip, so such a deployment fails at cold start instead of silently overspending.
  */
-function pricedFor(env: Env, model: ModelClient | undefined): ModelClient | undefined {
+function pricedFor(env: LoopEnv, model: ModelClient | undefined): ModelClient | undefined {
   const config = env.DEPLOYMENT_CONFIG;
   const costBudget =
     config.caps?.maxCostUsd ??
@@ -112,7 +111,7 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
   let deps = cached.get(options.model);
   if (!deps) {
     deps = (async () => {
-      const env = readEnv();
+      const env = readEnv(LoopEnvSchema);
       const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({}));
       const s3 = tracer.captureAWSv3Client(new S3Client({}));
       return {

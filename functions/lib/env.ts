@@ -5,13 +5,58 @@ import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack
 import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../../shared/validate.js";
 
 /**
- * The Lambda environment, parsed once at cold start: a bad deployment fails before the first
- * event instead of half-way through a run.
+ * How every handler reads its configuration: one zod schema per handler, parsed by `readEnv` on the
+ * first event and kept for the container's life, so a bad deployment fails before it touches a run
+ * and names every variable that is wrong, not the first one a code path happens to reach.
  */
-const EnvSchema = z
+
+/** A Lambda environment its handler's schema refuses; `variables` names each bad one. */
+export class InvalidEnvironmentError extends Error {
+  override readonly name = "InvalidEnvironmentError";
+  constructor(
+    readonly variables: string[],
+    problems: string,
+  ) {
+    super(`invalid Lambda environment: ${problems}`);
+  }
+}
+
+type Source = Readonly<Record<string, string | undefined>>;
+
+const parsedOnce = new WeakMap<z.ZodType, unknown>();
+
+/**
+ * Parses `source` (the process environment unless given) with `schema`. From the process
+ * environment, which a container never changes, each schema is parsed once and its result reused.
+ * @throws InvalidEnvironmentError listing each missing or malformed variable.
+ */
+export function readEnv<S extends z.ZodType>(schema: S, source?: Source): z.output<S> {
+  if (source === undefined && parsedOnce.has(schema)) return parsedOnce.get(schema) as z.output<S>;
+  const parsed = schema.safeParse(source ?? process.env);
+  if (!parsed.success) {
+    const variables = [...new Set(parsed.error.issues.map((i) => i.path.join(".")))];
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new InvalidEnvironmentError(variables, problems);
+  }
+  if (source === undefined) parsedOnce.set(schema, parsed.data);
+  return parsed.data;
+}
+
+/** The table's variables, for every handler that reads or writes runs or batches. */
+export const TABLE_ENV = {
+  TABLE_NAME: z.string().min(1),
+  /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
+  RETENTION_DAYS: z.coerce.number().int().positive().optional(),
+};
+
+/** The bucket drafts and blobs are kept in. */
+export const BUCKET_ENV = { BUCKET_NAME: z.string().min(1) };
+
+/** The loop steps' environment (validate, correct, revalidate, judge; batch and rounds build on it). */
+export const LoopEnvSchema = z
   .object({
-    TABLE_NAME: z.string().min(1),
-    BUCKET_NAME: z.string().min(1),
+    ...TABLE_ENV,
+    ...BUCKET_ENV,
     MODEL_PROVIDER: z.enum(["anthropic", "bedrock", "none"]).default("none"),
     MODEL_ID: z.string().min(1).optional(),
     ANTHROPIC_SECRET_ARN: z.string().min(1).optional(),
@@ -34,8 +79,6 @@ const EnvSchema = z
         return z.NEVER;
       }),
     DEDUPE_WINDOW_MS: z.coerce.number().int().nonnegative().default(DEFAULT_DEDUPE_WINDOW_MS),
-    /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
-    RETENTION_DAYS: z.coerce.number().int().positive().optional(),
     MAX_DRAFT_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_BYTES),
     /** Deepest JSON nesting a draft may have; checked without recursion before anything parses it. */
     MAX_DRAFT_DEPTH: z.coerce.number().int().positive().default(DEFAULT_MAX_DRAFT_DEPTH),
@@ -44,13 +87,4 @@ const EnvSchema = z
     path: ["ANTHROPIC_SECRET_ARN"],
     message: "is required when MODEL_PROVIDER is anthropic",
   });
-export type Env = z.infer<typeof EnvSchema>;
-
-export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
-  const parsed = EnvSchema.safeParse(source);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid Lambda environment: ${problems}`);
-  }
-  return parsed.data;
-}
+export type LoopEnv = z.infer<typeof LoopEnvSchema>;

@@ -1,7 +1,9 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Tracer } from "@aws-lambda-powertools/tracer";
+import * as z from "zod";
 import type { LoopState } from "../../shared/loop/state.js";
+import { readEnv } from "./env.js";
 import {
   COST_METRIC,
   METRIC_NAMESPACE,
@@ -24,12 +26,15 @@ const NO_TRACER: StepTracer = {
   getSegment: () => undefined,
 };
 
+/** Set by the Lambda runtime itself, not by the stack: whether this process is a Lambda container. */
+const LambdaRuntimeEnvSchema = z.object({ AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional() });
+
 /**
  * The X-Ray tracer, built in Lambda only (where `AWS_LAMBDA_FUNCTION_NAME` is set), once, at cold
  * start. Elsewhere its module is never even evaluated: the X-Ray SDK turns on async hooks when it
  * loads, which slowed every await of the local runtime, and Powertools would disable it anyway.
  */
-export const tracer: StepTracer = process.env.AWS_LAMBDA_FUNCTION_NAME
+export const tracer: StepTracer = readEnv(LambdaRuntimeEnvSchema).AWS_LAMBDA_FUNCTION_NAME
   ? new (await import("@aws-lambda-powertools/tracer")).Tracer({ serviceName: SERVICE_NAME })
   : NO_TRACER;
 

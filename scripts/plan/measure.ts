@@ -19,7 +19,6 @@ import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { DRAFTS_PREFIX, S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import type { AslDefinition } from "../../infra/asl.js";
-import { ensureTable, startDynalite } from "../../local/dynalite.js";
 import {
   bindTasks,
   buildMachine,
@@ -28,7 +27,8 @@ import {
   type HistoryEvent,
   type PutEventsInput,
   runExecution,
-} from "../../local/engine.js";
+} from "../../local/asl-interpreter.js";
+import { ensureTable, startDynalite } from "../../local/dynalite.js";
 import { loadAsl } from "../../local/state-machine.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";

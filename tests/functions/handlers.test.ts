@@ -4,7 +4,6 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createCorrectHandler } from "../../functions/correct.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { readEnv } from "../../functions/lib/env.js";
 import { createRevalidateHandler } from "../../functions/revalidate.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
@@ -140,21 +139,5 @@ describe("handlers against dynalite: a retried task writes nothing twice", () =>
       output: 800,
       total: 2000,
     });
-  });
-});
-
-describe("the Lambda environment", () => {
-  it("fails at cold start with a message naming each missing or bad variable", () => {
-    expect(() => readEnv({})).toThrow(/TABLE_NAME.*BUCKET_NAME|BUCKET_NAME.*TABLE_NAME/);
-    expect(() => readEnv({ TABLE_NAME: "t", BUCKET_NAME: "b", MODEL_PROVIDER: "anthropic" })).toThrow(
-      /ANTHROPIC_SECRET_ARN/,
-    );
-    expect(() => readEnv({ TABLE_NAME: "t", BUCKET_NAME: "b", DEPLOYMENT_CONFIG: "{nope" })).toThrow(
-      /DEPLOYMENT_CONFIG/,
-    );
-    expect(
-      readEnv({ TABLE_NAME: "t", BUCKET_NAME: "b", DEPLOYMENT_CONFIG: '{"loop":{"maxAttempts":3}}' })
-        .DEPLOYMENT_CONFIG,
-    ).toEqual({ loop: { maxAttempts: 3 } });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../local/engine.js";
+import type { HistoryEvent } from "../../local/asl-interpreter.js";
 import { buildTimeline } from "../../ui/timeline.js";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();

@@ -51,7 +51,7 @@ export const ENTERED_TIME_MARKER = "1970-01-01T00:00:00.000Z#entered";
  * machine, at every start of every command) runs only when asked. The definitions run here are the
  * committed artifacts (local/state-machine.ts), checked once where they are made instead:
  * tests/infra/workflow.test.ts validates the synthesized state machine, tests/infra/asl-artifact.test.ts
- * that the committed files are what infra/ synthesizes, and tests/local/engine.test.ts that the
+ * that the committed files are what infra/ synthesizes, and tests/local/asl-interpreter.test.ts that the
  * engine accepts both as they are.
  */
 export function buildMachine(asl: AslDefinition, options: { validate?: boolean } = {}): StateMachine {

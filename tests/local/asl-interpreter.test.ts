@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { buildMachine } from "../../local/engine.js";
+import { buildMachine } from "../../local/asl-interpreter.js";
 import { loadAsl, loadBatchAsl } from "../../local/state-machine.js";
 
-// The runtime builds its machines without the engine's validation (local/engine.ts): this is
+// The runtime builds its machines without the engine's validation (local/asl-interpreter.ts): this is
 // where the committed definitions meet it, so that a definition the engine refuses fails here.
 describe("the engine's validation of the committed state machines", () => {
   it("accepts the per-draft state machine", async () => {
