@@ -356,14 +356,15 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
         }
       : null,
     graph: {
+      /** The whole machine, the Catch edges the run did not take drawn quietly. */
+      mermaid: highlightedMermaid(asl, path, timeline, { scope: "all", catches: true }),
       /**
-       * The flowchart three ways: this run's path alone (null until the run has one), the whole
-       * machine without the Catch edges the run did not take, and with them drawn quietly.
+       * The flowchart the page opens on, this run's path alone (null until the run has one), and
+       * the whole machine without the Catch edges the run did not take.
        */
       views: {
         path: path ? highlightedMermaid(asl, path, timeline, { scope: "path" }) : null,
         all: highlightedMermaid(asl, path, timeline, { scope: "all", catches: false }),
-        catches: highlightedMermaid(asl, path, timeline, { scope: "all", catches: true }),
       },
       states: Object.keys(asl.States).length,
       entered: path?.entered ?? {},

@@ -80,15 +80,27 @@ export function highlightedMermaid(
   const catches = view.catches ?? true;
   const counts = new Map(Object.entries(path.entered).map(([name, n]) => [mermaidNodeId(name), n]));
   const taken = new Set(path.transitions.map(([from, to]) => `${mermaidNodeId(from)}>${mermaidNodeId(to)}`));
+  // A state with both a Next and a Catch to the same state (MarkValidated → AnnounceValidated) has
+  // two edges for one transition: the Catch edge was taken only if an error of that state was caught.
+  const caughtFrom = new Set(outcomes?.caughtStates.map(mermaidNodeId));
+  const catchPairs = new Set(
+    lines.flatMap((line) => {
+      const edge = EDGE.exec(line);
+      return edge && edge[2] === "-.->" ? [`${edge[1]}>${edge[3]}`] : [];
+    }),
+  );
   const links: number[] = [];
   const quiet: number[] = [];
   let link = 0;
   const out = lines.flatMap((line) => {
     const edge = EDGE.exec(line);
     if (edge) {
-      const [, from = "", arrow, to = ""] = edge;
-      const isTaken = taken.has(`${from.replace(/\(.*$/, "")}>${to}`);
+      const [, rawFrom = "", arrow, to = ""] = edge;
+      const from = rawFrom.replace(/\(.*$/, "");
+      const pair = `${from}>${to}`;
       const isCatch = arrow === "-.->";
+      const isTaken =
+        taken.has(pair) && (isCatch ? caughtFrom.has(from) : !(caughtFrom.has(from) && catchPairs.has(pair)));
       if (!isTaken && (onlyPath || (isCatch && !catches))) return [];
       if (isTaken) links.push(link);
       else if (isCatch) quiet.push(link);
@@ -100,7 +112,10 @@ export function highlightedMermaid(
     if (!node) return [line];
     const n = counts.get(node[1] ?? "");
     if (n === undefined) return onlyPath ? [] : [line];
-    return [`  ${node[1]}${node[2]}"${node[3]} ×${n}"${node[4]}`];
+    // On the path alone a Choice is a hexagon, as tall as a task: a diamond around "NextStep? ×2"
+    // is three times taller, and a column of them pushes the path out of the window.
+    const [open, close] = onlyPath && node[2] === "{" ? ["{{", "}}"] : [node[2], node[4]];
+    return [`  ${node[1]}${open}"${node[3]} ×${n}"${close}`];
   });
   // The console's colours: green for states passed, red for an error nothing caught, orange for an
   // error a Catch took. A node has one of the three, so no classDef has to win over another.
