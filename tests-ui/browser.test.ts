@@ -3,7 +3,17 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CASSETTE, examplesDataDir, ROOT, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
+import { loadAsl } from "../local/state-machine.js";
+import { startViewer, type Viewer } from "../ui/server.js";
+import {
+  batchDataDir,
+  CASSETTE,
+  examplesDataDir,
+  ROOT,
+  type Served,
+  serve,
+  UNPRICED_DRAFT,
+} from "./harness.js";
 
 /** Debian's chromium; CI installs it (see .ci/run). */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -38,9 +48,9 @@ beforeAll(async () => {
     if (message.type() === "error") consoleErrors.push(message.text());
   });
   page.on("pageerror", (error) => consoleErrors.push(error.message));
-  // Offline: nothing but the viewer itself may be asked for anything.
+  // Offline: nothing but the viewers themselves (this file starts several) may be asked for anything.
   await page.route("**/*", (route) =>
-    route.request().url().startsWith(served.viewer.url) || route.request().url().startsWith("data:")
+    route.request().url().startsWith("http://127.0.0.1:") || route.request().url().startsWith("data:")
       ? route.continue()
       : route.abort(),
   );
@@ -300,6 +310,162 @@ describe("the viewer in a browser", () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(1);
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it("opens the flowchart on the run's path: every state of it inside the window, its labels 10 px or more", async () => {
+    await page.goto(`${served.viewer.url}#/run/${await runIdOf("mcq-seed004")}`);
+    await page.waitForSelector(".graph svg g.node[data-state]");
+    await page.evaluate(() => document.getElementById("graph-title")?.scrollIntoView());
+    const view = page.viewportSize() ?? { width: 1280, height: 800 };
+    const picture = await page.locator(".graph").boundingBox();
+    if (!picture) throw new Error("no picture");
+    const states = page.locator(".graph g.node.visited, .graph g.node.failed, .graph g.node.caught");
+    const detail = await fetch(`${served.viewer.url}api/runs/${await runIdOf("mcq-seed004")}`).then((r) =>
+      r.json(),
+    );
+    expect(await states.count()).toBe(Object.keys(detail.graph.entered).length);
+    for (const box of await states.evaluateAll((nodes) =>
+      nodes.map((n) => {
+        const r = n.getBoundingClientRect();
+        return {
+          state: (n as HTMLElement).dataset.state,
+          top: r.top,
+          left: r.left,
+          bottom: r.bottom,
+          right: r.right,
+        };
+      }),
+    )) {
+      // Inside the picture's box and inside the window, without scrolling either.
+      expect(box.top, box.state).toBeGreaterThanOrEqual(Math.max(0, picture.y));
+      expect(box.left, box.state).toBeGreaterThanOrEqual(Math.max(0, picture.x));
+      expect(box.bottom, box.state).toBeLessThanOrEqual(Math.min(view.height, picture.y + picture.height));
+      expect(box.right, box.state).toBeLessThanOrEqual(Math.min(view.width, picture.x + picture.width));
+    }
+    // The size a label is drawn at on the screen: its font size times the picture's scale (Mermaid
+    // writes labels as HTML in a foreignObject, or as SVG text).
+    const rendered = await page.locator(".graph svg").evaluate((svg) => {
+      const scale = svg.getBoundingClientRect().width / (svg as SVGSVGElement).viewBox.baseVal.width;
+      return Array.from(svg.querySelectorAll("g.node .nodeLabel, g.node text")).map(
+        (t) => Number.parseFloat(getComputedStyle(t).fontSize) * scale,
+      );
+    });
+    expect(rendered.length).toBeGreaterThan(0);
+    expect(Math.min(...rendered)).toBeGreaterThanOrEqual(10);
+    // Only the path: a state the run did not enter is not drawn until the whole machine is asked for.
+    expect(await page.locator('.graph g.node[data-state="InputRejected"]').count()).toBe(0);
+  });
+
+  it("shows the whole state machine, and its Catch edges not taken, on demand", async () => {
+    await page.getByRole("button", { name: /Whole state machine/ }).click();
+    await expect
+      .poll(() => page.locator('.graph[data-view="all"] g.node[data-state]').count())
+      .toBeGreaterThan(20);
+    expect(await page.locator('.graph g.node[data-state="InputRejected"]').count()).toBe(1);
+    // Still coloured: the path's states keep their class in the whole picture.
+    expect(await page.locator('.graph g.node.visited[data-state="CorrectExecution"]').count()).toBe(1);
+    const edges = () => page.locator(".graph .edgePaths path").count();
+    const without = await edges();
+    await page.getByLabel("Catch edges not taken").check();
+    await expect.poll(edges).toBeGreaterThan(without);
+    await page.getByRole("button", { name: "This run's path" }).click();
+    await expect.poll(() => page.locator('.graph[data-view="path"]').count()).toBe(1);
+  });
+
+  it("says `validated · 3 repairs` for a repaired run, and lists its repairs before and after", async () => {
+    await page.goto(served.viewer.url);
+    const row = page.locator("table.runs tbody tr", { hasText: "paper-repaired" });
+    await expect.poll(() => row.locator("td.c-status").innerText()).toMatch(/validated\s*· 3 repairs/);
+    expect(await page.locator("table.runs tbody tr", { hasText: "mcq-seed004" }).innerText()).not.toContain(
+      "repair",
+    );
+    await row.getByRole("link", { name: "paper-repaired" }).click();
+    await page.waitForSelector("table.repairs");
+    expect(await page.locator("h1").innerText()).toMatch(/validated\s*· 3 repairs/);
+    const rows = page.locator("table.repairs tbody tr");
+    expect(await rows.count()).toBe(3);
+    const notes = page.locator('table.repairs tr[data-path="/notes"]');
+    expect(await notes.locator("td.old").innerText()).toBe('"extracted by the model"');
+    expect(await notes.locator("td.new").innerText()).toBe("(removed)");
+  });
+
+  it("links a run of a deployed stack to its execution in the Step Functions console", async () => {
+    const runtime = served.runtime;
+    const arn = (runId: string) => `arn:aws:states:eu-west-3:123456789012:execution:redraft-dev:${runId}`;
+    const cloud: Viewer = await startViewer({
+      runtime: {
+        runs: runtime.runs,
+        blobs: runtime.blobs,
+        deps: runtime.deps,
+        history: (runId: string) => runtime.history(runId),
+        publish: (type: string, detail: Record<string, unknown>) => runtime.publish(type, detail),
+        executionArn: arn,
+      },
+      asl: await loadAsl(),
+      submit: () => Promise.reject(new Error("no submissions here")),
+      reviewer: "tester",
+      port: 0,
+    });
+    try {
+      const runId = await runIdOf("mcq-seed004");
+      await page.goto(`${cloud.url}#/run/${runId}`);
+      const link = page.locator(".execution-summary a.console-link");
+      await expect.poll(() => link.count()).toBe(1);
+      expect(await link.getAttribute("href")).toBe(
+        `https://eu-west-3.console.aws.amazon.com/states/home?region=eu-west-3#/v2/executions/details/${arn(runId)}`,
+      );
+      expect(await link.getAttribute("rel")).toContain("noopener");
+      expect(await page.locator('.execution-summary [data-field="execution-arn"]').innerText()).toContain(
+        arn(runId),
+      );
+      // A local run has no execution in the cloud, and no link.
+      await page.goto(`${served.viewer.url}#/run/${runId}`);
+      await page.waitForSelector(".execution-summary");
+      expect(await page.locator("a.console-link").count()).toBe(0);
+    } finally {
+      await cloud.close();
+    }
+  });
+
+  it("shows a batch: counts by status and reason, its items linked to their runs, the manifest's rejected lines", async () => {
+    const { dir, batchId } = await batchDataDir();
+    const batch = await serve(dir);
+    try {
+      await page.goto(batch.viewer.url);
+      await page.getByRole("link", { name: "Batches" }).click();
+      const listed = page.locator("table.batches tbody tr");
+      await expect.poll(() => listed.count()).toBe(1);
+      expect(await listed.innerText()).toMatch(/completed\s+4\s+validated 3 · rejected 1/);
+      await listed.getByRole("link", { name: batchId }).click();
+      await page.waitForSelector("table.items tbody tr");
+      const counts = await page.locator(".batch-counts").innerText();
+      expect(counts).toMatch(/Items\s+4/i);
+      expect(counts).toMatch(/validated\s+3/i);
+      expect(counts).toMatch(/rejected\s+1/i);
+      expect(await page.locator('table.reasons tr[data-reason="invalid_input"]').innerText()).toMatch(
+        /invalid_input\s+1/,
+      );
+      const rejected = page.locator("table.rejected tbody tr");
+      expect(await rejected.count()).toBe(1);
+      expect(await rejected.innerText()).toMatch(/^4\s+invalid_input\s+.*not valid JSON/);
+      const items = page.locator("table.items tbody tr");
+      expect(await items.count()).toBe(4);
+      expect(await items.nth(1).innerText()).toContain("paper-repaired");
+      if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "batch.png"), fullPage: true });
+      // An item's link opens its run, which links back to its batch.
+      await items.nth(2).getByRole("link").click();
+      await page.waitForSelector("h1 .status");
+      expect(await page.locator("h1").innerText()).toContain("mcq-seed004");
+      await page.getByRole("link", { name: `Batch ${batchId}` }).click();
+      await page.waitForSelector("table.items");
+      // The runs list links each item to its batch.
+      await page.goto(batch.viewer.url);
+      await page.waitForSelector("table.runs tbody tr");
+      expect(await page.locator("table.runs a.batch-link").count()).toBe(4);
+    } finally {
+      await batch.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("logged no console errors", () => {

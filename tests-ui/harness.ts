@@ -51,6 +51,39 @@ export async function examplesDataDir(): Promise<string> {
   return dir;
 }
 
+/** The drafts of the batch manifest, in its line order; its last line is no draft at all. */
+export const BATCH_DRAFTS = ["mcq-clean", "json-repaired", "mcq-seed004"] as const;
+
+/**
+ * A data dir holding one batch, run by `redraft batch` with the example cassette: three drafts of
+ * the examples (one repaired without a model) and, last, a line of broken JSON the loop rejects.
+ * Apart from examplesDataDir, whose counts the runs list's tests assert.
+ */
+export async function batchDataDir(): Promise<{ dir: string; batchId: string }> {
+  const dir = await mkdtemp(join(tmpdir(), "redraft-ui-batch-"));
+  const lines = await Promise.all(
+    BATCH_DRAFTS.map(async (name) =>
+      JSON.stringify(JSON.parse(await readFile(join(ROOT, "examples", "drafts", `${name}.json`), "utf8"))),
+    ),
+  );
+  const manifest = join(dir, "manifest.jsonl");
+  await writeFile(manifest, `${[...lines, '{"id": "broken", '].join("\n")}\n`);
+  const run = await redraft(
+    "batch",
+    manifest,
+    "--llm",
+    `replay:${CASSETTE}`,
+    "--data-dir",
+    dir,
+    "--no-progress",
+    "--json",
+  );
+  if (run.code !== 0) throw new Error(`redraft batch failed: ${run.stderr}`);
+  const summary = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { batchId?: string };
+  if (!summary.batchId) throw new Error(`redraft batch printed no batch id: ${run.stdout}`);
+  return { dir, batchId: summary.batchId };
+}
+
 /** The draft id of a run whose model has no price: its cost must read "unpriced", never $0.00. */
 export const UNPRICED_DRAFT = "mcq-unpriced";
 

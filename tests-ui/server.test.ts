@@ -3,9 +3,20 @@ import { rm } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadAsl } from "../local/state-machine.js";
+import { executionConsoleUrl } from "../shared/console-url.js";
 import type { RunRecord } from "../shared/store/types.js";
-import { TOKEN_HEADER } from "../ui/server.js";
-import { examplesDataDir, ROOT, redraft, type Served, serve, UNPRICED_DRAFT } from "./harness.js";
+import { startViewer, TOKEN_HEADER } from "../ui/server.js";
+import {
+  BATCH_DRAFTS,
+  batchDataDir,
+  examplesDataDir,
+  ROOT,
+  redraft,
+  type Served,
+  serve,
+  UNPRICED_DRAFT,
+} from "./harness.js";
 
 let dataDir: string;
 let served: Served;
@@ -198,6 +209,163 @@ describe("the viewer's server", () => {
     expect(download.status).toBe(200);
     expect(String(download.headers["content-disposition"])).toContain('filename="mcq-seed004.final.json"');
     expect(JSON.parse(download.body).id).toBe("mcq-seed004");
+  });
+});
+
+describe("the viewer's page, repairs and console links", () => {
+  it("serves the page's ES modules as JavaScript under the same CSP, and nothing else from disk", async () => {
+    const page = await http("/");
+    const entry = /<script type="module" src="\/([a-z-]+\.js)"><\/script>/.exec(page.body)?.[1];
+    expect(entry).toBe("app.js");
+    // Every module the entry reaches, through its static imports.
+    const seen = new Set<string>();
+    const queue = [entry as string];
+    while (queue.length > 0) {
+      const name = queue.shift() as string;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const res = await http(`/${name}`);
+      expect(res.status, name).toBe(200);
+      expect(res.headers["content-type"], name).toBe("text/javascript; charset=utf-8");
+      expect(String(res.headers["content-security-policy"])).toContain("script-src 'self'");
+      expect(res.headers["x-content-type-options"]).toBe("nosniff");
+      for (const [, next] of res.body.matchAll(/^import [^;]*? from "\.\/([a-z-]+\.js)";$/gm))
+        queue.push(next as string);
+    }
+    expect([...seen].sort()).toEqual(
+      expect.arrayContaining(["app.js", "batch.js", "dom.js", "graph.js", "history.js", "run.js", "runs.js"]),
+    );
+    for (const path of ["/graph.ts", "/server.ts", "/../package.json", "/assets/app.js", "/%2e%2e/api.ts"])
+      expect((await http(path)).status, path).toBe(404);
+  });
+
+  it("counts a run's repairs in the list and lists them, before and after, on its page", async () => {
+    const repaired = await byDraft("paper-repaired");
+    const list = JSON.parse((await http("/api/runs?q=paper-repaired")).body);
+    expect(list.runs[0]).toMatchObject({ draftId: "paper-repaired", status: "validated", repairs: 3 });
+    expect(list.runs[0].repairs).toBe(repaired.repairs);
+    const clean = JSON.parse((await http("/api/runs?q=mcq-clean")).body);
+    expect(clean.runs[0].repairs).toBe(0);
+    const detail = JSON.parse((await http(`/api/runs/${repaired.runId}`)).body);
+    expect(detail.repairs).toHaveLength(3);
+    expect(detail.repairs).toContainEqual(
+      expect.objectContaining({ path: "/notes", before: "extracted by the model", action: "remove" }),
+    );
+    expect(detail.executionArn).toBeNull();
+    expect(detail.consoleUrl).toBeNull();
+    // The path alone: the states entered and nothing else.
+    expect(detail.graph.views.path).toContain("Validate");
+    expect(detail.graph.views.path).not.toContain("InputRejected");
+    expect(detail.graph.mermaid).toContain("InputRejected");
+  });
+
+  it("gives a run of a deployed stack its execution ARN and console link", async () => {
+    const runtime = served.runtime;
+    const arnOf = (runId: string) => `arn:aws:states:eu-west-3:123456789012:execution:redraft-dev:${runId}`;
+    // What cli/cloud's CloudRuntime offers the viewer: the stores, the history, and executionArn.
+    const cloudLike = {
+      runs: runtime.runs,
+      blobs: runtime.blobs,
+      deps: runtime.deps,
+      history: (runId: string) => runtime.history(runId),
+      publish: (type: string, detail: Record<string, unknown>) => runtime.publish(type, detail),
+      executionArn: arnOf,
+    };
+    const viewer = await startViewer({
+      runtime: cloudLike,
+      asl: await loadAsl(),
+      submit: () => Promise.reject(new Error("no submissions here")),
+      reviewer: "tester",
+      port: 0,
+    });
+    try {
+      const seed = await byDraft("mcq-seed004");
+      const detail = await fetch(`${viewer.url}api/runs/${seed.runId}`).then((r) => r.json());
+      expect(detail.executionArn).toBe(arnOf(seed.runId));
+      expect(detail.consoleUrl).toBe(
+        `https://eu-west-3.console.aws.amazon.com/states/home?region=eu-west-3#/v2/executions/details/${arnOf(seed.runId)}`,
+      );
+      expect(detail.consoleUrl).toBe(executionConsoleUrl(arnOf(seed.runId)));
+      // No batch store behind it: the batch pages say so rather than fail.
+      expect((await fetch(`${viewer.url}api/batches`)).status).toBe(404);
+    } finally {
+      await viewer.close();
+    }
+  });
+});
+
+describe("the viewer's batches", () => {
+  let batchDir: string;
+  let batchId: string;
+  let batchServed: Served;
+  const get = async (path: string) => {
+    const res = await fetch(`${batchServed.viewer.url}${path.replace(/^\//, "")}`);
+    return { status: res.status, body: await res.json() };
+  };
+
+  beforeAll(async () => {
+    ({ dir: batchDir, batchId } = await batchDataDir());
+    batchServed = await serve(batchDir);
+  });
+
+  afterAll(async () => {
+    await batchServed?.close();
+    await rm(batchDir, { recursive: true, force: true });
+  });
+
+  it("lists the batches with their counts", async () => {
+    const { status, body } = await get("/api/batches");
+    expect(status).toBe(200);
+    expect(body.batches).toHaveLength(1);
+    expect(body.batches[0]).toMatchObject({
+      batchId,
+      status: "completed",
+      items: 4,
+      counts: { validated: 3, rejected: 1 },
+      reasons: { invalid_input: 1 },
+    });
+  });
+
+  it("serves a batch: counts by status and reason, its items with their runs, the manifest's rejected lines", async () => {
+    const { status, body } = await get(`/api/batches/${batchId}`);
+    expect(status).toBe(200);
+    expect(body.batch).toMatchObject({ batchId, counts: { validated: 3, rejected: 1 }, items: 4 });
+    expect(body.itemsTotal).toBe(4);
+    expect(body.items.map((i: { line: number }) => i.line)).toEqual([1, 2, 3, 4]);
+    expect(body.items.slice(0, 3).map((i: { draftId: string }) => i.draftId)).toEqual([
+      "mcq-clean",
+      "paper-repaired",
+      "mcq-seed004",
+    ]);
+    expect(BATCH_DRAFTS).toHaveLength(3);
+    for (const item of body.items) {
+      expect(item.runId).toBe(`${batchId}-${item.line}`);
+      // Each item's short id opens its run, as the command line takes it.
+      const run = await get(`/api/runs/${item.shortId}`);
+      expect(run.status).toBe(200);
+      expect(run.body.run.runId).toBe(item.runId);
+      expect(run.body.batchId).toBe(batchId);
+    }
+    expect(body.rejected).toEqual([
+      expect.objectContaining({ line: 4, runId: `${batchId}-4`, reason: "invalid_input" }),
+    ]);
+    expect(body.rejected[0].message).toMatch(/not valid JSON/);
+    // The runs list links each item's run to its batch.
+    const runs = await get("/api/runs");
+    expect(new Set(runs.body.runs.map((r: { batchId: string | null }) => r.batchId))).toEqual(
+      new Set([batchId]),
+    );
+  });
+
+  it("takes a batch's unique prefix, and refuses what names no batch", async () => {
+    expect((await get(`/api/batches/${batchId.slice(0, 8)}`)).body.batch.batchId).toBe(batchId);
+    expect((await get(`/api/batches/${batchId.slice(0, 8).toUpperCase()}`)).body.batch.batchId).toBe(batchId);
+    expect((await get("/api/batches/b-0000")).status).toBe(404);
+    expect((await get("/api/batches/nope")).status).toBe(400);
+    expect((await get("/api/batches/b-%E0%A4%A")).status).toBe(400);
+    expect((await get(`/api/batches/${"b-".padEnd(80, "a")}`)).status).toBe(400);
+    const post = await fetch(`${batchServed.viewer.url}api/batches/${batchId}`, { method: "POST" });
+    expect(post.status).toBe(405);
   });
 });
 

@@ -3,6 +3,7 @@ import { explainReason } from "../app/explain.js";
 import { shortIds } from "../app/ids.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
+import { executionConsoleUrl } from "../shared/console-url.js";
 import type { ValidationReport, Violation } from "../shared/draft.js";
 import { blobKeys } from "../shared/loop/keys.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
@@ -16,6 +17,7 @@ import {
   type RunStore,
   StopReasonSchema,
 } from "../shared/store/types.js";
+import { batchOfRun } from "./batches.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
 import { buildTimeline } from "./timeline.js";
 
@@ -24,6 +26,11 @@ export interface ViewerData {
   readonly runs: RunStore;
   readonly blobs: BlobStore;
   history(runId: string): Promise<ExecutionSummary | undefined>;
+  /**
+   * The Step Functions execution of a run, when the runs are a deployed stack's (cli/cloud's
+   * CloudRuntime has it); a local data dir has none. The run page links it in the console.
+   */
+  executionArn?(runId: string): string | undefined;
 }
 
 /** The filters of the runs list, as the page sends them in the query string. */
@@ -166,6 +173,10 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
       kind: r.kind,
       status: r.status,
       reason: r.reason ?? null,
+      /** Deterministic repairs behind the run's draft: the list says `validated · 2 repairs`. */
+      repairs: r.repairs ?? 0,
+      /** The batch a batch item's run belongs to, for a link to its page. */
+      batchId: batchOfRun(r.runId) ?? null,
       attempts: r.attempts,
       violationsPerAttempt: r.violationsPerAttempt,
       tokens: r.tokens.total,
@@ -305,9 +316,23 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   const execution = await data.history(runId);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
   const timeline = execution ? buildTimeline(execution.history) : undefined;
+  const executionArn = data.executionArn?.(runId) ?? recordedArn(run);
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
     run: { ...run, cost: runCost(run) },
+    /** The run's Step Functions execution and its console page: null for a local run. */
+    executionArn: executionArn ?? null,
+    consoleUrl: (executionArn && executionConsoleUrl(executionArn)) ?? null,
+    batchId: batchOfRun(runId) ?? null,
+    /** The deterministic repairs behind the final draft (no model): where, what was there, what is now. */
+    repairs: result.repairs.map((r) => ({
+      ruleId: r.ruleId,
+      action: r.action,
+      path: r.path,
+      message: r.message,
+      before: r.before,
+      after: r.after,
+    })),
     /** The run's reason in a sentence (app/explain.ts), for the review box. */
     reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
@@ -331,9 +356,25 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
         }
       : null,
     graph: {
-      mermaid: highlightedMermaid(asl, path, timeline),
+      /** The whole machine, the Catch edges the run did not take drawn quietly. */
+      mermaid: highlightedMermaid(asl, path, timeline, { scope: "all", catches: true }),
+      /**
+       * The flowchart the page opens on, this run's path alone (null until the run has one), and
+       * the whole machine without the Catch edges the run did not take.
+       */
+      views: {
+        path: path ? highlightedMermaid(asl, path, timeline, { scope: "path" }) : null,
+        all: highlightedMermaid(asl, path, timeline, { scope: "all", catches: false }),
+      },
+      states: Object.keys(asl.States).length,
       entered: path?.entered ?? {},
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },
   };
+}
+
+/** An execution ARN a run record may carry (a stack's records written with one); none locally. */
+function recordedArn(run: RunRecord): string | undefined {
+  const arn = (run as { executionArn?: unknown }).executionArn;
+  return typeof arn === "string" && arn !== "" ? arn : undefined;
 }

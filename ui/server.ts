@@ -1,19 +1,22 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { extname, join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
 import { localRunIds } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
 import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
+import { DynamoBatchStore } from "../functions/lib/batch-store.js";
 import type { AslDefinition } from "../infra/asl.js";
+import { LOCAL_TABLE } from "../local/state-machine.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
+import { type BatchReader, batchDetailView, findBatch, listBatchesView } from "./batches.js";
 
 /** The only interface the viewer listens on: it shows drafts and takes review decisions, for this machine alone. */
 const VIEWER_HOST = "127.0.0.1";
@@ -31,6 +34,11 @@ export interface ViewerOptions {
   submit: ReviewOptions["submit"];
   /** Who decides the reviews made in the page, unless the page names someone. */
   reviewer: string;
+  /**
+   * Where the batch pages read batch records.
+   * @default the runtime's own `batches` when it has them (a stack's), else the local data dir's table
+   */
+  batches?: BatchReader;
   /** @default DEFAULT_VIEWER_PORT; 0 picks a free port */
   port?: number;
 }
@@ -45,6 +53,7 @@ export interface Viewer {
 }
 
 const RunIdSchema = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "not a run id");
+const BatchIdSchema = z.string().regex(/^b-[0-9a-f]{1,64}$/i, "not a batch id (b-<hex>)");
 
 const ReviewBodySchema = z
   .strictObject({
@@ -78,20 +87,50 @@ async function viewerRunId(runtime: ViewerOptions["runtime"], given: string): Pr
   }
 }
 
-/** Page assets, read once at start; nothing else on disk is reachable through the server. */
+/** The batch records the viewer reads: the runtime's own (a stack's), or the local data dir's table. */
+function batchReader(options: ViewerOptions): BatchReader | undefined {
+  if (options.batches) return options.batches;
+  const runtime = options.runtime as ViewerOptions["runtime"] & {
+    batches?: BatchReader;
+    dynamo?: DynamoDBClient;
+  };
+  if (runtime.batches) return runtime.batches;
+  return runtime.dynamo
+    ? new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE })
+    : undefined;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
+
+/**
+ * Page assets, read once at start: every file of ui/assets/ with a known type (the page's ES
+ * modules import each other by these paths), and Mermaid. Nothing else on disk is reachable.
+ */
 async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>> {
   const here = new URL("./assets/", import.meta.url);
-  const mermaid = createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js");
-  const entries: [string, string | URL, string][] = [
-    ["/", new URL("index.html", here), "text/html; charset=utf-8"],
-    ["/app.js", new URL("app.js", here), "text/javascript; charset=utf-8"],
-    ["/app.css", new URL("app.css", here), "text/css; charset=utf-8"],
-    ["/history.js", new URL("history.js", here), "text/javascript; charset=utf-8"],
-    ["/mermaid.min.js", mermaid, "text/javascript; charset=utf-8"],
-  ];
   const assets = new Map<string, { body: Buffer; type: string }>();
-  for (const [path, file, type] of entries) assets.set(path, { body: await readFile(file), type });
+  for (const name of (await readdir(here)).sort()) {
+    const type = CONTENT_TYPES[extname(name)];
+    if (!type || !/^[a-z0-9-]+\.[a-z]+$/.test(name)) continue;
+    const body = await readFile(new URL(name, here));
+    assets.set(name === "index.html" ? "/" : `/${name}`, { body, type });
+  }
+  const mermaid = createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js");
+  assets.set("/mermaid.min.js", { body: await readFile(mermaid), type: CONTENT_TYPES[".js"] as string });
   return assets;
+}
+
+/** A path segment decoded; a malformed percent-encoding is the client's mistake, a 400. */
+function decodedSegment(segment: string, what: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `the ${what} id in the address is not valid percent-encoding`);
+  }
 }
 
 class HttpError extends Error {
@@ -147,6 +186,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const assets = await loadAssets();
   const token = randomBytes(24).toString("hex");
   const { runtime, asl } = options;
+  const batches = batchReader(options);
   let origins: Set<string> = new Set();
   // One review at a time: a double click must not approve twice or race an edit.
   let reviews: Promise<unknown> = Promise.resolve();
@@ -217,15 +257,30 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         await listRunsView(runtime, query.data, (await viewerRunIds(runtime)?.()) ?? []),
       );
     }
+    if (url.pathname === "/api/batches" || url.pathname.startsWith("/api/batches/")) {
+      if (req.method !== "GET") throw new HttpError(405, "method not allowed");
+      if (!batches) throw new HttpError(404, "this viewer has no batches");
+      if (url.pathname === "/api/batches") return sendJson(res, 200, await listBatchesView(batches));
+      const given = BatchIdSchema.safeParse(
+        decodedSegment(url.pathname.slice("/api/batches/".length), "batch"),
+      );
+      if (!given.success) throw new HttpError(400, describeZodError(given.error, "batchId"));
+      const found = await findBatch(batches, given.data);
+      if (!found) throw new HttpError(404, `no batch ${given.data}`);
+      if ("ambiguous" in found)
+        throw new HttpError(
+          400,
+          `ambiguous: ${found.ambiguous.length} batches start with ${given.data} (${found.ambiguous.slice(0, 5).join(", ")})`,
+        );
+      return sendJson(
+        res,
+        200,
+        await batchDetailView(runtime, found, (await viewerRunIds(runtime)?.()) ?? []),
+      );
+    }
     const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
     if (match) {
-      let decoded: string;
-      try {
-        decoded = decodeURIComponent(match[1] ?? "");
-      } catch {
-        throw new HttpError(400, "the run id in the address is not valid percent-encoding");
-      }
-      const runId = RunIdSchema.safeParse(decoded);
+      const runId = RunIdSchema.safeParse(decodedSegment(match[1] ?? "", "run"));
       if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
       const id = await viewerRunId(runtime, runId.data);
       if (match[2] === "/review") {

@@ -101,4 +101,86 @@ describe("the viewer's flowchart", () => {
     );
     expect(text).toMatch(/classDef failed fill:#ffe3e3/);
   });
+
+  it("draws the path alone: the states entered, the transitions taken, Choices as hexagons", async () => {
+    const asl = await synthesizedAsl();
+    const path = executionPath(corrected, asl.StartAt);
+    const text = highlightedMermaid(asl, path, undefined, { scope: "path" });
+    const declared = text
+      .split("\n")
+      .filter((line) => !/ (-->|-\.->)/.test(line))
+      .flatMap((line) => /^ {2}([A-Za-z0-9_]+)[[({]/.exec(line)?.[1] ?? []);
+    expect(declared.sort()).toEqual(Object.keys(path.entered).map(mermaidNodeId).sort());
+    const edges = text.split("\n").filter((line) => / (-->|-\.->)/.test(line));
+    const taken = new Set(
+      path.transitions.map(([from, to]) => `${mermaidNodeId(from)}>${mermaidNodeId(to)}`),
+    );
+    expect(edges).toHaveLength(taken.size);
+    for (const line of edges) {
+      const [, from = "", to = ""] = /^ {2}(\S+) (?:-->|-\.->)(?:\|.*\|)? (\S+)$/.exec(line) ?? [];
+      expect(taken).toContain(`${from.replace(/\(.*$/, "")}>${to}`);
+    }
+    expect(text).toContain(`${mermaidNodeId(StateNames.NextStep)}{{"${StateNames.NextStep} ×2"}}`);
+    expect(text).not.toContain(mermaidNodeId(StateNames.InputRejected));
+    // Every link drawn is a transition taken: all of them are styled as such.
+    const styled = (/^ {2}linkStyle ([\d,]+) stroke:#2b8a3e/m.exec(text)?.[1] ?? "").split(",");
+    expect(styled).toHaveLength(edges.length);
+  });
+
+  it("leaves out the Catch edges the run did not take unless asked, and draws them quietly then", async () => {
+    const asl = await synthesizedAsl();
+    const path = executionPath(corrected, asl.StartAt);
+    const catchEdges = (text: string) => text.split("\n").filter((line) => / -\.->/.test(line));
+    const without = highlightedMermaid(asl, path, undefined, { scope: "all", catches: false });
+    const withCatches = highlightedMermaid(asl, path, undefined, { scope: "all", catches: true });
+    expect(catchEdges(without)).toEqual([]);
+    expect(catchEdges(withCatches).length).toBeGreaterThan(5);
+    expect(withCatches).toMatch(/^ {2}linkStyle [\d,]+ stroke:#adb5bd,stroke-width:1px,stroke-dasharray/m);
+    // Both keep every state of the machine.
+    for (const name of Object.keys(asl.States)) {
+      expect(without).toContain(`  ${mermaidNodeId(name)}`);
+      expect(withCatches).toContain(`  ${mermaidNodeId(name)}`);
+    }
+  });
+
+  it("draws a Catch edge as taken only when its state's error was caught", async () => {
+    const asl = await synthesizedAsl();
+    // MarkValidated goes on to AnnounceValidated both by its Next and by a Catch.
+    const pair = Object.entries(asl.States).find(
+      ([, state]) =>
+        typeof state.Next === "string" &&
+        Array.isArray(state.Catch) &&
+        (state.Catch as { Next: string }[]).some((c) => c.Next === state.Next),
+    );
+    if (!pair) throw new Error("no state whose Next and Catch go to the same state");
+    const [from, state] = pair;
+    const to = String(state.Next);
+    const at = "2026-01-01T00:00:00.000Z";
+    const history = (caught: boolean): HistoryEvent[] => [
+      { type: "ExecutionStarted", at },
+      { type: "StateEntered", at, state: from },
+      ...(caught
+        ? ([
+            { type: "StateFailed", at, state: from, error: "Boom" },
+            { type: "StateCaught", at, state: from },
+          ] as HistoryEvent[])
+        : [{ type: "StateExited", at, state: from } as HistoryEvent]),
+      { type: "StateEntered", at, state: to },
+    ];
+    const arrows = (caught: boolean) => {
+      const events = history(caught);
+      const text = highlightedMermaid(
+        { ...asl, StartAt: from },
+        executionPath(events, from),
+        buildTimeline(events),
+        { scope: "path" },
+      );
+      return text
+        .split("\n")
+        .filter((line) => line.startsWith(`  ${mermaidNodeId(from)} `))
+        .map((line) => (line.includes("-.->") ? "catch" : "next"));
+    };
+    expect(arrows(false)).toEqual(["next"]);
+    expect(arrows(true)).toEqual(["catch"]);
+  });
 });

@@ -1,46 +1,36 @@
 // The run page's execution parts, as the Step Functions console shows them: the summary (start, end,
 // duration), each state entry with its duration and tries, and the event history table, filterable.
-// Loaded before app.js, which calls renderExecution; everything enters the page as text.
-
-/** A duration as a person reads it: 840 ms, 2.35 s, 3 min 4 s. */
-function formatDuration(ms) {
-  if (ms === null || ms === undefined) return "—";
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-function historyEl(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs ?? {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (key === "className") el.className = value;
-    else el.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
+// Everything enters the page as text.
+import { fill, formatDuration, headRow, h as historyEl } from "./dom.js";
 
 const clockTime = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
 
-function headRow(names, numeric) {
-  return historyEl(
-    "thead",
-    {},
+/**
+ * A run of a deployed stack: its execution ARN and a link to it in the Step Functions console
+ * (`consoleUrl`, built by the server from the ARN); a local run has neither.
+ */
+function consoleRow(d) {
+  if (!d.executionArn) return null;
+  return [
+    historyEl("span", { className: "muted" }, "Execution"),
     historyEl(
-      "tr",
-      {},
-      names.map((n, i) => historyEl("th", { scope: "col", className: numeric.includes(i) ? "num" : "" }, n)),
+      "span",
+      { "data-field": "execution-arn" },
+      d.consoleUrl
+        ? historyEl(
+            "a",
+            { className: "console-link", href: d.consoleUrl, target: "_blank", rel: "noopener noreferrer" },
+            "Open in the Step Functions console",
+          )
+        : null,
+      historyEl("code", { className: "muted arn" }, ` ${d.executionArn}`),
     ),
-  );
+  ];
 }
 
 /** Start, end and duration of the execution, with its status and end state. */
-function executionSummary(execution) {
+function executionSummary(d) {
+  const execution = d.execution;
   const t = execution.timeline;
   const pairs = [
     ["Status", execution.status],
@@ -58,6 +48,7 @@ function executionSummary(execution) {
       historyEl("span", { className: "muted" }, k),
       historyEl("span", { "data-field": k.toLowerCase().replace(" ", "-") }, v),
     ]),
+    consoleRow(d),
   );
 }
 
@@ -156,25 +147,29 @@ function eventsTable(el, events) {
   return [historyEl("label", { className: "event-filter" }, "Filter events ", input, " ", count), table];
 }
 
-/** Fills the run page's execution section; called by app.js on each new version of the run. */
-// biome-ignore lint/correctness/noUnusedVariables: app.js calls it (both are plain scripts of one page)
-function renderExecution(el, d) {
+/** Fills the run page's execution section; called by run.js on each new version of the run. */
+export function renderExecution(el, d) {
   const focused = document.activeElement?.name === "event-filter";
   if (!d.execution?.timeline) {
-    el.replaceChildren(
+    fill(
+      el,
       historyEl("h2", { id: "history-title" }, "Execution"),
       historyEl(
         "p",
         { className: "muted" },
-        "The execution is still running; its history appears when it ends.",
+        d.executionArn
+          ? "The execution's history is not available (still running, or no longer kept by Step Functions)."
+          : "The execution is still running; its history appears when it ends.",
       ),
+      d.executionArn ? historyEl("div", { className: "kv execution-summary" }, consoleRow(d)) : null,
     );
     return;
   }
   const t = d.execution.timeline;
-  el.replaceChildren(
+  fill(
+    el,
     historyEl("h2", { id: "history-title" }, "Execution"),
-    executionSummary(d.execution),
+    executionSummary(d),
     historyEl("h3", {}, "Duration per state entry"),
     durationsTable(t.entries),
     historyEl("h3", {}, "Event history"),

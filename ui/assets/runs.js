@@ -1,0 +1,253 @@
+// The runs list: totals (the loop's outcomes apart from people's decisions), the rules failing
+// most often, filters kept in the address, and the table of runs.
+import { cost, fill, getJson, h, setLive, statusBadge, time } from "./dom.js";
+
+export function runsView(main, params) {
+  const filters = {
+    status: params.get("status") ?? "",
+    reason: params.get("reason") ?? "",
+    kind: params.get("kind") ?? "",
+    q: params.get("q") ?? "",
+  };
+  const summary = h("section", { className: "summary", "aria-label": "Totals" });
+  const form = h("form", { className: "filters", role: "search", onsubmit: (e) => e.preventDefault() });
+  const table = h("div", { className: "table-wrap" });
+  main.append(h("h1", {}, "Runs"), summary, form, table);
+  let facetsKey = "";
+
+  function buildForm(facets) {
+    const key = JSON.stringify(facets);
+    if (key === facetsKey) return;
+    facetsKey = key;
+    const select = (name, label, options) =>
+      h(
+        "label",
+        {},
+        label,
+        h(
+          "select",
+          { name, onchange: apply },
+          h("option", { value: "" }, "any"),
+          options.map((o) => h("option", { value: o, selected: filters[name] === o }, o)),
+        ),
+      );
+    const statuses = ["draft", "correcting", "validated", "needs_manual_review", "rejected", "failed"];
+    fill(
+      form,
+      select("status", "Status", statuses),
+      select("reason", "Reason", facets.reasons),
+      select("kind", "Kind", facets.kinds),
+      h(
+        "label",
+        {},
+        "Draft id contains",
+        h("input", { type: "search", name: "q", value: filters.q, oninput: apply, autocomplete: "off" }),
+      ),
+    );
+  }
+
+  function apply() {
+    for (const name of Object.keys(filters)) filters[name] = form.elements[name]?.value ?? "";
+    const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
+    history.replaceState(null, "", `#/${query ? `?${query}` : ""}`);
+    refresh().catch(() => setLive(false));
+  }
+
+  async function refresh() {
+    const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+    const data = await getJson(`/api/runs?${query}`);
+    buildForm(data.facets);
+    renderSummary(summary, data, filters.status);
+    renderTable(table, data.runs);
+  }
+  return { refresh, stop: () => {} };
+}
+
+export function card(label, value, extra) {
+  return h(
+    "div",
+    { className: "card" },
+    h("div", { className: "label" }, label),
+    h("div", { className: "value" }, value),
+    extra,
+  );
+}
+
+/**
+ * The loop's outcome apart from people's decisions: an approval is not the loop validating a draft.
+ * A list filtered on one status has no rate to show (the review queue would read "0 %").
+ */
+function outcomeCards(t, status) {
+  const o = t.outcomes;
+  const d = t.decisions;
+  const rate = o.finished ? `${Math.round((o.validated / o.finished) * 100)}%` : "—";
+  const decided = d.approved + d.rejected + d.edited;
+  return [
+    status
+      ? null
+      : card(
+          "Validated by the loop",
+          rate,
+          h("div", { className: "muted" }, `${o.validated} of ${o.finished} finished`),
+        ),
+    card(
+      "Loop outcomes",
+      String(o.finished),
+      h(
+        "div",
+        { className: "muted outcomes" },
+        `${o.validated} validated · ${o.sentToReview} sent to review · ${o.rejected} rejected · ${o.failed} failed`,
+      ),
+    ),
+    card(
+      "Human decisions",
+      String(decided),
+      h(
+        "div",
+        { className: "muted decisions" },
+        `${d.approved} approved · ${d.rejected} rejected · ${d.edited} edited · ${d.awaiting} awaiting`,
+      ),
+    ),
+  ];
+}
+
+function renderSummary(el, data, status) {
+  const t = data.totals;
+  const cards = h(
+    "div",
+    { className: "cards" },
+    card(
+      "Drafts",
+      String(t.drafts),
+      h("div", { className: "muted" }, `${t.runs} run${t.runs === 1 ? "" : "s"}`),
+    ),
+    outcomeCards(t, status),
+    card(
+      "Needs review",
+      String(t.needsReview),
+      h("a", { href: "#/?status=needs_manual_review" }, "open queue"),
+    ),
+    card("Tokens", t.tokens.toLocaleString()),
+    card(
+      "Cost",
+      cost(t.cost),
+      t.unpricedRuns
+        ? h(
+            "div",
+            { className: "muted" },
+            `${t.unpricedRuns} run${t.unpricedRuns === 1 ? "" : "s"} on an unpriced model`,
+          )
+        : null,
+    ),
+  );
+  fill(
+    el,
+    cards,
+    h("div", {}, h("h2", { id: "rules-title" }, "Rules failing most often"), bars(data.topRules)),
+  );
+}
+
+/** A horizontal bar chart of rule failures, in plain SVG. */
+function bars(rules) {
+  if (rules.length === 0) return h("p", { className: "muted" }, "No rule has failed.");
+  const ns = "http://www.w3.org/2000/svg";
+  const row = 22;
+  const max = Math.max(...rules.map((r) => r.runs));
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "bars");
+  svg.setAttribute("viewBox", `0 0 400 ${rules.length * row}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-labelledby", "rules-title");
+  rules.forEach((r, i) => {
+    const y = i * row;
+    const label = document.createElementNS(ns, "text");
+    label.setAttribute("x", "0");
+    label.setAttribute("y", String(y + 15));
+    label.textContent = r.ruleId.length > 28 ? `${r.ruleId.slice(0, 27)}…` : r.ruleId;
+    const rect = document.createElementNS(ns, "rect");
+    rect.setAttribute("x", "190");
+    rect.setAttribute("y", String(y + 4));
+    rect.setAttribute("height", "14");
+    rect.setAttribute("width", String(Math.max(2, (r.runs / max) * 170)));
+    const title = document.createElementNS(ns, "title");
+    title.textContent = `${r.ruleId}: failed in ${r.runs} run(s)`;
+    rect.append(title);
+    const count = document.createElementNS(ns, "text");
+    count.setAttribute("x", String(196 + (r.runs / max) * 170));
+    count.setAttribute("y", String(y + 15));
+    count.textContent = String(r.runs);
+    svg.append(label, rect, count);
+  });
+  return svg;
+}
+
+function renderTable(el, runs) {
+  if (runs.length === 0) {
+    fill(el, h("p", { className: "muted" }, "No runs match."));
+    return;
+  }
+  const head = [
+    "Draft",
+    "Kind",
+    "Status",
+    "Reason",
+    "Attempts",
+    "Errors per attempt",
+    "Tokens",
+    "Cost",
+    "Created",
+  ];
+  fill(
+    el,
+    h(
+      "table",
+      { className: "runs" },
+      h("caption", { className: "muted" }, `${runs.length} runs, newest first`),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          head.map((c, i) => h("th", { scope: "col", className: i >= 4 && i <= 7 ? "num" : "" }, c)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        runs.map((r) =>
+          h(
+            "tr",
+            { "data-run": r.runId },
+            // Column classes let a narrow window put status and reason first (app.css).
+            h(
+              "td",
+              { className: "c-draft" },
+              h("a", { href: `#/run/${r.runId}` }, r.draftId),
+              h(
+                "div",
+                { className: "muted hide-narrow" },
+                r.shortId,
+                r.batchId
+                  ? [" · ", h("a", { href: `#/batch/${r.batchId}`, className: "batch-link" }, "batch")]
+                  : null,
+              ),
+            ),
+            h("td", { className: "c-kind" }, r.kind),
+            h("td", { className: "c-status" }, statusBadge(r.status, r.repairs)),
+            h("td", { className: "c-reason" }, r.reason ?? ""),
+            h("td", { className: "num c-attempts", "data-label": "attempts" }, String(r.attempts)),
+            h(
+              "td",
+              { className: "num c-errors", "data-label": "errors" },
+              r.violationsPerAttempt.join(" → "),
+            ),
+            h("td", { className: "num c-tokens", "data-label": "tokens" }, r.tokens.toLocaleString()),
+            h("td", { className: "num c-cost" }, cost(r.cost)),
+            h("td", { className: "c-created" }, time(r.createdAt)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
