@@ -12,7 +12,7 @@ import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
 
 /**
  * The model SDK this bundle carries, fixed when it is bundled (esbuild `define`, set per function by
- * `redraftFunction` in infra/constructs/functions.ts): `"none"` for validate and revalidate, the
+ * `lambdaBundling` in infra/bundling.ts): `"none"` for validate and revalidate, the
  * deployment's provider for correct and judge. esbuild folds the comparisons below to constants and
  * leaves out the branches that cannot run, with the SDK they import, so a step that never calls a
  * model carries no model SDK. Unbundled (tsx, tests) the name is undeclared: every provider is there.

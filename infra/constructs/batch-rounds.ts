@@ -30,10 +30,11 @@ import type { ParkedCall } from "../../shared/batch/rounds.js";
 import type { EnvConfig } from "../config.js";
 import { RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
+import { LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "../retries.js";
 import { BatchStateNames, StateNames } from "../state-names.js";
 import { childExecution } from "./child-execution.js";
 import { foundationModelId, redraftFunction } from "./functions.js";
-import { CorrectionGraph, LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "./workflow.js";
+import { CorrectionGraph } from "./workflow.js";
 
 export interface BatchRoundsProps {
   readonly config: EnvConfig;

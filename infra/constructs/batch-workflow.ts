@@ -42,10 +42,6 @@ import type { Pricing } from "../../shared/batch/rounds.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, referenceFinding } from "../nag.js";
-import { BatchStateNames } from "../state-names.js";
-import { BatchRounds } from "./batch-rounds.js";
-import { childExecution } from "./child-execution.js";
-import { redraftFunction } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
   DIRECT_TASK_TIMEOUT,
@@ -53,7 +49,11 @@ import {
   EVENTBRIDGE_RETRY,
   LAMBDA_TASK_SLACK,
   SERVICE_RETRY,
-} from "./workflow.js";
+} from "../retries.js";
+import { BatchStateNames } from "../state-names.js";
+import { BatchRounds } from "./batch-rounds.js";
+import { childExecution } from "./child-execution.js";
+import { redraftFunction } from "./functions.js";
 
 export interface BatchWorkflowProps {
   readonly config: EnvConfig;
