@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
+import { DRAFTS_PREFIX } from "../shared/store/bucket-layout.js";
 import { withPackHint } from "./explain.js";
 import type { SourcedResult } from "./format.js";
 import { type DraftSource, draftSources, UsageError } from "./inputs.js";
@@ -43,7 +44,7 @@ async function uploadKey(source: DraftSource, submissionId: string): Promise<str
   const [{ sha256 }] = await loadSubmitModules();
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
   const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
-  return `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
+  return `${DRAFTS_PREFIX}${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
 }
 
 /** Uploads one draft under `drafts/` (never overwriting) and runs the state machine on it. */

@@ -5,10 +5,11 @@ import type { LoopDeps } from "../../shared/loop/steps.js";
 import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { DynamoRunStore } from "./dynamo-store.js";
 import { type LoopEnv, LoopEnvSchema, readEnv } from "./env.js";
 import { tracer } from "./observability.js";
-import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
+import { S3BlobStore } from "./s3-blobs.js";
 
 /**
  * The model SDK this bundle carries, fixed when it is bundled (esbuild `define`, set per function by

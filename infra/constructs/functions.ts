@@ -17,9 +17,9 @@ import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DEFAULT_MODEL_CONCURRENCY } from "../../shared/model/limited.js";
+import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { type BundledModelSdk, lambdaBundling, PROJECT_ROOT } from "../bundling.js";
 import type { EnvConfig } from "../config.js";
-import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
 const entry = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));

@@ -37,10 +37,9 @@ import {
   timeSortKey,
 } from "../../functions/lib/table.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
-import { blobKeys } from "../../shared/loop/keys.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
+import { blobKeys, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
-import { RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import {
   CONDITIONAL_CHECK_FAILED,
