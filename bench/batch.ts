@@ -33,6 +33,7 @@ import { LocalRuntime } from "../local/runtime.js";
 import { loadAsl, loadBatchAsl } from "../local/state-machine.js";
 import { childRunId } from "../shared/batch/record.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
+import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
 import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { fmtInt, machine, median, table } from "./lib/stats.js";
 
@@ -49,6 +50,8 @@ if (PRICING !== undefined && PRICING !== "batch") {
   process.exit(2);
 }
 const COUNT = SMOKE ? 2_000 : 10_000;
+/** Where the bench uploads its manifest, as `redraft batch` would. */
+const MANIFEST_KEY = `${BATCHES_PREFIX}bench.jsonl`;
 
 const { date, load, commit, output, say } = sectionRecorder();
 
@@ -96,11 +99,11 @@ if (PRICING === "batch") {
     retryDelayMs: 0,
   });
   try {
-    await runtime.blobs.put("batches/bench.jsonl", lines.slice(0, count).join("\n"));
+    await runtime.blobs.put(MANIFEST_KEY, lines.slice(0, count).join("\n"));
     const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
     const timed = async (id: string, pricing: "on_demand" | "batch") => {
       const started = performance.now();
-      const outcome = await runner.run(id, "batches/bench.jsonl", { pricing });
+      const outcome = await runner.run(id, MANIFEST_KEY, { pricing });
       if (outcome.record?.status !== "completed")
         fail(`${pricing}: the batch ended ${outcome.record?.status}`);
       return { record: outcome.record, seconds: (performance.now() - started) / 1000 };
@@ -219,10 +222,10 @@ const runtime = await LocalRuntime.open({
   retryDelayMs: 0,
 });
 try {
-  await runtime.blobs.put("batches/bench.jsonl", lines.join("\n"));
+  await runtime.blobs.put(MANIFEST_KEY, lines.join("\n"));
   const runner = new LocalBatchRunner(runtime, await loadBatchAsl());
   const started = performance.now();
-  const outcome = await runner.run("b-bench", "batches/bench.jsonl");
+  const outcome = await runner.run("b-bench", MANIFEST_KEY);
   const seconds = (performance.now() - started) / 1000;
   // The batch's own peak: before the checks below read every run back.
   const peakMb = process.resourceUsage().maxRSS / 1024;

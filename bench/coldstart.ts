@@ -157,7 +157,7 @@ async function bundleOne(
 ): Promise<Bundle> {
   const [{ build }, { BUNDLE_SIDE_FILES, esbuildOptions }] = await Promise.all([
     import("esbuild"),
-    import("../infra/constructs/functions.js"),
+    import("../infra/bundling.js"),
   ]);
   const dir = join(OUT, `${name}-${awsSdkExternal ? "external" : "bundled"}`);
   rmSync(dir, { recursive: true, force: true });

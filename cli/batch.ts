@@ -6,11 +6,12 @@ import { UsageError } from "../app/inputs.js";
 import { LocalBatchRunner } from "../local/batch.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
-import { BATCH_LIMITS, BATCHES_PREFIX } from "../shared/batch/manifest.js";
+import { BATCH_LIMITS } from "../shared/batch/manifest.js";
 import { type BatchItem, BatchItemSchema, type BatchRecord, batchIdFor } from "../shared/batch/record.js";
 import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
+import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
 import { costText, jsonLine, paintStatus, statusColumn, usd } from "./format.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 

@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { withPackHint } from "../app/explain.js";
 import { type DraftSource, draftSources, UsageError } from "../app/inputs.js";
 import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
+import { DRAFTS_PREFIX } from "../shared/store/bucket-layout.js";
 import type { SourcedResult } from "./format.js";
 
 /**
@@ -43,7 +44,7 @@ async function uploadKey(source: DraftSource, submissionId: string): Promise<str
   const [{ sha256 }] = await loadSubmitModules();
   const safe = source.label.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-120);
   const hash = sha256(`${source.label}\n${source.body}`).slice(0, 16);
-  return `drafts/${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
+  return `${DRAFTS_PREFIX}${submissionId}/${hash}-${safe}${safe.endsWith(".json") ? "" : ".json"}`;
 }
 
 /** Uploads one draft under `drafts/` (never overwriting) and runs the state machine on it. */

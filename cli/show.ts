@@ -1,10 +1,10 @@
 import { explainReason } from "../app/explain.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { Draft, Repair, ValidationReport, Violation } from "../shared/draft.js";
-import { blobKeys } from "../shared/loop/keys.js";
 import type { RunResult } from "../shared/loop/run.js";
 import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
 import { valueAt } from "../shared/pointer.js";
+import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
 import { costText } from "./format.js";
 

@@ -2,7 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
 import { OutcomeEvents } from "../shared/events.js";
-import { blobKeys } from "../shared/loop/keys.js";
+import { runPrefix } from "../shared/store/bucket-layout.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
@@ -53,12 +53,6 @@ export const OutcomeHandlerEventSchema = z.union([OutcomeEventSchema, ExecutionE
 
 /** What a timeout or an abort is counted as: the run record has no reason for it. */
 const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
-
-/** `runs/<runId>/`: every object of one run. */
-const runPrefix = (runId: string): string => {
-  const original = blobKeys.original(runId);
-  return original.slice(0, original.lastIndexOf("/") + 1);
-};
 
 export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   return async (event: unknown): Promise<void> => {

@@ -13,10 +13,10 @@ import {
   submitRound,
 } from "../shared/batch/round-steps.js";
 import type { BatchModelService, RoundTiming } from "../shared/batch/rounds.js";
-import { batchKeys } from "../shared/batch/steps.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
 import { type LoopState, LoopStateSchema } from "../shared/loop/state.js";
 import type { LoopDeps } from "../shared/loop/steps.js";
+import { batchKeys } from "../shared/store/bucket-layout.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";
 import { depsFromEnv } from "./lib/deps.js";

@@ -10,7 +10,7 @@ import {
   MODEL_LOAD_RETRY,
   MODEL_RETRY,
   SERVICE_RETRY,
-} from "./constructs/workflow.js";
+} from "./retries.js";
 
 /** One Task state's worst case: every attempt runs to its timeout, every wait is the longest. */
 export interface StepWorstCase {

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pLimit from "p-limit";
 import * as z from "zod";
-import { BEDROCK_JOBS_PREFIX } from "../shared/batch/manifest.js";
 import {
   type BatchJobStatus,
   type BatchModelService,
@@ -13,6 +12,7 @@ import {
 import { ErrorNames } from "../shared/errors.js";
 import { ANTHROPIC_BATCH_LIMITS } from "../shared/model/anthropic.js";
 import type { ModelClient, ModelRequest } from "../shared/model/types.js";
+import { BEDROCK_JOBS_PREFIX } from "../shared/store/bucket-layout.js";
 import type { BlobStore } from "../shared/store/types.js";
 
 /** A submitted batch as the local service keeps it: its requests, when it ends, whether it was canceled. */

@@ -17,8 +17,8 @@ import {
   type Pricing,
   type RoundTiming,
 } from "../shared/batch/rounds.js";
-import { batchKeys } from "../shared/batch/steps.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
+import { batchKeys } from "../shared/store/bucket-layout.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
 import type { ExecutionSummary, TaskHandler } from "./asl-interpreter.js";
 import * as engine from "./asl-interpreter.js";

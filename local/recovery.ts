@@ -1,9 +1,10 @@
 import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { BlobNotFoundError } from "../shared/errors.js";
-import { blobKeys, JUDGE_USAGE_KEY_BASE } from "../shared/loop/keys.js";
+import { JUDGE_USAGE_KEY_BASE } from "../shared/loop/steps/judge.js";
 import type { JudgeReport, LoopDeps } from "../shared/loop/steps.js";
 import { totalTokens } from "../shared/model/types.js";
+import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
 

@@ -18,7 +18,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { BUNDLE_SIDE_FILES } from "../infra/constructs/functions.js";
+import { BUNDLE_SIDE_FILES } from "../infra/bundling.js";
 
 const ROOT = join(import.meta.dirname, "..");
 /** The Node major version of `LAMBDA_RUNTIME` (infra/constructs/functions.ts), pinned exactly. */

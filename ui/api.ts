@@ -5,10 +5,10 @@ import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { ValidationReport, Violation } from "../shared/draft.js";
-import { blobKeys } from "../shared/loop/keys.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { isPriced } from "../shared/model/pricing.js";
 import { fromPointer } from "../shared/pointer.js";
+import { blobKeys } from "../shared/store/bucket-layout.js";
 import {
   type AttemptRecord,
   type BlobStore,

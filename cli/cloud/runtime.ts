@@ -9,8 +9,8 @@ import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import type { ExecutionSummary, HistoryEvent } from "../../local/asl-interpreter.js";
 import { OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
-import { blobKeys } from "../../shared/loop/keys.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
 

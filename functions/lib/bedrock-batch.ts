@@ -4,7 +4,6 @@ import {
   GetModelInvocationJobCommand,
   StopModelInvocationJobCommand,
 } from "@aws-sdk/client-bedrock";
-import { BEDROCK_JOBS_PREFIX } from "../../shared/batch/manifest.js";
 import type {
   BatchJobStatus,
   BatchModelService,
@@ -14,6 +13,7 @@ import type {
 } from "../../shared/batch/rounds.js";
 import { ErrorNames, ModelRequestFailedError } from "../../shared/errors.js";
 import { bedrockBatchRecord, bedrockBatchResults } from "../../shared/model/bedrock.js";
+import { bedrockJobKeys } from "../../shared/store/bucket-layout.js";
 import type { BlobStore } from "../../shared/store/types.js";
 
 /**
@@ -68,7 +68,7 @@ export class BedrockBatchService implements BatchModelService {
 
   async submit(name: string, lines: readonly BatchRequestLine[]): Promise<string> {
     const { blobs, bucketName, client, roleArn } = this.options;
-    const input = `${BEDROCK_JOBS_PREFIX}${name}/input.jsonl`;
+    const input = bedrockJobKeys.input(name);
     await blobs.put(
       input,
       lines.map((l) => `${bedrockBatchRecord(l, this.model)}\n`).join(""),
@@ -86,7 +86,7 @@ export class BedrockBatchService implements BatchModelService {
             s3InputDataConfig: { s3Uri: `s3://${bucketName}/${input}`, s3InputFormat: "JSONL" },
           },
           outputDataConfig: {
-            s3OutputDataConfig: { s3Uri: `s3://${bucketName}/${BEDROCK_JOBS_PREFIX}${name}/output/` },
+            s3OutputDataConfig: { s3Uri: `s3://${bucketName}/${bedrockJobKeys.output(name)}` },
           },
           timeoutDurationInHours: this.options.timeoutHours ?? 24,
         }),

@@ -5,14 +5,15 @@ import type { LoopDeps } from "../../shared/loop/steps.js";
 import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { DynamoRunStore } from "./dynamo-store.js";
 import { type LoopEnv, LoopEnvSchema, readEnv } from "./env.js";
 import { tracer } from "./observability.js";
-import { DRAFTS_PREFIX, S3BlobStore } from "./s3-blobs.js";
+import { S3BlobStore } from "./s3-blobs.js";
 
 /**
  * The model SDK this bundle carries, fixed when it is bundled (esbuild `define`, set per function by
- * `redraftFunction` in infra/constructs/functions.ts): `"none"` for validate and revalidate, the
+ * `lambdaBundling` in infra/bundling.ts): `"none"` for validate and revalidate, the
  * deployment's provider for correct and judge. esbuild folds the comparisons below to constants and
  * leaves out the branches that cannot run, with the SDK they import, so a step that never calls a
  * model carries no model SDK. Unbundled (tsx, tests) the name is undeclared: every provider is there.

@@ -12,9 +12,6 @@ import type { BlobStore } from "../../shared/store/types.js";
 import { RETENTION_TAG, RetentionTagValues, STANDARD_TAGGING } from "./retention.js";
 import { awsErrorName, storeError } from "./table.js";
 
-/** Where uploads arrive (the same prefix as `infra/layout.ts`, which derives IAM from it). */
-export const DRAFTS_PREFIX = "drafts/";
-
 export interface S3BlobStoreOptions {
   client: S3Client;
   bucket: string;

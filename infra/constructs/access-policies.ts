@@ -5,9 +5,13 @@ import { Effect, ManagedPolicy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { RUN_KEY_PREFIX } from "../../functions/lib/table.js";
-import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../shared/events.js";
-import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+import {
+  BATCHES_PREFIX,
+  DRAFTS_PREFIX,
+  RESULTS_PREFIX,
+  RUNS_PREFIX,
+} from "../../shared/store/bucket-layout.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 
 export interface AccessPoliciesProps {

@@ -37,15 +37,15 @@ import { Construct } from "constructs";
 import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
-import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX, BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import type { Pricing } from "../../shared/batch/rounds.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
+import {
+  BATCH_ITEMS_PREFIX,
+  BATCH_RESULTS_PREFIX,
+  BATCHES_PREFIX,
+} from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, referenceFinding } from "../nag.js";
-import { BatchStateNames } from "../state-names.js";
-import { BatchRounds } from "./batch-rounds.js";
-import { childExecution } from "./child-execution.js";
-import { redraftFunction } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
   DIRECT_TASK_TIMEOUT,
@@ -53,7 +53,11 @@ import {
   EVENTBRIDGE_RETRY,
   LAMBDA_TASK_SLACK,
   SERVICE_RETRY,
-} from "./workflow.js";
+} from "../retries.js";
+import { BatchStateNames } from "../state-names.js";
+import { BatchRounds } from "./batch-rounds.js";
+import { childExecution } from "./child-execution.js";
+import { redraftFunction } from "./functions.js";
 
 export interface BatchWorkflowProps {
   readonly config: EnvConfig;

@@ -10,43 +10,25 @@ import {
   SystemLogLevel,
   Tracing,
 } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DEFAULT_MODEL_CONCURRENCY } from "../../shared/model/limited.js";
+import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
+import { type BundledModelSdk, lambdaBundling, PROJECT_ROOT } from "../bundling.js";
 import type { EnvConfig } from "../config.js";
-import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
-/** The repository root: entries, lockfile and node_modules are resolved from here. */
-const PROJECT_ROOT_URL = new URL("../../", import.meta.url);
-const PROJECT_ROOT = fileURLToPath(PROJECT_ROOT_URL);
 const entry = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
-
-/** ESM bundles have no `require`; some dependencies still call it (Powertools, the Anthropic SDK). */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __redraftCreateRequire } from 'node:module'; const require = __redraftCreateRequire(import.meta.url);";
-
-/**
- * Files a bundle reads from beside itself at run time (`new URL(file, import.meta.url)`), which
- * esbuild does not copy: the WebAssembly module of the `code` pack's QuickJS sandbox, and the
- * script that sandbox evaluates in every guest context (shared/packs/sandbox-harness.guest.js).
- */
-export const BUNDLE_SIDE_FILES = [
-  "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
-  "shared/packs/sandbox-harness.guest.js",
-] as const;
 
 /**
  * Lambda's runtime: Node 22, the floor `engines` sets for the project, CI and the local runtime
  * alike, so the handlers are tested on the Node major that runs them.
  */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
-/** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
-export const BUNDLE_TARGET = "node22";
 
 /** Every function's memory (MB) and architecture; `redraft plan` prices GB-seconds with them. */
 export const FUNCTION_MEMORY_MB = 1024;
@@ -86,12 +68,6 @@ export function modelConcurrencyShares(total: number): { correct: number; judge:
   const judge = Math.max(1, Math.floor(total / 4));
   return { correct: total - judge, judge };
 }
-
-/**
- * Which model SDK a bundle carries (see `REDRAFT_MODEL_SDK` in functions/lib/deps.ts): `none` for a
- * step that never calls a model, or the deployment's provider.
- */
-export type BundledModelSdk = "anthropic" | "bedrock" | "none";
 
 /**
  * Whether the deployed functions run with `--enable-source-maps`: `-c sourceMaps=true` at synth or
@@ -373,106 +349,11 @@ export class Functions extends Construct {
 }
 
 /**
- * Packages replaced in every Lambda bundle by a stand-in (esbuild `alias`): code a bundle carries
- * but cannot use in Lambda, which esbuild cannot drop by itself because it is imported whatever
- * runs it. Each stand-in says why it is safe there:
- * - the AWS SDK's credential providers that read a developer's machine (config files, SSO, login,
- *   `credential_process`, web identity), with the STS, SSO and sign-in clients they call (about
- *   90 KiB): a function's credentials are in its environment, the default chain's first link;
- * - the index of `@aws-sdk/credential-providers`, which the Bedrock client's signer imports whole for
- *   three of its providers (about 90 KiB of prod's correct and judge);
- * - `semver`, of which the X-Ray SDK under Powertools Tracer calls `gte` only (about 20 KiB).
- * Paths from the project root, where CDK runs esbuild ({@link esbuildOptions} makes them absolute).
- * Tests, the CLI and the local runtime use the real packages.
- */
-const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
-  "@aws-sdk/credential-provider-ini": "./functions/lib/aliases/credentials.ts",
-  "@aws-sdk/credential-provider-login": "./functions/lib/aliases/credentials.ts",
-  "@aws-sdk/credential-provider-process": "./functions/lib/aliases/credentials.ts",
-  "@aws-sdk/credential-provider-sso": "./functions/lib/aliases/credentials.ts",
-  "@aws-sdk/credential-provider-web-identity": "./functions/lib/aliases/credentials.ts",
-  "@aws-sdk/credential-providers": "./functions/lib/aliases/credential-providers.mjs",
-  semver: "./functions/lib/aliases/semver.cjs",
-};
-
-/**
- * The options every redraft handler is bundled with; {@link redraftFunction} adds the per-function
- * ones (the model SDK's `define`, the side files). bench:coldstart's smoke mode bundles with them too.
- */
-const STANDARD_BUNDLING = {
-  format: OutputFormat.ESM,
-  target: BUNDLE_TARGET,
-  // ESM builds first: esbuild can drop what is unused from them, not from CommonJS.
-  mainFields: ["module", "main"],
-  banner: ESM_REQUIRE_BANNER,
-  minify: true,
-  // Non-ASCII text (zod's locales, the packs' messages) as UTF-8, not \uXXXX escapes: about 70 KiB
-  // less. An esbuild argument: this aws-cdk-lib accepts a `charset` option but never passes it on.
-  esbuildArgs: {
-    "--charset": "utf8",
-    "--alias": Object.entries(LAMBDA_ALIASES).map(([name, path]) => `${name}=${path}`),
-  },
-  // The map names each bundled file and line, which is all a stack trace needs; without the
-  // sources' text it is a fraction of the size.
-  sourceMap: true,
-  sourcesContent: false,
-  // The AWS SDK is bundled, not taken from the runtime: bundled as ES modules it is tree-shaken to
-  // the commands the handlers send and loads in a fraction of the time the runtime's CommonJS
-  // copy takes (bench:coldstart), and the version that runs is the lockfile's, the one tested.
-  externalModules: [],
-  forceDockerBundling: false,
-} as const;
-
-/**
- * {@link STANDARD_BUNDLING} in esbuild's own terms (its `build()` options), for bundling a handler or
- * module without CDK as a deploy would: bench:coldstart's smoke mode and the bundled-sandbox test.
- */
-export function esbuildOptions(modelSdk?: BundledModelSdk): EsbuildOptions {
-  return {
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: STANDARD_BUNDLING.target,
-    mainFields: [...STANDARD_BUNDLING.mainFields],
-    minify: STANDARD_BUNDLING.minify,
-    charset: STANDARD_BUNDLING.esbuildArgs["--charset"],
-    sourcemap: STANDARD_BUNDLING.sourceMap,
-    sourcesContent: STANDARD_BUNDLING.sourcesContent,
-    external: [...STANDARD_BUNDLING.externalModules],
-    banner: { js: STANDARD_BUNDLING.banner },
-    define: modelSdk ? { REDRAFT_MODEL_SDK: JSON.stringify(modelSdk) } : {},
-    alias: Object.fromEntries(
-      Object.entries(LAMBDA_ALIASES).map(([name, path]) => [
-        name,
-        fileURLToPath(new URL(path, PROJECT_ROOT_URL)),
-      ]),
-    ),
-  };
-}
-
-/** The subset of esbuild's build options {@link esbuildOptions} sets (esbuild is a dev dependency). */
-export interface EsbuildOptions {
-  bundle: true;
-  platform: "node";
-  format: "esm";
-  target: string;
-  mainFields: string[];
-  minify: boolean;
-  charset: "utf8";
-  sourcemap: boolean;
-  sourcesContent: boolean;
-  external: string[];
-  banner: { js: string };
-  define: Record<string, string>;
-  alias: Record<string, string>;
-}
-
-/**
- * One redraft Lambda function: the handler `functions/<name>.ts` (or `props.entry`) bundled with
- * {@link STANDARD_BUNDLING}, on {@link LAMBDA_RUNTIME} (arm64, 1 GiB, X-Ray active), with its own log
+ * One redraft Lambda function: the handler `functions/<name>.ts` (or `props.entry`) bundled as
+ * `lambdaBundling` (infra/bundling.ts) says, on {@link LAMBDA_RUNTIME} (arm64, 1 GiB, X-Ray active), with its own log
  * group (the environment's retention and removal policy), JSON logs at the environment's level, and
- * the cdk-nag findings every such function shares acknowledged. Each bundle gets its side files
- * ({@link BUNDLE_SIDE_FILES}) and carries the model SDK of `props.modelSdk` only.
+ * the cdk-nag findings every such function shares acknowledged. Each bundle gets its side files and
+ * carries the model SDK of `props.modelSdk` only.
  */
 export function redraftFunction(scope: Construct, name: string, props: RedraftFunctionProps): NodejsFunction {
   const { description, timeout, config } = props;
@@ -501,23 +382,7 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     ...(props.reservedConcurrency !== undefined && {
       reservedConcurrentExecutions: props.reservedConcurrency,
     }),
-    bundling: {
-      ...STANDARD_BUNDLING,
-      mainFields: [...STANDARD_BUNDLING.mainFields],
-      externalModules: [...STANDARD_BUNDLING.externalModules],
-      esbuildArgs: {
-        ...STANDARD_BUNDLING.esbuildArgs,
-        "--alias": [...STANDARD_BUNDLING.esbuildArgs["--alias"]],
-      },
-      ...(props.modelSdk && { define: { REDRAFT_MODEL_SDK: JSON.stringify(props.modelSdk) } }),
-      commandHooks: {
-        beforeBundling: () => [],
-        beforeInstall: () => [],
-        afterBundling: (inputDir: string, outputDir: string) =>
-          // A missing side file fails the bundling, not the first draft of the code pack.
-          BUNDLE_SIDE_FILES.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
-      },
-    },
+    bundling: lambdaBundling(props.modelSdk),
   });
   acknowledge(
     fn,

@@ -21,8 +21,10 @@ import {
   BATCH_RESULTS_PREFIX,
   BATCHES_PREFIX,
   BEDROCK_JOBS_PREFIX,
-} from "../../shared/batch/manifest.js";
-import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../layout.js";
+  DRAFTS_PREFIX,
+  RESULTS_PREFIX,
+  RUNS_PREFIX,
+} from "../../shared/store/bucket-layout.js";
 
 export interface StorageProps {
   /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps both. */

@@ -6,10 +6,9 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { BATCHES_PREFIX } from "../../shared/batch/manifest.js";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
+import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
-import { DRAFTS_PREFIX } from "../layout.js";
 import { redraftFunction } from "./functions.js";
 
 export interface TriggersProps {

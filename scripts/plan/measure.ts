@@ -8,6 +8,7 @@
  * Step Functions from the engine's own event history. `npm run plan:counts` writes the result to
  * shared/plan/data/counts.json; tests/plan/counts.test.ts runs this again and compares.
  */
+
 import { readFile } from "node:fs/promises";
 import {
   type DynamoDBClient,
@@ -16,7 +17,7 @@ import {
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { DRAFTS_PREFIX, S3BlobStore } from "../../functions/lib/s3-blobs.js";
+import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import type { AslDefinition } from "../../infra/asl.js";
 import {
@@ -41,6 +42,7 @@ import {
   type PathCounts,
 } from "../../shared/plan/counts.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 
 const TABLE = "redraft-plan";
 const BUCKET = "redraft-plan-bucket";

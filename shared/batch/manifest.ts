@@ -6,13 +6,6 @@ import { splitTopLevel } from "../json-depth.js";
  * is rejected there with the same reason a broken single upload gets, and the other items run.
  */
 
-/** Blob prefixes of batches: uploads that start one, the items it made, and its results. */
-export const BATCHES_PREFIX = "batches/";
-export const BATCH_ITEMS_PREFIX = "batch-items/";
-export const BATCH_RESULTS_PREFIX = "batch-results/";
-/** Batch pricing on Bedrock: each job's input and output files (the service role may read and write there). */
-export const BEDROCK_JOBS_PREFIX = "batch-jobs/";
-
 /**
  * The limits a manifest is held to (the README's "Limits"). The service's own: a Distributed Map
  * item of at most 256 KiB (items carry references, not drafts), and execution names of 80

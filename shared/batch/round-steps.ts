@@ -1,12 +1,11 @@
 import pLimit from "p-limit";
 import * as z from "zod";
-import { blobKeys } from "../loop/keys.js";
 import { attemptsMade, type LoopState, LoopStateSchema } from "../loop/state.js";
 import { correctStep, judgeStep, type LoopDeps } from "../loop/steps.js";
 import { costUsd } from "../model/pricing.js";
 import { totalTokens } from "../model/types.js";
+import { blobKeys, roundKeys, roundListKeys } from "../store/bucket-layout.js";
 import { addTotals, type BlobStore, type TokenTotals, ZERO_TOTALS } from "../store/types.js";
-import { BATCH_RESULTS_PREFIX } from "./manifest.js";
 import { childRunId } from "./record.js";
 import {
   type BatchModelService,
@@ -25,7 +24,6 @@ import {
   type RoundTiming,
   readJson,
   roundFits,
-  roundKeys,
   type StoredResult,
   splitIntoBatches,
 } from "./rounds.js";
@@ -38,20 +36,6 @@ import {
  */
 
 const STORE_CONCURRENCY = 32;
-
-/** Where a batch's rounds keep their lists. */
-export const roundListKeys = {
-  items: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/items.jsonl`,
-  requests: (batchId: string, round: number) =>
-    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/requests.json`,
-  /** Every part's batch id, once all of them are created. */
-  jobs: (batchId: string, round: number) => `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/jobs.json`,
-  /** One part's batch id, saved the moment the service returns it. */
-  job: (batchId: string, round: number, part: number) =>
-    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/jobs/${part}.json`,
-  onDemand: (batchId: string, round: number) =>
-    `${BATCH_RESULTS_PREFIX}${batchId}/rounds/${round}/on-demand.jsonl`,
-};
 
 /** A loop state that waits for the next batch: the round Map's output for the item. */
 export type ParkedState = LoopState & { parked: Parked };

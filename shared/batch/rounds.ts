@@ -9,6 +9,7 @@ import {
   TRANSIENT_MODEL_ERRORS,
 } from "../errors.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../model/types.js";
+import { roundKeys } from "../store/bucket-layout.js";
 import { type BlobStore, TokenTotalsSchema } from "../store/types.js";
 
 /**
@@ -56,16 +57,6 @@ type ParkedRequest = z.infer<typeof ParkedRequestSchema>;
 /** What the collect step writes for a request: the round that answered it, and how. */
 const StoredResultSchema = z.object({ round: z.number().int().positive(), result: BatchResultSchema });
 export type StoredResult = z.infer<typeof StoredResultSchema>;
-
-/**
- * Where a parked call's request and its batch result lie: beside the answer the step would store
- * (`runs/<runId>/attempts/<n>/answer.json`, `runs/<runId>/judge/<k>.answer.json`), so each is as
- * unique as the attempt or judge round it answers, and the run's own prefix holds it.
- */
-export const roundKeys = {
-  request: (answerKey: string) => answerKey.replace(/answer\.json$/, "batch-request.json"),
-  result: (answerKey: string) => answerKey.replace(/answer\.json$/, "batch-result.json"),
-};
 
 /**
  * The request's id inside one batch: the item's line and the call (`L12A3`, attempt 3 of line 12;

@@ -1,5 +1,6 @@
 import pLimit from "p-limit";
 import { BlobNotFoundError } from "../errors.js";
+import { BATCHES_PREFIX, batchKeys } from "../store/bucket-layout.js";
 import { getByEventKey } from "../store/event-key.js";
 import {
   ACTIVE_STATUSES,
@@ -8,15 +9,7 @@ import {
   type RunStatus,
   type RunStore,
 } from "../store/types.js";
-import {
-  BATCH_ITEMS_PREFIX,
-  BATCH_LIMITS,
-  BATCH_RESULTS_PREFIX,
-  BATCHES_PREFIX,
-  type BatchLimits,
-  ManifestRefusedError,
-  splitManifest,
-} from "./manifest.js";
+import { BATCH_LIMITS, type BatchLimits, ManifestRefusedError, splitManifest } from "./manifest.js";
 import {
   type BatchInput,
   type BatchItem,
@@ -41,15 +34,6 @@ import type { Pricing, RoundRecord } from "./rounds.js";
 
 /** How many blob writes or run reads one step keeps in flight. */
 const STORE_CONCURRENCY = 32;
-
-export const batchKeys = {
-  /** The Map's ItemReader input: JSONL of {@link MapItem}. */
-  items: (batchId: string) => `${BATCH_ITEMS_PREFIX}${batchId}/items.jsonl`,
-  /** One item's draft, as the manifest held it: what its child run reads, like an upload. */
-  item: (batchId: string, line: number) => `${BATCH_ITEMS_PREFIX}${batchId}/line-${line}.json`,
-  /** The per-item results: JSONL of {@link BatchItem}, in line order. */
-  results: (batchId: string) => `${BATCH_RESULTS_PREFIX}${batchId}/items.jsonl`,
-};
 
 /**
  * One line of the items file: the item's number, its run id (the child execution's name), its batch

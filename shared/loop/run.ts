@@ -1,6 +1,6 @@
 import type { Draft, Repair, ValidationReport, Violation } from "../draft.js";
+import { blobKeys } from "../store/bucket-layout.js";
 import type { AttemptRecord, RunRecord, RunStatus, StopReason, TokenTotals } from "../store/types.js";
-import { blobKeys } from "./keys.js";
 import { type LoopDeps, loadJson } from "./steps/deps.js";
 import type { JudgeReport } from "./steps/judge.js";
 

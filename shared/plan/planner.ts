@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { costUsd, type PriceClass } from "../model/pricing.js";
+import { RESULTS_PREFIX, RUNS_PREFIX } from "../store/bucket-layout.js";
 import {
   type CorpusDraftCounts,
   type CountsFile,
@@ -200,9 +201,9 @@ function vector(d: CorpusDraftCounts): Record<string, number> {
     taskStates: Object.entries(d.statesEntered)
       .filter(([s]) => !s.endsWith("?"))
       .reduce((s, [, n]) => s + n, 0),
-    runsPut: d.s3.prefixes["runs/"]?.putClass ?? 0,
-    runsGet: d.s3.prefixes["runs/"]?.getClass ?? 0,
-    resultsPut: d.s3.prefixes["results/"]?.putClass ?? 0,
+    runsPut: d.s3.prefixes[RUNS_PREFIX]?.putClass ?? 0,
+    runsGet: d.s3.prefixes[RUNS_PREFIX]?.getClass ?? 0,
+    resultsPut: d.s3.prefixes[RESULTS_PREFIX]?.putClass ?? 0,
   };
   for (const [k, n] of Object.entries(d.dynamo.partitionWrites)) v[`partition ${k}`] = n;
   return v;

@@ -2,8 +2,9 @@
  * What the fault-injection suite checks after each scenario, read through the store the way
  * `redraft show --json` reads a run: the run records, their attempts, and the judge rounds' blobs.
  */
-import { blobKeys } from "../../shared/loop/keys.js";
+
 import type { JudgeReport } from "../../shared/loop/steps.js";
+import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { BlobStore, RunRecord, RunStatus, RunStore } from "../../shared/store/types.js";
 
 const TERMINAL: readonly RunStatus[] = ["validated", "needs_manual_review", "rejected", "failed"];

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { checkManifest, ManifestRefusedError, splitManifest } from "../../shared/batch/manifest.js";
 import { batchIdFor, batchItem, childRunId, summarize } from "../../shared/batch/record.js";
-import { batchKeys, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
+import { prepareBatch, readMapItems } from "../../shared/batch/steps.js";
+import { batchKeys } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
 
 /** λ batch's core: the manifest split, refused as a whole only for what no item could fix. */

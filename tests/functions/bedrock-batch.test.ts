@@ -12,7 +12,7 @@ import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BEDROCK_BATCH_LIMITS, BedrockBatchService } from "../../functions/lib/bedrock-batch.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { roundListKeys, submitRound } from "../../shared/batch/round-steps.js";
+import { submitRound } from "../../shared/batch/round-steps.js";
 import {
   type BatchRequestLine,
   type BatchServiceLimits,
@@ -22,6 +22,7 @@ import {
 import { ErrorNames } from "../../shared/errors.js";
 import { buildMessageParams } from "../../shared/model/messages.js";
 import type { ModelRequest } from "../../shared/model/types.js";
+import { roundListKeys } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";
 import { loopState } from "../fixtures/loop-state.js";
 import { failureOf } from "../model/batch-failure.js";

@@ -12,7 +12,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { build, type Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { esbuildOptions } from "../../infra/constructs/functions.js";
+import { esbuildOptions } from "../../infra/bundling.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 // Inside the repository (ignored by git), like the other bundles tests and benches build.

@@ -12,13 +12,13 @@ import { sdkStreamMixin } from "@smithy/util-stream";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RETENTION_TAG, STANDARD_TAGGING } from "../../functions/lib/retention.js";
-import { DRAFTS_PREFIX as BLOB_DRAFTS_PREFIX, S3BlobStore } from "../../functions/lib/s3-blobs.js";
+import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/validate.js";
-import { DRAFTS_PREFIX } from "../../infra/layout.js";
 import { BatchEvents } from "../../shared/events.js";
 import type { LoopDeps } from "../../shared/loop/steps.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
 import { DRAFT_WITH_ERRORS } from "../fixtures/seed004.js";
 
@@ -197,11 +197,11 @@ describe("size before download", () => {
   const blobs = new S3BlobStore({
     client: new S3Client({ region: "eu-west-1" }),
     bucket: BUCKET,
-    uploads: { prefix: BLOB_DRAFTS_PREFIX, maxBytes: limit },
+    uploads: { prefix: DRAFTS_PREFIX, maxBytes: limit },
   });
 
-  it("uses the uploads prefix the infrastructure grants and triggers on", () => {
-    expect(BLOB_DRAFTS_PREFIX).toBe(DRAFTS_PREFIX);
+  it("reads uploads under the prefix the README documents, the one the infrastructure grants and triggers on", () => {
+    expect(DRAFTS_PREFIX).toBe("drafts/");
   });
 
   it("rejects an oversized upload as rejected / too_large from HeadObject alone: no GetObject", async () => {

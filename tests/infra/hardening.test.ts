@@ -6,13 +6,9 @@ import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RETENTION_TAG } from "../../functions/lib/retention.js";
 import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
+import { BUNDLE_TARGET } from "../../infra/bundling.js";
 import { ENV_NAMES, environments, loadConfig } from "../../infra/config.js";
-import {
-  BUNDLE_TARGET,
-  LAMBDA_RUNTIME,
-  redraftFunction,
-  SOURCE_MAPS_CONTEXT,
-} from "../../infra/constructs/functions.js";
+import { LAMBDA_RUNTIME, redraftFunction, SOURCE_MAPS_CONTEXT } from "../../infra/constructs/functions.js";
 import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
 import { acknowledge } from "../../infra/nag.js";
 import { StateNames } from "../../infra/state-names.js";

@@ -11,7 +11,7 @@ import {
   LAMBDA_SERVICE_ERRORS,
   MODEL_FAILURES,
   S3_TRANSIENT_ERRORS,
-} from "../../infra/constructs/workflow.js";
+} from "../../infra/retries.js";
 import {
   ANNOUNCE_STATES,
   LAMBDA_STATES,

@@ -9,7 +9,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUNDLE_SIDE_FILES, esbuildOptions } from "../../infra/constructs/functions.js";
+import { BUNDLE_SIDE_FILES, esbuildOptions } from "../../infra/bundling.js";
 import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
 import type { QuickJSSandbox, SandboxLimits } from "../../shared/packs/sandbox.js";
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsBlobStore, InvalidBlobKeyError } from "../../local/fs-blobs.js";
 import { BlobNotFoundError } from "../../shared/errors.js";
-import { blobKeys } from "../../shared/loop/keys.js";
+import { blobKeys } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";
 import type { BlobStore } from "../../shared/store/types.js";
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AslDefinition } from "../../infra/asl.js";
-import { CONDITIONAL_CHECK_FAILED } from "../../infra/constructs/workflow.js";
+import { CONDITIONAL_CHECK_FAILED } from "../../infra/retries.js";
 import { StateNames } from "../../infra/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
 import { type CoverageReport, coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";

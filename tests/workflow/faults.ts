@@ -3,14 +3,15 @@
  * runtime calls: the blob store the handlers get, the DynamoDB client its UpdateItem states use,
  * and its data folder. Production code is never told it is under test.
  */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { finalizeExecution } from "../../functions/lib/finalizer.js";
-import { RESULTS_PREFIX } from "../../infra/layout.js";
 import { FsBlobStore } from "../../local/fs-blobs.js";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
+import { RESULTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { BlobStore, RunStore } from "../../shared/store/types.js";
 
 /** An SDK-shaped error, as S3 or DynamoDB throws it. */

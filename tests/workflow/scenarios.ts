@@ -4,11 +4,12 @@
  * replayed from a cassette and faults injected only through the doubles in ./faults.ts.
  * tests/workflow/coverage.test.ts and `npm run coverage:asl` both run it.
  */
+
 import { randomUUID } from "node:crypto";
 import type { AslDefinition } from "../../infra/asl.js";
 import { type StateName, StateNames } from "../../infra/state-names.js";
 import { type ExecutionSummary, LOCAL_BUCKET, type LocalRuntime } from "../../local/runtime.js";
-import { blobKeys } from "../../shared/loop/keys.js";
+import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT, PARTIALLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer } from "../loop/harness.js";

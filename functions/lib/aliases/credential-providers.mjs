@@ -1,5 +1,5 @@
 // Stands in for `@aws-sdk/credential-providers` in the Lambda bundles (esbuild `alias`,
-// infra/constructs/functions.ts). Its one user there is the SigV4 signer of the Bedrock model client
+// infra/bundling.ts). Its one user there is the SigV4 signer of the Bedrock model client
 // (`@anthropic-ai/bedrock-sdk/core/auth`, shared/model/bedrock.ts), which imports the package as a
 // whole, by `import()`, for three names; esbuild then keeps every provider the package's index
 // re-exports, the Cognito identity client and the STS client among them (about 90 KiB of prod's

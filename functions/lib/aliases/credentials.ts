@@ -1,7 +1,7 @@
 /**
  * Stands in, in the Lambda bundles only, for the credential providers that read a developer's
  * machine: shared config and credentials files (`fromIni`), SSO and login caches, `credential_process`
- * commands, web-identity token files. infra/constructs/functions.ts maps each of those packages here
+ * commands, web-identity token files. infra/bundling.ts maps each of those packages here
  * (esbuild `alias`, {@link LAMBDA_ALIASES}). The SDK's default chain imports them whatever runs it,
  * so esbuild cannot drop them, and with them the STS, SSO and sign-in clients they call: about
  * 90 KiB of every bundle.

@@ -1,4 +1,4 @@
-// Stands in for `semver` in the Lambda bundles (esbuild `alias`, infra/constructs/functions.ts).
+// Stands in for `semver` in the Lambda bundles (esbuild `alias`, infra/bundling.ts).
 // Its users there, the X-Ray SDK under Powertools Tracer (aws-xray-sdk-core's AWS SDK v2 patcher,
 // and cls-hooked, which checks the Node version when it loads), call only `semver.gte`; the package
 // is CommonJS, which esbuild cannot trim, and cls-hooked brings a second copy (semver 5): about

@@ -3,10 +3,10 @@ import { ModelNotConfiguredError } from "../../errors.js";
 import { costUsd } from "../../model/pricing.js";
 import { totalTokens } from "../../model/types.js";
 import type { Persona } from "../../pack.js";
+import { blobKeys } from "../../store/bucket-layout.js";
 import { addTotals } from "../../store/types.js";
 import { packFor } from "../../validate.js";
 import { buildJudgePrompt, classifyFindings, parseJudgeAnswer, personasFor } from "../judge.js";
-import { blobKeys, JUDGE_USAGE_KEY_BASE } from "../keys.js";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
 import type { LoopState } from "../state.js";
 import { budgetSpent } from "../verdict.js";
@@ -14,7 +14,11 @@ import { answerOnce } from "./answer.js";
 import { type LoopDeps, loadJson, now } from "./deps.js";
 import { keepHints } from "./hints.js";
 
-export { JUDGE_USAGE_KEY_BASE };
+/**
+ * Usage of judge round k is counted (`addUsage`) under this key + k: attempts are 1..9999, so the
+ * keys never meet.
+ */
+export const JUDGE_USAGE_KEY_BASE = 100_000;
 
 /** The whole evidence of one judge round, stored in the blob store (never truncated). */
 export interface JudgeReport {

@@ -1,11 +1,11 @@
 import type { Draft } from "../../draft.js";
 import { inspectWithPack } from "../../engine.js";
 import { ErrorNames, InvalidDraftError } from "../../errors.js";
+import { blobKeys } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
 import { newRunRecord, type RunRecord, type StopReason, ZERO_TOTALS } from "../../store/types.js";
 import { packFor, parseDraft } from "../../validate.js";
 import { judgeEnabled } from "../judge.js";
-import { blobKeys } from "../keys.js";
 import { DEFAULT_DEDUPE_WINDOW_MS, resolveLimits } from "../limits.js";
 import type { LoopState } from "../state.js";
 import { type LoopDeps, now } from "./deps.js";

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { InvalidEnvironmentError, LoopEnvSchema, readEnv } from "../../../functions/lib/env.js";
 
@@ -94,7 +94,10 @@ describe("readEnv", () => {
 });
 
 describe("the handlers read their environment through readEnv", () => {
-  const emptyEnv = () => {
+  // Each handler keeps what it built from its environment for the container's life (here, the
+  // worker's: vitest.config.ts shares modules between files), so each is imported afresh.
+  beforeEach(() => {
+    vi.resetModules();
     for (const name of [
       "TABLE_NAME",
       "BUCKET_NAME",
@@ -110,49 +113,42 @@ describe("the handlers read their environment through readEnv", () => {
     ]) {
       vi.stubEnv(name, undefined);
     }
+  });
+
+  /** The variables a handler's failure names, once it is known to be the environment's error. */
+  const badVariables = (error: unknown): string[] => {
+    expect((error as Error).name).toBe("InvalidEnvironmentError");
+    return [...(error as InvalidEnvironmentError).variables].sort();
   };
 
   it("λ start names the missing state machine", async () => {
-    emptyEnv();
     const { handler } = await import("../../../functions/start.js");
-    const error = await failureOf(() => handler({}));
-    expect(error).toBeInstanceOf(InvalidEnvironmentError);
-    expect((error as InvalidEnvironmentError).variables).toEqual(["STATE_MACHINE_ARN"]);
+    expect(badVariables(await failureOf(() => handler({})))).toEqual(["STATE_MACHINE_ARN"]);
   });
 
   it("λ validate names the missing table and bucket", async () => {
-    emptyEnv();
     const { handler } = await import("../../../functions/validate.js");
-    const error = await failureOf(() => handler({ runId: "r", input: {} }));
-    expect(error).toBeInstanceOf(InvalidEnvironmentError);
-    expect([...(error as InvalidEnvironmentError).variables].sort()).toEqual(["BUCKET_NAME", "TABLE_NAME"]);
-  });
-
-  it("λ finalize names the missing table and bus", async () => {
-    emptyEnv();
-    const { handler } = await import("../../../functions/finalize.js");
-    const error = await failureOf(() =>
-      handler({
-        source: "aws.states",
-        "detail-type": "Step Functions Execution Status Change",
-        detail: { executionArn: "arn:x", stateMachineArn: "arn:y", name: "r", status: "FAILED" },
-      }),
-    );
-    expect(error).toBeInstanceOf(InvalidEnvironmentError);
-    expect([...(error as InvalidEnvironmentError).variables].sort()).toEqual([
-      "EVENT_BUS_NAME",
+    expect(badVariables(await failureOf(() => handler({ runId: "r", input: {} })))).toEqual([
+      "BUCKET_NAME",
       "TABLE_NAME",
     ]);
   });
 
+  it("λ finalize names the missing table and bus", async () => {
+    const { handler } = await import("../../../functions/finalize.js");
+    const event = {
+      source: "aws.states",
+      "detail-type": "Step Functions Execution Status Change",
+      detail: { executionArn: "arn:x", stateMachineArn: "arn:y", name: "r", status: "FAILED" },
+    };
+    expect(badVariables(await failureOf(() => handler(event)))).toEqual(["EVENT_BUS_NAME", "TABLE_NAME"]);
+  });
+
   it("λ rounds names every missing deadline setting", async () => {
-    emptyEnv();
     vi.stubEnv("TABLE_NAME", "t");
     vi.stubEnv("BUCKET_NAME", "b");
     const { handler } = await import("../../../functions/rounds.js");
-    const error = await failureOf(() => handler({ step: "submit" }));
-    expect(error).toBeInstanceOf(InvalidEnvironmentError);
-    expect([...(error as InvalidEnvironmentError).variables].sort()).toEqual([
+    expect(badVariables(await failureOf(() => handler({ step: "submit" })))).toEqual([
       "BATCH_DEADLINE_MINUTES",
       "BATCH_FALLBACK_RESERVE_MINUTES",
       "BATCH_MODEL_RETRIES",

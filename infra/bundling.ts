@@ -1,0 +1,155 @@
+import { fileURLToPath } from "node:url";
+import { type BundlingOptions, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+
+/**
+ * How a redraft handler is bundled (esbuild): the options every function is built with, as CDK's
+ * `NodejsFunction` takes them (`lambdaBundling`) and as esbuild's own `build()` takes them
+ * (`esbuildOptions`, for bundling without CDK as a deploy would: bench:coldstart's smoke mode, the
+ * bundled-sandbox and bundle-alias tests), with the files a bundle needs beside it.
+ */
+
+/** The repository root: entries, lockfile and node_modules are resolved from here. */
+const PROJECT_ROOT_URL = new URL("../", import.meta.url);
+export const PROJECT_ROOT = fileURLToPath(PROJECT_ROOT_URL);
+
+/** ESM bundles have no `require`; some dependencies still call it (Powertools, the Anthropic SDK). */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __redraftCreateRequire } from 'node:module'; const require = __redraftCreateRequire(import.meta.url);";
+
+/**
+ * Files a bundle reads from beside itself at run time (`new URL(file, import.meta.url)`), which
+ * esbuild does not copy: the WebAssembly module of the `code` pack's QuickJS sandbox, and the
+ * script that sandbox evaluates in every guest context (shared/packs/sandbox-harness.guest.js).
+ */
+export const BUNDLE_SIDE_FILES = [
+  "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
+  "shared/packs/sandbox-harness.guest.js",
+] as const;
+
+/** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */
+export const BUNDLE_TARGET = "node22";
+/**
+ * Which model SDK a bundle carries (see `REDRAFT_MODEL_SDK` in functions/lib/deps.ts): `none` for a
+ * step that never calls a model, or the deployment's provider.
+ */
+export type BundledModelSdk = "anthropic" | "bedrock" | "none";
+
+/**
+ * Packages replaced in every Lambda bundle by a stand-in (esbuild `alias`): code a bundle carries
+ * but cannot use in Lambda, which esbuild cannot drop by itself because it is imported whatever
+ * runs it. Each stand-in says why it is safe there:
+ * - the AWS SDK's credential providers that read a developer's machine (config files, SSO, login,
+ *   `credential_process`, web identity), with the STS, SSO and sign-in clients they call (about
+ *   90 KiB): a function's credentials are in its environment, the default chain's first link;
+ * - the index of `@aws-sdk/credential-providers`, which the Bedrock client's signer imports whole for
+ *   three of its providers (about 90 KiB of prod's correct and judge);
+ * - `semver`, of which the X-Ray SDK under Powertools Tracer calls `gte` only (about 20 KiB).
+ * Paths from the project root, where CDK runs esbuild ({@link esbuildOptions} makes them absolute).
+ * Tests, the CLI and the local runtime use the real packages.
+ */
+const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
+  "@aws-sdk/credential-provider-ini": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-login": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-process": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-sso": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-provider-web-identity": "./functions/lib/aliases/credentials.ts",
+  "@aws-sdk/credential-providers": "./functions/lib/aliases/credential-providers.mjs",
+  semver: "./functions/lib/aliases/semver.cjs",
+};
+
+/**
+ * The options every redraft handler is bundled with; {@link redraftFunction} adds the per-function
+ * ones (the model SDK's `define`, the side files). bench:coldstart's smoke mode bundles with them too.
+ */
+const STANDARD_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: BUNDLE_TARGET,
+  // ESM builds first: esbuild can drop what is unused from them, not from CommonJS.
+  mainFields: ["module", "main"],
+  banner: ESM_REQUIRE_BANNER,
+  minify: true,
+  // Non-ASCII text (zod's locales, the packs' messages) as UTF-8, not \uXXXX escapes: about 70 KiB
+  // less. An esbuild argument: this aws-cdk-lib accepts a `charset` option but never passes it on.
+  esbuildArgs: {
+    "--charset": "utf8",
+    "--alias": Object.entries(LAMBDA_ALIASES).map(([name, path]) => `${name}=${path}`),
+  },
+  // The map names each bundled file and line, which is all a stack trace needs; without the
+  // sources' text it is a fraction of the size.
+  sourceMap: true,
+  sourcesContent: false,
+  // The AWS SDK is bundled, not taken from the runtime: bundled as ES modules it is tree-shaken to
+  // the commands the handlers send and loads in a fraction of the time the runtime's CommonJS
+  // copy takes (bench:coldstart), and the version that runs is the lockfile's, the one tested.
+  externalModules: [],
+  forceDockerBundling: false,
+} as const;
+
+/**
+ * {@link STANDARD_BUNDLING} in esbuild's own terms (its `build()` options), for bundling a handler or
+ * module without CDK as a deploy would: bench:coldstart's smoke mode and the bundled-sandbox test.
+ */
+export function esbuildOptions(modelSdk?: BundledModelSdk): EsbuildOptions {
+  return {
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: STANDARD_BUNDLING.target,
+    mainFields: [...STANDARD_BUNDLING.mainFields],
+    minify: STANDARD_BUNDLING.minify,
+    charset: STANDARD_BUNDLING.esbuildArgs["--charset"],
+    sourcemap: STANDARD_BUNDLING.sourceMap,
+    sourcesContent: STANDARD_BUNDLING.sourcesContent,
+    external: [...STANDARD_BUNDLING.externalModules],
+    banner: { js: STANDARD_BUNDLING.banner },
+    define: modelSdk ? { REDRAFT_MODEL_SDK: JSON.stringify(modelSdk) } : {},
+    alias: Object.fromEntries(
+      Object.entries(LAMBDA_ALIASES).map(([name, path]) => [
+        name,
+        fileURLToPath(new URL(path, PROJECT_ROOT_URL)),
+      ]),
+    ),
+  };
+}
+
+/** The subset of esbuild's build options {@link esbuildOptions} sets (esbuild is a dev dependency). */
+export interface EsbuildOptions {
+  bundle: true;
+  platform: "node";
+  format: "esm";
+  target: string;
+  mainFields: string[];
+  minify: boolean;
+  charset: "utf8";
+  sourcemap: boolean;
+  sourcesContent: boolean;
+  external: string[];
+  banner: { js: string };
+  define: Record<string, string>;
+  alias: Record<string, string>;
+}
+
+/**
+ * The `bundling` of one redraft function: {@link STANDARD_BUNDLING}, the model SDK of `modelSdk` only
+ * (esbuild `define`, see `REDRAFT_MODEL_SDK` in functions/lib/deps.ts), and its side files
+ * ({@link BUNDLE_SIDE_FILES}) copied beside the bundle.
+ */
+export function lambdaBundling(modelSdk?: BundledModelSdk): BundlingOptions {
+  return {
+    ...STANDARD_BUNDLING,
+    mainFields: [...STANDARD_BUNDLING.mainFields],
+    externalModules: [...STANDARD_BUNDLING.externalModules],
+    esbuildArgs: {
+      ...STANDARD_BUNDLING.esbuildArgs,
+      "--alias": [...STANDARD_BUNDLING.esbuildArgs["--alias"]],
+    },
+    ...(modelSdk && { define: { REDRAFT_MODEL_SDK: JSON.stringify(modelSdk) } }),
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) =>
+        // A missing side file fails the bundling, not the first draft of the code pack.
+        BUNDLE_SIDE_FILES.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+    },
+  };
+}
