@@ -17,8 +17,9 @@ function compile(pattern: string, flags: string): RegExpLike {
     return new RegExp(pattern, flags);
   }
   const matcher: RegExpLike & { toString(): string } = {
-    // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as `find` looks for.
-    test: (text: string) => re.matcher(text).find(),
+    // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as RE2's `test` looks
+    // for (without a Matcher or capture groups: its DFA, about twice as fast as `matcher(text).find()`).
+    test: (text: string) => re.test(text),
     // Ajv keys its compiled patterns by this text: two patterns must never share one.
     toString: () => `/${pattern}/${flags}`,
   };
