@@ -1,7 +1,7 @@
 import { type Draft, DraftSchema, describeZodError, type ValidationReport } from "./draft.js";
+import { parseDraftText, scanDraftText } from "./draft-text.js";
 import { type Inspection, inspectWithPack, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
-import { parseDraftText, scanDraftText } from "./draft-text.js";
 import { stripBom, valueDepthAndSizeBound } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
