@@ -64,3 +64,18 @@ describe("parsing a draft's text with its schema shared", () => {
     }
   });
 });
+
+describe("the schema the last draft carried", () => {
+  it("is recognised in place, with the depth it adds, and still only when unambiguous", () => {
+    clearSchemaTextCache();
+    const first = parse(draftText()) as { context: { schema: unknown } };
+    const scan = scanDraftText(draftText(), 100);
+    expect(scan.known).toBe(first.context.schema);
+    expect(scan.depth).toBe(jsonTextDepth(draftText(), 100));
+    // Too deep with the schema's own depth counted: refused before anything is parsed.
+    expect(scanDraftText(draftText(), 4).depth).toBeGreaterThan(4);
+    const duplicated = draftText().replace('"content"', '"context":{"note":2},"content"');
+    expect(scanDraftText(duplicated, 100).schema).toBeUndefined();
+    expect(parse(duplicated)).toEqual(JSON.parse(duplicated));
+  });
+});
