@@ -128,6 +128,8 @@ export class CompiledJsonSchema {
       const validate = this.#validatorFor(content);
       errors = validate(content) ? null : (validate.errors ?? []);
     } catch (error) {
+      // A pattern stopped past its budget (regex-guard.ts) says so itself.
+      if (error instanceof InvalidSchemaError) throw error;
       // Ajv's generated code fails on some valid schemas: for unevaluatedProperties with $dynamicRef it
       // calls itself without end (drafts are depth-bounded, so the overflow is the schema's). A named
       // error, never a raw one.

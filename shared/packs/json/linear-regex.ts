@@ -2,11 +2,13 @@
  * Regular expressions of untrusted schemas (`pattern`, `patternProperties`) matched in linear time: RE2's
  * automaton (re2js) never backtracks, so no pattern and no string can hold the process, whatever the
  * static check (regex-safety.ts) misses: `^(a{1,30}){1,30}$`, `^(\w|\d)+$`, `(a|a)*$`, `\d*\d*\d*x`.
- * A pattern RE2 cannot read (lookarounds, back-references) is compiled by ECMAScript's RegExp, as Ajv
- * would: those are the ones the static check is the only guard for.
+ * A pattern RE2 cannot read (lookarounds, back-references) is ECMAScript's, as Ajv would compile it,
+ * but matched in a worker that is stopped past a budget (regex-guard.ts): the static check is its
+ * first filter, the budget its bound.
  */
 import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js";
 import { RE2JS } from "re2js";
+import { guardedTest } from "./regex-guard.js";
 
 /** Compiles `pattern` for RE2 when its syntax allows, else with RegExp (flags as Ajv passes them). */
 function compile(pattern: string, flags: string): RegExpLike {
@@ -14,7 +16,13 @@ function compile(pattern: string, flags: string): RegExpLike {
   try {
     re = RE2JS.compile(pattern);
   } catch {
-    return new RegExp(pattern, flags);
+    // Compiled here only so that a pattern ECMAScript cannot read either fails the schema's compilation.
+    new RegExp(pattern, flags);
+    const guarded: RegExpLike & { toString(): string } = {
+      test: (text: string) => guardedTest(pattern, flags, text),
+      toString: () => `/${pattern}/${flags}`,
+    };
+    return guarded;
   }
   const matcher: RegExpLike & { toString(): string } = {
     // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as RE2's `test` looks
