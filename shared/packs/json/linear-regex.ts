@@ -2,13 +2,20 @@
  * Regular expressions of untrusted schemas (`pattern`, `patternProperties`) matched in linear time: RE2's
  * automaton (re2js) never backtracks, so no pattern and no string can hold the process, whatever the
  * static check (regex-safety.ts) misses: `^(a{1,30}){1,30}$`, `^(\w|\d)+$`, `(a|a)*$`, `\d*\d*\d*x`.
- * A pattern RE2 cannot read (lookarounds, back-references) is ECMAScript's, as Ajv would compile it,
- * but matched in a worker that is stopped past a budget (regex-guard.ts): the static check is its
- * first filter, the budget its bound.
+ * A pattern RE2 cannot read (lookarounds, back-references) is ECMAScript's, as Ajv would compile it:
+ * matched in this thread only on a short string and when the static analysis finds every split forced
+ * (regex-safety.ts), otherwise in a worker stopped past a budget (regex-guard.ts).
  */
 import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js";
 import { RE2JS } from "re2js";
 import { guardedTest } from "./regex-guard.js";
+import { matchesInBoundedSteps } from "./regex-safety.js";
+
+/**
+ * The longest string a pattern RE2 cannot read is matched on in this thread, when its splits are forced
+ * (matchesInBoundedSteps: at most 2^8·n steps per pattern element); longer strings go to the worker.
+ */
+const IN_PROCESS_CHARS = 256;
 
 /** Compiles `pattern` for RE2 when its syntax allows, else with RegExp (flags as Ajv passes them). */
 function compile(pattern: string, flags: string): RegExpLike {
@@ -16,10 +23,13 @@ function compile(pattern: string, flags: string): RegExpLike {
   try {
     re = RE2JS.compile(pattern);
   } catch {
-    // Compiled here only so that a pattern ECMAScript cannot read either fails the schema's compilation.
-    new RegExp(pattern, flags);
+    // ECMAScript's own: a pattern it cannot read either fails the schema's compilation here.
+    const native = new RegExp(pattern, flags);
+    // A pattern whose every split is forced runs on a short string in bounded steps: matched here.
+    const inProcess = matchesInBoundedSteps(pattern);
     const guarded: RegExpLike & { toString(): string } = {
-      test: (text: string) => guardedTest(pattern, flags, text),
+      test: (text: string) =>
+        inProcess && text.length <= IN_PROCESS_CHARS ? native.test(text) : guardedTest(pattern, flags, text),
       toString: () => `/${pattern}/${flags}`,
     };
     return guarded;
