@@ -135,7 +135,8 @@ async function registerAndCheck(
     // Size and depth first, without recursion: nothing below may walk an unbounded value.
     draft = parseDraft(raw, { maxDraftBytes: deps.maxDraftBytes, maxDraftDepth: deps.maxDraftDepth });
     // The pack refuses what it cannot check (a json draft's unusable context.schema) before the run starts.
-    deps.registry.get(draft.kind).pack.contentJsonSchema?.(draft);
+    const configured = deps.registry.get(draft.kind);
+    configured.pack.contentJsonSchema?.(draft, configured.settings);
     // Repair and check are pure, so they run before the run is registered: a schema that refuses this
     // content (a json pattern stopped past its budget) rejects it like one that refuses any content.
     resolved = await packFor(draft, deps.registry);
