@@ -29,9 +29,9 @@ const draft = (
   content: unknown,
   schema: unknown = {
     type: "object",
-    required: ["home"],
+    required: ["shipping"],
     properties: {
-      home: { $ref: "https://schemas.example.com/address.json" },
+      shipping: { $ref: "https://schemas.example.com/address.json" },
       zip: { $ref: "https://schemas.example.com/address.json#/$defs/zip" },
     },
   },
@@ -39,15 +39,15 @@ const draft = (
 
 describe("schemas a pack registers by $id", () => {
   it("resolve a draft schema's $ref to them, fragments included, with their own checks", async () => {
-    const ok = await validateDraft(draft({ home: { city: "Lyon", zip: "69001" }, zip: "75001" }), {
+    const ok = await validateDraft(draft({ shipping: { city: "Lyon", zip: "69001" }, zip: "75001" }), {
       registry: registry(),
     });
     expect(ok.counts.error).toBe(0);
-    const bad = await validateDraft(draft({ home: { zip: "6900" }, zip: "x" }), { registry: registry() });
+    const bad = await validateDraft(draft({ shipping: { zip: "6900" }, zip: "x" }), { registry: registry() });
     expect(bad.violations.filter((v) => v.severity === "error").map((v) => [v.ruleId, v.path])).toEqual(
       expect.arrayContaining([
-        ["schema:required", "/home/city"],
-        ["schema:pattern", "/home/zip"],
+        ["schema:required", "/shipping/city"],
+        ["schema:pattern", "/shipping/zip"],
         ["schema:pattern", "/zip"],
       ]),
     );
@@ -67,7 +67,7 @@ describe("schemas a pack registers by $id", () => {
 
   it("without the registration the same schema is refused, nothing is fetched", async () => {
     await expect(
-      validateDraft(draft({ home: { city: "Lyon" } }), { registry: new PackRegistry() }),
+      validateDraft(draft({ shipping: { city: "Lyon" } }), { registry: new PackRegistry() }),
     ).rejects.toMatchObject({
       name: "InvalidSchemaError",
       message: expect.stringMatching(/points outside the schema/),
