@@ -7,10 +7,14 @@
  * the pack does not pass; and the schemas it refuses, grouped by why.
  *
  * The repository is read with git (a bare clone or a checkout: `git -C <dir> show HEAD:<path>`), nothing
- * is fetched. `--json` prints the figures as one JSON object. tests/packs/json-schemastore.test.ts runs
- * the same check over a slice of the corpus kept in tests/fixtures/json-schema-schemastore.
+ * is fetched. `--json` prints the figures as one JSON object. `--fixtures <dir>` reads a slice laid out as
+ * `<dir>/<name>/{schema.json,valid/*.json,invalid/*.json}` instead: the one kept in the repository,
+ * tests/fixtures/json-schema-schemastore, is what tests/packs/json-schemastore.test.ts checks
+ * (`npx tsx scripts/schemastore-corpus.ts --fixtures tests/fixtures/json-schema-schemastore`).
  */
 import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Draft, Repair } from "../shared/draft.js";
 import { carriesNothing } from "../shared/packs/json/repair.js";
@@ -151,16 +155,36 @@ function readRepository(repo: string, limit: number): CorpusEntry[] {
   return entries;
 }
 
+/** A slice of the corpus kept as files: `<dir>/<name>/schema.json`, `valid/*.json`, `invalid/*.json`. */
+export function readFixtures(dir: string): CorpusEntry[] {
+  const load = (folder: string) =>
+    readdirSync(folder)
+      .filter((f) => f.endsWith(".json"))
+      .map((file) => ({ file, content: JSON.parse(readFileSync(join(folder, file), "utf8")) as unknown }));
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map(({ name }) => ({
+      name,
+      schema: JSON.parse(readFileSync(join(dir, name, "schema.json"), "utf8")) as unknown,
+      valid: load(join(dir, name, "valid")),
+      invalid: load(join(dir, name, "invalid")),
+    }));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       repo: { type: "string" },
+      fixtures: { type: "string" },
       json: { type: "boolean", default: false },
       limit: { type: "string" },
     },
   });
-  if (!values.repo) throw new Error("--repo <SchemaStore git directory> is required");
-  const entries = readRepository(values.repo, values.limit ? Number(values.limit) : Number.POSITIVE_INFINITY);
+  if (!values.repo && !values.fixtures)
+    throw new Error("--repo <SchemaStore git directory> or --fixtures <slice directory> is required");
+  const entries = values.fixtures
+    ? readFixtures(values.fixtures)
+    : readRepository(values.repo ?? "", values.limit ? Number(values.limit) : Number.POSITIVE_INFINITY);
   const figures = await checkCorpus(entries);
   if (values.json) {
     console.log(JSON.stringify(figures));

@@ -110,7 +110,7 @@ export interface Pack<C = unknown, S extends Record<string, unknown> = Record<st
   /** Pack rules in words, put in the stable part of the correction prompt. */
   readonly instructions?: string;
   /** JSON Schema of `content`, handed to the model as the shape of the corrected content. */
-  contentJsonSchema?(draft: Draft): Record<string, unknown> | undefined;
+  contentJsonSchema?(draft: Draft, settings?: S): Record<string, unknown> | undefined;
   /**
    * JSON pointers into `content` that a correction may not change (the code pack's tests): an
    * answer that changes one is a failed attempt, like one that touches `metadata`.

@@ -1,7 +1,8 @@
 import { type Draft, DraftSchema, describeZodError, type ValidationReport } from "./draft.js";
+import { parseDraftText, scanDraftText } from "./draft-text.js";
 import { type Inspection, inspectWithPack, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
-import { jsonTextDepth, stripBom, valueDepthAndSizeBound } from "./json-depth.js";
+import { stripBom, valueDepthAndSizeBound } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
 /** Drafts above this size are rejected: a state machine run is no place for a 100 MB blob. */
@@ -39,10 +40,10 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
     const bytes = Buffer.byteLength(input);
     if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
     const text = stripBom(input);
-    const depth = jsonTextDepth(text, maxDepth);
-    if (depth > maxDepth) throw new DraftTooDeepError(depth, maxDepth);
+    const scan = scanDraftText(text, maxDepth);
+    if (scan.depth > maxDepth) throw new DraftTooDeepError(scan.depth, maxDepth);
     try {
-      input = JSON.parse(text);
+      input = parseDraftText(text, scan);
     } catch (error) {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }

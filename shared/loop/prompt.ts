@@ -127,7 +127,7 @@ export function intentOf(draft: Draft): string | undefined {
 }
 
 function correctionTool(resolved: ResolvedPack, draft: Draft): ToolSpec {
-  const contentSchema = resolved.pack.contentJsonSchema?.(draft) ?? {
+  const contentSchema = resolved.pack.contentJsonSchema?.(draft, resolved.settings) ?? {
     description: "The corrected content, in the same shape as the draft's content.",
   };
   return {

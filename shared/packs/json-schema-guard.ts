@@ -1,3 +1,4 @@
+import { DATA_KEYWORDS, MAP_KEYWORDS } from "./json/keywords.js";
 import { type BacktrackingRisk, backtrackingRisk } from "./json/regex-safety.js";
 
 /**
@@ -35,18 +36,6 @@ export function exceedsDepth(value: unknown, maxDepth: number): boolean {
   return false;
 }
 
-// What a key's value is, seen from a schema object: data (never scanned for references), a map from
-// names to schemas, or a schema (or list of schemas). Unknown keywords count as schemas, like Ajv,
-// which collects `$id`s from them too.
-const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "example"]);
-const MAP_KEYWORDS = new Set([
-  "properties",
-  "patternProperties",
-  "$defs",
-  "definitions",
-  "dependentSchemas",
-  "dependencies",
-]);
 const REF_KEYWORDS = ["$ref", "$dynamicRef", "$recursiveRef"] as const;
 
 /**

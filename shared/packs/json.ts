@@ -10,13 +10,18 @@ import type { Draft } from "../draft.js";
 import { proportionalScore } from "../engine.js";
 import { InvalidSchemaError } from "../errors.js";
 import type { Pack, Rule } from "../pack.js";
-import { compileJsonSchema } from "./json/compile.js";
+import { compileJsonSchema, RegisteredSchemas } from "./json/compile.js";
 import type { CompiledJsonSchema } from "./json/compiled.js";
 import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 import { REPAIR_MODES } from "./json/repair.js";
 
 export { dialectOf } from "./json/ajv.js";
-export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
+export {
+  clearJsonSchemaCache,
+  compileJsonSchema,
+  jsonSchemaCacheStats,
+  RegisteredSchemas,
+} from "./json/compile.js";
 export { CompiledJsonSchema } from "./json/compiled.js";
 export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 
@@ -29,9 +34,36 @@ export const RepairModeSchema = z.enum(REPAIR_MODES);
 
 // ---- the json pack -------------------------------------------------------------------------------
 
+/** Registered schema sets by the settings' `schemas` array they were built from (built once per configuration). */
+const registeredSets = new WeakMap<readonly unknown[], RegisteredSchemas>();
+
+function registeredFor(schemas: readonly unknown[] | undefined): RegisteredSchemas | undefined {
+  if (!schemas || schemas.length === 0) return undefined;
+  let set = registeredSets.get(schemas);
+  if (!set) {
+    set = new RegisteredSchemas(schemas);
+    registeredSets.set(schemas, set);
+  }
+  return set;
+}
+
 const JsonSettingsSchema = z.object({
   /** What the deterministic repair before the check may delete (`off` to measure what repair buys). */
   repair: RepairModeSchema,
+  /**
+   * Schemas registered by `$id` (`id` in draft-04): a draft's schema may `$ref` them, and they are
+   * resolved from here, never fetched. Checked when the pack is configured.
+   */
+  schemas: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .superRefine((schemas, ctx) => {
+      try {
+        registeredFor(schemas);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
 });
 type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
@@ -40,8 +72,8 @@ type JsonSettings = z.infer<typeof JsonSettingsSchema>;
  * has none (a violation the check reports). Throws InvalidSchemaError when the draft has one that cannot
  * be used: the run is rejected, and the schema never reaches the model.
  */
-function draftSchema(draft: Draft): CompiledJsonSchema | undefined {
-  const lookup = compileJsonSchema(draft.context?.schema);
+function draftSchema(draft: Draft, settings: JsonSettings): CompiledJsonSchema | undefined {
+  const lookup = compileJsonSchema(draft.context?.schema, registeredFor(settings.schemas));
   if (lookup.ok) return lookup.schema;
   if (lookup.problem.ruleId === JSON_RULE_IDS.missing) return undefined;
   throw new InvalidSchemaError(`context.schema: ${lookup.problem.message}`);
@@ -54,7 +86,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   severity: "error",
   source: "schema",
   check({ draft, content, settings }) {
-    const schema = draftSchema(draft);
+    const schema = draftSchema(draft, settings);
     if (!schema) {
       return [
         {
@@ -93,11 +125,11 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
   settingsSchema: JsonSettingsSchema,
   rules: [jsonSchemaRule],
   repair({ draft, content, settings }) {
-    const schema = draftSchema(draft);
+    const schema = draftSchema(draft, settings);
     return schema ? schema.repair(content, { mode: settings.repair }) : { content, repairs: [] };
   },
-  scoreUnits({ draft, content }) {
-    return draftSchema(draft)?.units(content) ?? 1;
+  scoreUnits({ draft, content, settings }) {
+    return draftSchema(draft, settings)?.units(content) ?? 1;
   },
   score(ctx, violations) {
     // With nothing to penalise, the proportional score is 1 whatever its denominator: the units (a walk
@@ -106,7 +138,7 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
     return proportionalScore(violations, jsonPack.scoreUnits?.(ctx) ?? 1);
   },
   instructions: JSON_INSTRUCTIONS,
-  contentJsonSchema(draft) {
-    return draftSchema(draft)?.schema;
+  contentJsonSchema(draft, settings = jsonPack.settings) {
+    return draftSchema(draft, settings)?.schema;
   },
 };

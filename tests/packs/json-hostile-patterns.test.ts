@@ -1,16 +1,20 @@
 /**
  * No schema can hold other drafts: patterns a backtracking engine needs seconds to minutes for (and the
  * static check does not see) run beside benign drafts in one `redraft run`, and every draft finishes
- * with an outcome. Patterns are matched by a linear-time engine (shared/packs/json/linear-regex.ts), so
- * the bound below is generous room for a shared machine, not a speed claim: before that engine, the
- * `\d*\d*\d*x` draft alone ran for minutes.
+ * with an outcome. Patterns RE2 reads are matched by a linear-time engine (shared/packs/json/linear-regex.ts):
+ * before it, the `\d*\d*\d*x` draft alone ran for minutes. The same patterns behind a lookahead (which RE2
+ * cannot read) are matched in a worker stopped past its budget (regex-guard.ts): those drafts end
+ * rejected, `invalid_schema`, `too_slow`. `uniqueItems` over 16,000 untyped items is one linear pass. The
+ * bounds below are generous room for a shared machine, not speed claims.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
 import { compileJsonSchema } from "../../shared/packs/json.js";
-import { redraft } from "../cli/run-cli.js";
+import { jsonLines, ROOT, redraft } from "../cli/run-cli.js";
 
 const HOSTILE: [string, string][] = [
   ["^(a{1,30}){1,30}$", `${"a".repeat(30)}!`],
@@ -87,4 +91,89 @@ describe("hostile patterns beside benign drafts", () => {
     // `(a|a)*$` matches the empty string at the end of any text.
     expect(status["hostile-2"]).toBe("validated");
   }, 120_000);
+});
+
+/** The same hostile shapes behind a lookahead: ECMAScript syntax RE2 cannot read, so RegExp in the worker. */
+const HOSTILE_NATIVE: [string, string][] = [
+  ["^(?=a)(a{1,30}){1,30}$", `${"a".repeat(30)}!`],
+  ["^(?=1)(\\w|\\d)+$", `${"1".repeat(32)}!`],
+  ["^(?=a)(a|a)*$", `${"a".repeat(32)}!`],
+  ["(?=\\d)\\d*\\d*\\d*x", "1".repeat(3000)],
+];
+
+const benignDrafts = () =>
+  [0, 1, 2, 3, 4, 5].map((i) => ({
+    id: `benign-${i}`,
+    kind: "json",
+    // A lookahead too: the benign drafts take the worker's path as well.
+    context: { schema: schemaWith(i < 3 ? "^(?=[a-z])[a-z]+$" : "^[a-z]+$") },
+    content: { v: i % 2 === 0 ? "abc" : "ABC" },
+  }));
+
+/** `redraft run <file> --json --llm none` through the built bin, in a process of its own. */
+function runBin(file: string, dataDir: string): Promise<Record<string, unknown>[]> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, "bin", "redraft.js"), "run", file, "--json", "--llm", "none", "--data-dir", dataDir],
+      {
+        cwd: ROOT,
+        encoding: "utf8",
+        env: { ...process.env, ANTHROPIC_API_KEY: "" },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout) => (error && !stdout ? reject(error) : resolve(jsonLines(stdout))),
+    );
+  });
+}
+
+describe("patterns RE2 cannot read, and uniqueItems, beside benign drafts (the built bin)", () => {
+  it("the static check lets these patterns through too", () => {
+    for (const [pattern] of HOSTILE_NATIVE) expect(compileJsonSchema(schemaWith(pattern)).ok).toBe(true);
+  });
+
+  it("one run: the hostile patterns end rejected as too slow, uniqueItems and the benign drafts as they would alone", async () => {
+    const hostile = HOSTILE_NATIVE.map(([pattern, text], i) => ({
+      id: `native-${i}`,
+      kind: "json",
+      context: { schema: schemaWith(pattern) },
+      content: { v: text },
+    }));
+    const unique = {
+      id: "unique-16000",
+      kind: "json",
+      context: { schema: { type: "array", uniqueItems: true } },
+      content: Array.from({ length: 16_000 }, (_, i) => ({ n: i, tags: [i % 7, { k: "x" }] })),
+    };
+    const benign = benignDrafts();
+    const mixedFile = join(work, "mixed.json");
+    const benignFile = join(work, "benign.json");
+    await writeFile(mixedFile, JSON.stringify([...hostile, unique, ...benign]));
+    await writeFile(benignFile, JSON.stringify(benign));
+    const [mixed, alone] = await Promise.all([
+      runBin(mixedFile, join(work, "data-mixed")),
+      runBin(benignFile, join(work, "data-benign")),
+    ]);
+    const byId = Object.fromEntries(mixed.map((r) => [r.draftId, r]));
+    expect(Object.keys(byId).sort()).toEqual([...hostile, unique, ...benign].map((d) => d.id).sort());
+    for (const { id } of hostile) {
+      expect(byId[id]).toMatchObject({ status: "rejected", reason: "invalid_schema" });
+      expect(String(byId[id]?.message)).toContain(`${TOO_SLOW}:`);
+    }
+    expect(byId["unique-16000"]).toMatchObject({ status: "validated" });
+    // The benign drafts end as they do in a run of their own.
+    const statuses = (lines: Record<string, unknown>[]) =>
+      Object.fromEntries(
+        lines.filter((r) => String(r.draftId).startsWith("benign-")).map((r) => [r.draftId, r.status]),
+      );
+    expect(statuses(mixed)).toEqual(statuses(alone));
+    expect(statuses(alone)).toEqual({
+      "benign-0": "validated",
+      "benign-1": "needs_manual_review",
+      "benign-2": "validated",
+      "benign-3": "needs_manual_review",
+      "benign-4": "validated",
+      "benign-5": "needs_manual_review",
+    });
+  }, 240_000);
 });

@@ -3,27 +3,10 @@
  * tests/fixtures/json-schema-schemastore): through the json pack with no model, no invalid document
  * ends validated by deleting information, and every valid document passes untouched.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CorpusEntry, checkCorpus } from "../../scripts/schemastore-corpus.js";
+import { checkCorpus, readFixtures } from "../../scripts/schemastore-corpus.js";
 
-const ROOT = "tests/fixtures/json-schema-schemastore";
-
-function load(dir: string): { file: string; content: unknown }[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
-    .map((file) => ({ file, content: JSON.parse(readFileSync(join(dir, file), "utf8")) }));
-}
-
-const entries: CorpusEntry[] = readdirSync(ROOT, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map(({ name }) => ({
-    name,
-    schema: JSON.parse(readFileSync(join(ROOT, name, "schema.json"), "utf8")),
-    valid: load(join(ROOT, name, "valid")),
-    invalid: load(join(ROOT, name, "invalid")),
-  }));
+const entries = readFixtures("tests/fixtures/json-schema-schemastore");
 
 describe("a slice of SchemaStore through the json pack, no model", () => {
   it("refuses none of its schemas, passes every valid document, validates no invalid one through a lossy removal", async () => {

@@ -1,5 +1,5 @@
 import type { Draft } from "../../draft.js";
-import { inspectWithPack } from "../../engine.js";
+import { type Inspection, inspectWithPack, type ResolvedPack } from "../../engine.js";
 import { ErrorNames, InvalidDraftError } from "../../errors.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
@@ -121,6 +121,8 @@ async function registerAndCheck(
   let raw: unknown = input.draft;
   read.raw = raw;
   let draft: Draft;
+  let resolved: ResolvedPack;
+  let inspection: Inspection;
   try {
     if (input.rejectWith) throw rejectionError(input.rejectWith);
     if (input.draftRef !== undefined) {
@@ -133,7 +135,12 @@ async function registerAndCheck(
     // Size and depth first, without recursion: nothing below may walk an unbounded value.
     draft = parseDraft(raw, { maxDraftBytes: deps.maxDraftBytes, maxDraftDepth: deps.maxDraftDepth });
     // The pack refuses what it cannot check (a json draft's unusable context.schema) before the run starts.
-    deps.registry.get(draft.kind).pack.contentJsonSchema?.(draft);
+    const configured = deps.registry.get(draft.kind);
+    configured.pack.contentJsonSchema?.(draft, configured.settings);
+    // Repair and check are pure, so they run before the run is registered: a schema that refuses this
+    // content (a json pattern stopped past its budget) rejects it like one that refuses any content.
+    resolved = await packFor(draft, deps.registry);
+    inspection = inspectWithPack(resolved, draft);
   } catch (error) {
     // Only a fault of the input rejects it; a store that failed to read the upload is not the draft's fault.
     if (!isInputError(error)) throw error;
@@ -193,8 +200,7 @@ async function registerAndCheck(
   // A retried Validate task finds its run already registered and carries on: the rest is idempotent.
   await deps.runs.createRun(run);
 
-  const resolved = await packFor(draft, deps.registry);
-  const { draft: repaired, report } = inspectWithPack(resolved, draft);
+  const { draft: repaired, report } = inspection;
   const draftRef = blobKeys.attemptDraft(runId, 0);
   const reportRef = blobKeys.attemptReport(runId, 0);
   await deps.blobs.put(draftRef, JSON.stringify(repaired));

@@ -9,6 +9,7 @@ import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { t
 import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
 import { linearRegExp } from "./linear-regex.js";
+import { useLinearUniqueItems } from "./unique-items.js";
 import type { SchemaObject } from "./util.js";
 
 // ajv-formats and ajv-draft-04 are CommonJS: under NodeNext their default import is the module object.
@@ -89,6 +90,7 @@ export function newAjv(dialect: JsonSchemaDialect, options: Options): AnyAjv {
   // dialect's Ajv does not evaluate.
   if (!isLegacyDialect(dialect)) ajv.addMetaSchema(draft07MetaSchema());
   addFormats(ajv as Ajv);
+  useLinearUniqueItems(ajv);
   return ajv;
 }
 

@@ -10,7 +10,7 @@ import {
   findUnsafePattern,
   namesProtoProperty,
 } from "../json-schema-guard.js";
-import { dialectOf, dialectSupport, idKeyword } from "./ajv.js";
+import { dialectOf, dialectSupport, idKeyword, type JsonSchemaDialect } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
@@ -29,12 +29,6 @@ export type SchemaLookup = { ok: true; schema: CompiledJsonSchema } | { ok: fals
 /** Schemas compiled from drafts' contexts are kept by content; the bound keeps a stream of one-off schemas from growing the heap. */
 const MAX_CACHED_SCHEMAS = 500;
 
-// By identity first (the same context object across repair, check and score), then by the schema's
-// JSON text (the same schema re-parsed from every draft), then by its key-order-independent text;
-// least recently used evicted first. Only a miss pays for the sorted serialization.
-const byIdentity = new WeakMap<object, SchemaLookup>();
-const byText = new Map<string, SchemaLookup>();
-const byStableText = new Map<string, SchemaLookup>();
 let compilations = 0;
 
 function remember(cache: Map<string, SchemaLookup>, key: string, lookup: SchemaLookup): void {
@@ -46,32 +40,97 @@ function remember(cache: Map<string, SchemaLookup>, key: string, lookup: SchemaL
   }
 }
 
+/**
+ * Compiled schemas of one set of registered schemas (none, or a pack's): by identity first (the same
+ * context object across repair, check and score), then by the schema's JSON text (the same schema
+ * re-parsed from every draft), then by its key-order-independent text; least recently used evicted
+ * first. Only a miss pays for the sorted serialization.
+ */
+class SchemaCache {
+  readonly byIdentity = new WeakMap<object, SchemaLookup>();
+  readonly byText = new Map<string, SchemaLookup>();
+  readonly byStableText = new Map<string, SchemaLookup>();
+  /**
+   * The schema a stream of drafts carries when each draft brings its own parsed copy: the next copy is
+   * compared member by member with a private copy of it (parsed from its cached text, so no caller can
+   * change it) before anything serializes the new one. Taken once the same schema came through the text
+   * cache twice in a row, so that schemas taking turns never pay for the copy.
+   */
+  repeated: { copy: unknown; lookup: SchemaLookup } | undefined;
+  lastByText: SchemaLookup | undefined;
+
+  constructor(readonly registered: RegisteredSchemas | undefined) {}
+
+  clear(): void {
+    this.byText.clear();
+    this.byStableText.clear();
+    this.repeated = undefined;
+    this.lastByText = undefined;
+  }
+
+  cameByText(text: string, lookup: SchemaLookup): void {
+    // The text is a cache key: it passed the depth and size bounds, so parsing it is bounded too.
+    if (lookup === this.lastByText && this.repeated?.lookup !== lookup)
+      this.repeated = { copy: JSON.parse(text), lookup };
+    this.lastByText = lookup;
+  }
+}
+
+const unregistered = new SchemaCache(undefined);
+
 /** How many schemas were compiled so far and how many distinct schemas the cache holds (tests, metrics). */
 export function jsonSchemaCacheStats(): { compilations: number; cached: number } {
-  return { compilations, cached: byStableText.size };
+  return { compilations, cached: unregistered.byStableText.size };
 }
 
 /** Empties the content-keyed caches (tests). Schema objects already seen stay cached by identity until collected. */
 export function clearJsonSchemaCache(): void {
-  byText.clear();
-  byStableText.clear();
-  repeated = undefined;
-  lastByText = undefined;
+  unregistered.clear();
 }
 
 /**
- * The schema a stream of drafts carries when each draft brings its own parsed copy (drafts that arrive as
- * text): the next copy is compared member by member with a private copy of it (parsed from its cached
- * text, so no caller can change it) before anything serializes the new one. Taken once the same schema
- * came through the text cache twice in a row, so that schemas taking turns never pay for the copy.
+ * Schemas a pack registers by `$id` (`id` in draft-04): a draft's schema may `$ref` them, resolved from
+ * this set, never fetched. Each must name itself with an absolute URI and pass every check a draft's
+ * schema passes (references to the ones listed before it allowed); a schema references those of its
+ * own dialect. Built once per pack configuration.
  */
-let repeated: { copy: unknown; lookup: SchemaLookup } | undefined;
-let lastByText: SchemaLookup | undefined;
+export class RegisteredSchemas {
+  readonly #byDialect = new Map<JsonSchemaDialect, SchemaObject[]>();
+  readonly cache: SchemaCache = new SchemaCache(this);
 
-function cameByText(text: string, lookup: SchemaLookup): void {
-  // The text is a cache key: it passed the depth and size bounds, so parsing it is bounded too.
-  if (lookup === lastByText && repeated?.lookup !== lookup) repeated = { copy: JSON.parse(text), lookup };
-  lastByText = lookup;
+  /** Throws, naming the schema, for a registered schema that cannot be used. */
+  constructor(schemas: readonly unknown[]) {
+    schemas.forEach((schema, i) => {
+      const where = `registered schema ${i + 1}`;
+      if (!isRecord(schema)) throw new Error(`${where} must be an object`);
+      const dialect = dialectOf(schema);
+      if (!dialect) throw new Error(`${where} has an unsupported $schema ${JSON.stringify(schema.$schema)}`);
+      const id = schema[idKeyword(dialect)];
+      if (typeof id !== "string" || !/^[a-z][a-z0-9+.-]*:/i.test(id))
+        throw new Error(`${where} must name itself with an absolute URI in ${idKeyword(dialect)}`);
+      const before = this.forDialect(dialect);
+      const checked = compileJsonSchema(
+        schema,
+        before.length > 0 ? new RegisteredSchemas(before) : undefined,
+      );
+      if (!checked.ok) throw new Error(`${where} (${id}): ${checked.problem.message}`);
+      this.#byDialect.set(dialect, [...before, schema]);
+    });
+  }
+
+  /** The registered schemas a schema of `dialect` may reference. */
+  forDialect(dialect: JsonSchemaDialect): readonly SchemaObject[] {
+    return this.#byDialect.get(dialect) ?? [];
+  }
+
+  /** The URIs they register, normalized as the remote-reference check resolves `$ref`s (no fragment). */
+  idsFor(dialect: JsonSchemaDialect): string[] {
+    return this.forDialect(dialect).map((s) => {
+      const url = new URL(String(s[idKeyword(dialect)]));
+      url.hash = "";
+      return url.href;
+    });
+  }
 }
 
 /**
@@ -131,7 +190,7 @@ function invalidSchema(message: string): SchemaLookup {
  * meta-schema of that dialect), it must be valid against the dialect's meta-schema, and Ajv must compile
  * it. `true` and `false` are schemas too. The schema is treated as immutable once compiled.
  */
-export function compileJsonSchema(schema: unknown): SchemaLookup {
+export function compileJsonSchema(schema: unknown, registered?: RegisteredSchemas): SchemaLookup {
   if (schema === undefined || schema === null) {
     return {
       ok: false,
@@ -151,14 +210,16 @@ export function compileJsonSchema(schema: unknown): SchemaLookup {
       },
     };
   }
-  const known = byIdentity.get(root);
+  const cache = registered?.cache ?? unregistered;
+  const known = cache.byIdentity.get(root);
   if (known) return known;
-  const lookup = lookupByContent(root);
-  byIdentity.set(root, lookup);
+  const lookup = lookupByContent(root, cache);
+  cache.byIdentity.set(root, lookup);
   return lookup;
 }
 
-function lookupByContent(schema: SchemaObject): SchemaLookup {
+function lookupByContent(schema: SchemaObject, cache: SchemaCache): SchemaLookup {
+  const { byText, byStableText, repeated } = cache;
   if (repeated && sameJsonText(schema, repeated.copy)) return repeated.lookup;
   const { maxDepth, maxBytes } = DEFAULT_SCHEMA_LIMITS;
   const tooDeep = () => invalidSchema(`it is nested more than ${maxDepth} levels deep`);
@@ -174,7 +235,7 @@ function lookupByContent(schema: SchemaObject): SchemaLookup {
   const known = byText.get(text);
   if (known) {
     remember(byText, text, known);
-    cameByText(text, known);
+    cache.cameByText(text, known);
     return known;
   }
   // The meta-schema check and Ajv recurse over the schema: its depth is bounded before they see it.
@@ -186,15 +247,15 @@ function lookupByContent(schema: SchemaObject): SchemaLookup {
   if (!lookup) {
     // Key-order-independent text: equal schemas parsed from different documents share one compilation.
     const stable = canonicalJson(schema);
-    lookup = byStableText.get(stable) ?? compileUncached(schema);
+    lookup = byStableText.get(stable) ?? compileUncached(schema, cache.registered);
     remember(byStableText, stable, lookup);
   }
   remember(byText, text, lookup);
-  cameByText(text, lookup);
+  cache.cameByText(text, lookup);
   return lookup;
 }
 
-function compileUncached(schema: SchemaObject): SchemaLookup {
+function compileUncached(schema: SchemaObject, registered: RegisteredSchemas | undefined): SchemaLookup {
   compilations += 1;
   const dialect = dialectOf(schema);
   if (!dialect) {
@@ -202,11 +263,12 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
       `unsupported $schema ${JSON.stringify(schema.$schema)} (use JSON Schema 2020-12, 2019-09, draft-07, draft-06 or draft-04)`,
     );
   }
-  const { meta, registered } = dialectSupport(dialect);
-  const remote = findRemoteRef(schema, registered, idKeyword(dialect));
+  const { meta, registered: metaSchemas } = dialectSupport(dialect);
+  const known = registered ? new Set([...metaSchemas, ...registered.idsFor(dialect)]) : metaSchemas;
+  const remote = findRemoteRef(schema, known, idKeyword(dialect));
   if (remote !== undefined) {
     return invalidSchema(
-      `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) are allowed`,
+      `$ref ${JSON.stringify(remote)} points outside the schema; only references inside it ("#/$defs/…" or an $id it defines) or to a schema the json pack registers are allowed`,
     );
   }
   if (namesProtoProperty(schema)) {
@@ -232,7 +294,7 @@ function compileUncached(schema: SchemaObject): SchemaLookup {
     return invalidSchema([...firstPerPlace.values()].slice(0, 5).join("; "));
   }
   try {
-    const compiled = new CompiledJsonSchema(schema, dialect);
+    const compiled = new CompiledJsonSchema(schema, dialect, registered?.forDialect(dialect));
     // An empty object is what most loops of this kind are met with first: found here, the schema is
     // reported invalid up front instead of failing the first draft that reaches the loop.
     compiled.isValid({});

@@ -55,6 +55,8 @@ export class CompiledJsonSchema {
   readonly schema: SchemaObject;
   readonly dialect: JsonSchemaDialect;
   readonly #ajv: AnyAjv;
+  /** Schemas the pack registers by `$id`, added to every Ajv this schema compiles with. */
+  readonly #registered: readonly SchemaObject[];
   readonly #validate: ValidateFunction;
   /**
    * The same schema compiled without `ownProperties`, for plain data when Object.prototype cannot tell
@@ -77,9 +79,10 @@ export class CompiledJsonSchema {
   #last: { content: unknown; errors: ErrorObject[] | null } | undefined;
 
   /** Throws (with Ajv's message) when the schema does not compile; use `compileJsonSchema` for the cached, non-throwing path. */
-  constructor(schema: SchemaObject, dialect: JsonSchemaDialect) {
+  constructor(schema: SchemaObject, dialect: JsonSchemaDialect, registered: readonly SchemaObject[] = []) {
     this.schema = schema;
     this.dialect = dialect;
+    this.#registered = registered;
     const warnings: string[] = [];
     let compiling = true;
     // Ajv warns, instead of failing, about what it ignores (an unknown format): kept from the compilation
@@ -92,6 +95,7 @@ export class CompiledJsonSchema {
       error() {},
     };
     this.#ajv = newAjv(dialect, { ...AJV_OPTIONS, validateSchema: false, logger });
+    for (const known of registered) this.#ajv.addSchema(known);
     this.#ajv.addSchema(schema, ROOT_KEY);
     const validate = this.#ajv.getSchema(ROOT_KEY);
     compiling = false;
@@ -128,6 +132,8 @@ export class CompiledJsonSchema {
       const validate = this.#validatorFor(content);
       errors = validate(content) ? null : (validate.errors ?? []);
     } catch (error) {
+      // A pattern stopped past its budget (regex-guard.ts) says so itself.
+      if (error instanceof InvalidSchemaError) throw error;
       // Ajv's generated code fails on some valid schemas: for unevaluatedProperties with $dynamicRef it
       // calls itself without end (drafts are depth-bounded, so the overflow is the schema's). A named
       // error, never a raw one.
@@ -182,6 +188,7 @@ export class CompiledJsonSchema {
     if (!prototypeLeavesAlone(names)) return;
     try {
       const ajv = newAjv(this.dialect, { ...AJV_OPTIONS, ownProperties: false, validateSchema: false });
+      for (const known of this.#registered) ajv.addSchema(known);
       ajv.addSchema(this.schema, ROOT_KEY);
       this.#plainValidate = ajv.getSchema(ROOT_KEY) ?? null;
       this.#plainNames = names;

@@ -2,11 +2,20 @@
  * Regular expressions of untrusted schemas (`pattern`, `patternProperties`) matched in linear time: RE2's
  * automaton (re2js) never backtracks, so no pattern and no string can hold the process, whatever the
  * static check (regex-safety.ts) misses: `^(a{1,30}){1,30}$`, `^(\w|\d)+$`, `(a|a)*$`, `\d*\d*\d*x`.
- * A pattern RE2 cannot read (lookarounds, back-references) is compiled by ECMAScript's RegExp, as Ajv
- * would: those are the ones the static check is the only guard for.
+ * A pattern RE2 cannot read (lookarounds, back-references) is ECMAScript's, as Ajv would compile it:
+ * matched in this thread only on a short string and when the static analysis finds every split forced
+ * (regex-safety.ts), otherwise in a worker stopped past a budget (regex-guard.ts).
  */
 import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js";
 import { RE2JS } from "re2js";
+import { guardedTest } from "./regex-guard.js";
+import { matchesInBoundedSteps } from "./regex-safety.js";
+
+/**
+ * The longest string a pattern RE2 cannot read is matched on in this thread, when its splits are forced
+ * (matchesInBoundedSteps: at most 2^8·n steps per pattern element); longer strings go to the worker.
+ */
+const IN_PROCESS_CHARS = 256;
 
 /** Compiles `pattern` for RE2 when its syntax allows, else with RegExp (flags as Ajv passes them). */
 function compile(pattern: string, flags: string): RegExpLike {
@@ -14,11 +23,21 @@ function compile(pattern: string, flags: string): RegExpLike {
   try {
     re = RE2JS.compile(pattern);
   } catch {
-    return new RegExp(pattern, flags);
+    // ECMAScript's own: a pattern it cannot read either fails the schema's compilation here.
+    const native = new RegExp(pattern, flags);
+    // A pattern whose every split is forced runs on a short string in bounded steps: matched here.
+    const inProcess = matchesInBoundedSteps(pattern);
+    const guarded: RegExpLike & { toString(): string } = {
+      test: (text: string) =>
+        inProcess && text.length <= IN_PROCESS_CHARS ? native.test(text) : guardedTest(pattern, flags, text),
+      toString: () => `/${pattern}/${flags}`,
+    };
+    return guarded;
   }
   const matcher: RegExpLike & { toString(): string } = {
-    // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as `find` looks for.
-    test: (text: string) => re.matcher(text).find(),
+    // ECMAScript `pattern` is unanchored: a match anywhere in the string counts, as RE2's `test` looks
+    // for (without a Matcher or capture groups: its DFA, about twice as fast as `matcher(text).find()`).
+    test: (text: string) => re.test(text),
     // Ajv keys its compiled patterns by this text: two patterns must never share one.
     toString: () => `/${pattern}/${flags}`,
   };

@@ -209,3 +209,89 @@ export function backtrackingRisk(pattern: string): BacktrackingRisk | undefined 
     throw error;
   }
 }
+
+/**
+ * Whether a backtracking engine matches `pattern` on a short string in time bounded by the pattern's
+ * size: anchored at the start (`^`, so one starting position); every repetition that can run more than
+ * once holds no repetition, alternative or back-reference of its own, and what its body starts with
+ * cannot also start what follows it (so the split of a run is forced); lookarounds hold no such
+ * repetition; and at most MAX_UNFORCED_OPTIONALS optional parts (`?`) can start like what follows them
+ * (each doubles the ways tried). On a string of n characters that is at most 2^k·n steps per pattern
+ * element: the host matches such patterns itself when the string is short (regex-guard.ts), sends the
+ * rest to a worker it can stop. Conservative: a pattern it cannot read, or nested too deep, is not.
+ */
+export function matchesInBoundedSteps(pattern: string): boolean {
+  let root: Root;
+  try {
+    root = tokenize(pattern);
+  } catch {
+    return false;
+  }
+  const first = root.stack?.[0];
+  if (!root.stack || first?.type !== types.POSITION || first.value !== "^") return false;
+  try {
+    const analysis = new Analysis();
+    const unforced = { optionals: 0 };
+    return (
+      forcedSplits(analysis, root, NONE, false, unforced) && unforced.optionals <= MAX_UNFORCED_OPTIONALS
+    );
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
+}
+
+/** Optional parts whose start overlaps what follows them, at most, for matchesInBoundedSteps. */
+export const MAX_UNFORCED_OPTIONALS = 8;
+
+function holdsRepetition(token: Token | Root): boolean {
+  if (token.type === types.REPETITION) return token.max > 1 || holdsRepetition(token.value);
+  if (token.type !== types.ROOT && token.type !== types.GROUP) return false;
+  return (token.options ?? [token.stack ?? []]).some((option) => option.some(holdsRepetition));
+}
+
+function forcedSplits(
+  analysis: Analysis,
+  token: Token | Root,
+  after: CharSet,
+  repeated: boolean,
+  unforced: { optionals: number },
+): boolean {
+  switch (token.type) {
+    case types.REFERENCE:
+      return false;
+    case types.REPETITION: {
+      const body = analysis.start(token.value);
+      if (token.max > 1) {
+        if (repeated) return false;
+        if (token.min !== token.max && overlaps(body.first, after)) return false;
+        return forcedSplits(analysis, token.value, union(after, body.first), true, unforced);
+      }
+      if (overlaps(body.first, after)) unforced.optionals += 1;
+      return forcedSplits(analysis, token.value, after, repeated, unforced);
+    }
+    case types.ROOT:
+    case types.GROUP: {
+      if (token.type === types.GROUP && (token.followedBy || token.notFollowedBy || token.lookBehind))
+        return !holdsRepetition(token);
+      const options = token.options ?? [token.stack ?? []];
+      if (repeated && options.length > 1) return false;
+      if (options.length > 1) unforced.optionals += options.length - 1;
+      for (const option of options) {
+        let follows = after;
+        for (let i = option.length - 1; i >= 0; i--) {
+          const child = option[i] as Token;
+          if (!forcedSplits(analysis, child, follows, repeated, unforced)) return false;
+          if (child.type === types.POSITION && child.value === "$") follows = NONE;
+          else {
+            const start = analysis.start(child);
+            follows = start.nullable ? union(start.first, follows) : start.first;
+          }
+        }
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}

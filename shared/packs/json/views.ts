@@ -6,6 +6,7 @@
 import type { RegExpLike } from "ajv/dist/types/index.js";
 import { unescapeSegment } from "../../pointer.js";
 import { idKeyword, isLegacyDialect, type JsonSchemaDialect } from "./ajv.js";
+import { DATA_KEYWORDS, MAP_KEYWORDS } from "./keywords.js";
 import { linearRegExp } from "./linear-regex.js";
 import { fragmentSegment, hasOwn, isRecord, type SchemaObject, safeDecode } from "./util.js";
 
@@ -141,18 +142,6 @@ function shapeAllowed(views: readonly View[], value: unknown): boolean {
   }
   return true;
 }
-
-/** Schema keywords whose value is a map from names to schemas (not a schema itself). */
-const MAP_KEYWORDS = new Set([
-  "properties",
-  "patternProperties",
-  "$defs",
-  "definitions",
-  "dependentSchemas",
-  "dependencies",
-]);
-/** Keywords whose value is data, never a schema: nothing inside them is an `$id` or an anchor. */
-const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "example", "required"]);
 
 /** What a reference resolves to: a view, or why the walk does not follow it. */
 type Target = { view: View } | { opaque: string };
