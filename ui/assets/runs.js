@@ -53,9 +53,14 @@ export function runsView(main, params) {
     refresh().catch(() => setLive(false));
   }
 
+  // A poll sent before the filters changed can answer after the one sent on the change: only the
+  // newest request's answer is drawn, so the table never goes back to the old filters.
+  let sent = 0;
   async function refresh() {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+    const mine = ++sent;
     const data = await getJson(`/api/runs?${query}`);
+    if (mine !== sent) return;
     buildForm(data.facets);
     renderSummary(summary, data, filters.status);
     renderTable(table, data.runs);
