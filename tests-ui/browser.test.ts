@@ -452,6 +452,15 @@ describe("the viewer in a browser", () => {
       expect(await items.count()).toBe(4);
       expect(await items.nth(1).innerText()).toContain("paper-repaired");
       if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "batch.png"), fullPage: true });
+      // On a phone-width window the page does not scroll sideways (long keys and messages wrap).
+      await page.setViewportSize({ width: 390, height: 800 });
+      try {
+        await expect
+          .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth))
+          .toBeLessThanOrEqual(1);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
       // An item's link opens its run, which links back to its batch.
       await items.nth(2).getByRole("link").click();
       await page.waitForSelector("h1 .status");

@@ -291,6 +291,34 @@ describe("the viewer's page, repairs and console links", () => {
     } finally {
       await viewer.close();
     }
+    // A stack's runtime brings its own batch records (CloudRuntime.batches): the pages read those.
+    const stackBatch = {
+      batchId: "b-5eed",
+      status: "running" as const,
+      manifestRef: { bucket: "stack-bucket", key: "batches/q.jsonl" },
+      startedAt: "2026-01-01T00:00:00.000Z",
+    };
+    const withBatches = await startViewer({
+      runtime: {
+        ...cloudLike,
+        batches: {
+          get: async (id: string) => (id === stackBatch.batchId ? stackBatch : undefined),
+          list: async () => [stackBatch],
+        },
+      },
+      asl: await loadAsl(),
+      submit: () => Promise.reject(new Error("no submissions here")),
+      reviewer: "tester",
+      port: 0,
+    });
+    try {
+      const list = await fetch(`${withBatches.url}api/batches`).then((r) => r.json());
+      expect(list.batches.map((b: { batchId: string }) => b.batchId)).toEqual(["b-5eed"]);
+      const one = await fetch(`${withBatches.url}api/batches/b-5e`).then((r) => r.json());
+      expect(one.batch).toMatchObject({ batchId: "b-5eed", status: "running", manifest: "batches/q.jsonl" });
+    } finally {
+      await withBatches.close();
+    }
   });
 });
 

@@ -17,7 +17,7 @@ import {
   type RunStore,
   StopReasonSchema,
 } from "../shared/store/types.js";
-import { batchOfRun } from "./batches.js";
+import { type BatchReader, batchOfRun } from "./batches.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
 import { buildTimeline } from "./timeline.js";
 
@@ -31,6 +31,11 @@ export interface ViewerData {
    * CloudRuntime has it); a local data dir has none. The run page links it in the console.
    */
   executionArn?(runId: string): string | undefined;
+  /**
+   * The batch records the batch pages read: a stack's (CloudRuntime has them). Absent on a local
+   * runtime, whose records the server reads from its data dir's table.
+   */
+  readonly batches?: BatchReader;
 }
 
 /** The filters of the runs list, as the page sends them in the query string. */

@@ -34,11 +34,6 @@ export interface ViewerOptions {
   submit: ReviewOptions["submit"];
   /** Who decides the reviews made in the page, unless the page names someone. */
   reviewer: string;
-  /**
-   * Where the batch pages read batch records.
-   * @default the runtime's own `batches` when it has them (a stack's), else the local data dir's table
-   */
-  batches?: BatchReader;
   /** @default DEFAULT_VIEWER_PORT; 0 picks a free port */
   port?: number;
 }
@@ -68,9 +63,16 @@ const ReviewBodySchema = z
     path: ["draft"],
   });
 
-/** Every run id of a local runtime's data dir, read from its index; other stores list their runs. */
+/**
+ * Every run id of a local runtime's data dir, read from its index; other stores (a stack's, whose
+ * runtime has a DynamoDB client too, on another table) list their runs.
+ */
 const viewerRunIds = (runtime: ViewerOptions["runtime"]) =>
-  "dynamo" in runtime ? localRunIds(runtime as { dynamo: DynamoDBClient }) : undefined;
+  isLocal(runtime) ? localRunIds(runtime) : undefined;
+
+/** A local runtime: a data dir and the embedded table inside it. */
+const isLocal = (runtime: object): runtime is { dataDir: string; dynamo: DynamoDBClient } =>
+  "dataDir" in runtime && "dynamo" in runtime;
 
 /**
  * The full id of the run an address names: the id itself, or any short id a table prints (a unique
@@ -88,14 +90,9 @@ async function viewerRunId(runtime: ViewerOptions["runtime"], given: string): Pr
 }
 
 /** The batch records the viewer reads: the runtime's own (a stack's), or the local data dir's table. */
-function batchReader(options: ViewerOptions): BatchReader | undefined {
-  if (options.batches) return options.batches;
-  const runtime = options.runtime as ViewerOptions["runtime"] & {
-    batches?: BatchReader;
-    dynamo?: DynamoDBClient;
-  };
+function batchReader(runtime: ViewerOptions["runtime"]): BatchReader | undefined {
   if (runtime.batches) return runtime.batches;
-  return runtime.dynamo
+  return isLocal(runtime)
     ? new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE })
     : undefined;
 }
@@ -186,7 +183,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const assets = await loadAssets();
   const token = randomBytes(24).toString("hex");
   const { runtime, asl } = options;
-  const batches = batchReader(options);
+  const batches = batchReader(runtime);
   let origins: Set<string> = new Set();
   // One review at a time: a double click must not approve twice or race an edit.
   let reviews: Promise<unknown> = Promise.resolve();

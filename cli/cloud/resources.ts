@@ -90,8 +90,5 @@ export function executionArn(stateMachineArn: string, runId: string): string {
   return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}`;
 }
 
-/** The Step Functions console page of an execution, in the execution's own region. */
-export function consoleUrl(execution: string): string {
-  const region = execution.split(":")[3] ?? "us-east-1";
-  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${execution}`;
-}
+/** The Step Functions console page of an execution, in its own region: the viewer builds the same link. */
+export { executionConsoleUrl as consoleUrl } from "../../shared/console-url.js";

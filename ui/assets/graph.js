@@ -179,9 +179,10 @@ function zoomable(picture, controls, view) {
     };
   };
   const framePath = (floor) => {
-    const box = pathBox();
+    // The path view is the path (and its start): framed whole, so choosing a state scrolls nothing.
+    const box = view === "path" ? { x: 0, y: 0, width: natural, height: naturalHeight } : pathBox();
     const { width, height } = room();
-    const margin = 40;
+    const margin = view === "path" ? 0 : 40;
     scale = Math.min(
       1,
       Math.max(floor, Math.min(width / (box.width + margin), height / (box.height + margin))),

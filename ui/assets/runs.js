@@ -14,6 +14,18 @@ export function runsView(main, params) {
   const table = h("div", { className: "table-wrap" });
   main.append(h("h1", {}, "Runs"), summary, form, table);
   let facetsKey = "";
+  // The selects are rebuilt when the facets change; the search box is built once, so that what
+  // is being typed into it is never replaced under the typing.
+  const selects = h("div", { className: "facets" });
+  form.append(
+    selects,
+    h(
+      "label",
+      {},
+      "Draft id contains",
+      h("input", { type: "search", name: "q", value: filters.q, oninput: apply, autocomplete: "off" }),
+    ),
+  );
 
   function buildForm(facets) {
     const key = JSON.stringify(facets);
@@ -33,29 +45,30 @@ export function runsView(main, params) {
       );
     const statuses = ["draft", "correcting", "validated", "needs_manual_review", "rejected", "failed"];
     fill(
-      form,
+      selects,
       select("status", "Status", statuses),
       select("reason", "Reason", facets.reasons),
       select("kind", "Kind", facets.kinds),
-      h(
-        "label",
-        {},
-        "Draft id contains",
-        h("input", { type: "search", name: "q", value: filters.q, oninput: apply, autocomplete: "off" }),
-      ),
     );
   }
 
-  function apply() {
-    for (const name of Object.keys(filters)) filters[name] = form.elements[name]?.value ?? "";
+  /** One filter changed: the element that changed says which and to what (the form may be rebuilding). */
+  function apply(event) {
+    const { name, value } = event.currentTarget;
+    if (name in filters) filters[name] = value;
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
     history.replaceState(null, "", `#/${query ? `?${query}` : ""}`);
     refresh().catch(() => setLive(false));
   }
 
+  // A poll sent before the filters changed can answer after the one sent on the change: only the
+  // newest request's answer is drawn, so the table never goes back to the old filters.
+  let sent = 0;
   async function refresh() {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+    const mine = ++sent;
     const data = await getJson(`/api/runs?${query}`);
+    if (mine !== sent) return;
     buildForm(data.facets);
     renderSummary(summary, data, filters.status);
     renderTable(table, data.runs);
