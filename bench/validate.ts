@@ -15,6 +15,11 @@
  *                                OpenAPI order, a draft-07 CI workflow, a FHIR-like bundle), their
  *                                valid, repairable and broken records in turn
  *
+ * After the table, "hostile beside benign": the json corpus's drafts (as text) validated one after the
+ * other alone, then with hostile drafts among them (four patterns RE2 cannot read that backtrack for
+ * seconds to minutes, stopped past their budget and rejected too_slow; uniqueItems over 16,000 untyped
+ * items), medians of 3 runs each: what the hostile drafts cost the others, in wall time.
+ *
  * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md with the output (never with
  * `--smoke`); `npm run bench:all -- --write-docs` does the same for every bench.
  *
@@ -375,6 +380,8 @@ async function main(): Promise<void> {
     "median/CPU-s: drafts per second of this process's own CPU time (user + system), what one core does when",
     "the machine is shared (the GC's helper threads count too, so it errs low): the target is judged on it.",
     ...whereJsonTimeGoes(perDraftCpu),
+    "",
+    ...(await hostileBesideBenign()),
   ].join("\n");
   console.log(result);
   output.push(result);
@@ -385,6 +392,83 @@ async function main(): Promise<void> {
     ]);
     process.stderr.write(`wrote the validate section of ${BENCHMARKS_MD}\n`);
   }
+}
+
+/** Hostile json drafts: what each one does to the drafts validated beside it. */
+function hostileDrafts(): { id: string; draft: Draft }[] {
+  const withPattern = (pattern: string, text: string) => ({
+    kind: "json",
+    context: { schema: { type: "object", properties: { v: { type: "string", pattern } } } },
+    content: { v: text },
+  });
+  const shapes: [string, string][] = [
+    ["^(?=a)(a{1,30}){1,30}$", `${"a".repeat(30)}!`],
+    ["^(?=1)(\\w|\\d)+$", `${"1".repeat(32)}!`],
+    ["^(?=a)(a|a)*$", `${"a".repeat(32)}!`],
+    ["(?=\\d)\\d*\\d*\\d*x", "1".repeat(3000)],
+  ];
+  return [
+    ...shapes.map(([pattern, text], i) => ({
+      id: `pattern ${pattern}`,
+      draft: { id: `hostile-${i}`, ...withPattern(pattern, text) } as Draft,
+    })),
+    {
+      id: "uniqueItems, 16,000 untyped items",
+      draft: {
+        id: "hostile-unique",
+        kind: "json",
+        context: { schema: { type: "array", uniqueItems: true } },
+        content: Array.from({ length: 16_000 }, (_, i) => ({ n: i, tags: [i % 7, { k: "x" }] })),
+      } as unknown as Draft,
+    },
+  ];
+}
+
+/**
+ * The json corpus validated from text alone, then with the hostile drafts spread among it: wall time of
+ * each (medians of 3), and what each hostile draft ended as and took.
+ */
+async function hostileBesideBenign(): Promise<string[]> {
+  const registry = new PackRegistry();
+  const benign = jsonCorpus(studySchema(), SMOKE ? 20 : 300).map((d) => JSON.stringify(d));
+  const hostile = hostileDrafts();
+  const runs = SMOKE ? 1 : 3;
+  const alone: number[] = [];
+  const beside: number[] = [];
+  const outcome = new Map<string, { ms: number[]; ended: string }>();
+  for (let r = 0; r < runs; r++) {
+    let start = performance.now();
+    for (const text of benign) consume(await validateDraft(text, { registry }));
+    alone.push(performance.now() - start);
+    const every = Math.floor(benign.length / hostile.length);
+    start = performance.now();
+    for (let i = 0; i < benign.length; i++) {
+      const h = i % every === 0 ? hostile[i / every] : undefined;
+      if (h) {
+        const at = performance.now();
+        let ended = "finished";
+        try {
+          const report = await validateDraft(h.draft, { registry });
+          ended = report.counts.error > 0 ? "violations" : "valid";
+        } catch (error) {
+          const e = error as { code?: string; message?: string };
+          ended = `${e.code}, ${e.message?.split(":")[0]}`;
+        }
+        const seen = outcome.get(h.id) ?? { ms: [], ended };
+        seen.ms.push(performance.now() - at);
+        outcome.set(h.id, seen);
+      }
+      consume(await validateDraft(benign[i], { registry }));
+    }
+    beside.push(performance.now() - start);
+  }
+  const a = median(alone);
+  const b = median(beside);
+  return [
+    `hostile beside benign: ${benign.length} json drafts (text) one after the other, medians of ${runs} runs`,
+    `  alone: ${fmtInt(a)} ms; with ${hostile.length} hostile drafts among them: ${fmtInt(b)} ms (x${(b / a).toFixed(2)})`,
+    ...[...outcome].map(([id, o]) => `  ${id}: ${o.ended} after ${fmtInt(median(o.ms))} ms`),
+  ];
 }
 
 /**

@@ -16,12 +16,7 @@ import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 import { REPAIR_MODES } from "./json/repair.js";
 
 export { dialectOf } from "./json/ajv.js";
-export {
-  clearJsonSchemaCache,
-  compileJsonSchema,
-  jsonSchemaCacheStats,
-  RegisteredSchemas,
-} from "./json/compile.js";
+export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
 export { CompiledJsonSchema } from "./json/compiled.js";
 export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
 

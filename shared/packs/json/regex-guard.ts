@@ -17,7 +17,7 @@ import { InvalidSchemaError } from "../../errors.js";
 export const TOO_SLOW = "too_slow";
 
 /** How long one pattern test may run in the worker before it is stopped. */
-export const PATTERN_BUDGET_MS = 500;
+const PATTERN_BUDGET_MS = 500;
 /** How long the worker may take to start: not part of any draft's budget (a loaded machine is slow to spawn). */
 const START_TIMEOUT_MS = 30_000;
 

@@ -242,7 +242,7 @@ export function matchesInBoundedSteps(pattern: string): boolean {
 }
 
 /** Optional parts whose start overlaps what follows them, at most, for matchesInBoundedSteps. */
-export const MAX_UNFORCED_OPTIONALS = 8;
+const MAX_UNFORCED_OPTIONALS = 8;
 
 function holdsRepetition(token: Token | Root): boolean {
   if (token.type === types.REPETITION) return token.max > 1 || holdsRepetition(token.value);
