@@ -3,6 +3,7 @@ import type { Draft, ValidationReport, Violation } from "../../draft.js";
 import { inspectWithPack } from "../../engine.js";
 import { SelfCorrectionError } from "../../errors.js";
 import { totalTokens } from "../../model/types.js";
+import { SchemaTooSlowError } from "../../packs/json/regex-guard.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { type AttemptRecord, addTotals } from "../../store/types.js";
 import { packFor } from "../../validate.js";
@@ -44,6 +45,26 @@ function fitRecord(
   if (omitted.inputViolations + omitted.outputViolations + omitted.repairs > 0) record.omitted = omitted;
 }
 
+/**
+ * The candidate repaired and checked against its pack. A check the schema's pattern guard stopped
+ * (`too_slow`: the model's new strings, not the draft's schema, made a pattern too slow) leaves the
+ * answer unusable, as an unparseable one is: the best draft stays and the loop goes on, instead of
+ * the whole run failing on a candidate.
+ */
+async function checkCandidate(
+  candidateRef: string,
+  deps: LoopDeps,
+): Promise<{ draft: Draft; report: ValidationReport } | { tooSlow: string }> {
+  const candidate = await loadJson<Draft>(deps.blobs, candidateRef);
+  const resolved = await packFor(candidate, deps.registry);
+  try {
+    return inspectWithPack(resolved, candidate);
+  } catch (error) {
+    if (error instanceof SchemaTooSlowError) return { tooSlow: error.message };
+    throw error;
+  }
+}
+
 const violationKey = (v: Violation) => `${v.ruleId}\u0000${v.path ?? ""}`;
 
 /**
@@ -63,10 +84,11 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   let report = bestReport;
   let draftRef: string | undefined;
   let reportRef = state.best.reportRef;
-  if (pending.candidateRef) {
-    const candidate = await loadJson<Draft>(deps.blobs, pending.candidateRef);
-    const resolved = await packFor(candidate, deps.registry);
-    ({ draft, report } = inspectWithPack(resolved, candidate));
+  let failure = pending.failure;
+  const checked = pending.candidateRef ? await checkCandidate(pending.candidateRef, deps) : undefined;
+  if (checked && "tooSlow" in checked) failure = checked.tooSlow;
+  else if (checked) {
+    ({ draft, report } = checked);
     draftRef = blobKeys.attemptDraft(state.runId, n);
     reportRef = blobKeys.attemptReport(state.runId, n);
     await deps.blobs.put(draftRef, JSON.stringify(draft));
@@ -127,7 +149,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   if (diffRef) record.diffRef = diffRef;
   fitRecord(record, inputErrors, report.violations, repairs);
   if (draftRef) record.draftRef = draftRef;
-  if (pending.failure) record.failure = pending.failure;
+  if (failure) record.failure = failure;
   if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
   // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
   const recorded = await deps.runs.putAttempt(record);
@@ -141,7 +163,7 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   const bestReportNow = beats ? report : bestReport;
   const hints = keepHints([
     ...state.hints,
-    ...attemptHints(n, pending.failure, inputErrors, report, beats, state.best.attempt),
+    ...attemptHints(n, failure, inputErrors, report, beats, state.best.attempt),
   ]);
 
   const tokens = addTotals(state.tokens, usage);
