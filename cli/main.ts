@@ -16,13 +16,13 @@ import { registerPlan } from "./commands/plan.js";
 import { registerReview } from "./commands/review.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerSchemaCommand } from "./commands/schema.js";
 import { registerShow } from "./commands/show.js";
 import { registerUi } from "./commands/ui.js";
 import { registerWatch } from "./commands/watch.js";
 import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
 import { installRoot } from "./install-root.js";
 import { collect, say } from "./options.js";
-import { registerSchemaCommand } from "./schema.js";
 import type { CommandResult, GlobalOptions } from "./session.js";
 
 // The program and its global options; each command is defined in its own file under cli/commands/

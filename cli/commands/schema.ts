@@ -9,8 +9,8 @@
 import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
-import { UsageError } from "../app/inputs.js";
-import { dialectOf } from "../shared/packs/json.js";
+import { UsageError } from "../../app/inputs.js";
+import { dialectOf } from "../../shared/packs/json.js";
 
 type Schema = Record<string, unknown>;
 
