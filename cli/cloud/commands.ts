@@ -193,7 +193,7 @@ export async function cloudBatch(
       throw new UsageError(
         `with --via event the manifest is a key already under batches/ in the bucket (${manifest} is not); without it the file is uploaded`,
       );
-    submitted = await submitBatch(cloud, "event", { key: manifest }, cmd.pricing);
+    submitted = await submitBatch(cloud, { key: manifest }, cmd.pricing);
   } else {
     if (cmd.pricing)
       throw new UsageError(
@@ -202,7 +202,7 @@ export async function cloudBatch(
     await batch.checkManifestReadable(manifest);
     const text = await readFile(manifest, "utf8");
     lines = splitManifest(text).length;
-    submitted = await submitBatch(cloud, "upload", { file: manifest, text });
+    submitted = await submitBatch(cloud, { file: manifest, text });
   }
   const batchId = submitted.batchIds[0] ?? "";
   if (!cmd.wait) {

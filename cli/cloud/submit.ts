@@ -169,7 +169,6 @@ export interface SubmittedBatch {
  */
 export async function submitBatch(
   cloud: CloudRuntime,
-  via: Via,
   manifest: { file: string; text: string } | { key: string },
   pricing?: string,
 ): Promise<SubmittedBatch> {
