@@ -24,6 +24,16 @@ export interface ViewerData {
   readonly runs: RunStore;
   readonly blobs: BlobStore;
   history(runId: string): Promise<ExecutionSummary | undefined>;
+  /** A deployed stack's execution of a run and its Step Functions console page; a local runtime has neither. */
+  executionArn?(runId: string): string | undefined;
+  consoleUrl?(runId: string): string | undefined;
+}
+
+/** The run's execution in the cloud, for the console link (nothing for a local run). */
+function executionLink(data: ViewerData, runId: string) {
+  const executionArn = data.executionArn?.(runId);
+  const consoleUrl = data.consoleUrl?.(runId);
+  return { ...(executionArn && { executionArn }), ...(consoleUrl && { consoleUrl }) };
 }
 
 /** The filters of the runs list, as the page sends them in the query string. */
@@ -172,6 +182,7 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
       cost: runCost(r),
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
+      ...executionLink(data, r.runId),
     })),
   };
 }
@@ -307,7 +318,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   const timeline = execution ? buildTimeline(execution.history) : undefined;
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
-    run: { ...run, cost: runCost(run) },
+    run: { ...run, cost: runCost(run), ...executionLink(data, runId) },
     /** The run's reason in a sentence (app/explain.ts), for the review box. */
     reasonExplained: explainReason(run.reason) ?? null,
     initial: initial

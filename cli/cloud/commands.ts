@@ -3,6 +3,7 @@ import { type ReviewDecision, reviewRun } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
+import type { ViewerOptions } from "../../ui/server.js";
 import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
 import { type CloudOptions, resolveResources } from "./resources.js";
@@ -95,6 +96,45 @@ export async function cloudReview(
     submit: async (source, parentRunId) =>
       followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
   });
+}
+
+/**
+ * What `redraft --stack S ui` serves: the viewer over the deployment (CloudRuntime gives it the runs,
+ * attempts, objects, execution histories and review writes it reads locally from a data folder),
+ * each run with its execution's ARN and console link; an edit made in the page is submitted as a
+ * `Draft Submitted` and followed, as `review … edit` does.
+ */
+export async function cloudViewer(
+  opts: CloudOptions,
+  cmd: { port: number; reviewer: string },
+): Promise<ViewerOptions> {
+  const [{ loadAsl }, { storeRunIds }] = await Promise.all([
+    import("../../local/state-machine.js"),
+    import("../../app/ids.js"),
+  ]);
+  const cloud = await openCloud(opts);
+  return {
+    runtime: cloud,
+    // The graph is the committed state machine: what this version of redraft deploys.
+    asl: await loadAsl(),
+    port: cmd.port,
+    reviewer: cmd.reviewer,
+    listIds: storeRunIds(cloud.runs),
+    submit: async (source, parentRunId) =>
+      followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
+  };
+}
+
+/** `redraft --stack S ui`: {@link cloudViewer}, served until stopped. */
+export async function cloudUi(
+  opts: CloudOptions,
+  cmd: { port: number; reviewer: string },
+  say: (line: string) => void,
+): Promise<void> {
+  const { serveUntilStopped } = await import("../../ui/server.js");
+  const viewer = await cloudViewer(opts, cmd);
+  say(`Viewing ${(viewer.runtime as CloudRuntime).where}.`);
+  await serveUntilStopped(viewer, say);
 }
 
 /**
