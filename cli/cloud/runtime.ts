@@ -43,7 +43,10 @@ export class CloudRuntime implements ReviewRuntime {
   readonly batches: DynamoBatchStore;
   readonly deps: { registry: PackRegistry; runs: DynamoRunStore; blobs: S3BlobStore };
   readonly #sfn: SFNClient;
-  /** The reviewer policy allows `Draft Reviewed` only; λ outcome counts outcomes from the loop's own events. */
+  /**
+   * The reviewer policy allows `Draft Reviewed` only: λ outcome announces an approval as `Draft
+   * Validated` once the run item says so, and counts the decision (functions/outcome.ts).
+   */
   readonly announcesApproval = false;
   /** Where messages say the runs are: the stack, or the table. */
   readonly where: string;
