@@ -47,7 +47,6 @@ import { RUNS_PREFIX } from "../infra/layout.js";
 import { correctDraft } from "../local/in-process.js";
 import { BATCH_ITEMS_PREFIX, BATCH_RESULTS_PREFIX } from "../shared/batch/manifest.js";
 import { type BatchRecord, childRunId } from "../shared/batch/record.js";
-import type { RunResult } from "../shared/loop/run.js";
 import type { ModelClient } from "../shared/model/types.js";
 import { PackRegistry } from "../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../shared/store/memory.js";

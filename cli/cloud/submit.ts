@@ -20,8 +20,7 @@ import type { CloudRuntime } from "./runtime.js";
  * (`startFor`), computed here from the upload's version id or from the event id PutEvents returns.
  */
 
-export const VIA = ["upload", "event"] as const;
-export type Via = (typeof VIA)[number];
+export type Via = "upload" | "event";
 
 /** How often a submitted run or batch is read again while it is followed. */
 export const POLL_MS = 2000;
@@ -43,7 +42,7 @@ export function notificationKey(key: string): string {
 }
 
 /** The key a draft is uploaded under: its file's name (a line of a file gets the line's number). */
-export function uploadKeyOf(source: DraftSource): string {
+function uploadKeyOf(source: DraftSource): string {
   const name = basename(source.label).replace(/(?:\[(\d+)\]|:(\d+))$/, (_, a, b) => `-${a ?? b}`);
   const file = /\.json$/i.test(name) ? name : `${name.replace(/\.(jsonl|ndjson)(-\d+)$/i, "$2")}.json`;
   return `${DRAFTS_PREFIX}${file}`;

@@ -49,7 +49,7 @@ export interface ChildExecutionProps {
  * (`childRunId`), every batch id starting with {@link BATCH_ID_PREFIX}. Nothing else the per-draft
  * machine runs (an upload's `u-…`, an event's `e-…`) can be described or stopped by a batch.
  */
-export function childExecutionsArn(scope: Construct, perDraft: StateMachine): string {
+function childExecutionsArn(scope: Construct, perDraft: StateMachine): string {
   return Stack.of(scope).formatArn({
     service: "states",
     resource: "execution",

@@ -48,7 +48,7 @@ import { LOCAL_CREDENTIALS, type LocalS3, startS3 } from "./s3.js";
  *   Distributed Map itself is not emulated. A delivery is handled before the request that caused it
  *   returns, so a client's first read already finds the outcome.
  */
-export const STACK = "Redraft-test";
+const STACK = "Redraft-test";
 export const BUCKET = "redraft-test-drafts";
 export const TABLE = "redraft-test-runs";
 export const BUS = "redraft-test";

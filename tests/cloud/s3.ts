@@ -14,7 +14,7 @@ export interface LocalS3 {
 }
 
 /** A request as the server's middleware sees it (s3rver is a Koa application). */
-export interface S3Request {
+interface S3Request {
   method: string;
   querystring: string;
   status: number;
