@@ -167,13 +167,13 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
     template.resourceCountIs("AWS::Logs::MetricFilter", 0);
   });
 
-  it("sends the outcome events and stopped executions to λ outcome", () => {
+  it("sends the outcome events, reviewers' decisions and stopped executions to λ outcome", () => {
     const outcome = { "Fn::GetAtt": [logicalId(stack.functions.outcome), "Arn"] };
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: { Ref: logicalId(stack.projectBus.bus) },
       EventPattern: {
         source: [OUTCOME_EVENT_SOURCE],
-        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview],
+        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
       },
       Targets: [Match.objectLike({ Arn: outcome })],
     });
