@@ -12,6 +12,7 @@ import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
 import { buildRunResult } from "../shared/loop/run.js";
 import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
+import type { BlobStore } from "../shared/store/types.js";
 import { costText, jsonLine, paintStatus, statusColumn, usd } from "./format.js";
 import { type OutputStyle, renderTable, stdoutStyle } from "./output.js";
 
@@ -79,7 +80,7 @@ async function batchServiceFor(
 }
 
 /** The summary line `--json` ends with: the contract `{batchId, counts, tokens, costUsd, resultsRef}`. */
-function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): string {
+export function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     batchId: record.batchId,
     status: record.status,
@@ -97,8 +98,11 @@ function summaryLine(record: BatchRecord, extra: Record<string, unknown> = {}): 
   });
 }
 
+/** What reading a batch's items needs: its blobs and runs (a LocalRuntime, or cloud mode's CloudRuntime). */
+type BatchReader = { blobs: BlobStore } & { deps: Parameters<typeof buildRunResult>[1] };
+
 /** The per-item results file of a finished batch, in line order. */
-async function batchItems(runtime: LocalRuntime, record: BatchRecord): Promise<BatchItem[]> {
+export async function batchItems(runtime: BatchReader, record: BatchRecord): Promise<BatchItem[]> {
   if (!record.resultsRef) return [];
   const text = await runtime.blobs.get(record.resultsRef.key);
   return text
@@ -244,8 +248,8 @@ export async function batchCommand(
 }
 
 /** One `--json` line per item: the run result as `redraft run --json` prints it, with the batch and line. */
-async function itemLine(
-  runtime: LocalRuntime,
+export async function itemLine(
+  runtime: BatchReader,
   batchId: string,
   item: BatchItem,
   duplicate: boolean,
@@ -258,7 +262,7 @@ async function itemLine(
 }
 
 /** A batch for a person: counts per status and reason, tokens and cost, where the results are. */
-function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
+export function batchSummary(record: BatchRecord, style: OutputStyle = stdoutStyle()): string {
   const counts = record.counts ?? {};
   const rows = statusesIn(Object.keys(counts).filter((s) => counts[s])).map((s) => [s, counts[s] ?? 0]);
   const reasons = Object.entries(record.reasons ?? {}).sort(([, a], [, b]) => b - a);

@@ -1,12 +1,13 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
-import { OutcomeEvents } from "../shared/events.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../shared/events.js";
 import { runPrefix } from "../shared/store/bucket-layout.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
-import { emitOutcome, metrics, tracer } from "./lib/observability.js";
+import { emitOutcome, emitReview, metrics, tracer } from "./lib/observability.js";
 import { S3BlobStore } from "./lib/s3-blobs.js";
 
 /**
@@ -17,6 +18,13 @@ import { S3BlobStore } from "./lib/s3-blobs.js";
  *   carries the kind, the reason and how many deterministic repairs the final draft had.
  * - Step Functions `Execution Status Change` FAILED / TIMED_OUT / ABORTED (the default bus): the
  *   run item says the kind and the reason RecordFailure wrote (a timeout or abort writes none).
+ *
+ * - `Draft Reviewed` (a person's decision, put by `redraft review` under the reviewer policy): counted
+ *   as a decision. An approval is also announced as `Draft Validated` (reason `approved`) once the run
+ *   item says so, so that consumers of validated drafts get approved ones, as locally; the reviewer
+ *   policy itself may put only `Draft Reviewed`, so no reviewer can announce a validation the table
+ *   does not hold. That `Draft Validated` comes back here and is not counted as an outcome: the loop's
+ *   outcome for the run was `Draft Needs Review`, and counting it twice would lower the review rate.
  *
  * Rejections and duplicates are counted by Validate, where they are decided.
  *
@@ -29,6 +37,8 @@ import { S3BlobStore } from "./lib/s3-blobs.js";
 export interface OutcomeDeps {
   runs: { getRun: RunStore["getRun"]; holdForReview(runId: string): Promise<void> };
   blobs: Pick<S3BlobStore, "retain">;
+  /** Puts an outcome event on the project's bus (source `redraft`). */
+  announce(detailType: string, detail: Record<string, unknown>): Promise<void>;
 }
 
 const OutcomeEventSchema = z.object({
@@ -44,12 +54,26 @@ const OutcomeEventSchema = z.object({
   }),
 });
 
+const ReviewedEventSchema = z.object({
+  source: z.literal(OUTCOME_EVENT_SOURCE),
+  "detail-type": z.literal(OutcomeEvents.Reviewed),
+  detail: z.object({
+    runId: z.string().min(1),
+    kind: z.string(),
+    decision: z.enum(["approve", "reject", "edit"]),
+  }),
+});
+
 const ExecutionEventSchema = z.object({
   source: z.literal("aws.states"),
   detail: z.object({ name: z.string().min(1), status: z.enum(["FAILED", "TIMED_OUT", "ABORTED"]) }),
 });
 
-export const OutcomeHandlerEventSchema = z.union([OutcomeEventSchema, ExecutionEventSchema]);
+export const OutcomeHandlerEventSchema = z.union([
+  ReviewedEventSchema,
+  OutcomeEventSchema,
+  ExecutionEventSchema,
+]);
 
 /** What a timeout or an abort is counted as: the run record has no reason for it. */
 const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
@@ -58,10 +82,31 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   return async (event: unknown): Promise<void> => {
     const parsed = OutcomeHandlerEventSchema.parse(event);
     try {
-      if (parsed.source === "redraft") {
-        const { runId, kind, reason, resultRef, repairs } = parsed.detail;
+      const reviewed = ReviewedEventSchema.safeParse(parsed);
+      if (reviewed.success) {
+        const { runId, kind, decision } = reviewed.data.detail;
+        emitReview(kind, decision);
+        if (decision !== "approve") return;
+        const deps = getDeps();
+        const run = await deps.runs.getRun(runId);
+        if (run?.status !== "validated" || run.reason !== "approved") return;
+        await deps.announce(OutcomeEvents.Validated, {
+          runId,
+          draftId: run.draftId,
+          kind: run.kind,
+          status: run.status,
+          reason: run.reason,
+          ...(run.resultRef && { resultRef: run.resultRef }),
+        });
+        return;
+      }
+      const outcome = OutcomeEventSchema.safeParse(parsed);
+      if (outcome.success) {
+        // An approval announced above: the decision is counted, the run's outcome already was.
+        if (outcome.data.detail.reason === "approved") return;
+        const { runId, kind, reason, resultRef, repairs } = outcome.data.detail;
         const status =
-          parsed["detail-type"] === OutcomeEvents.Validated ? "validated" : "needs_manual_review";
+          outcome.data["detail-type"] === OutcomeEvents.Validated ? "validated" : "needs_manual_review";
         if (status === "needs_manual_review") {
           const { runs, blobs } = getDeps();
           await runs.holdForReview(runId);
@@ -70,7 +115,7 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
         emitOutcome(status, kind, reason, repairs);
         return;
       }
-      const { name: runId, status } = parsed.detail;
+      const { name: runId, status } = ExecutionEventSchema.parse(parsed).detail;
       // The execution name is the run id. A run that never got a record is still counted.
       const run = await getDeps().runs.getRun(runId);
       const reason = status === "FAILED" ? (run?.reason ?? "system_error") : STOPPED_REASON[status];
@@ -81,7 +126,29 @@ export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   };
 }
 
-const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV });
+/** PutEvents of one outcome event; a failed entry fails the invocation, which EventBridge retries. */
+const announcer =
+  (client: EventBridgeClient, bus: string) =>
+  async (detailType: string, detail: Record<string, unknown>): Promise<void> => {
+    const { FailedEntryCount, Entries } = await client.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            Source: OUTCOME_EVENT_SOURCE,
+            DetailType: detailType,
+            Detail: JSON.stringify(detail),
+            EventBusName: bus,
+          },
+        ],
+      }),
+    );
+    if (FailedEntryCount)
+      throw Object.assign(new Error(`${detailType} was not put on ${bus}: ${Entries?.[0]?.ErrorCode}`), {
+        name: "EventBridge.FailedEntry",
+      });
+  };
+
+const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV, EVENT_BUS_NAME: z.string().min(1) });
 let deps: OutcomeDeps | undefined;
 
 /** The stores are built on the first event (a bad environment fails it loudly), then reused. */
@@ -98,6 +165,7 @@ export const handler = createOutcomeHandler(() => {
         client: tracer.captureAWSv3Client(new S3Client({})),
         bucket: env.BUCKET_NAME,
       }),
+      announce: announcer(tracer.captureAWSv3Client(new EventBridgeClient({})), env.EVENT_BUS_NAME),
     };
   }
   return deps;

@@ -36,6 +36,15 @@ export interface ViewerData {
    * runtime, whose records the server reads from its data dir's table.
    */
   readonly batches?: BatchReader;
+  /** The console page of a run's execution, when the runtime builds it itself (else built from the ARN). */
+  consoleUrl?(runId: string): string | undefined;
+}
+
+/** The run's execution in the cloud, for the console link (nothing for a local run). */
+function executionLink(data: ViewerData, runId: string) {
+  const executionArn = data.executionArn?.(runId);
+  const consoleUrl = data.consoleUrl?.(runId) ?? (executionArn && executionConsoleUrl(executionArn));
+  return { ...(executionArn && { executionArn }), ...(consoleUrl && { consoleUrl }) };
 }
 
 /** The filters of the runs list, as the page sends them in the query string. */
@@ -188,6 +197,7 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
       cost: runCost(r),
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
+      ...executionLink(data, r.runId),
     })),
   };
 }
@@ -324,7 +334,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   const executionArn = data.executionArn?.(runId) ?? recordedArn(run);
   return {
     version: `${run.updatedAt}|${run.status}|${attempts.length}|${execution?.history.length ?? 0}`,
-    run: { ...run, cost: runCost(run) },
+    run: { ...run, cost: runCost(run), ...executionLink(data, runId) },
     /** The run's Step Functions execution and its console page: null for a local run. */
     executionArn: executionArn ?? null,
     consoleUrl: (executionArn && executionConsoleUrl(executionArn)) ?? null,

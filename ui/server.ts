@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
-import { localRunIds } from "../app/ids.js";
+import { localRunIds, type RunIdLister } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
 import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
@@ -36,6 +36,11 @@ export interface ViewerOptions {
   reviewer: string;
   /** @default DEFAULT_VIEWER_PORT; 0 picks a free port */
   port?: number;
+  /**
+   * Every run id of the store, so that short ids are unique among all of them. @default a local
+   * runtime's, read from its table's index; none for any other store
+   */
+  listIds?: RunIdLister;
 }
 
 export interface Viewer {
@@ -64,11 +69,11 @@ const ReviewBodySchema = z
   });
 
 /**
- * Every run id of a local runtime's data dir, read from its index; other stores (a stack's, whose
- * runtime has a DynamoDB client too, on another table) list their runs.
+ * Every run id of the store: as the options list them (a stack's runtime), or a local runtime's data
+ * dir, read from its index. A runtime with neither lists none (the list shows full ids).
  */
-const viewerRunIds = (runtime: ViewerOptions["runtime"]) =>
-  isLocal(runtime) ? localRunIds(runtime) : undefined;
+const viewerRunIds = ({ runtime, listIds }: Pick<ViewerOptions, "runtime" | "listIds">) =>
+  listIds ?? (isLocal(runtime) ? localRunIds(runtime) : undefined);
 
 /** A local runtime: a data dir and the embedded table inside it. */
 const isLocal = (runtime: object): runtime is { dataDir: string; dynamo: DynamoDBClient } =>
@@ -79,10 +84,11 @@ const isLocal = (runtime: object): runtime is { dataDir: string; dynamo: DynamoD
  * prefix, a batch item's `b-<batch>-<line>`), as the command line takes them. None is a 404, an
  * ambiguous one a 400 listing the candidates.
  */
-async function viewerRunId(runtime: ViewerOptions["runtime"], given: string): Promise<string> {
+async function viewerRunId(options: ViewerOptions, given: string): Promise<string> {
+  const { runtime } = options;
   if (await runtime.runs.getRun(given)) return given;
   try {
-    return (await resolveRun(runtime.runs, given, "this data folder", viewerRunIds(runtime))).runId;
+    return (await resolveRun(runtime.runs, given, "this data folder", viewerRunIds(options))).runId;
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     throw new HttpError(error.message.startsWith("no run") ? 404 : 400, error.message);
@@ -220,9 +226,11 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       const run = await runtime.runs.getRun(runId);
       return { message, status: run?.status ?? "unknown" };
     } catch (error) {
-      // The review's own refusals (not under review, a bad edit) are the person's to fix.
-      if (error instanceof UsageError) {
-        const text = file ? error.message.replaceAll(file, "the edited draft") : error.message;
+      // The review's own refusals (not under review, a bad edit, another reviewer's decision first)
+      // are the person's to read, not a server fault.
+      if (error instanceof UsageError || (error as Error).name === "ReviewConflictError") {
+        const { message } = error as Error;
+        const text = file ? message.replaceAll(file, "the edited draft") : message;
         throw new HttpError(409, text);
       }
       throw error;
@@ -251,7 +259,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       return sendJson(
         res,
         200,
-        await listRunsView(runtime, query.data, (await viewerRunIds(runtime)?.()) ?? []),
+        await listRunsView(runtime, query.data, (await viewerRunIds(options)?.()) ?? []),
       );
     }
     if (url.pathname === "/api/batches" || url.pathname.startsWith("/api/batches/")) {
@@ -272,14 +280,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       return sendJson(
         res,
         200,
-        await batchDetailView(runtime, found, (await viewerRunIds(runtime)?.()) ?? []),
+        await batchDetailView(runtime, found, (await viewerRunIds(options)?.()) ?? []),
       );
     }
     const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
     if (match) {
       const runId = RunIdSchema.safeParse(decodedSegment(match[1] ?? "", "run"));
       if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
-      const id = await viewerRunId(runtime, runId.data);
+      const id = await viewerRunId(options, runId.data);
       if (match[2] === "/review") {
         if (req.method !== "POST") throw new HttpError(405, "a review is a POST");
         const done = reviews.then(() => review(id, req));

@@ -1,16 +1,14 @@
-import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
-import type { DraftSource } from "../../app/inputs.js";
 import { UsageError } from "../../app/inputs.js";
 import { type ReviewDecision, reviewRun } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
-import { startFor } from "../../functions/start.js";
-import { SubmissionEvent } from "../../shared/events.js";
-import { buildRunResult, type RunResult } from "../../shared/loop/run.js";
+import { buildRunResult } from "../../shared/loop/run.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
+import type { ViewerOptions } from "../../ui/server.js";
 import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
 import { type CloudOptions, resolveResources } from "./resources.js";
 import { CloudRuntime } from "./runtime.js";
+import { followRun, POLL_MS, type SubmittedBatch, submitBatch, submitDraft, type Via } from "./submit.js";
 
 const out = (text: string) => process.stdout.write(`${text}\n`);
 const say = (text: string) => process.stderr.write(`${text}\n`);
@@ -79,74 +77,8 @@ export async function cloudBatches(
   else out(records.length ? batchesTable(records) : "No batches.");
 }
 
-/** How long `review … edit` follows the edited draft's run before saying where it stands. */
-const EDIT_WAIT_MS = 15 * 60 * 1000;
-const POLL_MS = 2000;
-
-/**
- * Submits a draft as a client does (`Draft Submitted` on the bus, the draft inline) and, when `wait`
- * is above 0, follows its run to an outcome for up to `wait` ms. The run id is the execution name λ start gives the event, computed from the
- * event id PutEvents returns, so nothing needs listing to find it.
- */
-export async function submitByEvent(
-  cloud: CloudRuntime,
-  source: DraftSource,
-  extra: { parentRunId?: string },
-  wait: number,
-  events: EventBridgeClient = new EventBridgeClient({}),
-): Promise<RunResult | { runId: string }> {
-  const bus = cloud.resources.bus;
-  if (!bus) throw new UsageError("the stack's bus is not known: pass --bus (or --stack)");
-  // Text that does not parse goes as text: Validate rejects it with its reason, as it would an upload.
-  let draft: unknown = source.body;
-  try {
-    draft = JSON.parse(source.body);
-  } catch {
-    // kept as text
-  }
-  const detail = { draft, ...extra };
-  const { Entries, FailedEntryCount } = await events.send(
-    new PutEventsCommand({
-      Entries: [
-        {
-          Source: SubmissionEvent.source,
-          DetailType: SubmissionEvent.detailType,
-          Detail: JSON.stringify(detail),
-          EventBusName: bus,
-        },
-      ],
-    }),
-  );
-  const eventId = Entries?.[0]?.EventId;
-  if (FailedEntryCount || !eventId)
-    throw new Error(`${source.label} was not put on ${bus}: ${Entries?.[0]?.ErrorCode ?? "no event id"}`);
-  const { name: runId } = startFor({
-    id: eventId,
-    source: SubmissionEvent.source,
-    "detail-type": SubmissionEvent.detailType,
-    detail,
-  } as never);
-  return wait > 0 ? followRun(cloud, runId, source.label, wait) : { runId };
-}
-
-/** Polls a run until it has an outcome (or `wait` ms passed), then reads it as `redraft run` prints it. */
-async function followRun(
-  cloud: CloudRuntime,
-  runId: string,
-  label: string,
-  wait: number,
-): Promise<RunResult> {
-  const deadline = Date.now() + wait;
-  for (;;) {
-    const run = await cloud.runs.getRun(runId);
-    if (run && !isActiveStatus(run.status)) return buildRunResult(runId, cloud.deps, run);
-    if (Date.now() > deadline)
-      throw new Error(
-        `run ${runId} of ${label} has not ended after ${Math.round(wait / 60000)} min (${run?.status ?? "not registered yet"})`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
+/** How long a submitted draft (or an edit's) is followed before the command says where it stands. */
+const FOLLOW_MS = 15 * 60 * 1000;
 
 /** `redraft --stack S review <runId> approve|reject|edit [file]`: the same decision as offline, on the deployment's records. */
 export async function cloudReview(
@@ -162,31 +94,80 @@ export async function cloudReview(
     ...(cmd.note && { note: cmd.note }),
     reviewer: cmd.reviewer,
     submit: async (source, parentRunId) =>
-      (await submitByEvent(cloud, source, { parentRunId }, EDIT_WAIT_MS)) as RunResult,
+      followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
   });
 }
 
 /**
- * `redraft --stack S run <paths…>`: each draft submitted as a client does (`Draft Submitted`, the
- * only trigger whose run id a client can know without a versioned upload's VersionId), then followed
- * to its outcome and printed as offline (`--json` lines, or the results table). `--no-wait` prints
+ * What `redraft --stack S ui` serves: the viewer over the deployment (CloudRuntime gives it the runs,
+ * attempts, objects, execution histories and review writes it reads locally from a data folder),
+ * each run with its execution's ARN and console link; an edit made in the page is submitted as a
+ * `Draft Submitted` and followed, as `review … edit` does.
+ */
+export async function cloudViewer(
+  opts: CloudOptions,
+  cmd: { port: number; reviewer: string },
+): Promise<ViewerOptions> {
+  const [{ loadAsl }, { storeRunIds }] = await Promise.all([
+    import("../../local/state-machine.js"),
+    import("../../app/ids.js"),
+  ]);
+  const cloud = await openCloud(opts);
+  return {
+    runtime: cloud,
+    // The graph is the committed state machine: what this version of redraft deploys.
+    asl: await loadAsl(),
+    port: cmd.port,
+    reviewer: cmd.reviewer,
+    listIds: storeRunIds(cloud.runs),
+    submit: async (source, parentRunId) =>
+      followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
+  };
+}
+
+/** `redraft --stack S ui`: {@link cloudViewer}, served until stopped. */
+export async function cloudUi(
+  opts: CloudOptions,
+  cmd: { port: number; reviewer: string },
+  say: (line: string) => void,
+): Promise<void> {
+  const { serveUntilStopped } = await import("../../ui/server.js");
+  const viewer = await cloudViewer(opts, cmd);
+  say(`Viewing ${(viewer.runtime as CloudRuntime).where}.`);
+  await serveUntilStopped(viewer, say);
+}
+
+/**
+ * `redraft --stack S run <paths…>`: each draft submitted as the stack takes drafts (uploaded under
+ * `drafts/`, or `--via event`: a `Draft Submitted`), then followed to its outcome and printed as
+ * offline: the progress bar on a terminal, `--json` lines, or the results table. `--no-wait` prints
  * each run id as it is submitted and returns.
  */
 export async function cloudRun(
   opts: CloudOptions,
   paths: string[],
-  cmd: { json?: boolean; wait: boolean; concurrency: number },
+  cmd: { json?: boolean; wait: boolean; concurrency: number; progress: boolean; via: Via },
 ): Promise<void> {
-  const [{ collectDrafts }, { jsonLine, ResultsTable }, { default: pLimit }] = await Promise.all([
-    import("../../app/inputs.js"),
-    import("../format.js"),
-    import("p-limit"),
-  ]);
+  const [{ collectDrafts }, { jsonLine, ResultsTable }, { default: pLimit }, { default: cliProgress }] =
+    await Promise.all([
+      import("../../app/inputs.js"),
+      import("../format.js"),
+      import("p-limit"),
+      import("cli-progress"),
+    ]);
   const sources = await collectDrafts(paths);
   if (sources.length === 0)
     throw new UsageError(`no drafts found in ${paths.join(", ")} (looking for .json, .jsonl files)`);
   const cloud = await openCloud(opts);
   const limit = pLimit(cmd.concurrency);
+  const bar =
+    cmd.wait && cmd.progress && process.stderr.isTTY && !cmd.json
+      ? new cliProgress.SingleBar(
+          { format: "{bar} {value}/{total} drafts | {status}", stream: process.stderr },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  bar?.start(sources.length, 0, { status: "" });
   const results: SourcedResult[] = [];
   await Promise.all(
     sources.map((source) =>
@@ -194,26 +175,135 @@ export async function cloudRun(
         // A path that could not be read never reaches the stack: said here, as offline it is a rejected line.
         if (source.rejectWith) {
           say(`redraft: ${source.rejectWith.message}`);
+          bar?.increment();
           return;
         }
-        const submitted = await submitByEvent(cloud, source, {}, cmd.wait ? EDIT_WAIT_MS : 0);
-        if (!("status" in submitted)) {
+        const submitted = await submitDraft(cloud, source, cmd.via);
+        if (!cmd.wait) {
+          const runId = submitted.runIds[0] ?? "";
           out(
             cmd.json
-              ? JSON.stringify({ runId: submitted.runId, source: source.label })
-              : `${source.label}: run ${submitted.runId}`,
+              ? JSON.stringify({ runId, source: source.label, to: submitted.to })
+              : `${source.label}: run ${runId}`,
           );
           return;
         }
-        const result = { ...submitted, source: source.label };
+        const result = { ...(await followRun(cloud, submitted, FOLLOW_MS)), source: source.label };
+        bar?.increment({ status: `${result.draftId}: ${result.status}` });
         if (cmd.json) out(jsonLine(result));
         results.push(result);
       }),
     ),
   );
+  bar?.stop();
   if (cmd.wait && !cmd.json && results.length > 0) {
     const table = new ResultsTable();
     for (const r of results) table.add(r);
     out(table.render());
+    const example = results.find((r) => r.attempts > 0) ?? results[0];
+    if (example)
+      say(`See one run's timeline: npx redraft --stack ${opts.stack ?? "…"} show ${example.runId}`);
   }
+}
+
+/**
+ * `redraft --stack S batch <manifest>`: the manifest uploaded under `batches/` (or, `--via event`, a
+ * `Batch Submitted` for a manifest already there), then followed: its items' runs on the progress bar
+ * as they end, then the batch's summary (or `--json` lines) as offline. `--no-wait` prints the batch id.
+ * Returns the exit code: 1 when the batch failed.
+ */
+export async function cloudBatch(
+  opts: CloudOptions,
+  manifest: string,
+  cmd: { json?: boolean; wait: boolean; progress: boolean; via: Via; pricing?: string },
+): Promise<number> {
+  const [{ readFile }, batch, { splitManifest }, { childRunId }, { default: cliProgress }] =
+    await Promise.all([
+      import("node:fs/promises"),
+      import("../batch.js"),
+      import("../../shared/batch/manifest.js"),
+      import("../../shared/batch/record.js"),
+      import("cli-progress"),
+    ]);
+  const cloud = await openCloud(opts);
+  let submitted: SubmittedBatch;
+  let lines: number | undefined;
+  if (cmd.via === "event") {
+    if (!manifest.startsWith("batches/"))
+      throw new UsageError(
+        `with --via event the manifest is a key already under batches/ in the bucket (${manifest} is not); without it the file is uploaded`,
+      );
+    submitted = await submitBatch(cloud, { key: manifest }, cmd.pricing);
+  } else {
+    if (cmd.pricing)
+      throw new UsageError(
+        "--pricing goes with --via event: an uploaded manifest runs at the deployment's default pricing",
+      );
+    await batch.checkManifestReadable(manifest);
+    const text = await readFile(manifest, "utf8");
+    lines = splitManifest(text).length;
+    submitted = await submitBatch(cloud, { file: manifest, text });
+  }
+  const batchId = submitted.batchIds[0] ?? "";
+  if (!cmd.wait) {
+    out(
+      cmd.json
+        ? JSON.stringify({ batchIds: submitted.batchIds, manifest: submitted.manifestKey })
+        : `${manifest}: batch ${batchId}`,
+    );
+    return 0;
+  }
+  const bar =
+    cmd.progress && process.stderr.isTTY && !cmd.json && lines
+      ? new cliProgress.SingleBar(
+          { format: "{bar} {value}/{total} items | {counts}", stream: process.stderr, hideCursor: true },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  bar?.start(lines ?? 0, 0, { counts: "" });
+  const deadline = Date.now() + FOLLOW_MS;
+  let record: Awaited<ReturnType<typeof cloud.batches.get>>;
+  let id = batchId;
+  for (;;) {
+    for (const candidate of submitted.batchIds) {
+      record = await cloud.batches.get(candidate);
+      if (record) {
+        id = candidate;
+        break;
+      }
+    }
+    if (record && record.status !== "running") break;
+    if (bar && lines) {
+      // The items' runs as they end: a child's run id is `<batchId>-<line>`.
+      const counts: Record<string, number> = {};
+      let ended = 0;
+      for (let line = 1; line <= lines; line++) {
+        const run = await cloud.runs.getRun(childRunId(id, line));
+        if (run && !isActiveStatus(run.status)) {
+          ended++;
+          counts[run.status] = (counts[run.status] ?? 0) + 1;
+        }
+      }
+      bar.update(ended, {
+        counts: Object.entries(counts)
+          .map(([s, n]) => `${s} ${n}`)
+          .join(" · "),
+      });
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `batch ${submitted.batchIds.join(" or ")} has not ended after ${Math.round(FOLLOW_MS / 60000)} min (${record?.status ?? "not started yet"})`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  bar?.stop();
+  const done = record as NonNullable<typeof record>;
+  if (cmd.json) {
+    for (const item of await batch.batchItems(cloud, done)) out(await batch.itemLine(cloud, id, item, false));
+    out(batch.summaryLine(done));
+  } else {
+    out(batch.batchSummary(done));
+    say(`See its items: npx redraft --stack ${opts.stack ?? "…"} show ${id}`);
+  }
+  return done.status === "failed" ? 1 : 0;
 }

@@ -35,13 +35,18 @@ const pathStyle = () => Boolean(process.env.AWS_ENDPOINT_URL_S3 ?? process.env.A
 export class CloudRuntime implements ReviewRuntime {
   readonly resources: CloudResources;
   readonly dynamo: DynamoDBClient;
+  /** The clients a submission sends through (cli/cloud/submit.ts). */
+  readonly s3: S3Client;
+  readonly events: EventBridgeClient;
   readonly runs: DynamoRunStore;
   readonly blobs: S3BlobStore;
   readonly batches: DynamoBatchStore;
   readonly deps: { registry: PackRegistry; runs: DynamoRunStore; blobs: S3BlobStore };
   readonly #sfn: SFNClient;
-  readonly #events: EventBridgeClient;
-  /** The reviewer policy allows `Draft Reviewed` only; λ outcome counts outcomes from the loop's own events. */
+  /**
+   * The reviewer policy allows `Draft Reviewed` only: λ outcome announces an approval as `Draft
+   * Validated` once the run item says so, and counts the decision (functions/outcome.ts).
+   */
   readonly announcesApproval = false;
   /** Where messages say the runs are: the stack, or the table. */
   readonly where: string;
@@ -50,8 +55,9 @@ export class CloudRuntime implements ReviewRuntime {
     this.resources = resources;
     this.dynamo = clients.dynamo ?? new DynamoDBClient({});
     const s3 = clients.s3 ?? new S3Client({ forcePathStyle: pathStyle() });
+    this.s3 = s3;
     this.#sfn = clients.sfn ?? new SFNClient({});
-    this.#events = clients.events ?? new EventBridgeClient({});
+    this.events = clients.events ?? new EventBridgeClient({});
     this.runs = new DynamoRunStore({ client: this.dynamo, tableName: resources.table });
     this.blobs = new S3BlobStore({ client: s3, bucket: resources.bucket });
     this.batches = new DynamoBatchStore({ client: this.dynamo, tableName: resources.table });
@@ -63,7 +69,7 @@ export class CloudRuntime implements ReviewRuntime {
   async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
     const bus = this.resources.bus;
     if (!bus) throw new UsageError("the stack's bus is not known: pass --bus (or --stack)");
-    const { FailedEntryCount, Entries } = await this.#events.send(
+    const { FailedEntryCount, Entries } = await this.events.send(
       new PutEventsCommand({
         Entries: [
           {

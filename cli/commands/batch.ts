@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import { wholeNumber } from "../options.js";
-import { type CommandContext, globalOptions, withRuntime } from "../session.js";
+import { type CommandContext, cloud, globalOptions, inCloud, withRuntime } from "../session.js";
 
 /** `redraft batch`: a manifest through the batch state machine (cli/batch.ts). */
 export function registerBatch(cli: Command, ctx: CommandContext): void {
@@ -37,11 +37,25 @@ export function registerBatch(cli: Command, ctx: CommandContext): void {
         "with --pricing batch: the batch must end within this; the items left then run on demand (default 1440)",
       ).argParser(wholeNumber(1)),
     )
+    .option("--no-wait", "cloud mode (--stack): submit and print the batch id, without following it")
+    .addOption(
+      new Option(
+        "--via <how>",
+        "cloud mode (--stack): upload the manifest under batches/, or a Batch Submitted event for a manifest already there (its key as <manifest>)",
+      )
+        .choices(["upload", "event"])
+        .default("upload"),
+    )
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
     )
     .action(async (manifest: string, cmd) => {
+      const opts = globalOptions(ctx);
+      if (inCloud(opts)) {
+        ctx.result.code = await (await cloud()).cloudBatch(opts, manifest, cmd);
+        return;
+      }
       const batch = await import("../batch.js");
       await batch.checkManifestReadable(manifest);
       ctx.result.code = await withRuntime(globalOptions(ctx), {}, (runtime) =>

@@ -26,6 +26,11 @@ export function registerRun(cli: Command, ctx: CommandContext): void {
       "run drafts again even when the same content already finished in this data folder (reprinted with duplicate: true otherwise)",
     )
     .option("--no-wait", "cloud mode (--stack): submit and print each run id, without following the runs")
+    .addOption(
+      new Option("--via <how>", "cloud mode (--stack): an upload under drafts/, or a Draft Submitted event")
+        .choices(["upload", "event"])
+        .default("upload"),
+    )
     .addHelpText(
       "after",
       "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",

@@ -24,5 +24,11 @@ export type OutcomeStatus = keyof typeof OUTCOME_METRICS;
  */
 export const REPAIRS_METRIC = "RepairsMade";
 
+/**
+ * One count per reviewer's decision (with `kind` and `decision`): approvals are counted here, not as
+ * `RunsValidated`, since the loop already counted the run as `RunsNeedingReview` when it ended.
+ */
+export const REVIEW_METRIC = "ReviewDecisions";
+
 /** Model spend in micro-USD, per attempt and per judge round; also published without `kind`. */
 export const COST_METRIC = "CostMicroUsd";

@@ -10,6 +10,7 @@ import {
   OUTCOME_METRICS,
   type OutcomeStatus,
   REPAIRS_METRIC,
+  REVIEW_METRIC,
   SERVICE_NAME,
 } from "./metric-names.js";
 
@@ -58,6 +59,13 @@ export function emitOutcome(
     repaired.addDimensions({ kind });
     repaired.addMetric(REPAIRS_METRIC, MetricUnit.Count, repairs);
   }
+}
+
+/** A reviewer decided a run: counted once by kind and decision, flushed at once. */
+export function emitReview(kind: string, decision: string): void {
+  const detailed = metrics.singleMetric();
+  detailed.addDimensions({ kind, decision });
+  detailed.addMetric(REVIEW_METRIC, MetricUnit.Count, 1);
 }
 
 /** Every log line of a step carries the run and draft it is about. */

@@ -12,8 +12,6 @@ import {
   type IChainable,
   JsonPath,
   Pass,
-  ResultWriterV2,
-  S3JsonLItemReader,
   type StateMachine,
   StateMachineType,
   Succeed,
@@ -33,6 +31,7 @@ import { LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "../retries.js";
 import { BatchStateNames, StateNames } from "../state-names.js";
 import { childExecution } from "./child-execution.js";
 import { foundationModelId, redraftFunction } from "./functions.js";
+import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 import { CorrectionGraph } from "./workflow.js";
 
 export interface BatchRoundsProps {
@@ -271,7 +270,7 @@ export class BatchRounds extends Construct {
     const mapProps = {
       maxConcurrency: config.batchConcurrency,
       toleratedFailurePercentage: config.batchToleratedFailurePercentage,
-      resultWriterV2: new ResultWriterV2({
+      resultWriterV2: new PrefixedResultWriter({
         bucket: bucket as IBucket,
         prefix: BATCH_RESULTS_PREFIX.replace(/\/$/, ""),
       }),
@@ -280,9 +279,10 @@ export class BatchRounds extends Construct {
     const runRound = new DistributedMap(this, BatchStateNames.RunRound, {
       comment:
         "Every item still correcting, up to its next model call: round 0 from Validate, later rounds from the answered call.",
-      itemReader: new S3JsonLItemReader({
+      itemReader: new PrefixedJsonLItemReader({
         bucket: bucket as IBucket,
         key: JsonPath.stringAt("$.rounds.itemsKey"),
+        prefix: BATCH_RESULTS_PREFIX,
       }),
       ...mapProps,
       // The tolerated share is of the batch's items, not of one round's: SubmitRound counts the
@@ -352,9 +352,10 @@ export class BatchRounds extends Construct {
     const runOnDemand = new DistributedMap(this, BatchStateNames.RunOnDemand, {
       comment:
         "The items left at the deadline (or that no batch request takes), on demand, so the batch ends on time.",
-      itemReader: new S3JsonLItemReader({
+      itemReader: new PrefixedJsonLItemReader({
         bucket: bucket as IBucket,
         key: JsonPath.stringAt("$.rounds.onDemandKey"),
+        prefix: BATCH_RESULTS_PREFIX,
       }),
       itemSelector: {
         batchId: JsonPath.stringAt("$$.Map.Item.Value.batchId"),

@@ -18,8 +18,6 @@ import {
   LogLevel,
   Pass,
   Result,
-  ResultWriterV2,
-  S3JsonLItemReader,
   type StateMachine,
   StateMachineType,
   StateMachine as StepFunctionsStateMachine,
@@ -37,6 +35,7 @@ import { Construct } from "constructs";
 import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
+import { BATCH_ID_PREFIX } from "../../shared/batch/record.js";
 import type { Pricing } from "../../shared/batch/rounds.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import {
@@ -58,6 +57,7 @@ import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
 import { redraftFunction } from "./functions.js";
+import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 
 export interface BatchWorkflowProps {
   readonly config: EnvConfig;
@@ -243,9 +243,10 @@ export class BatchWorkflow extends Construct {
     const runItems = new DistributedMap(this, BatchStateNames.RunItems, {
       comment:
         "Every item of the manifest as a child execution, at most batchConcurrency at once; too many failed children end the batch.",
-      itemReader: new S3JsonLItemReader({
+      itemReader: new PrefixedJsonLItemReader({
         bucket: bucket as IBucket,
         key: JsonPath.stringAt("$.prepared.itemsKey"),
+        prefix: BATCH_ITEMS_PREFIX,
       }),
       itemSelector: {
         batchId: JsonPath.stringAt("$.batchId"),
@@ -254,7 +255,7 @@ export class BatchWorkflow extends Construct {
       },
       maxConcurrency: config.batchConcurrency,
       toleratedFailurePercentage: config.batchToleratedFailurePercentage,
-      resultWriterV2: new ResultWriterV2({
+      resultWriterV2: new PrefixedResultWriter({
         bucket: bucket as IBucket,
         prefix: BATCH_RESULTS_PREFIX.replace(/\/$/, ""),
       }),
@@ -380,9 +381,14 @@ export class BatchWorkflow extends Construct {
           "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
       },
       {
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::<${Stack.of(this).getLogicalId(bucket.node.defaultChild as CfnElement)}>/*]`,
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BATCH_ITEMS_PREFIX}*`)}]`,
         reason:
-          "CDK's grant for the Distributed Map's ItemReader (the item list) and ResultWriter (its result files): objects named at run time.",
+          "The Distributed Map's ItemReader: the item list PrepareItems wrote under batch-items/<batchId>/.",
+      },
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BATCH_RESULTS_PREFIX}*`)}]`,
+        reason:
+          "The Distributed Map's ResultWriter (its result files) and the rounds' item lists, under batch-results/<batchId>/.",
       },
       ...[this.rounds.function, props.validate, props.revalidate].map((fn) => ({
         id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
@@ -400,9 +406,9 @@ export class BatchWorkflow extends Construct {
           "A round's items publish to results/<draftId>/<runId>.json, named at run time (batch pricing).",
       },
       {
-        id: `AwsSolutions-IAM5[${executionFinding(perDraft, "*")}]`,
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${Stack.of(this).getLogicalId(perDraft.node.defaultChild as CfnElement)}.Name>:${BATCH_ID_PREFIX}*]`,
         reason:
-          "CDK's grant for .sync children: describe and stop the per-draft executions this batch starts.",
+          ".sync children: describe and stop the per-draft executions a batch starts, named <batchId>-<line> at run time.",
       },
       {
         id: `AwsSolutions-IAM5[${executionFinding(this.stateMachine, ":*")}]`,

@@ -17,6 +17,7 @@ import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
@@ -102,14 +103,29 @@ export class Observability extends Construct {
 
     // ── Outcomes, counted by λ outcome from the events that announce them ────────────────────
     new Rule(this, "OutcomeAnnounced", {
-      description: "Count validated and needs-review runs (λ outcome)",
+      description: "Count validated and needs-review runs and reviewers' decisions (λ outcome)",
       eventBus: props.bus,
       eventPattern: {
         source: [OUTCOME_EVENT_SOURCE],
-        detailType: [OutcomeEvents.Validated, OutcomeEvents.NeedsReview],
+        detailType: [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
       },
       targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
     });
+    // An approval (a `Draft Reviewed` the run item bears out) is announced as `Draft Validated` by
+    // λ outcome: the reviewer policy puts only `Draft Reviewed`.
+    props.outcome.addEnvironment("EVENT_BUS_NAME", props.bus.eventBusName);
+    props.outcome.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["events:PutEvents"],
+        resources: [props.bus.eventBusArn],
+        conditions: {
+          StringEquals: {
+            "events:detail-type": OutcomeEvents.Validated,
+            "events:source": OUTCOME_EVENT_SOURCE,
+          },
+        },
+      }),
+    );
     new Rule(this, "ExecutionStopped", {
       description: "Count failed, timed-out and aborted runs (λ outcome)",
       eventPattern: {

@@ -430,7 +430,11 @@ export async function measureCorpus(): Promise<{ drafts: CorpusDraftCounts[]; pa
         retryIntervals: undefined,
       });
       // λ outcome: invoked by the rule on each outcome event the Announce states put on the bus.
-      const outcome = createOutcomeHandler(() => ({ runs, blobs }));
+      const outcome = createOutcomeHandler(() => ({
+        runs,
+        blobs,
+        announce: () => Promise.reject(new Error("the measured runs have no review to announce")),
+      }));
       for (const entry of announced.flatMap((a) => a.Entries))
         await counted(
           "outcome",

@@ -101,12 +101,16 @@ export const BatchRecordSchema = BatchSummarySchema.partial().extend({
 });
 export type BatchRecord = z.infer<typeof BatchRecordSchema>;
 
+/** Every batch id begins so, hence every batch item's run id (the batch machine's role relies on it). */
+export const BATCH_ID_PREFIX = "b-";
+
 /**
  * A batch id from what identifies one submission of a manifest: an upload's bucket, key and
  * version, or an event's id. The same delivery always gives the same id, so a duplicate delivery
  * finds its batch record already written and starts nothing.
  */
-export const batchIdFor = (parts: readonly string[]): string => `b-${sha256(parts.join("\n")).slice(0, 24)}`;
+export const batchIdFor = (parts: readonly string[]): string =>
+  `${BATCH_ID_PREFIX}${sha256(parts.join("\n")).slice(0, 24)}`;
 
 /** The child execution (and run id) of an item: deterministic, so a retried item never runs twice. */
 export const childRunId = (batchId: string, line: number): string => `${batchId}-${line}`;

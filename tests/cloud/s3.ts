@@ -13,11 +13,26 @@ export interface LocalS3 {
   close(): Promise<void>;
 }
 
+/** A request as the server's middleware sees it (s3rver is a Koa application). */
+interface S3Request {
+  method: string;
+  querystring: string;
+  status: number;
+  set(header: string, value: string): void;
+}
+
+export interface S3Options {
+  /** Runs around every request, first of the server's middleware. */
+  around?: (ctx: S3Request, next: () => Promise<void>) => Promise<void>;
+  /** Called as each object is created (s3rver's own notification, with the raw key). */
+  onCreated?: (bucket: string, key: string) => void;
+}
+
 /**
  * An S3-compatible server from npm on a free loopback port, holding `bucket`. Its signature check
  * disagrees with the current SDK's, hence allowMismatchedSignatures; clients address it path-style.
  */
-export async function startS3(bucket: string): Promise<LocalS3> {
+export async function startS3(bucket: string, options: S3Options = {}): Promise<LocalS3> {
   const directory = await mkdtemp(join(tmpdir(), "redraft-s3rver-"));
   const server = new S3rver({
     port: 0,
@@ -27,6 +42,19 @@ export async function startS3(bucket: string): Promise<LocalS3> {
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket }],
   });
+  const { around, onCreated } = options;
+  if (around) server.middleware.unshift(around);
+  if (onCreated)
+    server.on(
+      "event",
+      (event: {
+        Records: { eventName: string; s3: { bucket: { name: string }; object: { key: string } } }[];
+      }) => {
+        for (const record of event.Records)
+          if (record.eventName.startsWith("ObjectCreated:"))
+            onCreated(record.s3.bucket.name, record.s3.object.key);
+      },
+    );
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({

@@ -13,5 +13,9 @@ declare module "@20minutes/s3rver" {
     constructor(options: S3rverOptions);
     run(): Promise<{ address: string; port: number }>;
     close(): Promise<void>;
+    /** Koa's middleware list: a function put first runs around every request. */
+    middleware: ((ctx: never, next: () => Promise<void>) => Promise<void>)[];
+    /** Koa is an EventEmitter; s3rver emits `event` with an S3 notification for each change. */
+    on(event: "event", listener: (event: never) => void): void;
   }
 }

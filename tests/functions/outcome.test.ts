@@ -37,7 +37,11 @@ describe("λ outcome: outcomes as embedded metrics", () => {
   const runs = new MemoryRunStore();
   const held: string[] = [];
   const tagged: unknown[] = [];
+  const announced: { detailType: string; detail: Record<string, unknown> }[] = [];
   const handler = createOutcomeHandler(() => ({
+    announce: async (detailType: string, detail: Record<string, unknown>) => {
+      announced.push({ detailType, detail });
+    },
     runs: {
       getRun: (runId: string) => runs.getRun(runId),
       holdForReview: async (runId: string) => {
@@ -113,6 +117,55 @@ describe("λ outcome: outcomes as embedded metrics", () => {
       handler({ source: "aws.states", detail: { name: "r-unknown", status: "TIMED_OUT" } }),
     );
     expect(counted(docs, OUTCOME_METRICS.failed)).toContainEqual({ kind: "unknown", reason: "timed_out" });
+  });
+
+  it("counts a reviewer's decision, and announces an approval the run item holds as Draft Validated, counted once", async () => {
+    await runs.createRun(
+      makeRun("r-approved", { status: "validated", reason: "approved", resultRef: "results/d/r.json" }),
+    );
+    await runs.createRun(makeRun("r-forged", { status: "needs_manual_review", reason: "max_attempts" }));
+    const reviewed = (runId: string, decision: string) => ({
+      source: "redraft",
+      "detail-type": "Draft Reviewed",
+      detail: {
+        runId,
+        draftId: "draft-1",
+        kind: "mcq",
+        status: "validated",
+        reason: "approved",
+        decision,
+        reviewer: "ada",
+      },
+    });
+    const docs = await emf(async () => {
+      await handler(reviewed("r-approved", "approve"));
+      // A Draft Reviewed the table does not bear out announces nothing.
+      await handler(reviewed("r-forged", "approve"));
+      await handler(reviewed("r-forged", "reject"));
+    });
+    expect(docs.filter((d) => d.ReviewDecisions === 1).map((d) => [d.kind, d.decision])).toEqual([
+      ["mcq", "approve"],
+      ["mcq", "approve"],
+      ["mcq", "reject"],
+    ]);
+    expect(announced).toEqual([
+      {
+        detailType: "Draft Validated",
+        detail: {
+          runId: "r-approved",
+          draftId: "draft-1",
+          kind: "mcq",
+          status: "validated",
+          reason: "approved",
+          resultRef: "results/d/r.json",
+        },
+      },
+    ]);
+    // That Draft Validated comes back through the same rule: not a second outcome of the run.
+    const again = await emf(() =>
+      handler({ source: "redraft", "detail-type": "Draft Validated", detail: announced[0]?.detail }),
+    );
+    expect(again).toEqual([]);
   });
 
   it("refuses any other event", async () => {

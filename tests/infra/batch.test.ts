@@ -230,3 +230,75 @@ describe("batch triggers", () => {
     await expect(without(upload("batches/m.jsonl", "v1"))).rejects.toThrow(/no batch state machine/);
   });
 });
+
+describe("the batch machine's role: its children and its prefixes only", () => {
+  type Json = ReturnType<typeof JSON.parse>;
+  /** A resource as text: `<Logical.Attr>`, `<Logical>`, a joined ARN with its tokens so written. */
+  const text = (r: Json): string =>
+    typeof r === "string"
+      ? r
+      : r["Fn::Join"]
+        ? r["Fn::Join"][1].map(text).join("")
+        : r.Ref
+          ? `<${r.Ref}>`
+          : r["Fn::GetAtt"]
+            ? `<${r["Fn::GetAtt"].join(".")}>`
+            : JSON.stringify(r);
+  const grants = (s = stack, t = template) => {
+    const role = logicalId(s.batches.stateMachine.role as never);
+    return (Object.values(t.findResources("AWS::IAM::Policy")) as Json[])
+      .filter((p) => p.Properties.Roles.some((r: Json) => r.Ref === role))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .flatMap((st: Json) =>
+        [st.Action]
+          .flat()
+          .flatMap((a: string) => [st.Resource].flat().map((r: Json) => `${a} on ${text(r)}`)),
+      );
+  };
+
+  it.each([
+    ["dev", stack, template],
+    ["prod", prod.stack, prod.template],
+  ] as const)(
+    "%s: Describe/Stop only the per-draft executions named b-…, S3 only under batch-items/ and batch-results/ (and the Publish states' runs/ → results/)",
+    (_, s, t) => {
+      const all = grants(s, t);
+      const bucket = `<${logicalId(s.storage.bucket)}.Arn>`;
+      const perDraft = logicalId(s.workflow.stateMachine);
+      const own = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${JSON.stringify({
+        "Fn::Select": [6, { "Fn::Split": [":", { Ref: logicalId(s.batches.stateMachine) }] }],
+      })}`;
+      const states = all.filter((g) => g.startsWith("states:")).sort();
+      expect(states).toEqual(
+        [
+          // The Distributed Map's own: the Map Run of this machine's executions.
+          `states:DescribeExecution on ${own}:*`,
+          `states:StopExecution on ${own}:*`,
+          `states:RedriveExecution on ${own}/*:*`,
+          `states:StartExecution on <${logicalId(s.batches.stateMachine)}>`,
+          `states:DescribeExecution on arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${perDraft}.Name>:b-*`,
+          `states:StartExecution on <${perDraft}>`,
+          `states:StopExecution on arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${perDraft}.Name>:b-*`,
+        ].sort(),
+      );
+      const s3 = all.filter((g) => g.startsWith("s3:")).sort();
+      expect(s3).toEqual(
+        [
+          `s3:GetObject on ${bucket}/batch-items/*`,
+          ...["AbortMultipartUpload", "GetObject", "ListMultipartUploadParts", "PutObject"].map(
+            (a) => `s3:${a} on ${bucket}/batch-results/*`,
+          ),
+          `s3:GetObject on ${bucket}/runs/*`,
+          `s3:GetObjectTagging on ${bucket}/runs/*`,
+          `s3:PutObject on ${bucket}/results/*`,
+          `s3:PutObjectTagging on ${bucket}/results/*`,
+        ].sort(),
+      );
+    },
+  );
+
+  it("children are started with the parent's execution id, so the console links them", () => {
+    const asl = JSON.stringify(batchAsl());
+    expect(asl).toContain('"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$":"$$.Execution.Id"');
+  });
+});

@@ -218,6 +218,8 @@ describe("7. least privilege, justified", () => {
         `s3:ListBucket on ${bucket}.Arn`,
         `s3:PutObjectTagging on ${objects("runs/")}`,
         `s3:PutObjectTagging on ${objects("results/")}`,
+        // An approval's Draft Validated (condition on the detail type, tests/infra/observability.test.ts).
+        `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
       ],
     },
     finalize: {

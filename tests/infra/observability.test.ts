@@ -167,13 +167,13 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
     template.resourceCountIs("AWS::Logs::MetricFilter", 0);
   });
 
-  it("sends the outcome events and stopped executions to λ outcome", () => {
+  it("sends the outcome events, reviewers' decisions and stopped executions to λ outcome", () => {
     const outcome = { "Fn::GetAtt": [logicalId(stack.functions.outcome), "Arn"] };
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: { Ref: logicalId(stack.projectBus.bus) },
       EventPattern: {
         source: [OUTCOME_EVENT_SOURCE],
-        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview],
+        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
       },
       Targets: [Match.objectLike({ Arn: outcome })],
     });
@@ -248,5 +248,35 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
     expect(new Set(owned).size).toBe(fns.length + 2);
     expect(Object.keys(groups).sort()).toEqual([...owned].sort());
     for (const id of owned) expect(groups[id]?.Properties.RetentionInDays).toBe(7);
+  });
+});
+
+describe("observability: reviewers' decisions", () => {
+  it("λ outcome hears Draft Reviewed and may put only Draft Validated (source redraft) on the project bus", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      EventPattern: Match.objectLike({
+        "detail-type": [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
+      }),
+    });
+    const role = stack.functions.outcome.role?.node.defaultChild;
+    const policies = Object.values(template.findResources("AWS::IAM::Policy")) as Json[];
+    const mine = policies.filter((p) =>
+      p.Properties.Roles.some(
+        (r: Json) => r.Ref === (role && logicalId(stack.functions.outcome.role as never)),
+      ),
+    );
+    const puts = mine
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((s: Json) => [s.Action].flat().includes("events:PutEvents"));
+    expect(puts).toEqual([
+      expect.objectContaining({
+        Condition: {
+          StringEquals: {
+            "events:detail-type": OutcomeEvents.Validated,
+            "events:source": OUTCOME_EVENT_SOURCE,
+          },
+        },
+      }),
+    ]);
   });
 });

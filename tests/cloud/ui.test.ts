@@ -1,0 +1,99 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cloudViewer } from "../../cli/cloud/commands.js";
+import { correctDraft } from "../../local/in-process.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { startViewer, TOKEN_HEADER, type Viewer } from "../../ui/server.js";
+import { ROOT } from "../cli/run-cli.js";
+import { type Deployment, STATE_MACHINE, startDeployment } from "./deployment.js";
+
+/**
+ * `redraft --stack … ui`: the viewer served over the emulated deployment (tests/cloud/deployment.ts),
+ * asked over HTTP as the page asks: the runs list, a run's page with its execution history and
+ * console link, and a review decided from the page.
+ */
+let deployment: Deployment;
+let viewer: Viewer;
+const runIds: string[] = [];
+
+const api = async (path: string, init: RequestInit = {}) => {
+  const res = await fetch(new URL(path, viewer.url), init);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+const executionOf = (runId: string) => `${STATE_MACHINE.replace(":stateMachine:", ":execution:")}:${runId}`;
+
+beforeAll(async () => {
+  deployment = await startDeployment();
+  const stuck = JSON.parse(await readFile(join(ROOT, "examples", "drafts", "json-stuck.json"), "utf8"));
+  for (const id of ["ui-a", "ui-b"]) {
+    const result = await correctDraft(
+      { ...stuck, id },
+      { registry: new PackRegistry(), runs: deployment.runs, blobs: deployment.blobs, runId: `e-${id}-run` },
+    );
+    runIds.push(result.runId);
+  }
+  viewer = await startViewer(await cloudViewer({ stack: "redraft-test" }, { port: 0, reviewer: "ada" }));
+}, 240_000);
+
+afterAll(async () => {
+  await viewer?.close();
+  await deployment?.close();
+});
+
+describe("redraft --stack ui", () => {
+  it("lists the deployment's runs, each with its execution and console link", async () => {
+    const { status, body } = await api("/api/runs");
+    expect(status).toBe(200);
+    const runs = body.runs as { runId: string; status: string; executionArn?: string; consoleUrl?: string }[];
+    expect(runs.map((r) => r.runId).sort()).toEqual([...runIds].sort());
+    for (const run of runs) {
+      expect(run.status).toBe("needs_manual_review");
+      expect(run.executionArn).toBe(executionOf(run.runId));
+      expect(run.consoleUrl).toBe(
+        `https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/${executionOf(run.runId)}`,
+      );
+    }
+  });
+
+  it("shows a run named by a short id: its record, attempts, execution history from Step Functions, and console link", async () => {
+    const runId = runIds[0] as string;
+    const { status, body } = await api(`/api/runs/${runId.slice(0, 6)}`);
+    expect(status).toBe(200);
+    expect(body.run).toMatchObject({
+      runId,
+      draftId: "ui-a",
+      reason: "no_model",
+      consoleUrl: expect.any(String),
+    });
+    expect(body.execution).toMatchObject({ status: "SUCCEEDED" });
+    expect((body.graph as { entered: Record<string, unknown> }).entered).toHaveProperty("Validate");
+    const missing = await api("/api/runs/e-nothing-here");
+    expect(missing.status).toBe(404);
+  });
+
+  it("decides a review from the page: exactly once, announced on the deployment's bus", async () => {
+    const runId = runIds[1] as string;
+    const review = () =>
+      api(`/api/runs/${runId}/review`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [TOKEN_HEADER]: viewer.token },
+        body: JSON.stringify({ decision: "approve", note: "fine" }),
+      });
+    const first = await review();
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ status: "validated" });
+    await expect(deployment.runs.getRun(runId)).resolves.toMatchObject({
+      status: "validated",
+      reason: "approved",
+      review: { reviewer: "ada", decision: "approve" },
+    });
+    const again = await review();
+    expect(again.status).toBe(409);
+    expect(String(again.body.error)).toMatch(/ada decided approve at/);
+    expect(
+      deployment.bus.filter((e) => e.DetailType === "Draft Reviewed" && e.Detail?.includes(runId)),
+    ).toHaveLength(1);
+  });
+});
