@@ -228,7 +228,7 @@ export function retryIntervals(
  * An inline draft too deep for the engine's JSONPath handling, which recurses over the input and
  * would overflow before Validate runs, is refused here with the reason Validate would give.
  */
-export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: InputRejection }>(
+export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: InputRejection | undefined }>(
   input: T,
   maxDraftDepth: number | undefined,
 ): T {

@@ -4,9 +4,9 @@ import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/
 import type { AslDefinition } from "../infra/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { LoopStateSchema } from "../shared/loop/state.js";
+import type { ValidateEvent } from "../shared/loop/steps/input.js";
 import {
   correctStep,
-  type InputRejection,
   judgeStep,
   type LoopDeps,
   recordFailure,
@@ -43,12 +43,6 @@ export interface CorrectDraftOptions {
    * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
    */
   retryDelayMs?: number | undefined;
-}
-
-/** What the state machine hands Validate: `{ runId: $$.Execution.Name, input: $ }`. */
-interface ValidateEvent {
-  runId: string;
-  input: { draft?: unknown; submissionId?: string; parentRunId?: string; rejectWith?: InputRejection };
 }
 
 let machine: Promise<{ asl: AslDefinition; machine: ReturnType<typeof buildMachine> }> | undefined;
