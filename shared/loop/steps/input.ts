@@ -32,7 +32,7 @@ export interface ValidateInput {
  * Why an input was refused before it reached Validate, and what to call its draft: set by a submitter
  * (the local CLI's unreadable paths, an inline draft too deep for the engine) in Validate's input.
  */
-export const InputRejectionSchema = z.object({
+const InputRejectionSchema = z.object({
   reason: z.enum(["unreadable", "too_deep", "invalid_input"]),
   message: z.string().max(4096),
   /** The run's draft id when the draft could not be read (a file name, say); else a guess from the input. */
