@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { buildRunResult } from "../shared/loop/run.js";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import type { RunRecord } from "../shared/store/types.js";
 import { UsageError } from "./inputs.js";
 

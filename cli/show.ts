@@ -1,7 +1,8 @@
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { Draft, Repair, ValidationReport, Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
-import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
+import { type LoopDeps, loadJson } from "../shared/loop/steps/deps.js";
+import type { JudgeReport } from "../shared/loop/steps/judge.js";
 import type { TokenUsage } from "../shared/model/types.js";
 import { valueAt } from "../shared/pointer.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";

@@ -1,5 +1,5 @@
 import { ValidateEventSchema } from "../shared/loop/steps/input.js";
-import { validateStep } from "../shared/loop/steps.js";
+import { validateStep } from "../shared/loop/steps/validate.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";

@@ -4,7 +4,7 @@ import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
 import { DraftTooDeepError } from "../shared/errors.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
-import type { InputRejection } from "../shared/loop/steps.js";
+import type { InputRejection } from "../shared/loop/steps/input.js";
 import type { BlobStore } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 

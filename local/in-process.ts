@@ -4,15 +4,13 @@ import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/
 import type { AslDefinition } from "../infra/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { LoopStateSchema } from "../shared/loop/state.js";
+import { correctStep } from "../shared/loop/steps/correct.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import { recordFailure } from "../shared/loop/steps/failure.js";
 import type { ValidateEvent } from "../shared/loop/steps/input.js";
-import {
-  correctStep,
-  judgeStep,
-  type LoopDeps,
-  recordFailure,
-  revalidateStep,
-  validateStep,
-} from "../shared/loop/steps.js";
+import { judgeStep } from "../shared/loop/steps/judge.js";
+import { revalidateStep } from "../shared/loop/steps/revalidate.js";
+import { validateStep } from "../shared/loop/steps/validate.js";
 import type { RunOutcome, RunStore } from "../shared/store/types.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import {
