@@ -1,7 +1,7 @@
 import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, extname, join, relative, sep } from "node:path";
 import { splitTopLevel, stripBom } from "../shared/json-depth.js";
-import type { InputRejection } from "../shared/loop/steps.js";
+import type { InputRejection } from "../shared/loop/steps/input.js";
 
 /** One draft to submit, with where it came from, so a rejection can name the file and the problem. */
 export interface DraftSource {

@@ -3,7 +3,7 @@ import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import { OutcomeEvents } from "../shared/events.js";
 import type { RunResult } from "../shared/loop/run.js";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import {
   REVIEW_CLAIM_MS,
   type Review,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:local [-- --smoke] [-- --write-docs]`: the local runtime against issue 12's goal row,
+ * `npm run bench:local [-- --smoke] [-- --write-docs]`: the local runtime against its goal,
  * "local runtime, `--llm none`, 1,000 drafts: ≥ 200 drafts/s, orchestration ≤ 1 % of a 5 s model call".
  *
  * 1. Throughput: `redraft run <folder> --llm none --json` over 1,000 distinct drafts (a third clean

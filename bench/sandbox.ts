@@ -42,7 +42,7 @@ import { median, table } from "./lib/stats.js";
 const SMOKE = process.argv.includes("--smoke");
 const WRITE_DOCS = process.argv.includes("--write-docs") && !SMOKE;
 const ROUNDS = SMOKE ? 1 : 5;
-/** main's head when the lockdown was written: the harness "before" is read from it. */
+/** The commit the "before" row reads the harness from: one without the realm lockdown. */
 const BEFORE_COMMIT = "297cd14";
 const { date, load, commit, output, say } = sectionRecorder();
 

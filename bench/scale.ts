@@ -1,7 +1,7 @@
 /**
  * `npm run bench:scale [-- --smoke] [-- --sizes 1000,10000] [-- --compare <checkout>] [-- --write-docs]`:
  * `redraft run <folder> --llm none --json` as a whole process (bin/redraft.js, as a person starts it)
- * at 1,000, 10,000 and 100,000 drafts, each into a fresh data folder, against issue 23's goals:
+ * at 1,000, 10,000 and 100,000 drafts, each into a fresh data folder, against its goals:
  * peak RSS ≤ 300 MiB at 100,000 drafts, ≥ 200 drafts/s at 1,000 and 10,000, ≤ 8 KB of disk per draft
  * beyond the draft's own bytes.
  *

@@ -4,7 +4,7 @@
  *
  * 1. `npm test`: wall time of `--runs` whole runs (3 by default; the median is the figure) and whether
  *    each was green (exit 0, every file and test passed); then the same again while Debian's
- *    `stress --cpu <cores>` keeps every core busy (issue 12's goal: ≤ 90 s, every run green), unless
+ *    `stress --cpu <cores>` keeps every core busy (the goal: ≤ 90 s, every run green), unless
  *    `--no-stress`. Without the `stress` command the output says so: nothing stands in for it.
  * 2. `npm start`: the clone's first command (`npm ci` before it is not timed), `--runs` times into an
  *    empty data dir each; the median wall time, the load average when each started (the machine is

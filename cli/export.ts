@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { UsageError } from "../app/inputs.js";
 import { buildRunResult } from "../shared/loop/run.js";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import type { RunRecord } from "../shared/store/types.js";
 
 /**

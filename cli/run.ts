@@ -23,7 +23,7 @@ let submitModules:
         typeof import("../shared/hash.js"),
         typeof import("../local/state-machine.js"),
         typeof import("../shared/loop/run.js"),
-        typeof import("../shared/loop/steps.js"),
+        typeof import("../shared/loop/steps/failure.js"),
       ]
     >
   | undefined;
@@ -32,7 +32,7 @@ const loadSubmitModules = () =>
     import("../shared/hash.js"),
     import("../local/state-machine.js"),
     import("../shared/loop/run.js"),
-    import("../shared/loop/steps.js"),
+    import("../shared/loop/steps/failure.js"),
   ]));
 
 /**

@@ -2,7 +2,9 @@ import { explainReason } from "../app/explain.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import type { Draft, Repair, ValidationReport, Violation } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
-import { type JudgeReport, type LoopDeps, loadJson } from "../shared/loop/steps.js";
+import { type LoopDeps, loadJson } from "../shared/loop/steps/deps.js";
+import type { JudgeReport } from "../shared/loop/steps/judge.js";
+import type { TokenUsage } from "../shared/model/types.js";
 import { valueAt } from "../shared/pointer.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
@@ -107,7 +109,7 @@ function diffLines(a: AttemptRecord, base: unknown): string[] {
   ];
 }
 
-const tokenLine = (t: { input: number; output: number; cacheRead: number; cacheWrite: number }) =>
+const tokenLine = (t: TokenUsage) =>
   `in ${t.input} / out ${t.output} / cache read ${t.cacheRead} / cache write ${t.cacheWrite}`;
 
 function attemptBlock(a: AttemptRecord, base: unknown): string[] {
@@ -162,7 +164,7 @@ function judgeBlock(r: JudgeReport): string[] {
 }
 
 interface Spend {
-  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  tokens: TokenUsage;
   cost: number;
   models: string[];
 }

@@ -1,5 +1,5 @@
 import { LoopStateSchema } from "../shared/loop/state.js";
-import { correctStep } from "../shared/loop/steps.js";
+import { correctStep } from "../shared/loop/steps/correct.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
 

@@ -1,5 +1,5 @@
 import { LoopStateSchema } from "../shared/loop/state.js";
-import { judgeStep } from "../shared/loop/steps.js";
+import { judgeStep } from "../shared/loop/steps/judge.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
 import { emitSpendMetrics, MetricUnit, metrics } from "./lib/observability.js";

@@ -1,5 +1,5 @@
 import { LoopStateSchema } from "../shared/loop/state.js";
-import { revalidateStep } from "../shared/loop/steps.js";
+import { revalidateStep } from "../shared/loop/steps/revalidate.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
 import { emitAttemptMetrics } from "./lib/observability.js";

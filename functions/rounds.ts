@@ -15,7 +15,7 @@ import {
 import type { BatchModelService, RoundTiming } from "../shared/batch/rounds.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
 import { type LoopState, LoopStateSchema } from "../shared/loop/state.js";
-import type { LoopDeps } from "../shared/loop/steps.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import { batchKeys } from "../shared/store/bucket-layout.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";

@@ -1,34 +1,9 @@
-import * as z from "zod";
-import { validateStep } from "../shared/loop/steps.js";
+import { ValidateEventSchema } from "../shared/loop/steps/input.js";
+import { validateStep } from "../shared/loop/steps/validate.js";
 import { depsFromEnv } from "./lib/deps.js";
 import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { type DepsProvider, stepHandler } from "./lib/handler.js";
 import { emitOutcome, MetricUnit, metrics } from "./lib/observability.js";
-
-/** What the state machine hands Validate: its execution name as run id, and the execution input. */
-export const ValidateEventSchema = z.object({
-  runId: z.string().min(1),
-  input: z.looseObject({
-    draft: z.unknown().optional(),
-    draftRef: z
-      .union([
-        z.string(),
-        z.object({ bucket: z.string().optional(), key: z.string(), versionId: z.string().optional() }),
-      ])
-      .optional(),
-    submissionId: z.string().optional(),
-    parentRunId: z.string().optional(),
-    /** Set by a submitter that refused its input before the run (the local CLI's unreadable paths). */
-    rejectWith: z
-      .object({
-        reason: z.enum(["unreadable", "too_deep", "invalid_input"]),
-        message: z.string().max(4096),
-        draftId: z.string().max(256).optional(),
-      })
-      .optional(),
-  }),
-});
-export type ValidateEvent = z.infer<typeof ValidateEventSchema>;
 
 export interface ValidateHandlerOptions {
   /** The only bucket drafts may be read from; references to others are rejected, not fetched. */

@@ -4,7 +4,7 @@ import type { AslDefinition } from "../infra/asl.js";
 import { StateNames } from "../infra/state-names.js";
 import { DraftTooDeepError } from "../shared/errors.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
-import type { InputRejection } from "../shared/loop/steps.js";
+import type { InputRejection } from "../shared/loop/steps/input.js";
 import type { BlobStore } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 
@@ -228,7 +228,7 @@ export function retryIntervals(
  * An inline draft too deep for the engine's JSONPath handling, which recurses over the input and
  * would overflow before Validate runs, is refused here with the reason Validate would give.
  */
-export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: InputRejection }>(
+export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: InputRejection | undefined }>(
   input: T,
   maxDraftDepth: number | undefined,
 ): T {

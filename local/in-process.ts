@@ -4,15 +4,13 @@ import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/
 import type { AslDefinition } from "../infra/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { LoopStateSchema } from "../shared/loop/state.js";
-import {
-  correctStep,
-  type InputRejection,
-  judgeStep,
-  type LoopDeps,
-  recordFailure,
-  revalidateStep,
-  validateStep,
-} from "../shared/loop/steps.js";
+import { correctStep } from "../shared/loop/steps/correct.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import { recordFailure } from "../shared/loop/steps/failure.js";
+import type { ValidateEvent } from "../shared/loop/steps/input.js";
+import { judgeStep } from "../shared/loop/steps/judge.js";
+import { revalidateStep } from "../shared/loop/steps/revalidate.js";
+import { validateStep } from "../shared/loop/steps/validate.js";
 import type { RunOutcome, RunStore } from "../shared/store/types.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import {
@@ -43,12 +41,6 @@ export interface CorrectDraftOptions {
    * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
    */
   retryDelayMs?: number | undefined;
-}
-
-/** What the state machine hands Validate: `{ runId: $$.Execution.Name, input: $ }`. */
-interface ValidateEvent {
-  runId: string;
-  input: { draft?: unknown; submissionId?: string; parentRunId?: string; rejectWith?: InputRejection };
 }
 
 let machine: Promise<{ asl: AslDefinition; machine: ReturnType<typeof buildMachine> }> | undefined;

@@ -1,8 +1,8 @@
 import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { BlobNotFoundError } from "../shared/errors.js";
-import { JUDGE_USAGE_KEY_BASE } from "../shared/loop/steps/judge.js";
-import type { JudgeReport, LoopDeps } from "../shared/loop/steps.js";
+import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import { JUDGE_USAGE_KEY_BASE, type JudgeReport } from "../shared/loop/steps/judge.js";
 import { totalTokens } from "../shared/model/types.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
@@ -116,7 +116,7 @@ export async function finishInterrupted(
   if (!run && !owner) return false;
   if (!run) {
     // Imported here: the loop's steps are a tenth of a second that a listing of runs never needs.
-    const { recordFailure } = await import("../shared/loop/steps.js");
+    const { recordFailure } = await import("../shared/loop/steps/failure.js");
     const draft = owner?.draftRef ? await deps.blobs.get(owner.draftRef).catch(() => undefined) : undefined;
     await recordFailure(deps, {
       runId,

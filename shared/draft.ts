@@ -27,7 +27,7 @@ const DraftOptionsSchema = z
     maxAttempts: z.number().int().min(0).max(10).optional(),
     maxLogicAttempts: z.number().int().min(0).max(5).optional(),
     breakerAfter: z.number().int().min(1).max(10).optional(),
-    /** The earlier name of `breakerAfter`, still accepted. */
+    /** Deprecated name of `breakerAfter`, still accepted (with a DeprecationWarning); `breakerAfter` wins. */
     breakerThreshold: z.number().int().min(1).max(10).optional(),
     stuckAfter: z.number().int().min(1).max(10).optional(),
     maxTokens: z.number().int().positive().optional(),

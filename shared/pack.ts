@@ -65,7 +65,7 @@ export const LoopSettingsSchema = z.object({
    * still fails (default 2), so it can stop a run before `maxAttempts`.
    */
   breakerAfter: z.number().int().min(1).max(10).optional(),
-  /** The earlier name of `breakerAfter`, still accepted; `breakerAfter` wins when both are set. */
+  /** Deprecated name of `breakerAfter`, still accepted (with a DeprecationWarning); `breakerAfter` wins when both are set. */
   breakerThreshold: z.number().int().min(1).max(10).optional(),
   stuckAfter: z.number().int().min(1).max(10),
   maxLogicAttempts: z.number().int().min(0).max(5),

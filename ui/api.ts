@@ -4,9 +4,11 @@ import { shortIds } from "../app/ids.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
-import type { ValidationReport, Violation } from "../shared/draft.js";
+import type { ValidationReport } from "../shared/draft.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import type { JudgeReport } from "../shared/loop/steps/judge.js";
 import { isPriced } from "../shared/model/pricing.js";
+import type { TokenUsage } from "../shared/model/types.js";
 import { fromPointer } from "../shared/pointer.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import {
@@ -263,20 +265,6 @@ async function attemptView(data: ViewerData, runId: string, a: AttemptRecord, at
   };
 }
 
-/** The judge's rounds, as stored under `runs/<id>/judge/<round>.json`. */
-interface StoredJudgeReport {
-  round: number;
-  at: string;
-  model: string;
-  threshold: number;
-  blocking: Violation[];
-  kept: Violation[];
-  accepted: string[];
-  failure?: string;
-  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  costUsd: number;
-}
-
 /** A run never has more judge rounds than its logic budget allows; this bound only stops the scan. */
 const MAX_JUDGE_ROUNDS = 50;
 
@@ -284,7 +272,7 @@ async function judgeRounds(data: ViewerData, run: RunRecord) {
   if (!run.judgeRef) return [];
   const rounds = [];
   for (let round = 1; round <= MAX_JUDGE_ROUNDS; round++) {
-    const report = await readJson<StoredJudgeReport>(data.blobs, blobKeys.judgeReport(run.runId, round));
+    const report = await readJson<JudgeReport>(data.blobs, blobKeys.judgeReport(run.runId, round));
     if (!report) break;
     const tokens =
       report.usage.input + report.usage.output + report.usage.cacheRead + report.usage.cacheWrite;
@@ -306,9 +294,7 @@ async function judgeRounds(data: ViewerData, run: RunRecord) {
   return rounds;
 }
 
-const sumTokens = (
-  items: { tokens: { input: number; output: number; cacheRead: number; cacheWrite: number } }[],
-) =>
+const sumTokens = (items: { tokens: TokenUsage }[]) =>
   items.reduce(
     (sum, i) => sum + i.tokens.input + i.tokens.output + i.tokens.cacheRead + i.tokens.cacheWrite,
     0,

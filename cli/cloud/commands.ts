@@ -2,6 +2,7 @@ import { UsageError } from "../../app/inputs.js";
 import { type ReviewDecision, reviewRun } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
 import { buildRunResult } from "../../shared/loop/run.js";
+import { BATCHES_PREFIX } from "../../shared/store/bucket-layout.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
 import type { ViewerOptions } from "../../ui/server.js";
 import { writeBestDraft } from "../export.js";
@@ -229,7 +230,7 @@ export async function cloudBatch(
   let submitted: SubmittedBatch;
   let lines: number | undefined;
   if (cmd.via === "event") {
-    if (!manifest.startsWith("batches/"))
+    if (!manifest.startsWith(BATCHES_PREFIX))
       throw new UsageError(
         `with --via event the manifest is a key already under batches/ in the bucket (${manifest} is not); without it the file is uploaded`,
       );

@@ -6,14 +6,9 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import {
-  type BatchRecord,
-  BatchRecordSchema,
-  type BatchStatus,
-  type BatchSummary,
-  type PriceClasses,
-} from "../../shared/batch/record.js";
-import type { Pricing, RoundRecord } from "../../shared/batch/rounds.js";
+import { type BatchRecord, BatchRecordSchema } from "../../shared/batch/record.js";
+import type { RoundRecord } from "../../shared/batch/rounds.js";
+import type { BatchFinish } from "../../shared/batch/steps.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./table.js";
 
 /**
@@ -33,19 +28,6 @@ export const batchItemKeys = (batchId: string) => ({
   [PARTITION_KEY]: `${BATCH_KEY_PREFIX}${batchId}`,
   [SORT_KEY]: BATCH_SORT_KEY,
 });
-
-/** What λ batch-aggregate writes when the Map has ended. */
-export interface BatchFinish {
-  status: Exclude<BatchStatus, "running">;
-  endedAt: string;
-  summary: BatchSummary;
-  resultsRef: { bucket: string; key: string };
-  mapResultsRef?: { bucket: string; key: string } | undefined;
-  error?: { error: string; cause: string } | undefined;
-  pricing?: Pricing | undefined;
-  rounds?: RoundRecord[] | undefined;
-  priceClasses?: PriceClasses | undefined;
-}
 
 export class DynamoBatchStore {
   readonly #doc: DynamoDBDocumentClient;

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { ModelNotConfiguredError } from "../../shared/errors.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";

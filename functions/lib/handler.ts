@@ -1,7 +1,7 @@
 import type { Context } from "aws-lambda";
 import type * as z from "zod";
 import type { LoopState } from "../../shared/loop/state.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { logger, metrics, tracer, withRunKeys } from "./observability.js";
 
 export type DepsProvider = () => Promise<LoopDeps>;

@@ -1,29 +1,10 @@
 /**
- * The single-table design of redraft's DynamoDB table, as constants and pure helpers.
- *
- * Both the store (`dynamo-store.ts`) and the CDK infrastructure import this module, so it holds
- * no SDK import: key names, index names, key formats, the terminal-status update, and the named
- * storage errors the state machine can retry on.
- *
- * | item        | pk                 | sk               | byDraft (pk / sk)                   | byStatus (pk / sk)                  | byCreated (pk / sk)          |
- * |-------------|--------------------|------------------|-------------------------------------|-------------------------------------|------------------------------|
- * | run         | `RUN#<runId>`      | `RUN`            | `DRAFT#<draftId>` / `<createdAt>#<runId>` | `STATUS#<status>` / `<updatedAt>#<runId>` | `RUNS#<shard>` / `<createdAt>#<runId>` |
- * | attempt     | `RUN#<runId>`      | `ATTEMPT#0001`…  | –                                   | –                                   | –                            |
- * | claim       | `CONTENT#<sha256>` | `CLAIM`          | –                                   | –                                   | –                            |
- *
- * Every key attribute is a string. Only run items carry index keys, so the indexes hold runs
- * alone. Every index projects its keys only (KEYS_ONLY): a listing reads the index for the order,
- * then the run items themselves by key (BatchGetItem), so an index costs no storage or write
- * capacity for attributes a listing never reads from it, and a listing never shows a stale copy.
- *
- * `byCreated` is spread over {@link CREATED_SHARDS} partitions (`RUNS#0`…`RUNS#7`, by a hash of the
- * run id) so that no single partition takes every run's write; "all runs, newest first" merges
- * the shards by sort key.
- *
- * `ttl` (epoch seconds) is written for retention; AWS deletes expired items eventually, dynalite
- * never does. No read or condition depends on it: a claim's staleness, for one, is decided by
- * its `claimedAtMs`, not by whether it is still there. A run that enters `needs_manual_review`
- * loses its `ttl` (the review queue is kept until a person decides); the decision writes it again.
+ * The single-table design of redraft's DynamoDB table (docs/DESIGN.md §5 draws it: items, keys and
+ * indexes), as constants and pure helpers. Everything that writes or reads the table by key — the
+ * run and batch stores, the state machine's direct UpdateItem states built in infra/, the local
+ * runtime's adapters — takes its key formats, index names and the terminal-status update from here,
+ * so the formats cannot drift between them; hence no SDK import, which the CDK code would not want.
+ * The storage errors the state machine retries on are named here too, where the SDK's are mapped.
  */
 import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";

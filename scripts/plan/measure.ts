@@ -31,7 +31,7 @@ import {
 } from "../../local/asl-interpreter.js";
 import { ensureTable, startDynalite } from "../../local/dynalite.js";
 import { loadAsl } from "../../local/state-machine.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { builtinPacks } from "../../shared/packs/index.js";
 import {

@@ -1,7 +1,9 @@
 import pLimit from "p-limit";
 import * as z from "zod";
 import { attemptsMade, type LoopState, LoopStateSchema } from "../loop/state.js";
-import { correctStep, judgeStep, type LoopDeps } from "../loop/steps.js";
+import { correctStep } from "../loop/steps/correct.js";
+import type { LoopDeps } from "../loop/steps/deps.js";
+import { judgeStep } from "../loop/steps/judge.js";
 import { costUsd } from "../model/pricing.js";
 import { totalTokens } from "../model/types.js";
 import { blobKeys, roundKeys, roundListKeys } from "../store/bucket-layout.js";
@@ -110,7 +112,7 @@ export interface RoundStepDeps {
   service: BatchModelService;
   timing: RoundTiming;
   bucketName: string;
-  /** The item's draft as the batch stored it (steps.ts `batchKeys.item`). */
+  /** The item's draft as the batch stored it (`batchKeys.item`). */
   itemKey: (batchId: string, line: number) => string;
   /** Writes the rounds so far into the batch record. */
   recordRounds: (batchId: string, rounds: RoundRecord[]) => Promise<void>;

@@ -14,6 +14,7 @@ import {
   type BatchInput,
   type BatchItem,
   type BatchRecord,
+  type BatchStatus,
   type BatchSummary,
   batchItem,
   childRunId,
@@ -71,23 +72,22 @@ export interface BatchStepDeps {
   bucketName: string;
 }
 
+/** What AggregateBatch writes into the batch record when the Map has ended. */
+export interface BatchFinish {
+  status: Exclude<BatchStatus, "running">;
+  endedAt: string;
+  summary: BatchSummary;
+  resultsRef: { bucket: string; key: string };
+  mapResultsRef?: { bucket: string; key: string } | undefined;
+  error?: { error: string; cause: string } | undefined;
+  pricing?: Pricing | undefined;
+  rounds?: RoundRecord[] | undefined;
+  priceClasses?: PriceClasses | undefined;
+}
+
 /** The parts of the batch store the steps write (functions/lib/batch-store.ts). */
 export interface BatchFinisher {
-  finish(
-    batchId: string,
-    finish: {
-      status: "completed" | "failed";
-      endedAt: string;
-      summary: BatchSummary;
-      resultsRef: { bucket: string; key: string };
-      mapResultsRef?: { bucket: string; key: string } | undefined;
-      error?: { error: string; cause: string } | undefined;
-      pricing?: Pricing | undefined;
-      rounds?: RoundRecord[] | undefined;
-      priceClasses?: PriceClasses | undefined;
-    },
-    options?: { onlyIfRunning?: boolean },
-  ): Promise<boolean>;
+  finish(batchId: string, finish: BatchFinish, options?: { onlyIfRunning?: boolean }): Promise<boolean>;
   /** The record as it stands: a stopped batch's pricing is read from it. */
   get(batchId: string): Promise<{ pricing?: Pricing | undefined } | undefined>;
 }

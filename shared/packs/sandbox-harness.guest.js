@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noRedundantUseStrict: QuickJS evaluates this file as a global script, not a module: the directive is what makes it strict.
 // biome-ignore-all lint/style/useTemplate: a template literal converts with ToString (hint "string"), `+` with ToPrimitive (hint "default"); the harness never coerces guest values in a way it did not choose.
-// biome-ignore-all lint/complexity/useArrowFunction: the callbacks and constructors are plain functions on purpose (an arrow has no prototype and no own `arguments`), as when the harness was written.
+// biome-ignore-all lint/complexity/useArrowFunction: the callbacks and constructors are plain functions on purpose: an arrow has no prototype and no own `arguments`.
 // biome-ignore-all lint/correctness/noInnerDeclarations: ES5 `var` in blocks, kept as written and reviewed; hoisting is intended.
 // biome-ignore-all lint/correctness/noUnusedVariables: `assert` and `AssertionError` are global lexical bindings for the tests; ignored catch bindings are kept as written.
 // biome-ignore-all lint/suspicious/noSelfCompare: `x !== x` is the NaN test that reads no global (Number.isNaN could be replaced by draft code).

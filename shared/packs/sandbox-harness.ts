@@ -14,7 +14,8 @@ import { readFileSync } from "node:fs";
  *   `delete`, assignment or a source-level `var assert` cannot change what a test calls. (The
  *   global object itself is no place for them: in QuickJS 2025-09, `Object.defineProperty` on a
  *   global-object property replaces its value even when the property is non-writable and
- *   non-configurable, which is how issue 9's cheat worked.) Both are frozen.
+ *   non-configurable, so a draft could swap `assert` for a no-op: tests/packs/code-adversarial.test.ts.)
+ *   Both are frozen.
  * - Every failed assertion is reported to the host, through a host function this script captures
  *   and removes from the global object before any draft code runs, *before* the AssertionError is
  *   thrown. A source that catches the error, or makes the test complete anyway, does not undo the

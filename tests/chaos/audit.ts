@@ -3,7 +3,7 @@
  * `redraft show --json` reads a run: the run records, their attempts, and the judge rounds' blobs.
  */
 
-import type { JudgeReport } from "../../shared/loop/steps.js";
+import type { JudgeReport } from "../../shared/loop/steps/judge.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { BlobStore, RunRecord, RunStatus, RunStore } from "../../shared/store/types.js";
 

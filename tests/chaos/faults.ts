@@ -3,6 +3,7 @@
  * around what the local runtime calls (as tests/workflow/faults.ts does): the run store and blob
  * store its handlers get, the DynamoDB client its status states use, and the model.
  */
+
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import type { LocalRuntime } from "../../local/runtime.js";
 import {
@@ -12,7 +13,7 @@ import {
   StoreUnavailableError,
 } from "../../shared/errors.js";
 import { sha256 } from "../../shared/hash.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
 
 const slowDown = () =>

@@ -8,6 +8,7 @@
  * so running the suite never dirties the checkout; `--only <word>` runs the matching scenarios and
  * never writes the doc.
  */
+import { validateStep } from "../../shared/loop/steps/validate.js";
 import "../../cli/quiet.js";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,7 +19,6 @@ import { createFinalizeHandler } from "../../functions/finalize.js";
 import type { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { FAILURE_REASONS, type StoppedStatus } from "../../functions/lib/finalizer.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
-import { validateStep } from "../../shared/loop/steps.js";
 import { limitModel } from "../../shared/model/limited.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { makeRun } from "../stores/fixtures.js";

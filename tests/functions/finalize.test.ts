@@ -10,7 +10,7 @@ import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
 import { OutcomeEvents } from "../../shared/events.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";

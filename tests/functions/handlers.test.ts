@@ -7,7 +7,7 @@ import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { createRevalidateHandler } from "../../functions/revalidate.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";

@@ -16,7 +16,7 @@ import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/validate.js";
 import { BatchEvents } from "../../shared/events.js";
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";

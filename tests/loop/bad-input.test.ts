@@ -3,7 +3,7 @@ import { correctDraft } from "../../local/in-process.js";
 import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import { jsonTextDepth, splitTopLevel, topLevelField, valueDepth } from "../../shared/json-depth.js";
 import { buildRunResult } from "../../shared/loop/run.js";
-import { validateStep } from "../../shared/loop/steps.js";
+import { validateStep } from "../../shared/loop/steps/validate.js";
 import { DEFAULT_MAX_DRAFT_DEPTH, parseDraft } from "../../shared/validate.js";
 import { FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { makeDeps } from "./harness.js";

@@ -1,4 +1,4 @@
-import type { LoopDeps } from "../../shared/loop/steps.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
 import type { DeploymentConfig } from "../../shared/pack.js";

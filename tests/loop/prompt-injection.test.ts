@@ -22,7 +22,7 @@ import { FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer, makeDeps } from "./harness.js";
 
 /**
- * Issue 9: everything from the draft that enters a prompt sits inside a data delimiter and cannot
+ * Everything from the draft that enters a prompt sits inside a data delimiter and cannot
  * close it. Each draft-controlled field carries its own marker, `<<HOSTILE-n>>`, between closing
  * (and opening) tags of every delimiter in several spellings; the prompt is parsed, and every
  * occurrence of every marker must lie inside a delimiter of the expected kind.

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../shared/errors.js";
-import { correctStep, revalidateStep, validateStep } from "../../shared/loop/steps.js";
+import { correctStep } from "../../shared/loop/steps/correct.js";
+import { revalidateStep } from "../../shared/loop/steps/revalidate.js";
+import { validateStep } from "../../shared/loop/steps/validate.js";
 import type { BlobStore } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer, makeDeps } from "./harness.js";

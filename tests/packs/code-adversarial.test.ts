@@ -64,7 +64,7 @@ const FAKE_ASSERT = "{ ok() {}, equal() {}, deepEqual() {}, throws() {}, rejects
 
 const CHEATS: readonly Cheat[] = [
   {
-    name: "defines a no-op assert on globalThis (issue 9)",
+    name: "defines a no-op assert on globalThis",
     trick: `Object.defineProperty(globalThis, "assert", { value: ${FAKE_ASSERT} });`,
     wrong: SUBTRACTS,
     fails: ["adds"],

@@ -1,4 +1,5 @@
 /** What the Validate step is given, how it reads an upload, and how it decides an input is refused. */
+import * as z from "zod";
 import {
   BlobNotFoundError,
   InvalidDraftError,
@@ -27,13 +28,36 @@ export interface ValidateInput {
   rejectWith?: string | InputRejection;
 }
 
-/** Why an input was refused before it reached Validate, and what to call its draft. */
-export interface InputRejection {
-  reason: "unreadable" | "too_deep" | "invalid_input";
-  message: string;
+/**
+ * Why an input was refused before it reached Validate, and what to call its draft: set by a submitter
+ * (the local CLI's unreadable paths, an inline draft too deep for the engine) in Validate's input.
+ */
+const InputRejectionSchema = z.object({
+  reason: z.enum(["unreadable", "too_deep", "invalid_input"]),
+  message: z.string().max(4096),
   /** The run's draft id when the draft could not be read (a file name, say); else a guess from the input. */
-  draftId?: string;
-}
+  draftId: z.string().max(256).optional(),
+});
+export type InputRejection = z.infer<typeof InputRejectionSchema>;
+
+/** What the state machine hands Validate: its execution name as run id, and the execution input. */
+export const ValidateEventSchema = z.object({
+  runId: z.string().min(1),
+  input: z.looseObject({
+    draft: z.unknown().optional(),
+    draftRef: z
+      .union([
+        z.string(),
+        z.object({ bucket: z.string().optional(), key: z.string(), versionId: z.string().optional() }),
+      ])
+      .optional(),
+    submissionId: z.string().optional(),
+    parentRunId: z.string().optional(),
+    /** Set by a submitter that refused its input before the run (the local CLI's unreadable paths). */
+    rejectWith: InputRejectionSchema.optional(),
+  }),
+});
+export type ValidateEvent = z.infer<typeof ValidateEventSchema>;
 
 /** A best-effort id for a run whose input is not a valid Draft, so the rejection can be listed. */
 export function guessDraftId(input: unknown, ref: string | undefined): string {

@@ -1,7 +1,7 @@
 import type { Draft, Violation } from "../../draft.js";
 import { ModelNotConfiguredError } from "../../errors.js";
 import { costUsd } from "../../model/pricing.js";
-import { totalTokens } from "../../model/types.js";
+import { type TokenUsage, totalTokens } from "../../model/types.js";
 import type { Persona } from "../../pack.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { addTotals } from "../../store/types.js";
@@ -34,7 +34,7 @@ export interface JudgeReport {
   kept: Violation[];
   accepted: string[];
   failure?: string;
-  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  usage: TokenUsage;
   costUsd: number;
 }
 
