@@ -298,14 +298,8 @@ function program(result: CommandResult = { code: 0 }): Command {
         return (await cloud()).cloudBatches(cli.opts<GlobalOptions>(), cmd);
       const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
       try {
-        const [{ batchesTable }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
-          import("./batch.js"),
-          import("../functions/lib/batch-store.js"),
-          import("../local/state-machine.js"),
-        ]);
-        const records = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).list(
-          cmd.limit,
-        );
+        const { batchesTable } = await import("./batch.js");
+        const records = await runtime.batches.list(cmd.limit);
         if (cmd.json) for (const r of records) process.stdout.write(`${JSON.stringify(r)}\n`);
         else process.stdout.write(records.length ? `${batchesTable(records)}\n` : "No batches.\n");
       } finally {
@@ -377,12 +371,8 @@ function program(result: CommandResult = { code: 0 }): Command {
         const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
           // A batch id: the batch's summary and its items by status.
-          const [{ showBatch }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
-            import("./batch.js"),
-            import("../functions/lib/batch-store.js"),
-            import("../local/state-machine.js"),
-          ]);
-          const batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+          const { showBatch } = await import("./batch.js");
+          const batches = runtime.batches;
           const batch =
             (await batches.get(runId)) ??
             (await batches.get(ids.batchMatching(runId, await listIds()) ?? runId));
@@ -564,11 +554,8 @@ function program(result: CommandResult = { code: 0 }): Command {
       }
       const runtime = await openRuntime(opts, { quiet: true, readOnly: true });
       try {
-        const [{ checkDatabase }, { LOCAL_TABLE }] = await Promise.all([
-          import("./doctor.js"),
-          import("../local/state-machine.js"),
-        ]);
-        const items = await checkDatabase(runtime, LOCAL_TABLE);
+        const { checkDatabase } = await import("./doctor.js");
+        const items = await checkDatabase(runtime);
         process.stdout.write(`The database in ${opts.dataDir} reads whole: ${items} items.\n`);
       } finally {
         await runtime.close();

@@ -209,6 +209,10 @@ export class SqliteDb {
 
   /** One PRAGMA's value (page_count, freelist_count, auto_vacuum), for tests and `redraft doctor`. */
   pragma(name: "page_count" | "freelist_count" | "auto_vacuum" | "page_size"): number {
+    return this.#pragma(name);
+  }
+
+  #pragma(name: string): number {
     const row = this.#db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown> | undefined;
     return Number(Object.values(row ?? {})[0]);
   }
@@ -280,12 +284,18 @@ export class SqliteDb {
    * released. Returns whether the log could be truncated; a busy one is left to the next compaction.
    */
   compact(): boolean {
+    // A truncating checkpoint waits for other processes' readers through the busy handler: here
+    // it does not wait at all (a busy log is the next compaction's), then the handler is restored.
+    const timeout = this.#pragma("busy_timeout");
     try {
       this.#db.exec("PRAGMA incremental_vacuum");
+      this.#db.exec("PRAGMA busy_timeout = 0");
       const row = this.#db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | undefined;
       return row?.busy === 0;
     } catch (error) {
       throw storeFault(error, this.file);
+    } finally {
+      this.#db.exec(`PRAGMA busy_timeout = ${timeout}`);
     }
   }
 
@@ -408,16 +418,16 @@ export class SqliteRunStore implements RunStore {
   }
 
   /**
-   * The state machine's status UpdateItem: moves the run to `status` only when it exists and is in
-   * one of `from` (or, with no `from`, is not in `status` already). False when the condition fails,
-   * where DynamoDB answers ConditionalCheckFailedException.
+   * Moves the run to `status` only when it exists and is in one of `from` (or, with no `from`, is
+   * not in `status` already): the finalizer's and the status UpdateItem's conditional write. False
+   * when the condition fails, where DynamoDB answers ConditionalCheckFailedException.
    */
-  async transition(
+  async finishActive(
     runId: string,
     status: RunStatus,
-    at: string,
-    fields: Partial<RunOutcome>,
     from: readonly string[],
+    at: string,
+    fields: Partial<RunOutcome> = {},
   ): Promise<boolean> {
     try {
       return this.#update(runId, (run) => {

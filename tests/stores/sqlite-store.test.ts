@@ -255,13 +255,13 @@ describe("SqliteRunStore beyond the contract", () => {
     expect(new Set(seen).size).toBe(25);
   });
 
-  it("transition: moves only a run that exists and is in one of `from`, once", async () => {
+  it("finishActive: moves only a run that exists and is in one of `from`, once", async () => {
     const runs = new SqliteRunStore(open(await tempFolder()));
     await runs.createRun(makeRun("r1", { status: "correcting" }));
-    await expect(runs.transition("none", "failed", at(1), {}, [])).resolves.toBe(false);
-    await expect(runs.transition("r1", "failed", at(1), {}, ["draft"])).resolves.toBe(false);
-    await expect(runs.transition("r1", "validated", at(1), { finalRef: "f" }, [])).resolves.toBe(true);
-    await expect(runs.transition("r1", "validated", at(2), {}, [])).resolves.toBe(false);
+    await expect(runs.finishActive("none", "failed", [], at(1))).resolves.toBe(false);
+    await expect(runs.finishActive("r1", "failed", ["draft"], at(1))).resolves.toBe(false);
+    await expect(runs.finishActive("r1", "validated", [], at(1), { finalRef: "f" })).resolves.toBe(true);
+    await expect(runs.finishActive("r1", "validated", [], at(2))).resolves.toBe(false);
     const run = await runs.getRun("r1");
     expect(run).toMatchObject({ status: "validated", finalRef: "f", updatedAt: at(1) });
     expect(run?.transitions.map((t) => t.status)).toEqual(["correcting", "validated"]);
