@@ -7,7 +7,7 @@ import { dataDirFault } from "../local/data-dir.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { ErrorNames } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, LoopSettingsSchema } from "../shared/pack.js";
-import { RunStatusSchema } from "../shared/store/types.js";
+import { type RunRecord, RunStatusSchema } from "../shared/store/types.js";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "./completion.js";
 import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
 import { UsageError } from "./inputs.js";
@@ -314,28 +314,50 @@ function program(result: CommandResult = { code: 0 }): Command {
     .option("--draft <id>", "only runs of this draft")
     .addOption(new Option("--limit <n>", "at most this many").argParser(wholeNumber(1)).default(50))
     .option("--json", "one JSON run record per line")
+    .option("--after <run>", "the runs after this one (the last of the previous page), for paging")
     .option("--explain", "after the table, what each reason listed means")
     .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review --explain")
     .action(
-      async (cmd: { status?: string; draft?: string; limit: number; json?: boolean; explain?: boolean }) => {
+      async (cmd: {
+        status?: string;
+        draft?: string;
+        limit: number;
+        json?: boolean;
+        explain?: boolean;
+        after?: string;
+      }) => {
         if (inCloud(cli.opts<GlobalOptions>()))
           return (await cloud()).cloudRuns(cli.opts<GlobalOptions>(), cmd);
         const runtime = await openRuntime(cli.opts<GlobalOptions>(), { quiet: true, readOnly: true });
         try {
-          const [{ runsTable }, { localRunIds }] = await Promise.all([
-            import("./format.js"),
-            import("./ids.js"),
-          ]);
-          const runs = await runtime.runs.listRuns({
-            ...(cmd.status && { status: RunStatusSchema.parse(cmd.status) }),
-            ...(cmd.draft && { draftId: cmd.draft }),
-            limit: cmd.limit,
-          });
-          if (cmd.json) for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
-          else
-            process.stdout.write(
-              runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
-            );
+          const [{ runsTable }, { localRunIds }, { pageLocalRuns, writePage }, { resolveRun }] =
+            await Promise.all([
+              import("./format.js"),
+              import("./ids.js"),
+              import("./runs.js"),
+              import("./run-id.js"),
+            ]);
+          // Read a page at a time: a --json listing of every run is written as it is read.
+          const runs: RunRecord[] = [];
+          await pageLocalRuns(
+            runtime,
+            {
+              status: cmd.status === undefined ? undefined : RunStatusSchema.parse(cmd.status),
+              draft: cmd.draft,
+              limit: cmd.limit,
+              after: cmd.after,
+            },
+            (given) =>
+              resolveRun(runtime.runs, given, cli.opts<GlobalOptions>().dataDir, localRunIds(runtime)),
+            async (page) => {
+              if (cmd.json) await writePage(page.map((r) => `${JSON.stringify(r)}\n`).join(""));
+              else runs.push(...page);
+            },
+          );
+          if (cmd.json) return;
+          process.stdout.write(
+            runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
+          );
           if (cmd.explain && !cmd.json && runs.length)
             process.stdout.write(
               `${(await import("./explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,

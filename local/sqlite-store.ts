@@ -125,10 +125,16 @@ CREATE INDEX IF NOT EXISTS batches_by_started ON batches (started_key);
 
 /** Bodies at least this long are kept deflated: JSON drafts and reports shrink to a third or less. */
 const DEFLATE_FROM_BYTES = 256;
-const pack = (text: string): { body: Uint8Array | string; deflated: number } =>
-  text.length >= DEFLATE_FROM_BYTES
-    ? { body: deflateRawSync(text, { level: 1 }), deflated: 1 }
-    : { body: text, deflated: 0 };
+/**
+ * A body as stored: always bytes (UTF-8), never SQLite text, which a NUL character would cut short
+ * (an upload is whatever was uploaded, binary included).
+ */
+const pack = (text: string): { body: Uint8Array; deflated: number } => {
+  const bytes = Buffer.from(text, "utf8");
+  return bytes.length >= DEFLATE_FROM_BYTES
+    ? { body: deflateRawSync(bytes, { level: 1 }), deflated: 1 }
+    : { body: bytes, deflated: 0 };
+};
 const unpack = (body: unknown, deflated: unknown): string =>
   deflated === 1
     ? inflateRawSync(body as Uint8Array).toString("utf8")
@@ -671,4 +677,54 @@ export class SqliteBatchStore {
       return true;
     });
   }
+}
+
+/** The tables of the schema, in the order a salvage copies them. */
+const TABLES = ["runs", "attempts", "usage_counted", "claims", "blobs", "executions", "batches"] as const;
+
+/**
+ * Rebuilds the data folder's database from what can be read of it: the file (and its write-ahead
+ * log) is moved aside to `copy` first, untouched, then every row SQLite can still read, table by
+ * table, from the front and from the back of each (a damaged page in the middle loses only what is
+ * on it), goes into a new file. A file that is no database at all gives an empty new one. Returns
+ * how many rows were saved.
+ */
+export function salvageInto(dataDir: string, copy: string): number {
+  const { DatabaseSync } = loadSqlite();
+  let saved = 0;
+  let old: DatabaseSync | undefined;
+  try {
+    old = new DatabaseSync(copy, { readOnly: true });
+  } catch {
+    old = undefined;
+  }
+  const fresh = SqliteDb.open(dataDir);
+  try {
+    for (const table of TABLES) {
+      if (!old) break;
+      for (const order of ["ASC", "DESC"]) {
+        try {
+          const rows = old.prepare(`SELECT * FROM ${table} ORDER BY rowid ${order}`);
+          for (const row of rows.iterate() as Iterable<Record<string, SQLInputValue>>) {
+            const names = Object.keys(row);
+            saved += fresh.run(
+              `INSERT OR IGNORE INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`,
+              ...names.map((name) => row[name] as SQLInputValue),
+            );
+          }
+        } catch {
+          // The rest of this table, in this direction, is on a damaged page: the other direction reads on.
+        }
+      }
+    }
+  } finally {
+    try {
+      old?.close();
+    } catch {
+      // Read-only and damaged: nothing to keep.
+    }
+    fresh.compact();
+    fresh.close();
+  }
+  return saved;
 }

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SQLITE_FILE, SqliteDb } from "../../local/sqlite-store.js";
 import { jsonLines, ROOT, redraft } from "./run-cli.js";
 
 /**
@@ -53,9 +55,8 @@ async function killDuringBatch(manifest: string, dataDir: string): Promise<boole
   const deadline = Date.now() + 120_000;
   while (!ended && Date.now() < deadline) {
     const owners = await readdir(join(dataDir, "owners")).catch(() => [] as string[]);
-    const started = await readdir(join(dataDir, "executions")).catch(() => [] as string[]);
     // A child in flight, after a few have ended: the kill lands in the middle of the batch.
-    if (owners.some((name) => name.startsWith("b-")) && started.length >= 3) {
+    if (owners.some((name) => name.startsWith("b-")) && endedExecutions(dataDir) >= 3) {
       child.kill("SIGKILL");
       break;
     }
@@ -63,6 +64,17 @@ async function killDuringBatch(manifest: string, dataDir: string): Promise<boole
   }
   await exited;
   return child.signalCode === "SIGKILL";
+}
+
+/** How many executions have ended and been kept in the folder's store (read beside the writer: WAL). */
+function endedExecutions(dataDir: string): number {
+  if (!existsSync(join(dataDir, SQLITE_FILE))) return 0;
+  const db = SqliteDb.open(dataDir);
+  try {
+    return Number(db.get("SELECT count(*) AS n FROM executions")?.n ?? 0);
+  } finally {
+    db.close();
+  }
 }
 
 describe("redraft batch after kill -9", () => {
