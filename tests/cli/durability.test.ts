@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { LOCK_FILE } from "../../local/shared-db.js";
-import { SQLITE_FILE, SqliteDb } from "../../local/sqlite-store.js";
+import { SQLITE_FILE, SqliteBlobStore, SqliteDb } from "../../local/sqlite-store.js";
 import { redraft as inProcess } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -282,15 +282,16 @@ describe("a batch-priced batch killed while its batch request is out", () => {
     // Killed once round 1's batch request is out (its jobs are listed), before it is collected.
     const deadline = Date.now() + 120_000;
     const jobsOfRound1 = async () => {
-      const batches = await readdir(join(dataDir, "blobs", "batch-results")).catch(() => [] as string[]);
-      for (const batchId of batches) {
-        const jobs = await readFile(
-          join(dataDir, "blobs", "batch-results", batchId, "rounds", "1", "jobs.json"),
-          "utf8",
-        ).catch(() => undefined);
-        if (jobs) return { batchId, jobs: JSON.parse(jobs) as string[] };
+      if (!existsSync(join(dataDir, SQLITE_FILE))) return undefined;
+      const db = SqliteDb.open(dataDir);
+      try {
+        const key = db.get("SELECT key FROM blobs WHERE key GLOB 'batch-results/*/rounds/1/jobs.json'")?.key;
+        if (typeof key !== "string") return undefined;
+        const jobs = await new SqliteBlobStore(db).get(key);
+        return { batchId: key.split("/")[1] as string, jobs: JSON.parse(jobs) as string[] };
+      } finally {
+        db.close();
       }
-      return undefined;
     };
     let sent = await jobsOfRound1();
     while (!sent && Date.now() < deadline) {
