@@ -565,7 +565,7 @@ function program(result: CommandResult = { code: 0 }): Command {
     )
     .option(
       "--repair",
-      "copy the database aside, then rebuild it (LevelDB's repair); no redraft may have the folder open",
+      "move the database aside, then rebuild it from what can be read; no redraft may have the folder open",
     )
     .action(async (cmd: { repair?: boolean }) => {
       const opts = cli.opts<GlobalOptions>();
