@@ -1,7 +1,3 @@
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
-import { CREATED_PARTITIONS, INDEXES, PARTITION_KEY, RUN_KEY_PREFIX } from "../functions/lib/table.js";
-import { LOCAL_TABLE } from "../local/state-machine.js";
 import type { RunStore } from "../shared/store/types.js";
 
 /**
@@ -102,45 +98,15 @@ export const storeRunIds =
     (await runs.listRuns()).map((r) => r.runId);
 
 /**
- * Every run id in the table, read from the `byCreated` index alone (its entries are keys only),
- * without reading a run record: what a table needs to know which prefixes are unique.
+ * Every run id of the local runtime's data folder, from the store's index alone (no run record is
+ * read). Typed loosely enough for ui/server.ts, which checks for a local runtime by its `dynamo`.
  */
-function tableRunIds(client: DynamoDBClient, tableName: string): RunIdLister {
-  return async () => {
-    const doc = DynamoDBDocumentClient.from(client);
-    const pages = await Promise.all(
-      CREATED_PARTITIONS.map(async (partition) => {
-        const ids: string[] = [];
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page: QueryCommandOutput = await doc.send(
-            new QueryCommand({
-              TableName: tableName,
-              IndexName: INDEXES.byCreated.indexName,
-              KeyConditionExpression: "#p = :p",
-              ExpressionAttributeNames: { "#p": INDEXES.byCreated.partitionKey, "#k": PARTITION_KEY },
-              ExpressionAttributeValues: { ":p": partition },
-              ProjectionExpression: "#k",
-              ...(start && { ExclusiveStartKey: start }),
-            }),
-          );
-          for (const item of page.Items ?? []) {
-            const key = item[PARTITION_KEY];
-            if (typeof key === "string" && key.startsWith(RUN_KEY_PREFIX))
-              ids.push(key.slice(RUN_KEY_PREFIX.length));
-          }
-          start = page.LastEvaluatedKey;
-        } while (start);
-        return ids;
-      }),
-    );
-    return [...new Set(pages.flat())];
+export const localRunIds =
+  (runtime: { runIds(): Promise<string[]> } | { readonly dynamo: unknown }): RunIdLister =>
+  () => {
+    if (!("runIds" in runtime)) throw new TypeError("localRunIds needs the local runtime");
+    return runtime.runIds();
   };
-}
-
-/** Every run id of the local runtime's data folder. */
-export const localRunIds = (runtime: { readonly dynamo: DynamoDBClient }): RunIdLister =>
-  tableRunIds(runtime.dynamo, LOCAL_TABLE);
 
 /**
  * The one batch whose id starts with `given` (`b-` and hex digits), among the batches the run ids

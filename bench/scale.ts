@@ -12,9 +12,12 @@
  * tool is missing), and the data folder's size on disk (`du -sk`, allocated blocks) per draft minus
  * the drafts' own bytes. Every draft must come back with a result line, or the bench fails.
  *
- * `--compare <checkout>` runs another checkout's bin/redraft.js (its dist/ built, its node_modules
- * there) on the same drafts, interleaved with this one's size by size, so a before and an after are
- * measured side by side under the same load. `--smoke`: 60 drafts, no goals checked.
+ * Each size runs twice, interleaved: on the SQLite store (the default) and on the store it replaced
+ * (`REDRAFT_LOCAL_STORE=dynalite`: dynalite, a folder of blob files and one file per execution), so
+ * the before and the after are measured side by side under the same load; `--stores sqlite` runs
+ * the one (the 100,000 round of dynalite takes hours and gigabytes: `--stores` leaves it out).
+ * `--compare <checkout>` adds another checkout's bin/redraft.js (its dist/ built). `--smoke`: 60
+ * drafts, no goals checked.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
@@ -32,6 +35,9 @@ const option = (name: string): string | undefined => {
 };
 const SIZES = SMOKE ? [60] : (option("sizes") ?? "1000,10000,100000").split(",").map(Number);
 const COMPARE = option("compare");
+/** Per size, which stores run: the default runs dynalite up to 10,000 drafts only (see above). */
+const STORES = option("stores")?.split(",");
+const storesFor = (n: number): string[] => STORES ?? (n > 10_000 ? ["sqlite"] : ["sqlite", "dynalite"]);
 const GOAL_RSS_MIB = 300;
 const GOAL_RATE = 200;
 const GOAL_DISK_BYTES = 8 * 1024;
@@ -99,7 +105,7 @@ function diskBytes(folder: string): number {
 }
 
 /** One `redraft run` process of the checkout `root` over `inputs`, measured. */
-async function runOnce(root: string, inputs: string, work: string, n: number): Promise<Round> {
+async function runOnce(root: string, inputs: string, work: string, n: number, store: string): Promise<Round> {
   const dataDir = join(work, "data");
   const results = join(work, "results.jsonl");
   const timeFile = join(work, "time.txt");
@@ -110,10 +116,13 @@ async function runOnce(root: string, inputs: string, work: string, n: number): P
   const out = openSync(results, "w");
   const child = viaTime
     ? spawn(TIME, ["-v", "-o", timeFile, process.execPath, ...args], {
-        env: ENV,
+        env: { ...ENV, REDRAFT_LOCAL_STORE: store },
         stdio: ["ignore", out, "pipe"],
       })
-    : spawn(process.execPath, args, { env: ENV, stdio: ["ignore", out, "pipe"] });
+    : spawn(process.execPath, args, {
+        env: { ...ENV, REDRAFT_LOCAL_STORE: store },
+        stdio: ["ignore", out, "pipe"],
+      });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
@@ -156,6 +165,8 @@ async function runOnce(root: string, inputs: string, work: string, n: number): P
 async function main(): Promise<void> {
   const checkouts: [string, string][] = [["this checkout", resolve(".")]];
   if (COMPARE) checkouts.push([`--compare ${COMPARE}`, resolve(COMPARE)]);
+  const rounds = (n: number) =>
+    checkouts.flatMap(([name, root]) => storesFor(n).map((store) => ({ name, root, store })));
   say("redraft bench:scale — `redraft run <folder> --llm none --json` as one process per size");
   say(machine());
   say(
@@ -171,14 +182,15 @@ async function main(): Promise<void> {
     try {
       const inputs = join(work, "drafts");
       const bytes = await writeDrafts(inputs, n);
-      for (const [name, root] of checkouts) {
-        const round = join(work, name.replace(/[^a-z0-9]+/gi, "_"));
+      for (const { name, root, store } of rounds(n)) {
+        const round = join(work, `${name}-${store}`.replace(/[^a-z0-9]+/gi, "_"));
         await mkdir(round);
-        const r = await runOnce(root, inputs, round, n);
+        const r = await runOnce(root, inputs, round, n, store);
         const perDraft = (r.diskBytes - bytes) / n;
         const rate = n / r.seconds;
         rows.push([
           name,
+          store,
           fmtInt(n),
           `${r.seconds.toFixed(1)} s`,
           `${rate.toFixed(1)}/s`,
@@ -189,7 +201,7 @@ async function main(): Promise<void> {
             .map(([s, c]) => `${s} ${c}`)
             .join(", "),
         ]);
-        if (!SMOKE && name === "this checkout") {
+        if (!SMOKE && name === "this checkout" && store === "sqlite") {
           if (n >= 100_000)
             verdicts.push(
               `${fmtInt(n)}: peak RSS ${r.peakMiB.toFixed(0)} MiB: ${r.peakMiB <= GOAL_RSS_MIB ? "met" : "NOT met"}`,
@@ -210,7 +222,7 @@ async function main(): Promise<void> {
   }
   say(
     table(
-      ["checkout", "drafts", "wall", "drafts/s", "CPU/draft", "peak RSS", "disk/draft", "statuses"],
+      ["checkout", "store", "drafts", "wall", "drafts/s", "CPU/draft", "peak RSS", "disk/draft", "statuses"],
       rows,
     ),
   );

@@ -3,16 +3,18 @@ import { dirname, join, resolve } from "node:path";
 
 /** The data folder's name when `--data-dir` is not given. */
 export const DEFAULT_DATA_DIR = ".redraft";
-/** What a folder holds once redraft has used it: its database. */
-const MARKER = "dynamodb";
+/** What a folder holds once redraft has used it: its database (SQLite's file, or dynalite's folder before it). */
+const MARKERS = ["redraft.db", "dynamodb"];
 
-const isDataDir = (dir: string): boolean => {
-  try {
-    return statSync(join(dir, MARKER)).isDirectory();
-  } catch {
-    return false;
-  }
-};
+const isDataDir = (dir: string): boolean =>
+  MARKERS.some((marker) => {
+    try {
+      statSync(join(dir, marker));
+      return true;
+    } catch {
+      return false;
+    }
+  });
 
 /**
  * The data folder a command run from `cwd` without `--data-dir` uses: the nearest `.redraft` that

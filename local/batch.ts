@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { PutItemCommand, type PutItemCommandInput, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import type { PutItemCommandInput } from "@aws-sdk/client-dynamodb";
 import pLimit from "p-limit";
 import { createBatchHandler } from "../functions/batch.js";
-import { DynamoBatchStore } from "../functions/lib/batch-store.js";
 import { createRevalidateHandler } from "../functions/revalidate.js";
 import { createRoundsHandler } from "../functions/rounds.js";
 import { createValidateHandler } from "../functions/validate.js";
@@ -22,11 +21,12 @@ import { batchKeys } from "../shared/store/bucket-layout.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
 import type { ExecutionSummary, TaskHandler } from "./asl-interpreter.js";
 import * as engine from "./asl-interpreter.js";
+import type { LocalBatchStore } from "./backend.js";
 import { LocalBatchService } from "./batch-service.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
 import { batchOwnerFile, holdForBatch, markOwned, releaseOwned } from "./recovery.js";
 import type { ExecutionInput, LocalRuntime } from "./runtime.js";
-import { LOCAL_BUCKET, LOCAL_TABLE } from "./state-machine.js";
+import { LOCAL_BUCKET } from "./state-machine.js";
 
 /** λ rounds' states between the round Maps: SubmitRound, PollBatch, CollectRound. */
 const ROUND_STATES = new Set<string>([
@@ -184,7 +184,7 @@ function named(name: string, message: string): Error {
 }
 
 export class LocalBatchRunner {
-  readonly batches: DynamoBatchStore;
+  readonly batches: LocalBatchStore;
   #rounds: TaskHandler | undefined;
   /** Lines whose child had already ended failed when this run of the batch found it. */
   readonly #failedBefore = new Set<number>();
@@ -193,7 +193,7 @@ export class LocalBatchRunner {
     readonly runtime: LocalRuntime,
     readonly asl: AslDefinition,
   ) {
-    this.batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+    this.batches = runtime.batches;
   }
 
   /**
@@ -266,10 +266,7 @@ export class LocalBatchRunner {
       name,
       { handlers: this.#handlers(asl, maps, options), retryIntervals: engine.retryIntervals(asl, 0) },
     );
-    await writeAtomic(
-      join(this.runtime.dataDir, "executions", `${name}.json`),
-      JSON.stringify(execution, null, 2),
-    );
+    await this.runtime.saveHistory(name, execution);
     return execution;
   }
 
@@ -295,7 +292,7 @@ export class LocalBatchRunner {
         if (!map) throw new Error(`no Distributed Map behind the stand-in "${name}"`);
         handlers[name] = (input) => this.#distributedMap(map, input as MapTaskInput, options);
       } else if (resource.endsWith(":dynamodb:putItem")) {
-        handlers[name] = (input) => this.#putItem(input as PutItemCommandInput);
+        handlers[name] = (input) => runtime.backend.putItem(input as PutItemCommandInput);
       } else if (resource.endsWith(":events:putEvents")) {
         handlers[name] = async (input) => {
           const entries = (input as { Entries: { DetailType: string; Detail: Record<string, unknown> }[] })
@@ -313,22 +310,6 @@ export class LocalBatchRunner {
       }
     }
     return handlers;
-  }
-
-  /** CreateBatch's conditional put against dynalite; errors named as Step Functions names them. */
-  async #putItem(input: PutItemCommandInput): Promise<unknown> {
-    const item = JSON.stringify(input.Item ?? {}).replaceAll(
-      engine.ENTERED_TIME_MARKER,
-      new Date().toISOString(),
-    );
-    try {
-      await this.runtime.dynamo.send(
-        new PutItemCommand({ ...input, Item: JSON.parse(item), TableName: LOCAL_TABLE }),
-      );
-      return {};
-    } catch (error) {
-      throw named(`DynamoDB.${(error as Error).name}`, (error as Error).message);
-    }
   }
 
   /** The Distributed Map stand-in: see the module comment for what each part does. */
@@ -501,24 +482,7 @@ export class LocalBatchRunner {
         revalidate: createRevalidateHandler(getDeps),
       },
       {
-        updateItem: async (input) => {
-          const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
-            engine.ENTERED_TIME_MARKER,
-            new Date().toISOString(),
-          );
-          try {
-            const out = await runtime.dynamo.send(
-              new UpdateItemCommand({
-                ...input,
-                ExpressionAttributeValues: JSON.parse(values),
-                TableName: LOCAL_TABLE,
-              }),
-            );
-            return { Attributes: out.Attributes };
-          } catch (error) {
-            throw engine.dynamoDbIntegrationError(error);
-          }
-        },
+        updateItem: (input) => runtime.backend.updateItem(input),
         copyObject: engine.copyObjectIn(runtime.blobs),
         putEvents: async (input) => {
           for (const entry of input.Entries as { DetailType: string; Detail: unknown }[]) {

@@ -137,6 +137,8 @@ const detail = (text: string) =>
  * folder or file inside it this user cannot use.
  */
 export function dataDirFault(error: unknown, dataDir: string): string | undefined {
+  const sqlite = sqliteFault(error, dataDir);
+  if (sqlite) return sqlite;
   const { text, codes, paths } = chain(error);
   const db = join(dataDir, "dynamodb");
   if (codes.includes("ENOSPC") || /no space left on device|ENOSPC/i.test(text))
@@ -170,4 +172,35 @@ export function dataDirFault(error: unknown, dataDir: string): string | undefine
   if (codes.includes("EISDIR") && paths.some((p) => p.startsWith(resolve(dataDir))))
     return `${paths[0]} is a folder where redraft keeps a file: move it out of ${dataDir}, then run the command again`;
   return undefined;
+}
+
+/** The SQLite store's faults (local/sqlite-store.ts's LocalStoreError), each in one line. */
+function sqliteFault(error: unknown, dataDir: string): string | undefined {
+  let e: unknown = error;
+  for (let depth = 0; e && depth < 8 && (e as Error).name !== "LocalStoreError"; depth++)
+    e = (e as { cause?: unknown }).cause;
+  if (!e) return undefined;
+  const { kind, file, message } = e as { kind: string; file: string; message: string };
+  const said = detail(message);
+  switch (kind) {
+    case "full":
+      return (
+        `the disk holding ${dataDir} is full (${said}): free some space, then run the command again; ` +
+        "what was stored before is kept, and a run cut short is finished as failed (interrupted), to be run again"
+      );
+    case "damaged":
+      return (
+        `the database ${file} is damaged (${said}): run \`redraft doctor --repair --data-dir ${dataDir}\`, ` +
+        "which keeps a copy of it, then rebuilds it from what can be read"
+      );
+    case "busy":
+      return (
+        `the database ${file} stayed locked by another process (${said}): let the other redraft finish, ` +
+        `or stop a tool holding it open, then run the command again; \`redraft doctor --data-dir ${dataDir}\` checks it`
+      );
+    case "readonly":
+      return `${file} cannot be written (${said}): give this user write access to ${dataDir}, or use another --data-dir`;
+    default:
+      return `the database ${file} cannot be used (${said}): run \`redraft doctor --data-dir ${dataDir}\``;
+  }
 }

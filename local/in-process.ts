@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/lib/table.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { LoopStateSchema } from "../shared/loop/state.js";
@@ -11,20 +9,18 @@ import type { ValidateEvent } from "../shared/loop/steps/input.js";
 import { judgeStep } from "../shared/loop/steps/judge.js";
 import { revalidateStep } from "../shared/loop/steps/revalidate.js";
 import { validateStep } from "../shared/loop/steps/validate.js";
-import type { RunOutcome, RunStore } from "../shared/store/types.js";
-import { RunStatusSchema } from "../shared/store/types.js";
 import {
   bindTasks,
   boundInlineDraft,
   buildMachine,
   copyObjectIn,
-  ENTERED_TIME_MARKER,
   type Integrations,
   type LambdaSteps,
   retryIntervals,
   runExecution,
 } from "./asl-interpreter.js";
 import { loadAsl } from "./state-machine.js";
+import { statusUpdateIn } from "./update-item.js";
 
 /** Where the state machine's outcome events go in-process (Announce*): EventBridge's stand-in. */
 export interface EventSink {
@@ -117,48 +113,4 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     });
   }
   return buildRunResult(runId, deps);
-}
-
-/** An error named as Step Functions names a DynamoDB error, for the state's Retry and Catch. */
-function dynamoError(name: string, message: string): Error {
-  const error = new Error(message);
-  error.name = `DynamoDB.${name}`;
-  return error;
-}
-
-const STRUCTURAL = new Set(["status", "updatedAt", "transitions"]);
-
-/**
- * The state machine's status UpdateItem (Mark*, Record*, built by `statusUpdate` in
- * functions/lib/table.ts) against a RunStore: the run moves to `:status` with the outcome fields the
- * update sets, under the same condition (the run exists and is not in that status yet).
- */
-function statusUpdateIn(runs: RunStore, now: () => Date): Integrations["updateItem"] {
-  return async (input) => {
-    const at = now().toISOString();
-    const text = (value: AttributeValue | undefined) =>
-      value && "S" in value && value.S !== undefined
-        ? value.S.replaceAll(ENTERED_TIME_MARKER, at)
-        : undefined;
-    const values = input.ExpressionAttributeValues ?? {};
-    const names = input.ExpressionAttributeNames ?? {};
-    const runId = text(input.Key?.pk)?.slice(RUN_KEY_PREFIX.length) ?? "";
-    const status = RunStatusSchema.parse(text(values[":status"]));
-    const fields: Partial<RunOutcome> = {};
-    for (const [, name, value] of (input.UpdateExpression ?? "").matchAll(/(#\w+) = (:\w+)/g)) {
-      const attribute = names[name ?? ""] as OutcomeField | undefined;
-      const set = text(values[value ?? ""]);
-      if (attribute && !STRUCTURAL.has(attribute) && OUTCOME_FIELDS.includes(attribute) && set !== undefined)
-        Object.assign(fields, { [attribute]: set });
-    }
-    // The state's own condition: `#status IN (:from0, …)` names the statuses the run may move from.
-    const from = Object.entries(values)
-      .filter(([key]) => /^:from\d+$/.test(key))
-      .map(([, value]) => text(value));
-    const run = await runs.getRun(runId);
-    if (!run || run.status === status || (from.length > 0 && !from.includes(run.status)))
-      throw dynamoError("ConditionalCheckFailedException", "The conditional request failed");
-    await runs.setStatus(runId, status, at, fields);
-    return {};
-  };
 }

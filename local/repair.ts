@@ -1,6 +1,8 @@
-import { cp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { storeOf } from "./backend.js";
 import { prepareDataDir } from "./data-dir.js";
 import { createExclusive, isAlive, type ProcessIdentity, readIfExists, SELF } from "./lock.js";
 import { LOCK_FILE } from "./shared-db.js";
@@ -21,6 +23,7 @@ class RepairRefusedError extends Error {
  */
 export async function repairDatabase(dataDir: string): Promise<string> {
   await prepareDataDir(dataDir);
+  if (storeOf(dataDir) === "sqlite") return repairSqlite(dataDir);
   const lockFile = join(dataDir, LOCK_FILE);
   const held = await readIfExists(lockFile);
   if (held !== undefined) {
@@ -58,4 +61,24 @@ function safeParse(text: string): ProcessIdentity | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The SQLite store's repair: the database file and its log are moved aside (kept whole, beside it)
+ * and a new file is made of every row that can still be read (local/sqlite-store.ts's salvageInto).
+ * Returns where the old file is.
+ */
+async function repairSqlite(dataDir: string): Promise<string> {
+  const { SQLITE_FILE, salvageInto } = await import("./sqlite-store.js");
+  const file = join(dataDir, SQLITE_FILE);
+  const copy = join(
+    dataDir,
+    `${SQLITE_FILE}.before-repair-${new Date().toISOString().replace(/[:.]/g, "-")}`,
+  );
+  if (!existsSync(file)) return copy;
+  // The log goes with the file it belongs to, under the name SQLite will look for beside the copy.
+  for (const suffix of ["", "-wal", "-shm"])
+    if (existsSync(`${file}${suffix}`)) await rename(`${file}${suffix}`, `${copy}${suffix}`);
+  salvageInto(dataDir, copy);
+  return copy;
 }

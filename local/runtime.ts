@@ -1,13 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { type FileHandle, mkdir, open, readFile } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  type DynamoDBClient,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
-} from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { StateMachine } from "aws-local-stepfunctions";
-import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
@@ -16,13 +11,18 @@ import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import type { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
-import type { RunRecord, RunStatus } from "../shared/store/types.js";
+import type { BlobStore, RunQuery, RunRecord, RunStatus } from "../shared/store/types.js";
 import type { parseDraft } from "../shared/validate.js";
 import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./asl-interpreter.js";
+import {
+  type LocalBackend,
+  type LocalBatchStore,
+  type LocalRunStore,
+  type LocalStoreKind,
+  openSqliteBackend,
+  storeOf,
+} from "./backend.js";
 import { prepareDataDir } from "./data-dir.js";
-import { ensureTable } from "./dynalite.js";
-import { FsBlobStore } from "./fs-blobs.js";
-import { writeAtomic } from "./lock.js";
 import {
   finishInterrupted,
   markOwned,
@@ -31,8 +31,8 @@ import {
   recoverInterrupted,
   releaseOwned,
 } from "./recovery.js";
-import { SharedDynamo } from "./shared-db.js";
-import { LOCAL_BUCKET, LOCAL_EVENT_BUS, LOCAL_TABLE, loadAsl } from "./state-machine.js";
+import type { RunCursor } from "./sqlite-store.js";
+import { LOCAL_BUCKET, LOCAL_EVENT_BUS, loadAsl } from "./state-machine.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./asl-interpreter.js";
 export { LOCAL_BUCKET };
@@ -61,6 +61,11 @@ export interface LocalRuntimeOptions {
   /** Folder holding the database, blobs, event log and execution histories. */
   dataDir: string;
   /**
+   * Which store keeps the folder. @default the folder's own (dynalite for a folder made before
+   * SQLite), else `$REDRAFT_LOCAL_STORE`, else SQLite: see `storeOf` in local/backend.ts
+   */
+  store?: LocalStoreKind;
+  /**
    * The state machine. @default the committed infra/state-machine.asl.json, as `loadAsl` reads it,
    * read when the state machine is first needed (not by a read-only runtime that runs nothing)
    */
@@ -79,7 +84,7 @@ export interface LocalRuntimeOptions {
    * backoff; a live model keeps the deployed backoff with jitter (undefined).
    */
   retryDelayMs?: number | undefined;
-  /** Told when the folder's database is held by another process that is not answering yet. @default stderr */
+  /** dynalite: told when the folder's database is held by another process that is not answering yet. @default stderr */
   onWait?: (message: string) => void;
   /** How long to wait for the folder's database. @default 60_000 */
   dbTimeoutMs?: number;
@@ -113,14 +118,14 @@ export type Admission =
  * The deployed state machine, run in-process: the ASL synthesized from `infra/` and committed as
  * infra/state-machine.asl.json (see `loadAsl`), every Lambda task
  * bound to the real handler, every direct service integration bound to a local adapter doing the
- * same call against dynalite, a folder, and an event log.
+ * same call against the data folder's store (local/backend.ts), and an event log.
  */
 export class LocalRuntime {
-  readonly runs: DynamoRunStore;
-  readonly blobs: FsBlobStore;
+  readonly runs: LocalRunStore;
+  readonly blobs: BlobStore;
   readonly deps: LoopDeps;
   readonly #asl: AslDefinition | undefined;
-  readonly #dynamo: DynamoDBClient;
+  readonly #backend: LocalBackend;
   readonly #retryDelayMs: number | undefined;
   readonly #loadChecks: () => Promise<Checks>;
   #checks: Promise<Checks> | undefined;
@@ -139,7 +144,7 @@ export class LocalRuntime {
   private constructor(
     readonly dataDir: string,
     asl: AslDefinition | undefined,
-    dynamo: DynamoDBClient,
+    backend: LocalBackend,
     deps: LoopDeps,
     retryDelayMs: number | undefined,
     loadChecks: () => Promise<Checks>,
@@ -147,17 +152,48 @@ export class LocalRuntime {
   ) {
     this.deps = deps;
     this.#loadChecks = loadChecks;
-    this.runs = deps.runs as DynamoRunStore;
-    this.blobs = deps.blobs as FsBlobStore;
+    this.runs = backend.runs;
+    this.blobs = deps.blobs;
     this.#close = close;
     this.#asl = asl;
-    this.#dynamo = dynamo;
+    this.#backend = backend;
     this.#retryDelayMs = retryDelayMs;
   }
 
-  /** The folder's database client: the batch runner (local/batch.ts) keeps its records there too. */
+  /** The folder's store: its batch records, its state machines' DynamoDB integrations. */
+  get backend(): LocalBackend {
+    return this.#backend;
+  }
+
+  /** Which store keeps this folder. */
+  get store(): LocalStoreKind {
+    return this.#backend.kind;
+  }
+
+  /** The batch records of this folder. */
+  get batches(): LocalBatchStore {
+    return this.#backend.batches;
+  }
+
+  /** The DynamoDB client of a folder kept by dynalite (tests that reach into its table). */
   get dynamo(): DynamoDBClient {
-    return this.#dynamo;
+    if (!this.#backend.dynamo) throw new Error(`${this.dataDir} is kept by SQLite, not dynalite`);
+    return this.#backend.dynamo;
+  }
+
+  /** Every run id of the folder, from the store's index. */
+  runIds(): Promise<string[]> {
+    return this.#backend.runIds();
+  }
+
+  /** A page of runs, newest first, after `after` (`redraft runs --after`). */
+  listPage(query: RunQuery & { after?: RunCursor | undefined }): Promise<RunRecord[]> {
+    return this.#backend.listPage(query);
+  }
+
+  /** Reads the whole store (`redraft doctor`); returns how many records it holds. */
+  checkStore(): Promise<number> {
+    return this.#backend.check();
   }
 
   /** The packs (and the registry in `deps`) and the draft parser, loaded once, on first need. */
@@ -188,7 +224,7 @@ export class LocalRuntime {
           judge: judge.createJudgeHandler(getDeps),
         },
         {
-          updateItem: (input) => this.#updateItem(this.#dynamo, input, engine),
+          updateItem: (input) => this.#backend.updateItem(input),
           copyObject: engine.copyObjectIn(this.blobs),
           putEvents: async (input) => {
             try {
@@ -214,17 +250,13 @@ export class LocalRuntime {
     const { dataDir } = options;
     // A path that cannot be a data folder is refused here, in one line, before anything waits on it.
     await prepareDataDir(dataDir);
-    await mkdir(join(dataDir, "executions"), { recursive: true });
-    const db = await SharedDynamo.open(dataDir, {
-      onWait: options.onWait ?? ((message) => process.stderr.write(`${message}\n`)),
-      ...(options.dbTimeoutMs !== undefined && { timeoutMs: options.dbTimeoutMs }),
-    });
-    try {
-      await ensureTable(db.client, LOCAL_TABLE);
-    } catch (error) {
-      await db.close();
-      throw error;
-    }
+    const backend =
+      storeOf(dataDir, options.store) === "sqlite"
+        ? await openSqliteBackend(dataDir, { readOnly: options.readOnly === true })
+        : await (await import("./dynalite-backend.js")).openDynaliteBackend(dataDir, {
+            onWait: options.onWait ?? ((message) => process.stderr.write(`${message}\n`)),
+            ...(options.dbTimeoutMs !== undefined && { dbTimeoutMs: options.dbTimeoutMs }),
+          });
     // The packs (Ajv, QuickJS: a fifth of a second to import) are loaded by what runs drafts, not by
     // a listing: until then the registry is not there to be read, which only the loop's steps do.
     let registry: PackRegistry | undefined;
@@ -248,8 +280,8 @@ export class LocalRuntime {
           );
         return registry;
       },
-      runs: new DynamoRunStore({ client: db.client, tableName: LOCAL_TABLE }),
-      blobs: new FsBlobStore(join(dataDir, "blobs")),
+      runs: backend.runs,
+      blobs: backend.blobs,
       model: options.model,
       ...(options.dedupeWindowMs !== undefined && { dedupeWindowMs: options.dedupeWindowMs }),
       ...(options.maxDraftBytes !== undefined && { maxDraftBytes: options.maxDraftBytes }),
@@ -258,18 +290,18 @@ export class LocalRuntime {
     const runtime = new LocalRuntime(
       dataDir,
       options.asl,
-      db.client,
+      backend,
       deps,
       options.retryDelayMs,
       loadChecks,
-      () => db.close(),
+      () => backend.close(),
     );
     try {
       // Built at open unless only reading, so that a state machine the engine refuses fails here.
       if (!options.readOnly) await runtime.#executorReady();
       runtime.interrupted = await recoverInterrupted(dataDir, deps);
     } catch (error) {
-      await db.close();
+      await backend.close().catch(() => undefined);
       throw error;
     }
     return runtime;
@@ -340,32 +372,6 @@ export class LocalRuntime {
     await releaseOwned(this.dataDir, runId);
   }
 
-  /** The state's own UpdateItem, against dynalite; errors named as Step Functions names them. */
-  async #updateItem(
-    dynamo: DynamoDBClient,
-    input: UpdateItemCommandInput,
-    engine: typeof import("./asl-interpreter.js"),
-  ): Promise<unknown> {
-    // Step Functions fills `$$.State.EnteredTime` per state; aws-local-stepfunctions has one context
-    // per execution, so the runtime passes a marker there and stamps the real time here.
-    const values = JSON.stringify(input.ExpressionAttributeValues ?? {}).replaceAll(
-      engine.ENTERED_TIME_MARKER,
-      new Date().toISOString(),
-    );
-    try {
-      const out = await dynamo.send(
-        new UpdateItemCommand({
-          ...input,
-          ExpressionAttributeValues: JSON.parse(values),
-          TableName: LOCAL_TABLE,
-        }),
-      );
-      return { Attributes: out.Attributes };
-    } catch (error) {
-      throw engine.dynamoDbIntegrationError(error);
-    }
-  }
-
   /** Publishes an outcome event outside an execution (a reviewer's decision), like the Announce states. */
   async publish(detailType: string, detail: Record<string, unknown>): Promise<void> {
     await this.#putEvents({
@@ -421,8 +427,7 @@ export class LocalRuntime {
       runId,
       { handlers, retryIntervals },
     );
-    // Atomic: `redraft show` in another process may read it while it is written.
-    await writeAtomic(join(this.dataDir, "executions", `${runId}.json`), JSON.stringify(summary, null, 2));
+    await this.#backend.saveHistory(runId, summary);
     const run = await this.runs.getRun(runId).catch((error: unknown) => {
       if (strict) throw error;
       return undefined;
@@ -434,13 +439,12 @@ export class LocalRuntime {
 
   /** The stored event history of an execution, or undefined if this data folder never ran it. */
   async history(runId: string): Promise<ExecutionSummary | undefined> {
-    try {
-      return JSON.parse(
-        await readFile(join(this.dataDir, "executions", `${runId}.json`), "utf8"),
-      ) as ExecutionSummary;
-    } catch {
-      return undefined;
-    }
+    return (await this.#backend.history(runId)) as ExecutionSummary | undefined;
+  }
+
+  /** Keeps an execution's history (a batch's executions are kept by their own names). */
+  saveHistory(name: string, summary: ExecutionSummary): Promise<void> {
+    return this.#backend.saveHistory(name, summary);
   }
 
   /** Releases what this runtime still owns (every execution has ended), then the event log and the database. */

@@ -5,15 +5,12 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
 import { localRunIds, type RunIdLister } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
 import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
-import { DynamoBatchStore } from "../functions/lib/batch-store.js";
 import type { AslDefinition } from "../infra/asl.js";
-import { LOCAL_TABLE } from "../local/state-machine.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
 import { type BatchReader, batchDetailView, findBatch, listBatchesView } from "./batches.js";
@@ -76,8 +73,8 @@ const viewerRunIds = ({ runtime, listIds }: Pick<ViewerOptions, "runtime" | "lis
   listIds ?? (isLocal(runtime) ? localRunIds(runtime) : undefined);
 
 /** A local runtime: a data dir and the embedded table inside it. */
-const isLocal = (runtime: object): runtime is { dataDir: string; dynamo: DynamoDBClient } =>
-  "dataDir" in runtime && "dynamo" in runtime;
+const isLocal = (runtime: object): runtime is { dataDir: string; runIds(): Promise<string[]> } =>
+  "dataDir" in runtime && "runIds" in runtime;
 
 /**
  * The full id of the run an address names: the id itself, or any short id a table prints (a unique
@@ -95,13 +92,8 @@ async function viewerRunId(options: ViewerOptions, given: string): Promise<strin
   }
 }
 
-/** The batch records the viewer reads: the runtime's own (a stack's), or the local data dir's table. */
-function batchReader(runtime: ViewerOptions["runtime"]): BatchReader | undefined {
-  if (runtime.batches) return runtime.batches;
-  return isLocal(runtime)
-    ? new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE })
-    : undefined;
-}
+/** The batch records the viewer reads: the runtime's own (the data dir's, or a stack's). */
+const batchReader = (runtime: ViewerOptions["runtime"]): BatchReader | undefined => runtime.batches;
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

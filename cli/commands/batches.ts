@@ -13,14 +13,8 @@ export function registerBatches(cli: Command, ctx: CommandContext): void {
       const opts = globalOptions(ctx);
       if (inCloud(opts)) return (await cloud()).cloudBatches(opts, cmd);
       await withRuntime(opts, READ_ONLY, async (runtime) => {
-        const [{ batchesTable }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
-          import("../batch.js"),
-          import("../../functions/lib/batch-store.js"),
-          import("../../local/state-machine.js"),
-        ]);
-        const records = await new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE }).list(
-          cmd.limit,
-        );
+        const { batchesTable } = await import("../batch.js");
+        const records = await runtime.batches.list(cmd.limit);
         if (cmd.json) for (const r of records) process.stdout.write(`${JSON.stringify(r)}\n`);
         else process.stdout.write(records.length ? `${batchesTable(records)}\n` : "No batches.\n");
       });

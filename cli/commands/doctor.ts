@@ -11,7 +11,7 @@ export function registerDoctor(cli: Command, ctx: CommandContext): void {
     )
     .option(
       "--repair",
-      "copy the database aside, then rebuild it (LevelDB's repair); no redraft may have the folder open",
+      "move the database aside, then rebuild it from what can be read; no redraft may have the folder open",
     )
     .action(async (cmd: { repair?: boolean }) => {
       const opts = globalOptions(ctx);
@@ -21,11 +21,8 @@ export function registerDoctor(cli: Command, ctx: CommandContext): void {
         say(`Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${copy}.`);
       }
       await withRuntime(opts, READ_ONLY, async (runtime) => {
-        const [{ checkDatabase }, { LOCAL_TABLE }] = await Promise.all([
-          import("../doctor.js"),
-          import("../../local/state-machine.js"),
-        ]);
-        const items = await checkDatabase(runtime, LOCAL_TABLE);
+        const { checkDatabase } = await import("../doctor.js");
+        const items = await checkDatabase(runtime);
         process.stdout.write(`The database in ${opts.dataDir} reads whole: ${items} items.\n`);
       });
     });

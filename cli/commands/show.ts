@@ -27,12 +27,8 @@ export function registerShow(cli: Command, ctx: CommandContext): void {
         const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
           // A batch id: the batch's summary and its items by status.
-          const [{ showBatch }, { DynamoBatchStore }, { LOCAL_TABLE }] = await Promise.all([
-            import("../batch.js"),
-            import("../../functions/lib/batch-store.js"),
-            import("../../local/state-machine.js"),
-          ]);
-          const batches = new DynamoBatchStore({ client: runtime.dynamo, tableName: LOCAL_TABLE });
+          const { showBatch } = await import("../batch.js");
+          const batches = runtime.batches;
           const batch =
             (await batches.get(runId)) ??
             (await batches.get(ids.batchMatching(runId, await listIds()) ?? runId));

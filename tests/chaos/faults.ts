@@ -6,6 +6,7 @@
 
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import type { LocalRuntime } from "../../local/runtime.js";
+import { SqliteRunStore } from "../../local/sqlite-store.js";
 import {
   ModelOverloadedError,
   ModelRateLimitedError,
@@ -123,6 +124,19 @@ export function firstStatusUpdatesLost(log: FaultLog): () => void {
   const proto = DynamoDBClient.prototype as unknown as { send: Send };
   const own = Object.getOwnPropertyDescriptor(proto, "send");
   const original = proto.send;
+  // The SQLite store has no DynamoDB client: its status UpdateItem is one `finishActive`.
+  type Finish = SqliteRunStore["finishActive"];
+  const sqlite = SqliteRunStore.prototype as { finishActive: Finish };
+  const finishActive = sqlite.finishActive;
+  sqlite.finishActive = async function (runId, status, ...rest) {
+    const result = await finishActive.call(this, runId, status, ...rest);
+    if (log.first("status update", `${JSON.stringify({ pk: { S: `RUN#${runId}` } })}:${status}`))
+      throw Object.assign(new Error("socket hang up after the request was sent"), {
+        name: "TimeoutError",
+        $metadata: {},
+      });
+    return result;
+  };
   proto.send = async function (command, ...rest) {
     const status =
       command instanceof UpdateItemCommand && command.input.ExpressionAttributeValues?.[":status"]?.S;
@@ -135,6 +149,7 @@ export function firstStatusUpdatesLost(log: FaultLog): () => void {
     return result;
   };
   return () => {
+    sqlite.finishActive = finishActive;
     if (own) Object.defineProperty(proto, "send", own);
     else delete (proto as { send?: Send }).send;
   };

@@ -298,6 +298,8 @@ async function finalizerScenario(work: string): Promise<Row> {
     dataDir: join(work, "finalizer", "data"),
     asl: await synthesizedAsl(),
     onWait: () => {},
+    // The finalizer is the cloud's: its conditional writes are DynamoDB's, on dynalite.
+    store: "dynalite",
   });
   const problems: string[] = [];
   const announced: string[] = [];

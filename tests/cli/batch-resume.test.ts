@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SQLITE_FILE, SqliteDb } from "../../local/sqlite-store.js";
 import { jsonLines, ROOT, redraft } from "./run-cli.js";
 
 /**
@@ -46,23 +48,38 @@ async function killDuringBatch(manifest: string, dataDir: string): Promise<boole
     { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: "" }, stdio: "ignore" },
   );
   const exited = once(child, "exit");
-  let ended = false;
+  let exitedAlready = false;
   void exited.then(() => {
-    ended = true;
+    exitedAlready = true;
   });
   const deadline = Date.now() + 120_000;
-  while (!ended && Date.now() < deadline) {
-    const owners = await readdir(join(dataDir, "owners")).catch(() => [] as string[]);
-    const started = await readdir(join(dataDir, "executions")).catch(() => [] as string[]);
-    // A child in flight, after a few have ended: the kill lands in the middle of the batch.
-    if (owners.some((name) => name.startsWith("b-")) && started.length >= 3) {
+  while (!exitedAlready && Date.now() < deadline) {
+    // A child in flight, after a few have ended: the kill lands in the middle of the batch. The
+    // owners are read last, right before the kill, so that the child seen in flight still is.
+    const ended = endedExecutions(dataDir);
+    const owners = ended >= 3 ? await readdir(join(dataDir, "owners")).catch(() => [] as string[]) : [];
+    if (owners.some((name) => name.startsWith("b-"))) {
       child.kill("SIGKILL");
       break;
     }
     await sleep(5);
   }
   await exited;
+  opened.get(dataDir)?.close();
+  opened.delete(dataDir);
   return child.signalCode === "SIGKILL";
+}
+
+/** How many executions have ended and been kept in the folder's store (read beside the writer: WAL). */
+const opened = new Map<string, SqliteDb>();
+function endedExecutions(dataDir: string): number {
+  if (!existsSync(join(dataDir, SQLITE_FILE))) return 0;
+  let db = opened.get(dataDir);
+  if (!db) {
+    db = SqliteDb.open(dataDir);
+    opened.set(dataDir, db);
+  }
+  return Number(db.get("SELECT count(*) AS n FROM executions")?.n ?? 0);
 }
 
 describe("redraft batch after kill -9", () => {

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { FsBlobStore } from "../../local/fs-blobs.js";
+import { LocalStoreError, SQLITE_FILE, SqliteBlobStore } from "../../local/sqlite-store.js";
 import { jsonLines, ROOT, redraft } from "./run-cli.js";
 
 /**
@@ -75,14 +75,16 @@ describe("a data folder in use that fails", () => {
     expect(first.code).toBe(0);
     await writeDrafts(join(work, "more.jsonl"), 45);
     let uploads = 0;
-    const full = vi.spyOn(FsBlobStore.prototype, "putIfAbsent").mockImplementation(async function (
-      this: FsBlobStore,
+    // What the SQLite store makes of SQLITE_FULL (a real one: tests/stores/sqlite-store.test.ts).
+    const full = vi.spyOn(SqliteBlobStore.prototype, "putIfAbsent").mockImplementation(async function (
+      this: SqliteBlobStore,
     ) {
       uploads += 1;
-      throw Object.assign(new Error("ENOSPC: no space left on device, write"), {
-        code: "ENOSPC",
-        errno: -28,
-      });
+      throw new LocalStoreError(
+        "full",
+        join(dataDir, SQLITE_FILE),
+        "database or disk is full (database or disk is full)",
+      );
     });
     try {
       const out = await redraft([
@@ -165,7 +167,37 @@ describe("a data folder in use that fails", () => {
     300_000,
   );
 
-  it("a truncated table file: exit 1, one line naming it and doctor --repair; doctor --repair keeps a copy", async () => {
+  it("a damaged database file: exit 1, one line naming it and doctor --repair; doctor --repair keeps a copy and saves what it can read", async () => {
+    const dataDir = join(work, "damaged-sqlite");
+    expect((await redraft(["--data-dir", dataDir, "run", drafts, "--llm", "none", "--json"])).code).toBe(0);
+    const file = join(dataDir, SQLITE_FILE);
+    const size = (await stat(file)).size;
+    // The header's first bytes overwritten: SQLite no longer knows the file for a database.
+    const bytes = await readFile(file);
+    bytes.write("this is no longer SQLite", 0);
+    await writeFile(file, bytes);
+    for (const args of [["runs"], ["show", "abc"], ["run", drafts, "--llm", "none"]]) {
+      const out = await redraft(["--data-dir", dataDir, ...args]);
+      expect(out.code, out.stderr).toBe(1);
+      expect(problemLines(out.stderr)).toHaveLength(1);
+      expect(out.stderr).toMatch(/the database .*redraft\.db is damaged .*redraft doctor --repair/);
+      noStack(out.stderr);
+    }
+    expect(await readFile(file), "nothing removed or rewritten").toEqual(bytes);
+    const repaired = await redraft(["--data-dir", dataDir, "doctor", "--repair"]);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(repaired.stdout).toMatch(/reads whole/);
+    const copies = (await readdir(dataDir)).filter((name) => /^redraft\.db\.before-repair-[^.]*$/.test(name));
+    expect(copies).toHaveLength(1);
+    expect((await stat(join(dataDir, copies[0] as string))).size).toBe(size);
+    expect((await redraft(["--data-dir", dataDir, "runs"])).code).toBe(0);
+    // The drafts run again into the rebuilt file.
+    const again = await redraft(["--data-dir", dataDir, "run", drafts, "--llm", "none", "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+  }, 120_000);
+
+  it("a truncated table file of a folder kept by dynalite: exit 1, one line naming it and doctor --repair; doctor --repair keeps a copy", async () => {
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
     const dataDir = join(work, "damaged");
     expect((await redraft(["--data-dir", dataDir, "run", drafts, "--llm", "none", "--json"])).code).toBe(0);
     // Opening again turns the log into a table file.
@@ -192,9 +224,11 @@ describe("a data folder in use that fails", () => {
     expect(copies).toHaveLength(1);
     expect((await stat(join(dataDir, copies[0] as string, table as string))).size).toBe(Math.floor(size / 2));
     expect((await redraft(["--data-dir", dataDir, "runs"])).code).toBe(0);
+    delete process.env.REDRAFT_LOCAL_STORE;
   }, 120_000);
 
-  it("a database lock held by a process that does not serve it: exit 1, one line naming the lock", async () => {
+  it("a database lock of a folder kept by dynalite held by a process that does not serve it: exit 1, one line naming the lock", async () => {
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
     const dataDir = join(work, "locked");
     expect((await redraft(["--data-dir", dataDir, "runs"])).code).toBe(0);
     const fromDynalite = createRequire(createRequire(import.meta.url).resolve("dynalite"));
@@ -214,6 +248,7 @@ describe("a data folder in use that fails", () => {
       await holder.close();
     }
     expect((await redraft(["--data-dir", dataDir, "runs"])).code).toBe(0);
+    delete process.env.REDRAFT_LOCAL_STORE;
   }, 60_000);
 });
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { LOCK_FILE } from "../../local/shared-db.js";
+import { SQLITE_FILE, SqliteBlobStore, SqliteDb } from "../../local/sqlite-store.js";
 import { redraft as inProcess } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -24,6 +25,17 @@ interface Finished {
  * Starts the real command line as a person would; `done` settles when it exits. What these tests
  * are about needs real processes: one killed with SIGKILL, two writing one data folder at once.
  */
+/** How many batch items' executions have ended and been kept in the folder's store (read beside the writer: WAL). */
+function itemExecutions(dataDir: string): number {
+  if (!existsSync(join(dataDir, SQLITE_FILE))) return 0;
+  const db = SqliteDb.open(dataDir);
+  try {
+    return Number(db.get("SELECT count(*) AS n FROM executions WHERE name GLOB 'b-*-[0-9]*'")?.n ?? 0);
+  } finally {
+    db.close();
+  }
+}
+
 function start(args: string[]): { child: ChildProcess; out: () => string; done: Promise<Finished> } {
   const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
     cwd: ROOT,
@@ -145,7 +157,8 @@ describe("a run killed mid-way", () => {
     const killed = await doomed.done;
     expect(killed.signal).toBe("SIGKILL");
     expect(lines(killed.stdout).length).toBeLessThan(DRAFTS);
-    expect(existsSync(join(dataDir, LOCK_FILE)), "a killed holder leaves its lock behind").toBe(true);
+    // SQLite's own locks go with the killed process: nothing is left for the next command to clear.
+    expect(existsSync(join(dataDir, LOCK_FILE)), "no lock file of dynalite's").toBe(false);
 
     const before = await listRuns(dataDir);
     expect(before.filter((r) => r.status === "draft" || r.status === "correcting")).toEqual([]);
@@ -192,7 +205,13 @@ describe("a run killed mid-way", () => {
   }, 120_000);
 });
 
-describe("an orphaned lock", () => {
+describe("an orphaned lock of a folder kept by dynalite", () => {
+  beforeAll(() => {
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
+  });
+  afterAll(() => {
+    delete process.env.REDRAFT_LOCAL_STORE;
+  });
   it("naming a dead process is taken over by the next command", async () => {
     const dataDir = join(work, "orphan");
     await redraft(runArgs(dataDir));
@@ -214,9 +233,7 @@ describe("a batch killed mid-way", () => {
     const doomed = start([...batchArgs, "--concurrency", "4"]);
     // Killed once some children have run and been recorded.
     const deadline = Date.now() + 120_000;
-    const ran = async () =>
-      (await readdir(join(dataDir, "executions")).catch(() => [])).filter((f) => /^b-.+-\d+\.json$/.test(f))
-        .length;
+    const ran = async () => itemExecutions(dataDir);
     while ((await ran()) < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     doomed.child.kill("SIGKILL");
     expect((await doomed.done).signal).toBe("SIGKILL");
@@ -265,15 +282,16 @@ describe("a batch-priced batch killed while its batch request is out", () => {
     // Killed once round 1's batch request is out (its jobs are listed), before it is collected.
     const deadline = Date.now() + 120_000;
     const jobsOfRound1 = async () => {
-      const batches = await readdir(join(dataDir, "blobs", "batch-results")).catch(() => [] as string[]);
-      for (const batchId of batches) {
-        const jobs = await readFile(
-          join(dataDir, "blobs", "batch-results", batchId, "rounds", "1", "jobs.json"),
-          "utf8",
-        ).catch(() => undefined);
-        if (jobs) return { batchId, jobs: JSON.parse(jobs) as string[] };
+      if (!existsSync(join(dataDir, SQLITE_FILE))) return undefined;
+      const db = SqliteDb.open(dataDir);
+      try {
+        const key = db.get("SELECT key FROM blobs WHERE key GLOB 'batch-results/*/rounds/1/jobs.json'")?.key;
+        if (typeof key !== "string") return undefined;
+        const jobs = await new SqliteBlobStore(db).get(key);
+        return { batchId: key.split("/")[1] as string, jobs: JSON.parse(jobs) as string[] };
+      } finally {
+        db.close();
       }
-      return undefined;
     };
     let sent = await jobsOfRound1();
     while (!sent && Date.now() < deadline) {
@@ -327,8 +345,7 @@ describe("two processes on one batch", () => {
     const batchArgs = ["batch", draftsFile, "--json", "--llm", "none", "--data-dir", dataDir];
     const first = start(batchArgs);
     const deadline = Date.now() + 120_000;
-    const started = async () =>
-      (await readdir(join(dataDir, "executions")).catch(() => [])).some((f) => /^b-.+-\d+\.json$/.test(f));
+    const started = async () => itemExecutions(dataDir) > 0;
     while (!(await started()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const second = await redraft(batchArgs);
     expect(second.code, second.stderr).toBe(0);

@@ -292,6 +292,14 @@ describe("--pack once per flag", () => {
 });
 
 describe("system failures: exit 1, the error's name and message", () => {
+  // dynalite's folder layout gives a fault no check foresees (`executions` a file); SQLite's file has none.
+  beforeAll(() => {
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
+  });
+  afterAll(() => {
+    delete process.env.REDRAFT_LOCAL_STORE;
+  });
+
   it("says what failed on one line, with the stack only under --debug", async () => {
     // A data folder whose `executions` is a file: a fault no check foresees.
     const broken = await file("broken-data/executions", "");
@@ -314,7 +322,14 @@ describe("the executable", () => {
   it("exits 2 on a usage error and 1 on a system failure, one line each", async () => {
     const usage = await spawned("run", DRAFT, "--concurrency", "0");
     const notADir = await spawned("runs", "--data-dir", await file("also-a-file", ""));
-    const failure = await spawned("runs", "--data-dir", join(await file("broken-too/executions", ""), ".."));
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
+    const failure = await spawned(
+      "runs",
+      "--data-dir",
+      join(await file("broken-too/executions", ""), ".."),
+    ).finally(() => {
+      delete process.env.REDRAFT_LOCAL_STORE;
+    });
 
     expectUsageError(usage, /--concurrency/);
     expectUsageError(notADir, /is a file, not a folder/);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsBlobStore, InvalidBlobKeyError } from "../../local/fs-blobs.js";
+import { SqliteBlobStore, SqliteDb } from "../../local/sqlite-store.js";
 import { BlobNotFoundError } from "../../shared/errors.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import { MemoryBlobStore } from "../../shared/store/memory.js";
@@ -21,6 +22,7 @@ afterEach(async () => {
 const implementations: [string, () => Promise<BlobStore>][] = [
   ["MemoryBlobStore", async () => new MemoryBlobStore()],
   ["FsBlobStore", async () => new FsBlobStore(path.join(await tempFolder(), "blobs"))],
+  ["SqliteBlobStore", async () => new SqliteBlobStore(SqliteDb.open(await tempFolder()))],
 ];
 
 describe.each(implementations)("%s: BlobStore contract", (_name, fresh) => {

@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { createBatchHandler } from "../../functions/batch.js";
 import { BATCHES_PARTITION, batchItemKeys } from "../../functions/lib/batch-store.js";
@@ -9,6 +9,8 @@ import { BatchStateNames } from "../../infra/state-names.js";
 import type { HistoryEvent } from "../../local/asl-interpreter.js";
 import { LocalBatchRunner, standInDistributedMaps } from "../../local/batch.js";
 import { LocalBatchService } from "../../local/batch-service.js";
+import type { LocalRuntime } from "../../local/runtime.js";
+import type { SqliteBatchStore } from "../../local/sqlite-store.js";
 import { LOCAL_TABLE, loadBatchAsl } from "../../local/state-machine.js";
 import { childRunId } from "../../shared/batch/record.js";
 import type { BatchModelService } from "../../shared/batch/rounds.js";
@@ -27,6 +29,48 @@ import { openRuntime, path } from "./harness.js";
  */
 
 const EXAMPLES = new URL("../../examples/", import.meta.url);
+
+/**
+ * What a killed `redraft batch` leaves once CreateBatch ran: the record `running`, written by the
+ * same PutItem the batch state machine's CreateBatch sends, to whichever store keeps the folder.
+ */
+async function leaveRunning(runtime: LocalRuntime, batchId: string, manifestKey: string, pricing?: string) {
+  const startedAt = "2026-01-01T00:00:00.000Z";
+  const item: Record<string, string> = {
+    ...batchItemKeys(batchId),
+    batchId,
+    status: "running",
+    manifest: JSON.stringify({ bucket: "redraft-local", key: manifestKey }),
+    startedAt,
+    [INDEXES.byCreated.partitionKey]: BATCHES_PARTITION,
+    [INDEXES.byCreated.sortKey]: `${startedAt}#${batchId}`,
+    ...(pricing && { pricing }),
+  };
+  await runtime.backend.putItem({
+    TableName: LOCAL_TABLE,
+    Item: Object.fromEntries(Object.entries(item).map(([name, value]) => [name, { S: value }])),
+  });
+}
+
+/** Puts an ended batch's record back to `running`, as if its execution had stopped before AggregateBatch. */
+async function backToRunning(runtime: LocalRuntime, batchId: string) {
+  if (runtime.store === "sqlite") {
+    (runtime.batches as SqliteBatchStore).db.run(
+      "UPDATE batches SET record = json_set(record, '$.status', 'running') WHERE batch_id = ?",
+      batchId,
+    );
+    return;
+  }
+  await DynamoDBDocumentClient.from(runtime.dynamo).send(
+    new UpdateCommand({
+      TableName: LOCAL_TABLE,
+      Key: batchItemKeys(batchId),
+      UpdateExpression: "SET #s = :r",
+      ExpressionAttributeNames: { "#s": "status" },
+      ExpressionAttributeValues: { ":r": "running" },
+    }),
+  );
+}
 const cassette = JSON.parse(await readFile(new URL("example.cassette.json", EXAMPLES), "utf8")) as {
   responses: unknown[];
 };
@@ -239,20 +283,7 @@ describe("the batch state machine, locally", () => {
     const drafts = await exampleLines();
     await runtime.blobs.put("batches/killed.jsonl", drafts.slice(0, 3).join("\n"));
     // What a killed `redraft batch` leaves: the record `running`, no live owner, line 1's child finished.
-    await DynamoDBDocumentClient.from(runtime.dynamo).send(
-      new PutCommand({
-        TableName: LOCAL_TABLE,
-        Item: {
-          ...batchItemKeys("b-killed"),
-          batchId: "b-killed",
-          status: "running",
-          manifest: JSON.stringify({ bucket: "redraft-local", key: "batches/killed.jsonl" }),
-          startedAt: "2026-01-01T00:00:00.000Z",
-          [INDEXES.byCreated.partitionKey]: BATCHES_PARTITION,
-          [INDEXES.byCreated.sortKey]: "2026-01-01T00:00:00.000Z#b-killed",
-        },
-      }),
-    );
+    await leaveRunning(runtime, "b-killed", "batches/killed.jsonl");
     await runtime.blobs.put("batch-items/b-killed/line-1.json", drafts[0] ?? "");
     await runtime.execute(
       {
@@ -281,16 +312,7 @@ describe("a batch execution that stopped without ending", () => {
     // A batch that ran, then its record put back to `running`: as if the execution had timed out
     // before AggregateBatch.
     await runner.run("b-stopped", "batches/stopped.jsonl");
-    const doc = DynamoDBDocumentClient.from(runtime.dynamo);
-    await doc.send(
-      new UpdateCommand({
-        TableName: LOCAL_TABLE,
-        Key: batchItemKeys("b-stopped"),
-        UpdateExpression: "SET #s = :r",
-        ExpressionAttributeNames: { "#s": "status" },
-        ExpressionAttributeValues: { ":r": "running" },
-      }),
-    );
+    await backToRunning(runtime, "b-stopped");
     const announced: unknown[] = [];
     const handler = createBatchHandler(async () => ({
       blobs: runtime.blobs,
@@ -669,21 +691,7 @@ describe("batch pricing, locally", () => {
     await runtime.blobs.put("batches/killed-bp.jsonl", lines.join("\n"));
     // What a `redraft batch --pricing batch` killed after CreateBatch leaves: the record `running`,
     // priced `batch` (CreateBatch writes the pricing), and no live owner.
-    await DynamoDBDocumentClient.from(runtime.dynamo).send(
-      new PutCommand({
-        TableName: LOCAL_TABLE,
-        Item: {
-          ...batchItemKeys("b-killed-bp"),
-          batchId: "b-killed-bp",
-          status: "running",
-          pricing: "batch",
-          manifest: JSON.stringify({ bucket: "redraft-local", key: "batches/killed-bp.jsonl" }),
-          startedAt: "2026-01-01T00:00:00.000Z",
-          [INDEXES.byCreated.partitionKey]: BATCHES_PARTITION,
-          [INDEXES.byCreated.sortKey]: "2026-01-01T00:00:00.000Z#b-killed-bp",
-        },
-      }),
-    );
+    await leaveRunning(runtime, "b-killed-bp", "batches/killed-bp.jsonl", "batch");
 
     // Resumed by a command that names no pricing: the deployment's default (on demand) would run it per item.
     const outcome = await runner.run("b-killed-bp", "batches/killed-bp.jsonl");

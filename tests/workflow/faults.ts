@@ -10,6 +10,7 @@ import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { finalizeExecution } from "../../functions/lib/finalizer.js";
 import { FsBlobStore } from "../../local/fs-blobs.js";
 import type { LocalRuntime } from "../../local/runtime.js";
+import { SqliteBlobStore, SqliteRunStore } from "../../local/sqlite-store.js";
 import { StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
 import { RESULTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { BlobStore, RunStore } from "../../shared/store/types.js";
@@ -94,6 +95,24 @@ export function faultyStatusUpdates(statuses: readonly string[], fault: UpdateFa
   const own = Object.getOwnPropertyDescriptor(proto, "send");
   const original = proto.send;
   let lost = 0;
+  // The SQLite store has no DynamoDB client: its UpdateItem adapter moves the run through
+  // `finishActive`, whose errors it names as DynamoDB's (engine.dynamoDbIntegrationError).
+  type Finish = SqliteRunStore["finishActive"];
+  const sqlite = SqliteRunStore.prototype as { finishActive: Finish };
+  const finishActive = sqlite.finishActive;
+  sqlite.finishActive = async function (runId, status, ...rest) {
+    if (!statuses.includes(status)) return finishActive.call(this, runId, status, ...rest);
+    if (fault === "down") throw awsError("InternalServerError", "Internal server error", 500);
+    if (fault === "denied")
+      throw awsError(
+        "AccessDeniedException",
+        "User: arn:aws:sts::000000000000:assumed-role/redraft-states/local is not authorized to perform: dynamodb:UpdateItem",
+        400,
+      );
+    if (lost++ > 0) return finishActive.call(this, runId, status, ...rest);
+    await finishActive.call(this, runId, status, ...rest);
+    throw awsError("TimeoutError", "socket hang up after the request was sent", 0);
+  };
   proto.send = async function (command, ...rest) {
     const status =
       command instanceof UpdateItemCommand && command.input.ExpressionAttributeValues?.[":status"]?.S;
@@ -110,6 +129,7 @@ export function faultyStatusUpdates(statuses: readonly string[], fault: UpdateFa
     throw awsError("TimeoutError", "socket hang up after the request was sent", 0);
   };
   return () => {
+    sqlite.finishActive = finishActive;
     if (own) Object.defineProperty(proto, "send", own);
     else delete (proto as { send?: Send }).send;
   };
@@ -121,20 +141,24 @@ export function faultyStatusUpdates(statuses: readonly string[], fault: UpdateFa
  * the way {@link faultyStatusUpdates} stubs the DynamoDB client. Returns the function that restores it.
  */
 export function publishUnreachableOnce(): () => void {
-  const proto = FsBlobStore.prototype;
-  const own = Object.getOwnPropertyDescriptor(proto, "put");
-  const original = proto.put;
   let failed = false;
-  proto.put = async function (key, body) {
-    if (failed || !key.startsWith(`${RESULTS_PREFIX}`)) return original.call(this, key, body);
-    failed = true;
-    throw Object.assign(new Error(`EMFILE: too many open files, open '${key}'`), {
-      code: "EMFILE",
-      errno: -24,
-    });
-  };
+  const restore = [FsBlobStore.prototype, SqliteBlobStore.prototype].map((proto: BlobStore) => {
+    const own = Object.getOwnPropertyDescriptor(proto, "put");
+    const original = proto.put;
+    proto.put = async function (this: BlobStore, key, body) {
+      if (failed || !key.startsWith(`${RESULTS_PREFIX}`)) return original.call(this, key, body);
+      failed = true;
+      throw Object.assign(new Error(`EMFILE: too many open files, open '${key}'`), {
+        code: "EMFILE",
+        errno: -24,
+      });
+    };
+    return () => {
+      if (own) Object.defineProperty(proto, "put", own);
+    };
+  });
   return () => {
-    if (own) Object.defineProperty(proto, "put", own);
+    for (const undo of restore) undo();
   };
 }
 
@@ -178,7 +202,17 @@ export async function busDown(runtime: LocalRuntime): Promise<void> {
 
 /** Nothing can be published for `draftId`: a file stands where its `results/<draftId>/` folder goes. */
 export async function resultsBlocked(runtime: LocalRuntime, draftId: string): Promise<void> {
-  const file = join(runtime.blobs.root, "results", draftId);
+  const { blobs } = runtime;
+  if (!(blobs instanceof FsBlobStore)) {
+    // The SQLite store has no folders: its put under that prefix fails as the folder store's does.
+    const put = blobs.put.bind(blobs);
+    blobs.put = async (key, body) => {
+      if (!key.startsWith(`results/${draftId}/`)) return put(key, body);
+      throw Object.assign(new Error(`ENOTDIR: not a directory, open '${key}'`), { code: "ENOTDIR" });
+    };
+    return;
+  }
+  const file = join(blobs.root, "results", draftId);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, "not a folder");
 }
