@@ -11,8 +11,8 @@
  * 2. Orchestration: the same kinds of draft through the local state machine one at a time
  *    (`LocalRuntime.executeAndRead`, then the run result as `redraft run` reads it; no model), each draft's wall time as a share of a 5 s model call; and a
  *    correction attempt's own cost, from questions corrected in 2 attempts by replayed answers.
- *    Where the time goes: the DynamoDB requests (the AWS SDK client and dynalite, timed by a
- *    middleware on the client), the blob files, and the rest (the engine, the handlers, the checks).
+ *    Where the time goes: the run store's calls (SQLite in this process, each call timed), the blob
+ *    store's calls, and the rest (the engine, the handlers, the checks, the status updates).
  * 3. For scale: `correctDraft` in-process on memory stores, the same drafts, one at a time.
  *
  * The machine line and the process's CPU time are printed beside the wall times: on a shared
@@ -148,37 +148,56 @@ interface Timed {
   blobMs: number;
 }
 
-/** A runtime on a fresh folder whose DynamoDB requests and blob calls are timed. */
+/** Replaces each method of `target` with one that adds its time to `spent`. */
+function timeMethods(
+  target: object,
+  methods: readonly string[],
+  count: () => void,
+  add: (ms: number) => void,
+): void {
+  const record = target as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const method of methods) {
+    const original = record[method]?.bind(target);
+    if (!original) continue;
+    record[method] = async (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        return await original(...args);
+      } finally {
+        count();
+        add(performance.now() - started);
+      }
+    };
+  }
+}
+
+/** A runtime on a fresh folder whose run-store and blob-store calls are timed. */
 async function timedRuntime(model?: ReplayModelClient) {
   const dataDir = await mkdtemp(join(tmpdir(), "redraft-bench-local-"));
   const runtime = await LocalRuntime.open({ dataDir, model, retryDelayMs: 0 });
   const spent = { requests: 0, requestMs: 0, blobMs: 0 };
-  runtime.dynamo.middlewareStack.add(
-    (next) => async (args) => {
-      const started = performance.now();
-      try {
-        return await next(args);
-      } finally {
-        spent.requests += 1;
-        spent.requestMs += performance.now() - started;
-      }
-    },
-    { step: "initialize", priority: "high", name: "benchTiming" },
+  const runStore = runtime.runs as object;
+  const storeMethods = Object.getOwnPropertyNames(Object.getPrototypeOf(runStore)).filter(
+    (name) => name !== "constructor" && typeof (runStore as Record<string, unknown>)[name] === "function",
   );
-  const blobs = runtime.blobs;
-  for (const method of ["get", "put", "putIfAbsent"] as const) {
-    const original = blobs[method].bind(blobs) as (...args: string[]) => Promise<unknown>;
-    Object.assign(blobs, {
-      [method]: async (...args: string[]) => {
-        const started = performance.now();
-        try {
-          return await original(...args);
-        } finally {
-          spent.blobMs += performance.now() - started;
-        }
-      },
-    });
-  }
+  timeMethods(
+    runStore,
+    storeMethods,
+    () => {
+      spent.requests += 1;
+    },
+    (ms) => {
+      spent.requestMs += ms;
+    },
+  );
+  timeMethods(
+    runtime.blobs,
+    ["get", "put", "putIfAbsent"],
+    () => {},
+    (ms) => {
+      spent.blobMs += ms;
+    },
+  );
   const time = async (draft: Draft): Promise<Timed> => {
     const before = { ...spent };
     const started = performance.now();
@@ -323,9 +342,9 @@ say(
       "draft",
       "ms per draft",
       "% of a 5 s model call",
-      "DynamoDB requests",
+      "store calls",
       "in them (ms)",
-      "blob files (ms)",
+      "blob store (ms)",
       "the rest (ms)",
     ],
     [
@@ -383,15 +402,14 @@ say(
     ? `goal ≥ ${GOAL_RATE} drafts/s: met (${fmtInt(rate)} drafts/s)`
     : `goal ≥ ${GOAL_RATE} drafts/s: NOT met — ${fmtInt(rate)} drafts/s is ${(GOAL_RATE / rate).toFixed(1)}× short ` +
         `(${wallPerDraft.toFixed(1)} ms of wall time per draft against ${(1000 / GOAL_RATE).toFixed(1)} ms). Why: one at a time a draft ` +
-        `takes ${perDraft.toFixed(1)} ms: ${partOf("requestMs").toFixed(0)} % in its ${requests} DynamoDB requests (each through the ` +
-        "AWS SDK client's middleware and serialization, then dynalite's parsing, validation and LevelDB, in this process), " +
-        `${partOf("blobMs").toFixed(0)} % in its blob files, the rest in the state machine engine, the handlers and checks, and the ` +
+        `takes ${perDraft.toFixed(1)} ms: ${partOf("requestMs").toFixed(0)} % in its ${requests} run-store calls (SQLite transactions in this process), ` +
+        `${partOf("blobMs").toFixed(0)} % in its blob-store calls, the rest in the state machine engine, the handlers and checks, and the ` +
         `owner, event and history files. At the default concurrency (four) the process used ${cpuPerDraft.toFixed(1)} ms of CPU ` +
-        "per draft (its main thread and its file and LevelDB threads)" +
+        "per draft (its main thread and its file threads)" +
         (wallPerDraft > cpuPerDraft
           ? ` and waited the other ${(wallPerDraft - cpuPerDraft).toFixed(1)} ms of each draft's wall time for the two cores, which ` +
             `the machine's other work shared (load average ${load[0]?.toFixed(1)} at the start).`
-          : `, more than its wall time: the file and LevelDB threads ran beside the main thread (load average ${load[0]?.toFixed(1)} at the start).`),
+          : `, more than its wall time: the file threads ran beside the main thread (load average ${load[0]?.toFixed(1)} at the start).`),
 );
 say(
   share <= GOAL_SHARE

@@ -7,7 +7,7 @@ import { LocalRuntime } from "../../local/runtime.js";
 import { loadAsl } from "../../local/state-machine.js";
 import { StopReasonSchema } from "../../shared/store/types.js";
 import { runDetailView } from "../../ui/api.js";
-import { jsonLines, redraft } from "../cli/run-cli.js";
+import { jsonLines, redraft } from "../helpers/run-cli.js";
 
 let work: string;
 beforeAll(async () => {

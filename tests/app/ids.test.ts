@@ -8,7 +8,7 @@ import { LocalRuntime } from "../../local/runtime.js";
 import { loadAsl } from "../../local/state-machine.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { startViewer } from "../../ui/server.js";
-import { CASSETTE, jsonLines, ROOT, redraft } from "../cli/run-cli.js";
+import { CASSETTE, jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 const BATCH_A = `b-${"611b40".padEnd(24, "a")}`;
 const BATCH_B = `b-${"611b40".padEnd(24, "b")}`;

@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDrafts, splitFile } from "../../app/inputs.js";
-import { redraft as runCli, stopChild } from "../cli/run-cli.js";
+import { redraft as runCli, spawnCli, stopChild } from "../helpers/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -229,41 +228,25 @@ describe("redraft watch on bad files", () => {
   it("rejects a too-deep file and a symlink loop, each on its own line, and runs the good file", async () => {
     const inbox = join(work, "inbox");
     await mkdir(inbox, { recursive: true });
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, "bin", "redraft.js"),
-        "watch",
-        inbox,
-        "--json",
-        "--llm",
-        "none",
-        "--data-dir",
-        join(work, "watch-data"),
-      ],
-      { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: "" }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const waitFor = async (condition: () => boolean) => {
-      const start = Date.now();
-      while (!condition()) {
-        if (Date.now() - start > 60_000) throw new Error(`timed out; stderr: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const { child, out, waitFor } = spawnCli([
+      "watch",
+      inbox,
+      "--json",
+      "--llm",
+      "none",
+      "--data-dir",
+      join(work, "watch-data"),
+    ]);
     try {
-      await waitFor(() => stderr.includes("Watching"));
+      await waitFor(() => out.stderr.includes("Watching"));
       await writeFile(join(inbox, "deep.json"), `\uFEFF${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}`);
       await symlink("loop-b.json", join(inbox, "loop-a.json"));
       await symlink("loop-a.json", join(inbox, "loop-b.json"));
       await writeFile(join(inbox, "good.json"), `\uFEFF${JSON.stringify(clean)}`);
-      await waitFor(() => jsonLines(stdout).length >= 4);
+      await waitFor(() => jsonLines(out.stdout).length >= 4);
       await new Promise((r) => setTimeout(r, 1000));
-      expect(jsonLines(stdout), "each file reported once").toHaveLength(4);
-      const bySource = Object.fromEntries(jsonLines(stdout).map((r) => [r.source, [r.status, r.reason]]));
+      expect(jsonLines(out.stdout), "each file reported once").toHaveLength(4);
+      const bySource = Object.fromEntries(jsonLines(out.stdout).map((r) => [r.source, [r.status, r.reason]]));
       expect(bySource).toEqual({
         [join(inbox, "deep.json[0]")]: ["rejected", "too_deep"],
         [join(inbox, "loop-a.json")]: ["rejected", "unreadable"],

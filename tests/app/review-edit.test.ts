@@ -8,7 +8,7 @@ import type { RunResult } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
 import type { RunRecord } from "../../shared/store/types.js";
-import { redraft as runCli } from "../cli/run-cli.js";
+import { redraft as runCli } from "../helpers/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

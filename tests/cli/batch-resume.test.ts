@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -6,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SQLITE_FILE, SqliteDb } from "../../local/sqlite-store.js";
-import { jsonLines, ROOT, redraft } from "./run-cli.js";
+import { jsonLines, ROOT, redraft, spawnCli } from "../helpers/run-cli.js";
 
 /**
  * A batch whose process is killed with SIGKILL, then submitted again: the items cut short run again
@@ -31,22 +30,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * runs is under way (its owner file is there). Returns whether it was killed before it ended.
  */
 async function killDuringBatch(manifest: string, dataDir: string): Promise<boolean> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, "bin", "redraft.js"),
-      "--data-dir",
-      dataDir,
-      "batch",
-      manifest,
-      "--llm",
-      "none",
-      "--json",
-      "--concurrency",
-      "2",
-    ],
-    { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: "" }, stdio: "ignore" },
-  );
+  const { child } = spawnCli([
+    "--data-dir",
+    dataDir,
+    "batch",
+    manifest,
+    "--llm",
+    "none",
+    "--json",
+    "--concurrency",
+    "2",
+  ]);
   const exited = once(child, "exit");
   let exitedAlready = false;
   void exited.then(() => {

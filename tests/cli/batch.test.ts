@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { batchesTable } from "../../cli/batch.js";
-import { CASSETTE, jsonLines, ROOT, redraft } from "./run-cli.js";
+import { CASSETTE, jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 /** `redraft batch`, `batches` and `show <batchId>`, in this process, on a temp data folder. */
 

@@ -1,39 +1,18 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { redraft as inProcess, stopChild } from "./run-cli.js";
+import { redraft as inProcess, spawnCli, stopChild } from "../helpers/run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CASSETTE = join(ROOT, "examples", "example.cassette.json");
 let work: string;
 
-interface Spawned {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /**
  * Runs the real command line in a child process, as a person would: for what only a process shows
  * (stdout holding result lines and nothing else, the runs a process leaves behind for the next).
  */
-function spawned(args: string[]): Promise<Spawned> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ANTHROPIC_API_KEY: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const spawned = (args: string[]) => spawnCli(args).done;
 
 /**
  * The same command line called in this process (`main(argv)`, output captured): each call opens
@@ -327,46 +306,25 @@ describe("redraft watch", () => {
   it("runs a file dropped into the folder like an upload", async () => {
     const inbox = join(work, "inbox");
     await mkdir(inbox, { recursive: true });
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, "bin", "redraft.js"),
-        "watch",
-        inbox,
-        "--json",
-        "--llm",
-        "none",
-        "--data-dir",
-        join(work, "watch-data"),
-      ],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ANTHROPIC_API_KEY: "" },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+    const { child, out, waitFor } = spawnCli([
+      "watch",
+      inbox,
+      "--json",
+      "--llm",
+      "none",
+      "--data-dir",
+      join(work, "watch-data"),
+    ]);
     try {
-      await waitFor(() => stderr.includes("Watching"), 60_000);
+      await waitFor(() => out.stderr.includes("Watching"), 60_000);
       await writeFile(
         join(inbox, "q.json"),
         await readFile(join(ROOT, "examples", "drafts", "mcq-clean.json"), "utf8"),
       );
-      await waitFor(() => stdout.includes("\n"), 60_000);
-      expect(lines(stdout)[0]).toMatchObject({ draftId: "mcq-clean", status: "validated" });
+      await waitFor(() => out.stdout.includes("\n"), 60_000);
+      expect(lines(out.stdout)[0]).toMatchObject({ draftId: "mcq-clean", status: "validated" });
     } finally {
       await stopChild(child);
     }
   }, 120_000);
 });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -3,10 +3,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ROOT, redraft } from "./run-cli.js";
+import { BIN, ROOT, redraft } from "../helpers/run-cli.js";
 
 const exec = promisify(execFile);
-const BIN = join(ROOT, "bin", "redraft.js");
 
 /** The commands and their long options as `--help` lists them: what every script must name. */
 async function helpTree(): Promise<Map<string, string[]>> {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LocalStoreError, SQLITE_FILE, SqliteBlobStore } from "../../local/sqlite-store.js";
-import { jsonLines, ROOT, redraft } from "./run-cli.js";
+import { jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 /**
  * Every fault of a data folder is one line: a path that cannot be one is a usage error (exit 2)

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { LOCK_FILE } from "../../local/shared-db.js";
 import { SQLITE_FILE, SqliteBlobStore, SqliteDb } from "../../local/sqlite-store.js";
-import { redraft as inProcess } from "./run-cli.js";
+import { redraft as inProcess, spawnCli } from "../helpers/run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DRAFTS = 60;
@@ -36,21 +36,9 @@ function itemExecutions(dataDir: string): number {
   }
 }
 
-function start(args: string[]): { child: ChildProcess; out: () => string; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ANTHROPIC_API_KEY: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d) => (stdout += d));
-  child.stderr?.on("data", (d) => (stderr += d));
-  const done = new Promise<Finished>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return { child, out: () => stdout, done };
+function start(args: string[]) {
+  const started = spawnCli(args);
+  return { child: started.child, out: () => started.out.stdout, done: started.done };
 }
 
 const spawned = (args: string[]) => start(args).done;

@@ -6,10 +6,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_DATA_DIR, findDataDir } from "../../cli/data-dir.js";
-import { jsonLines, ROOT, redraft } from "./run-cli.js";
+import { BIN, jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 const exec = promisify(execFile);
-const BIN = join(ROOT, "bin", "redraft.js");
 const CLEAN = join(ROOT, "examples", "drafts", "mcq-clean.json");
 
 let work: string;

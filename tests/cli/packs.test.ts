@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { describeType, packSettings } from "../../cli/pack-catalog.js";
 import { mcqPack } from "../../shared/packs/mcq.js";
-import { redraft } from "./run-cli.js";
+import { redraft } from "../helpers/run-cli.js";
 
 describe("redraft packs", () => {
   it("lists each built-in kind with its rules and settings, generated from the packs", async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonLines, ROOT, redraft } from "./run-cli.js";
+import { jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 const MARKER = "<!-- readme-config:example -->";
 let readme: string;

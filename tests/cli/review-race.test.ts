@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../shared/store/types.js";
+import { redraft as inProcess, jsonLines, ROOT, spawnCli } from "../helpers/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
-import { redraft as inProcess, jsonLines, ROOT } from "./run-cli.js";
 
 /** How many runs two reviewers race on: each try is one run decided by two processes at once. */
 const TRIES = 6;
@@ -13,28 +12,8 @@ let work: string;
 let dataDir: string;
 let queued: string[];
 
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** The real command line in its own process: the race is between processes sharing one data folder. */
-function spawned(args: string[]): Promise<Finished> {
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "bin", "redraft.js"), ...args, "--llm", "none", "--data-dir", dataDir],
-    { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: "" }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const spawned = (args: string[]) => spawnCli([...args, "--llm", "none", "--data-dir", dataDir]).done;
 
 const redraft = (...args: string[]) => inProcess([...args, "--llm", "none", "--data-dir", dataDir]);
 

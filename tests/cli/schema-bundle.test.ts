@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileJsonSchema } from "../../shared/packs/json.js";
 import { validateDraft } from "../../shared/validate.js";
-import { redraft } from "./run-cli.js";
+import { redraft } from "../helpers/run-cli.js";
 
 let dir: string;
 const write = (name: string, value: unknown) => writeFile(join(dir, name), JSON.stringify(value));

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveRun } from "../../app/run-id.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
+import { CASSETTE, jsonLines, redraft } from "../helpers/run-cli.js";
 import { makeRun } from "../stores/fixtures.js";
-import { CASSETTE, jsonLines, redraft } from "./run-cli.js";
 
 let work: string;
 let dataDir: string;

@@ -1,12 +1,11 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { RunStatusSchema } from "../../shared/store/types.js";
+import { redraft as runCli, spawnCli } from "../helpers/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
-import { redraft as runCli } from "./run-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DRAFT = join(ROOT, "examples", "drafts", "mcq-clean.json");
@@ -22,21 +21,7 @@ interface Outcome {
 const redraft = (...args: string[]) => runCli(args);
 
 /** The real executable in a child process, for what only a process shows: its exit status. */
-function spawned(...args: string[]): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin", "redraft.js"), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ANTHROPIC_API_KEY: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const spawned = (...args: string[]): Promise<Outcome> => spawnCli(args).done;
 
 const stderrLines = (out: Outcome) => out.stderr.split("\n").filter((line) => line !== "");
 

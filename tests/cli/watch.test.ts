@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonLines, ROOT, redraft, stopChild } from "./run-cli.js";
+import { jsonLines, ROOT, redraft, spawnCli, stopChild } from "../helpers/run-cli.js";
 
 /** `redraft watch` at start-up: the folder checked first, the files already there run, none missed. */
 
@@ -26,36 +25,7 @@ afterAll(async () => {
 
 /** `redraft watch <inbox> --json` in its own process; its output so far, and a wait for a condition on it. */
 function startWatch(inbox: string, dataDir: string, extra: string[] = []) {
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, "bin", "redraft.js"),
-      "watch",
-      inbox,
-      "--json",
-      "--llm",
-      "none",
-      "--data-dir",
-      dataDir,
-      ...extra,
-    ],
-    { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: "" }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const out = { stdout: "", stderr: "" };
-  child.stdout.on("data", (d) => {
-    out.stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    out.stderr += d;
-  });
-  const waitFor = async (condition: () => boolean) => {
-    const start = Date.now();
-    while (!condition()) {
-      if (Date.now() - start > 90_000) throw new Error(`timed out; stderr: ${out.stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  return { child, out, waitFor };
+  return spawnCli(["watch", inbox, "--json", "--llm", "none", "--data-dir", dataDir, ...extra]);
 }
 
 describe("redraft watch", () => {

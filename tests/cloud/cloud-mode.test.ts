@@ -11,7 +11,7 @@ import { correctDraft } from "../../local/in-process.js";
 import type { RunResult } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
 import type { RunRecord } from "../../shared/store/types.js";
-import { jsonLines, ROOT, redraft } from "../cli/run-cli.js";
+import { jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 import { BUCKET, BUS, type Deployment, startDeployment, TABLE } from "./deployment.js";
 
 /**

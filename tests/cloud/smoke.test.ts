@@ -3,7 +3,7 @@ import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterEach, describe, expect, it } from "vitest";
 import { runSmoke } from "../../scripts/smoke.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
-import { CASSETTE, ROOT } from "../cli/run-cli.js";
+import { CASSETTE, ROOT } from "../helpers/run-cli.js";
 import { BUCKET, type Deployment, startDeployment } from "./deployment.js";
 
 /**

@@ -5,7 +5,7 @@ import { cloudViewer } from "../../cli/cloud/commands.js";
 import { correctDraft } from "../../local/in-process.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { startViewer, TOKEN_HEADER, type Viewer } from "../../ui/server.js";
-import { ROOT } from "../cli/run-cli.js";
+import { ROOT } from "../helpers/run-cli.js";
 import { type Deployment, STATE_MACHINE, startDeployment } from "./deployment.js";
 
 /**

@@ -7,7 +7,7 @@ import type { RunResult } from "../../shared/loop/run.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
-import { CASSETTE, jsonLines, ROOT, redraft } from "../cli/run-cli.js";
+import { CASSETTE, jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 import { openRuntime } from "../workflow/harness.js";
 
 /**

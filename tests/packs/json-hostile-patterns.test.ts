@@ -1,20 +1,10 @@
-/**
- * No schema can hold other drafts: patterns a backtracking engine needs seconds to minutes for (and the
- * static check does not see) run beside benign drafts in one `redraft run`, and every draft finishes
- * with an outcome. Patterns RE2 reads are matched by a linear-time engine (shared/packs/json/linear-regex.ts):
- * before it, the `\d*\d*\d*x` draft alone ran for minutes. The same patterns behind a lookahead (which RE2
- * cannot read) are matched in a worker stopped past its budget (regex-guard.ts): those drafts end
- * rejected, `invalid_schema`, `too_slow`. `uniqueItems` over 16,000 untyped items is one linear pass. The
- * bounds below are generous room for a shared machine, not speed claims.
- */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
 import { compileJsonSchema } from "../../shared/packs/json.js";
-import { jsonLines, ROOT, redraft } from "../cli/run-cli.js";
+import { jsonLines, redraft, spawnCli } from "../helpers/run-cli.js";
 
 const HOSTILE: [string, string][] = [
   ["^(a{1,30}){1,30}$", `${"a".repeat(30)}!`],
@@ -111,20 +101,10 @@ const benignDrafts = () =>
   }));
 
 /** `redraft run <file> --json --llm none` through the built bin, in a process of its own. */
-function runBin(file: string, dataDir: string): Promise<Record<string, unknown>[]> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, "bin", "redraft.js"), "run", file, "--json", "--llm", "none", "--data-dir", dataDir],
-      {
-        cwd: ROOT,
-        encoding: "utf8",
-        env: { ...process.env, ANTHROPIC_API_KEY: "" },
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout) => (error && !stdout ? reject(error) : resolve(jsonLines(stdout))),
-    );
-  });
+async function runBin(file: string, dataDir: string): Promise<Record<string, unknown>[]> {
+  const finished = await spawnCli(["run", file, "--json", "--llm", "none", "--data-dir", dataDir]).done;
+  if (finished.code !== 0 && !finished.stdout) throw new Error(`redraft run failed: ${finished.stderr}`);
+  return jsonLines(finished.stdout);
 }
 
 describe("patterns RE2 cannot read, and uniqueItems, beside benign drafts (the built bin)", () => {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, redraft } from "../cli/run-cli.js";
+import { ROOT, redraft } from "../helpers/run-cli.js";
 
 describe("redraft plan", () => {
   it("--json prints one JSON object with the contract's fields", async () => {
