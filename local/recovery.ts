@@ -2,10 +2,11 @@ import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { BlobNotFoundError } from "../shared/errors.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
-import { JUDGE_USAGE_KEY_BASE, type JudgeReport } from "../shared/loop/steps/judge.js";
+import type { JudgeReport } from "../shared/loop/steps/judge.js";
 import { totalTokens } from "../shared/model/types.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
+import { JUDGE_USAGE_KEY_BASE } from "../shared/store/types.js";
 import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
 
 /**

@@ -10,7 +10,6 @@ import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../../app/inputs.js";
-import { dialectOf } from "../../shared/packs/json.js";
 
 type Schema = Record<string, unknown>;
 
@@ -58,6 +57,8 @@ async function bundleSchema(
   rootFile: string,
   urls: ReadonlyMap<string, string> = new Map(),
 ): Promise<Schema> {
+  // The json pack (Ajv and its dialects) loads when a bundle is made, not with every command's definition.
+  const { dialectOf } = await import("../../shared/packs/json.js");
   const root = await readSchema(rootFile);
   const rootDir = dirname(resolve(rootFile));
   const embedded = new Map<string, Schema>();

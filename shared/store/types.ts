@@ -216,6 +216,13 @@ export interface RunOutcome {
  * Run and attempt records. Every write that can happen twice is conditional:
  * registering a run, writing an attempt, and adding an attempt's tokens.
  */
+/**
+ * Usage of judge round k is counted (`RunStore.addUsage`) under this key + k: attempts are 1..9999,
+ * so the keys never meet. Here, beside the store's contract, so that reading it (recovery) does not
+ * load the judge step and, through it, every pack.
+ */
+export const JUDGE_USAGE_KEY_BASE = 100_000;
+
 export interface RunStore {
   /** Creates the run; false when a run with this id already exists (a retried task). */
   createRun(run: RunRecord): Promise<boolean>;

@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SELF } from "../../local/lock.js";
 import { batchOwnerFile, finishInterrupted } from "../../local/recovery.js";
 import { LocalRuntime } from "../../local/runtime.js";
-import { JUDGE_USAGE_KEY_BASE } from "../../shared/loop/steps/judge.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
+import { JUDGE_USAGE_KEY_BASE } from "../../shared/store/types.js";
 import { makeAttempt, makeRun } from "../stores/fixtures.js";
 import { synthesizedAsl } from "../workflow/harness.js";
 

@@ -4,7 +4,7 @@ import { costUsd } from "../../model/pricing.js";
 import { type TokenUsage, totalTokens } from "../../model/types.js";
 import type { Persona } from "../../pack.js";
 import { blobKeys } from "../../store/bucket-layout.js";
-import { addTotals } from "../../store/types.js";
+import { addTotals, JUDGE_USAGE_KEY_BASE } from "../../store/types.js";
 import { packFor } from "../../validate.js";
 import { buildJudgePrompt, classifyFindings, parseJudgeAnswer, personasFor } from "../judge.js";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
@@ -13,12 +13,6 @@ import { budgetSpent } from "../verdict.js";
 import { answerOnce } from "./answer.js";
 import { type LoopDeps, loadJson, now } from "./deps.js";
 import { keepHints } from "./hints.js";
-
-/**
- * Usage of judge round k is counted (`addUsage`) under this key + k: attempts are 1..9999, so the
- * keys never meet.
- */
-export const JUDGE_USAGE_KEY_BASE = 100_000;
 
 /** The whole evidence of one judge round, stored in the blob store (never truncated). */
 export interface JudgeReport {
