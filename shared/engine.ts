@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { withDeferral } from "./deferred.js";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
 import { InvalidPackError } from "./errors.js";
@@ -170,6 +171,18 @@ export function inspectWithPack<C, S extends Record<string, unknown>>(
   if (repairs.length > 0)
     report.beforeRepair = checkAll(rules, { draft, content: draft.content as C, settings });
   return { draft: repaired, report };
+}
+
+/**
+ * inspectWithPack for a caller that can wait: a check that needs an answer from elsewhere (a schema
+ * pattern matched in a worker) does not hold the thread for it, so one slow draft delays only itself
+ * (deferred.ts). Same result as inspectWithPack.
+ */
+export function inspectWithPackAsync<C, S extends Record<string, unknown>>(
+  resolved: ResolvedPack<C, S>,
+  draft: Draft,
+): Promise<Inspection> {
+  return withDeferral(() => inspectWithPack(resolved, draft));
 }
 
 function checkAll<C, S extends Record<string, unknown>>(

@@ -1,6 +1,6 @@
 import { type Draft, DraftSchema, describeZodError, type ValidationReport } from "./draft.js";
 import { parseDraftText, scanDraftText } from "./draft-text.js";
-import { type Inspection, inspectWithPack, type ResolvedPack } from "./engine.js";
+import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
 import { stripBom, valueDepthAndSizeBound } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
@@ -79,7 +79,7 @@ export async function packFor(
 export async function inspectDraft(input: unknown, options: ValidateOptions = {}): Promise<Inspection> {
   const draft = parseDraft(input, options);
   const resolved = await packFor(draft, options.registry);
-  return inspectWithPack(resolved, draft);
+  return inspectWithPackAsync(resolved, draft);
 }
 
 /**

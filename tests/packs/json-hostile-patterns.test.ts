@@ -156,4 +156,21 @@ describe("patterns RE2 cannot read, and uniqueItems, beside benign drafts (the b
       "benign-5": "needs_manual_review",
     });
   }, 240_000);
+
+  it("a hostile pattern holds only its own draft: the drafts after it in the same run end before it does", async () => {
+    const [pattern, text] = HOSTILE_NATIVE[1] as [string, string];
+    const hostile = {
+      id: "hostile",
+      kind: "json",
+      context: { schema: schemaWith(pattern) },
+      content: { v: text },
+    };
+    const file = join(work, "hostile-first.json");
+    await writeFile(file, JSON.stringify([hostile, ...benignDrafts()]));
+    const lines = await runBin(file, join(work, "data-hostile-first"));
+    // Four drafts in flight at once: while the hostile one's pattern runs out its budget in a worker,
+    // the thread goes on with the others, the benign lookahead patterns' tests included.
+    expect(lines.map((r) => r.draftId)).toHaveLength(7);
+    expect(lines.at(-1)).toMatchObject({ draftId: "hostile", status: "rejected", reason: "invalid_schema" });
+  }, 120_000);
 });

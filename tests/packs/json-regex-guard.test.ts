@@ -6,11 +6,12 @@
  */
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
+import { inspectWithPack } from "../../shared/engine.js";
 import { guardWorkersStarted, SchemaTooSlowError, TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
 import { matchesInBoundedSteps } from "../../shared/packs/json/regex-safety.js";
 import { compileJsonSchema } from "../../shared/packs/json.js";
 import { PackRegistry } from "../../shared/registry.js";
-import { validateDraft } from "../../shared/validate.js";
+import { parseDraft, validateDraft } from "../../shared/validate.js";
 
 const schemaWith = (pattern: string) => ({
   type: "object",
@@ -96,6 +97,8 @@ describe("patterns RE2 cannot read", () => {
   it("a test past the budget stops the worker and refuses the schema as too slow; the next test gets a new worker", () => {
     const lookup = compileJsonSchema(schemaWith("^(?=1)(\\w|\\d)+$"));
     if (!lookup.ok) throw new Error(lookup.problem.message);
+    // The in-place worker is up (a long value goes to it), so the count below is the restart only.
+    expect(lookup.schema.isValid({ v: "1".repeat(300) })).toBe(true);
     const before = guardWorkersStarted();
     let caught: unknown;
     try {
@@ -109,4 +112,51 @@ describe("patterns RE2 cannot read", () => {
     expect(lookup.schema.isValid({ v: "11" })).toBe(true);
     expect(guardWorkersStarted()).toBe(before + 1);
   }, 30_000);
+});
+
+describe("a pattern test inside validateDraft (deferred off the thread)", () => {
+  it("gives the same reports as the test waited for in place", async () => {
+    const registry = new PackRegistry();
+    const json = registry.get("json");
+    for (const draft of drafts()) {
+      const inPlace = inspectWithPack(json, parseDraft(draft)).report;
+      expect(await validateDraft(draft, { registry }), draft.id).toEqual(inPlace);
+    }
+  }, 60_000);
+
+  it("a hostile pattern holds only its own draft: the others are validated while it runs out its budget", async () => {
+    const registry = new PackRegistry();
+    const events: string[] = [];
+    const hostile = validateDraft(
+      {
+        id: "hostile",
+        kind: "json",
+        context: { schema: schemaWith("^(?=1)(\\w|\\d)+$") },
+        content: { v: `${"1".repeat(40)}!` },
+      },
+      { registry },
+    ).then(
+      () => events.push("hostile accepted"),
+      (error: { code?: string; detail?: string }) => events.push(`hostile ${error.code} ${error.detail}`),
+    );
+    // Benign drafts whose patterns also go to a worker (a lookbehind, a back-reference), one after the other.
+    for (const [i, [pattern, value]] of [
+      ["(?<=a)b", "ab"],
+      ["^(\\w)\\1$", "zz"],
+      ["(?<=a)b", "b"],
+    ].entries()) {
+      const report = await validateDraft(
+        {
+          id: `benign-${i}`,
+          kind: "json",
+          context: { schema: schemaWith(pattern as string) },
+          content: { v: value },
+        },
+        { registry },
+      );
+      events.push(`benign-${i} ${report.counts.error}`);
+    }
+    await hostile;
+    expect(events).toEqual(["benign-0 0", "benign-1 0", "benign-2 1", `hostile invalid_schema ${TOO_SLOW}`]);
+  }, 60_000);
 });

@@ -1,6 +1,6 @@
 import fastJsonPatch from "fast-json-patch";
 import type { Draft, ValidationReport, Violation } from "../../draft.js";
-import { inspectWithPack } from "../../engine.js";
+import { inspectWithPackAsync } from "../../engine.js";
 import { SelfCorrectionError } from "../../errors.js";
 import { totalTokens } from "../../model/types.js";
 import { SchemaTooSlowError } from "../../packs/json/regex-guard.js";
@@ -58,7 +58,7 @@ async function checkCandidate(
   const candidate = await loadJson<Draft>(deps.blobs, candidateRef);
   const resolved = await packFor(candidate, deps.registry);
   try {
-    return inspectWithPack(resolved, candidate);
+    return await inspectWithPackAsync(resolved, candidate);
   } catch (error) {
     if (error instanceof SchemaTooSlowError) return { tooSlow: error.message };
     throw error;

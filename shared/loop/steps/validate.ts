@@ -1,5 +1,5 @@
 import type { Draft } from "../../draft.js";
-import { type Inspection, inspectWithPack, type ResolvedPack } from "../../engine.js";
+import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "../../engine.js";
 import { ErrorNames, InvalidDraftError } from "../../errors.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
@@ -140,7 +140,7 @@ async function registerAndCheck(
     // Repair and check are pure, so they run before the run is registered: a schema that refuses this
     // content (a json pattern stopped past its budget) rejects it like one that refuses any content.
     resolved = await packFor(draft, deps.registry);
-    inspection = inspectWithPack(resolved, draft);
+    inspection = await inspectWithPackAsync(resolved, draft);
   } catch (error) {
     // Only a fault of the input rejects it; a store that failed to read the upload is not the draft's fault.
     if (!isInputError(error)) throw error;
