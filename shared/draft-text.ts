@@ -53,13 +53,47 @@ function stringEnd(text: string, open: number): number {
   }
 }
 
+/** The deepest depth skipContainer reached, set by each call (a second result without an allocation). */
+let skippedMax = 0;
+
+/**
+ * The index of the bracket closing the container opened at `open` (at depth `depth` once open), or -1
+ * when the text ends first; skippedMax is the deepest depth inside, and the walk stops past `limit`
+ * (answering -1 with skippedMax > limit). Keys do not matter inside, so this is the scan's tight loop:
+ * strings are jumped over natively and only brackets are counted.
+ */
+function skipContainer(text: string, open: number, depth: number, limit: number): number {
+  const base = depth - 1;
+  let max = depth;
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = stringEnd(text, i);
+      if (i < 0) break;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > max) {
+        max = depth;
+        if (max > limit) break;
+      }
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (--depth === base) {
+        skippedMax = max;
+        return i;
+      }
+    }
+  }
+  skippedMax = max;
+  return -1;
+}
+
 /**
  * Depth (objects and arrays, `{}` is 1) of a JSON text, in one pass that jumps over strings natively,
  * and the span of the top-level `context` member's `schema` object. The span is only given when
  * `context` and its `schema` each appear once, as keys written without escapes, so that JSON.parse
  * would take exactly that member; anything else (a duplicate, a boolean schema, a broken text) leaves
  * it out and the caller parses the whole text. Stops at a depth past `limit`. The text need not be
- * valid JSON.
+ * valid JSON. Keys are followed only where they can name `context` or its `schema`: every other
+ * container (the content, most of all) goes through skipContainer's tight loop.
  */
 export function scanDraftText(text: string, limit: number): DraftTextScan {
   let depth = 0;
@@ -93,20 +127,35 @@ export function scanDraftText(text: string, limit: number): DraftTextScan {
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       const object = c === OPEN_BRACE;
       if (object && depth === 1 && key === "context") inContext = true;
-      else if (object && depth === 2 && inContext && key === "schema" && schemaStart < 0) {
-        schemaStart = i;
-        if (last !== undefined && text.startsWith(last.text, i)) {
-          // The same characters as a text that parsed: a whole object, its depth known.
-          known = last;
-          schemaEnd = i + last.text.length;
-          i = schemaEnd - 1;
-          if (depth + last.depth > max) {
-            max = depth + last.depth;
-            if (max > limit) return { depth: max };
+      else if (depth >= 1) {
+        const isSchema = object && depth === 2 && inContext && key === "schema" && schemaStart < 0;
+        if (isSchema) {
+          schemaStart = i;
+          // A slice compared whole is a native comparison; startsWith goes character by character.
+          if (last !== undefined && text.slice(i, i + last.text.length) === last.text) {
+            // The same characters as a text that parsed: a whole object, its depth known.
+            known = last;
+            schemaEnd = i + last.text.length;
+            i = schemaEnd - 1;
+            if (depth + last.depth > max) {
+              max = depth + last.depth;
+              if (max > limit) return { depth: max };
+            }
+            expectKey = false;
+            continue;
           }
-          expectKey = false;
-          continue;
         }
+        // No key inside can name the context or its schema: counted, not followed.
+        const close = skipContainer(text, i, depth + 1, limit);
+        if (skippedMax > max) {
+          max = skippedMax;
+          if (max > limit) return { depth: max };
+        }
+        if (close < 0) break;
+        if (isSchema) schemaEnd = close + 1;
+        i = close;
+        expectKey = false;
+        continue;
       }
       depth++;
       isObject.push(object);
@@ -121,7 +170,6 @@ export function scanDraftText(text: string, limit: number): DraftTextScan {
       depth--;
       isObject.pop();
       if (depth === 1) inContext = false;
-      else if (depth === 2 && inContext && schemaStart >= 0 && schemaEnd < 0) schemaEnd = i + 1;
       expectKey = false;
     } else if (c === COMMA) {
       expectKey = isObject[isObject.length - 1] === true;

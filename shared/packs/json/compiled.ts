@@ -71,12 +71,14 @@ export class CompiledJsonSchema {
   readonly #subValidators = new Map<string, ValidateFunction | null>();
   readonly #views: SchemaViews;
   /**
-   * The last instance checked and Ajv's errors for it (null when it conforms). Repair, the check, the
-   * repair notes and the engine's score all look at the same content within one synchronous validation, so
-   * one Ajv pass serves them all; the memo is dropped at the next microtask, so an object mutated
-   * between two validations is always checked afresh.
+   * The last two instances checked and Ajv's errors for each (null when it conforms): a draft as it came
+   * and as repaired. Repair, the check, the repair notes, the engine's score and the report's
+   * before-repair findings all look at these two within one synchronous validation, so one Ajv pass per
+   * instance serves them all; the memo is dropped at the next microtask, so an object mutated between
+   * two validations is always checked afresh.
    */
   #last: { content: unknown; errors: ErrorObject[] | null } | undefined;
+  #before: { content: unknown; errors: ErrorObject[] | null } | undefined;
 
   /** Throws (with Ajv's message) when the schema does not compile; use `compileJsonSchema` for the cached, non-throwing path. */
   constructor(schema: SchemaObject, dialect: JsonSchemaDialect, registered: readonly SchemaObject[] = []) {
@@ -127,6 +129,8 @@ export class CompiledJsonSchema {
   #check(content: unknown): ErrorObject[] | null {
     const last = this.#last;
     if (last !== undefined && last.content === content) return last.errors;
+    const before = this.#before;
+    if (before !== undefined && before.content === content) return before.errors;
     let errors: ErrorObject[] | null;
     try {
       const validate = this.#validatorFor(content);
@@ -152,7 +156,9 @@ export class CompiledJsonSchema {
     if (this.#last === undefined)
       queueMicrotask(() => {
         this.#last = undefined;
+        this.#before = undefined;
       });
+    this.#before = this.#last;
     this.#last = { content, errors };
   }
 
