@@ -11,6 +11,9 @@
  *   json validateDraft(object)   a ~200-property JSON Schema shared by identity across drafts
  *   json validateDraft(text)     every draft carries its own parsed copy of the schema (compiled-schema cache by content)
  *   json inspectWithPack         the engine alone: repair + Ajv + findings + score units
+ *   json part: …                 parts of json validateDraft(object)'s work (parseDraft, one Ajv pass), and
+ *                                JSON.parse of the drafts' whole text: Node's own parser as a yardstick
+ *                                of the machine (redraft parses the schema once, not per draft)
  *   json real validateDraft(object)  three large real-world-style schemas (tests/fixtures/json-schema: an
  *                                OpenAPI order, a draft-07 CI workflow, a FHIR-like bundle), their
  *                                valid, repairable and broken records in turn
@@ -309,6 +312,16 @@ function setup(): Setup {
       async: false,
       part: true,
       run: (i) => parseDraft(json[i]),
+    },
+    {
+      // Not a part of redraft's path (which parses the schema once, not per draft): Node's own JSON
+      // parser on the same texts, a yardstick of the machine for reading the figures above.
+      name: "json part: JSON.parse(text)",
+      kind: "json",
+      size: json.length,
+      async: false,
+      part: true,
+      run: (i) => JSON.parse(jsonText[i] as string),
     },
     {
       name: "json part: one Ajv pass",
