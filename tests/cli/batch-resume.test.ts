@@ -27,7 +27,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Starts `redraft batch` in its own process and kills it with SIGKILL as soon as one of its child
- * runs is under way (its owner file is there). Returns whether it was killed before it ended.
+ * runs is under way (its owner file is there and its run is not final, read while the process is
+ * stopped). Returns whether it was killed before it ended.
  */
 async function killDuringBatch(manifest: string, dataDir: string): Promise<boolean> {
   const { child } = spawnCli([
@@ -49,12 +50,16 @@ async function killDuringBatch(manifest: string, dataDir: string): Promise<boole
   const deadline = Date.now() + 120_000;
   while (!exitedAlready && Date.now() < deadline) {
     // A child in flight, after a few have ended: the kill lands in the middle of the batch. The
-    // owners are read last, right before the kill, so that the child seen in flight still is.
-    const ended = endedExecutions(dataDir);
-    const owners = ended >= 3 ? await readdir(join(dataDir, "owners")).catch(() => [] as string[]) : [];
-    if (owners.some((name) => name.startsWith("b-"))) {
-      child.kill("SIGKILL");
-      break;
+    // process is stopped (SIGSTOP) while its owners are read, so that a child seen in flight still
+    // is when the kill lands, however loaded the machine; otherwise it goes on (SIGCONT).
+    if (endedExecutions(dataDir) >= 3) {
+      child.kill("SIGSTOP");
+      const owners = await readdir(join(dataDir, "owners")).catch(() => [] as string[]);
+      if (owners.some((name) => unfinishedChild(dataDir, name))) {
+        child.kill("SIGKILL");
+        break;
+      }
+      child.kill("SIGCONT");
     }
     await sleep(5);
   }
@@ -62,6 +67,18 @@ async function killDuringBatch(manifest: string, dataDir: string): Promise<boole
   opened.get(dataDir)?.close();
   opened.delete(dataDir);
   return child.signalCode === "SIGKILL";
+}
+
+/**
+ * Whether an owner file names a child run not yet final: its owner is written before the run is
+ * registered and removed a little after its final status, so the file alone does not say.
+ */
+function unfinishedChild(dataDir: string, ownerFile: string): boolean {
+  const runId = /^(b-.*)\.json$/.exec(ownerFile)?.[1];
+  if (runId === undefined) return false;
+  endedExecutions(dataDir);
+  const status = opened.get(dataDir)?.get("SELECT status FROM runs WHERE run_id = ?", runId)?.status;
+  return status === undefined || status === "draft" || status === "correcting";
 }
 
 /** How many executions have ended and been kept in the folder's store (read beside the writer: WAL). */
