@@ -207,10 +207,10 @@ export class LocalRuntime {
     this.#executor ??= (async () => {
       const [engine, validate, correct, revalidate, judge, , asl] = await Promise.all([
         import("./asl-interpreter.js"),
-        import("../functions/validate.js"),
-        import("../functions/correct.js"),
-        import("../functions/revalidate.js"),
-        import("../functions/judge.js"),
+        import("../functions/steps/validate.js"),
+        import("../functions/steps/correct.js"),
+        import("../functions/steps/revalidate.js"),
+        import("../functions/steps/judge.js"),
         this.#checksReady(),
         this.#asl ?? loadAsl(),
       ]);
