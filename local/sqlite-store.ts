@@ -251,6 +251,7 @@ export class SqliteDb {
    * writes nobody was told of. `fn` runs inside the transaction, so a read-check-write is decided
    * atomically across processes as with {@link transaction}; the write lock is held only while the
    * queued steps run and commit, not across the turn, so other processes' writers get their turn.
+   * `fn` reads and writes with `get`, `all` and `run`, never {@link transaction} (it is in one).
    */
   write<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
