@@ -12,12 +12,13 @@
  * tool is missing), and the data folder's size on disk (`du -sk`, allocated blocks) per draft minus
  * the drafts' own bytes. Every draft must come back with a result line, or the bench fails.
  *
- * Each size runs twice, interleaved: on the SQLite store (the default) and on the store it replaced
+ * The default run measures all three sizes into one section of docs/BENCHMARKS.md. 1,000 and 10,000
+ * drafts run twice, interleaved: on the SQLite store (the default) and on the store it replaced
  * (`REDRAFT_LOCAL_STORE=dynalite`: dynalite, a folder of blob files and one file per execution), so
- * the before and the after are measured side by side under the same load; `--stores sqlite` runs
- * the one (the 100,000 round of dynalite takes hours and gigabytes: `--stores` leaves it out).
- * `--compare <checkout>` adds another checkout's bin/redraft.js (its dist/ built). `--smoke`: 60
- * drafts, no goals checked.
+ * the before and the after are measured side by side under the same load; 100,000 runs on SQLite
+ * alone (dynalite's round would take hours and gigabytes), and the output says so. `--sizes` and
+ * `--stores sqlite,dynalite` choose instead. `--compare <checkout>` adds another checkout's
+ * bin/redraft.js (its dist/ built). `--smoke`: 60 drafts, no goals checked.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
@@ -35,9 +36,14 @@ const option = (name: string): string | undefined => {
 };
 const SIZES = SMOKE ? [60] : (option("sizes") ?? "1000,10000,100000").split(",").map(Number);
 const COMPARE = option("compare");
-/** Per size, which stores run: the default runs dynalite up to 10,000 drafts only (see above). */
+/** Per size, which stores run: the default runs dynalite up to this many drafts only (see above). */
+const DYNALITE_UP_TO = 10_000;
 const STORES = option("stores")?.split(",");
-const storesFor = (n: number): string[] => STORES ?? (n > 10_000 ? ["sqlite"] : ["sqlite", "dynalite"]);
+const storesFor = (n: number): string[] =>
+  STORES ?? (n > DYNALITE_UP_TO ? ["sqlite"] : ["sqlite", "dynalite"]);
+/** The sizes the goals name: drafts/s at the first two, peak RSS at the last. */
+const RATE_SIZES = [1000, 10_000];
+const RSS_SIZE = 100_000;
 const GOAL_RSS_MIB = 300;
 const GOAL_RATE = 200;
 const GOAL_DISK_BYTES = 8 * 1024;
@@ -173,8 +179,14 @@ async function main(): Promise<void> {
     `issue 23's goals: peak RSS ≤ ${GOAL_RSS_MIB} MiB at 100,000 drafts; ≥ ${GOAL_RATE} drafts/s at 1,000 and 10,000; ≤ ${GOAL_DISK_BYTES / 1024} KB of disk per draft beyond its own bytes`,
   );
   say(
-    `peak RSS from ${existsSync(TIME) ? "/usr/bin/time -v" : "/proc/<pid>/status VmHWM"}; disk from du -sk of the data folder after the run\n`,
+    `peak RSS from ${existsSync(TIME) ? "/usr/bin/time -v" : "/proc/<pid>/status VmHWM"}; disk from du -sk of the data folder after the run`,
   );
+  const sqliteOnly = SIZES.filter((n) => !storesFor(n).includes("dynalite"));
+  if (!STORES && sqliteOnly.length > 0)
+    say(
+      `dynalite, the store SQLite replaced, runs up to ${fmtInt(DYNALITE_UP_TO)} drafts only: at ${sqliteOnly.map(fmtInt).join(", ")} its round would take hours and gigabytes, so SQLite runs alone there`,
+    );
+  say("");
   const rows: string[][] = [];
   const verdicts: string[] = [];
   for (const n of SIZES) {
@@ -202,16 +214,13 @@ async function main(): Promise<void> {
             .join(", "),
         ]);
         if (!SMOKE && name === "this checkout" && store === "sqlite") {
-          if (n >= 100_000)
-            verdicts.push(
-              `${fmtInt(n)}: peak RSS ${r.peakMiB.toFixed(0)} MiB: ${r.peakMiB <= GOAL_RSS_MIB ? "met" : "NOT met"}`,
-            );
-          if (n === 1000 || n === 10_000)
-            verdicts.push(
-              `${fmtInt(n)}: ${rate.toFixed(1)} drafts/s: ${rate >= GOAL_RATE ? "met" : "NOT met"}`,
-            );
+          // Every size against every goal: the rate is asked at 1,000 and 10,000 and peak RSS at
+          // 100,000, but a smaller run that breaks either bound says so too.
+          const met = (ok: boolean) => (ok ? "met" : "NOT met");
           verdicts.push(
-            `${fmtInt(n)}: ${(perDraft / 1024).toFixed(1)} KB per draft: ${perDraft <= GOAL_DISK_BYTES ? "met" : "NOT met"}`,
+            `${fmtInt(n)}: ${rate.toFixed(1)} drafts/s (≥ ${GOAL_RATE}${RATE_SIZES.includes(n) ? "" : ", asked at 1,000 and 10,000"}): ${met(rate >= GOAL_RATE)}`,
+            `${fmtInt(n)}: peak RSS ${r.peakMiB.toFixed(0)} MiB (≤ ${GOAL_RSS_MIB}${n === RSS_SIZE ? "" : ", asked at 100,000"}): ${met(r.peakMiB <= GOAL_RSS_MIB)}`,
+            `${fmtInt(n)}: ${(perDraft / 1024).toFixed(1)} KB per draft (≤ ${GOAL_DISK_BYTES / 1024}): ${met(perDraft <= GOAL_DISK_BYTES)}`,
           );
         }
         await rm(round, { recursive: true, force: true });
@@ -229,6 +238,9 @@ async function main(): Promise<void> {
   if (verdicts.length > 0) {
     say("");
     for (const v of verdicts) say(`goal ${v}`);
+    const unmeasured = [...RATE_SIZES, RSS_SIZE].filter((n) => !SIZES.includes(n));
+    if (unmeasured.length > 0)
+      say(`goal sizes not measured in this run (--sizes): ${unmeasured.map(fmtInt).join(", ")}`);
   }
   if (WRITE_DOCS) {
     writeSections([

@@ -15,6 +15,11 @@ process.stdout.on("error", (error) => {
 
 const ROOT = new URL("../", import.meta.url);
 
+// Without --debug no stack is ever printed (main() says an error in one line), so errors are made
+// without one: the state machine's JSONPath library returns each scalar it reads by throwing an
+// error, several per state, and capturing their stacks cost more than the rest of its evaluation.
+if (!process.argv.includes("--debug")) Error.stackTraceLimit = 0;
+
 /** dist/cli/main.js when the build is complete and no source has changed since it started. */
 function builtMain() {
   const built = new URL("dist/cli/main.js", ROOT).href;

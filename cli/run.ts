@@ -147,13 +147,11 @@ export async function runCommand(
   dataDirLabel: string,
   open: () => Promise<LocalRuntime>,
 ): Promise<void> {
-  const [{ default: cliProgress }, { LOCAL_SUBMISSION_ID }, { buildRunResult }, { jsonLine, ResultsTable }] =
-    await Promise.all([
-      import("cli-progress"),
-      import("../local/runtime.js"),
-      import("../shared/loop/run.js"),
-      import("./format.js"),
-    ]);
+  const [{ LOCAL_SUBMISSION_ID }, { buildRunResult }, { jsonLine, ResultsTable }] = await Promise.all([
+    import("../local/runtime.js"),
+    import("../shared/loop/run.js"),
+    import("./format.js"),
+  ]);
   const sources = draftSources(paths);
   // The first draft is read before the data folder is opened: no draft at all is a usage error alone.
   const first = await sources.next();
@@ -163,7 +161,9 @@ export async function runCommand(
   const runtime = await open();
   try {
     const showBar = cmd.progress && process.stderr.isTTY && !cmd.json;
-    const bar = showBar
+    // The bar's module is loaded only where a bar is drawn (a terminal), not by --json or a pipe.
+    const cliProgress = showBar ? (await import("cli-progress")).default : undefined;
+    const bar = cliProgress
       ? new cliProgress.SingleBar(
           { format: "{bar} {value}/{total} drafts read | {status}", stream: process.stderr },
           cliProgress.Presets.shades_classic,

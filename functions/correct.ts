@@ -1,11 +1,5 @@
-import { LoopStateSchema } from "../shared/loop/state.js";
-import { correctStep } from "../shared/loop/steps/correct.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { type DepsProvider, stepHandler } from "./lib/handler.js";
+import { createCorrectHandler } from "./steps/correct.js";
 
-/** λ correct: one model call on the best draft so far (CorrectExecution). */
-export function createCorrectHandler(getDeps: DepsProvider) {
-  return stepHandler("correct", LoopStateSchema, correctStep, getDeps);
-}
-
+/** λ correct in Lambda: the step handler over the deps its environment names, built at cold start. */
 export const handler = createCorrectHandler(() => depsFromEnv({ model: true }));

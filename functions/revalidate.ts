@@ -1,28 +1,5 @@
-import { LoopStateSchema } from "../shared/loop/state.js";
-import { revalidateStep } from "../shared/loop/steps/revalidate.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { type DepsProvider, stepHandler } from "./lib/handler.js";
-import { emitAttemptMetrics } from "./lib/observability.js";
+import { createRevalidateHandler } from "./steps/revalidate.js";
 
-/** λ revalidate: repair, full re-validation, attempt record, verdict for the NextStep? Choice. */
-export function createRevalidateHandler(getDeps: DepsProvider) {
-  return stepHandler(
-    "revalidate",
-    LoopStateSchema,
-    async (state, deps) => {
-      // Metrics only when this invocation wrote the attempt: a retried task must not count it twice.
-      let recorded = false;
-      const next = await revalidateStep(state, {
-        ...deps,
-        onAttemptRecorded: () => {
-          recorded = true;
-        },
-      });
-      if (recorded) emitAttemptMetrics(state, next);
-      return next;
-    },
-    getDeps,
-  );
-}
-
+/** λ revalidate in Lambda: the step handler over the deps its environment names, built at cold start. */
 export const handler = createRevalidateHandler(() => depsFromEnv({ model: false }));

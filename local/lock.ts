@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { hostname } from "node:os";
@@ -77,6 +77,25 @@ export async function writeAtomic(file: string, body: string): Promise<void> {
     await rename(temp, file);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * {@link writeAtomic} without the thread pool: for small files written once per draft (owner
+ * records), where each asynchronous call costs a round trip and the write itself microseconds.
+ */
+export function writeAtomicSync(file: string, body: string): void {
+  const temp = `${file}.${randomUUID()}.tmp`;
+  writeFileSync(temp, body, { flag: "wx" });
+  try {
+    renameSync(temp, file);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // The rename's error is the one to report.
+    }
     throw error;
   }
 }

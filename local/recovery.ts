@@ -1,4 +1,5 @@
-import { mkdir, readdir, unlink } from "node:fs/promises";
+import { mkdirSync, unlinkSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BlobNotFoundError } from "../shared/errors.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
@@ -7,7 +8,7 @@ import { totalTokens } from "../shared/model/types.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../shared/store/types.js";
 import { JUDGE_USAGE_KEY_BASE } from "../shared/store/types.js";
-import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic } from "./lock.js";
+import { isAlive, type ProcessIdentity, readIfExists, SELF, writeAtomic, writeAtomicSync } from "./lock.js";
 
 /**
  * Which process runs an execution: `<dataDir>/owners/<runId>.json`, written before the run's content
@@ -43,22 +44,26 @@ const ownerFile = (dataDir: string, runId: string) => join(dataDir, OWNERS, `${r
 /** Owner folders this process made or found: made once, not at every run (see markOwned). */
 const ownerFolders = new Set<string>();
 
-/** Records this process as the owner of an execution (kept if already there). */
+/**
+ * Records this process as the owner of an execution (kept if already there). Written and removed
+ * synchronously, as SQLite writes: every draft writes one and removes it, and the thread pool's
+ * round trips (open, write, close, rename, unlink) cost more than the small writes themselves.
+ */
 export async function markOwned(dataDir: string, runId: string, draftRef?: string): Promise<void> {
   const folder = join(dataDir, OWNERS);
   const record: OwnerRecord = { ...SELF, runId, at: new Date().toISOString(), ...(draftRef && { draftRef }) };
-  const write = () => writeAtomic(ownerFile(dataDir, runId), JSON.stringify(record));
+  const write = () => writeAtomicSync(ownerFile(dataDir, runId), JSON.stringify(record));
   if (!ownerFolders.has(folder)) {
-    await mkdir(folder, { recursive: true });
+    mkdirSync(folder, { recursive: true });
     ownerFolders.add(folder);
   }
   try {
-    await write();
+    write();
   } catch (error) {
     // The folder went since (a data folder removed and made again): make it, once.
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    await mkdir(folder, { recursive: true });
-    await write();
+    mkdirSync(folder, { recursive: true });
+    write();
   }
 }
 
@@ -73,7 +78,7 @@ export async function holdForBatch(dataDir: string, runId: string, batchId: stri
 
 export async function releaseOwned(dataDir: string, runId: string): Promise<void> {
   try {
-    await unlink(ownerFile(dataDir, runId));
+    unlinkSync(ownerFile(dataDir, runId));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }

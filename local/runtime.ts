@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type FileHandle, open } from "node:fs/promises";
+import { appendFileSync, closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { StateMachine } from "aws-local-stepfunctions";
@@ -138,8 +138,8 @@ export class LocalRuntime {
   readonly #owned = new Map<string, string | undefined>();
   /** Runs of this folder found interrupted (their process gone) when the runtime opened. */
   interrupted: string[] = [];
-  /** `<dataDir>/events.jsonl`, opened for appending by the first event and kept open until close. */
-  #events: Promise<FileHandle> | undefined;
+  /** `<dataDir>/events.jsonl`'s descriptor, opened for appending by the first event and kept open until close. */
+  #events: number | undefined;
 
   private constructor(
     readonly dataDir: string,
@@ -207,10 +207,10 @@ export class LocalRuntime {
     this.#executor ??= (async () => {
       const [engine, validate, correct, revalidate, judge, , asl] = await Promise.all([
         import("./asl-interpreter.js"),
-        import("../functions/validate.js"),
-        import("../functions/correct.js"),
-        import("../functions/revalidate.js"),
-        import("../functions/judge.js"),
+        import("../functions/steps/validate.js"),
+        import("../functions/steps/correct.js"),
+        import("../functions/steps/revalidate.js"),
+        import("../functions/steps/judge.js"),
         this.#checksReady(),
         this.#asl ?? loadAsl(),
       ]);
@@ -381,19 +381,17 @@ export class LocalRuntime {
 
   /**
    * EventBridge, locally: one JSON line per event in `<dataDir>/events.jsonl`. The file is opened in
-   * append mode once per runtime rather than once per event (an open and a close are two round
-   * trips to the thread pool); every write still lands at the end, whoever else appends.
+   * append mode once per runtime rather than once per event, and written synchronously, in one
+   * write per call (a round trip to the thread pool costs more than appending a line); every write
+   * still lands at the end, whoever else appends.
    */
   async #putEvents(input: PutEventsInput): Promise<unknown> {
     const lines = input.Entries.map((entry) => {
       const detail = typeof entry.Detail === "string" ? JSON.parse(entry.Detail) : entry.Detail;
       return JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), ...entry, Detail: detail });
     });
-    this.#events ??= open(join(this.dataDir, "events.jsonl"), "a").catch((error: unknown) => {
-      this.#events = undefined;
-      throw error;
-    });
-    await (await this.#events).appendFile(`${lines.join("\n")}\n`);
+    this.#events ??= openSync(join(this.dataDir, "events.jsonl"), "a");
+    appendFileSync(this.#events, `${lines.join("\n")}\n`);
     return { FailedEntryCount: 0, Entries: lines.map(() => ({ EventId: randomUUID() })) };
   }
 
@@ -452,7 +450,7 @@ export class LocalRuntime {
     await Promise.all([...this.#owned.keys()].map((runId) => this.release(runId)));
     const events = this.#events;
     this.#events = undefined;
-    await (await events?.catch(() => undefined))?.close();
+    if (events !== undefined) closeSync(events);
     await this.#close();
   }
 }

@@ -142,6 +142,13 @@ const unpack = (body: unknown, deflated: unknown): string =>
       ? body
       : Buffer.from(body as Uint8Array).toString("utf8");
 
+/** A step {@link SqliteDb.write} queued for the end of the turn, and whom to tell how it went. */
+interface QueuedWrite {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * One data folder's SQLite database, opened by each process that uses the folder. WAL mode lets
  * readers go on while one process writes, and several processes write in turn: a write transaction
@@ -159,6 +166,8 @@ export class SqliteDb {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   #open = true;
+  /** The writes {@link write} queued in this turn of the event loop, committed together by {@link flush}. */
+  #queued: QueuedWrite[] = [];
 
   private constructor(file: string, db: DatabaseSync) {
     this.file = file;
@@ -233,6 +242,68 @@ export class SqliteDb {
     return statement;
   }
 
+  /**
+   * `fn`'s reads and writes as one atomic step (a savepoint: a throw undoes `fn`'s writes alone),
+   * resolved with its result once committed. The steps asked for in one turn of the event loop (the
+   * drafts in flight each write, then wait) run together at the end of the turn in one `BEGIN
+   * IMMEDIATE` transaction and one commit, instead of one commit (its WAL frames, file locks and
+   * checksums) each. Nothing is said done before its commit: a process killed before it loses only
+   * writes nobody was told of. `fn` runs inside the transaction, so a read-check-write is decided
+   * atomically across processes as with {@link transaction}; the write lock is held only while the
+   * queued steps run and commit, not across the turn, so other processes' writers get their turn.
+   * `fn` reads and writes with `get`, `all` and `run`, never {@link transaction} (it is in one).
+   */
+  write<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#queued.length === 0) setImmediate(() => this.flush());
+      this.#queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /**
+   * Runs and commits the queued {@link write} steps now, in the order they were asked for. Called at
+   * the end of the turn, and before any write that does not wait for it (a synchronous statement or
+   * transaction, a compaction, the close), so that writes keep their order.
+   */
+  flush(): void {
+    const queued = this.#queued;
+    if (queued.length === 0) return;
+    this.#queued = [];
+    const results: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.#db.exec("BEGIN IMMEDIATE");
+      for (const step of queued) {
+        this.#db.exec("SAVEPOINT step");
+        try {
+          results.push({ ok: true, value: step.fn() });
+          this.#db.exec("RELEASE step");
+        } catch (error) {
+          // SQLite undoes a whole transaction on some faults (a full disk, an I/O error): then every
+          // step of it failed with that fault.
+          if (!this.#db.isTransaction) throw error;
+          this.#db.exec("ROLLBACK TO step");
+          this.#db.exec("RELEASE step");
+          results.push({ ok: false, value: storeFault(error, this.file) });
+        }
+      }
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      try {
+        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      } catch {
+        // The first error says what happened; a failed rollback is SQLite's to undo at the next open.
+      }
+      const fault = storeFault(error, this.file);
+      for (const step of queued) step.reject(fault);
+      return;
+    }
+    queued.forEach((step, i) => {
+      const result = results[i] as { ok: boolean; value: unknown };
+      if (result.ok) step.resolve(result.value);
+      else step.reject(result.value);
+    });
+  }
+
   /** Runs one statement's `get`, faults translated. */
   get(sql: string, ...params: SQLInputValue[]): Record<string, unknown> | undefined {
     try {
@@ -250,7 +321,9 @@ export class SqliteDb {
     }
   }
 
+  /** Runs one statement; outside a {@link write} step it commits on its own, after the queued steps. */
   run(sql: string, ...params: SQLInputValue[]): number {
+    if (!this.#db.isTransaction) this.flush();
     try {
       return Number(this.statement(sql).run(...params).changes);
     } catch (error) {
@@ -264,6 +337,7 @@ export class SqliteDb {
    * nothing else of this process runs in between either.
    */
   transaction<T>(fn: () => T): T {
+    this.flush();
     try {
       this.#db.exec("BEGIN IMMEDIATE");
     } catch (error) {
@@ -290,6 +364,7 @@ export class SqliteDb {
    * released. Returns whether the log could be truncated; a busy one is left to the next compaction.
    */
   compact(): boolean {
+    this.flush();
     // A truncating checkpoint waits for other processes' readers through the busy handler: here
     // it does not wait at all (a busy log is the next compaction's), then the handler is restored.
     const timeout = this.#pragma("busy_timeout");
@@ -307,6 +382,7 @@ export class SqliteDb {
 
   /** Rewrites the whole file without free space (`VACUUM`): what `redraft doctor --repair` does. */
   vacuum(): void {
+    this.flush();
     try {
       this.#db.exec("VACUUM");
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -322,6 +398,7 @@ export class SqliteDb {
 
   close(): void {
     if (!this.#open) return;
+    this.flush();
     this.#open = false;
     try {
       this.#db.close();
@@ -349,16 +426,18 @@ export class SqliteRunStore implements RunStore {
   constructor(readonly db: SqliteDb) {}
 
   async createRun(run: RunRecord): Promise<boolean> {
-    return (
-      this.db.run(
-        "INSERT INTO runs (run_id, status, draft_id, created_at, updated_at, record) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
-        run.runId,
-        run.status,
-        run.draftId,
-        run.createdAt,
-        run.updatedAt,
-        JSON.stringify(run),
-      ) === 1
+    const record = JSON.stringify(run);
+    return this.db.write(
+      () =>
+        this.db.run(
+          "INSERT INTO runs (run_id, status, draft_id, created_at, updated_at, record) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+          run.runId,
+          run.status,
+          run.draftId,
+          run.createdAt,
+          run.updatedAt,
+          record,
+        ) === 1,
     );
   }
 
@@ -374,7 +453,7 @@ export class SqliteRunStore implements RunStore {
     replaceHolder?: string,
   ): Promise<string> {
     const terms = claimTerms(runId, now, windowMs, replaceHolder);
-    return this.db.transaction(() => {
+    return this.db.write(() => {
       const row = this.db.get("SELECT run_id, claimed_at_ms FROM claims WHERE content_hash = ?", contentHash);
       const held = row && { runId: String(row.run_id), claimedAtMs: Number(row.claimed_at_ms) };
       if (held && !mayTakeClaim(held, terms)) return held.runId;
@@ -388,9 +467,9 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  /** Reads a run, changes it with `change`, and writes it back, in one transaction. */
-  #update<T>(runId: string, change: (run: RunRecord) => { write: boolean; result: T }): T {
-    return this.db.transaction(() => {
+  /** Reads a run, changes it with `change`, and writes it back, in one atomic step. */
+  #update<T>(runId: string, change: (run: RunRecord) => { write: boolean; result: T }): Promise<T> {
+    return this.db.write(() => {
       const run = parseRun(this.db.get("SELECT record FROM runs WHERE run_id = ?", runId));
       if (!run) throw new RunNotFoundError(runId);
       const { write, result } = change(run);
@@ -412,12 +491,14 @@ export class SqliteRunStore implements RunStore {
     at: string,
     fields: Partial<RunOutcome> = {},
   ): Promise<void> {
-    this.#update(runId, (run) => {
+    // Copied now: the step runs at the end of the turn, after the caller may have changed its object.
+    const copy = structuredClone(fields);
+    await this.#update(runId, (run) => {
       if (run.status === status) return { write: false, result: undefined };
       // An outcome stands: a step that outlived its execution cannot put the run back under way.
       if (isActiveStatus(status) && !isActiveStatus(run.status))
         throw new RunFinishedError(runId, run.status, status);
-      Object.assign(run, structuredClone(fields), { status, updatedAt: at });
+      Object.assign(run, copy, { status, updatedAt: at });
       run.transitions.push({ status, at });
       return { write: true, result: undefined };
     });
@@ -435,11 +516,13 @@ export class SqliteRunStore implements RunStore {
     at: string,
     fields: Partial<RunOutcome> = {},
   ): Promise<boolean> {
+    const copy = structuredClone(fields);
+    const allowed = [...from];
     try {
-      return this.#update(runId, (run) => {
-        if (run.status === status || (from.length > 0 && !from.includes(run.status)))
+      return await this.#update(runId, (run) => {
+        if (run.status === status || (allowed.length > 0 && !allowed.includes(run.status)))
           return { write: false, result: false };
-        Object.assign(run, structuredClone(fields), { status, updatedAt: at });
+        Object.assign(run, copy, { status, updatedAt: at });
         run.transitions.push({ status, at });
         return { write: true, result: true };
       });
@@ -450,24 +533,28 @@ export class SqliteRunStore implements RunStore {
   }
 
   async updateRun(runId: string, fields: Partial<RunOutcome>): Promise<void> {
-    this.#update(runId, (run) => {
-      Object.assign(run, structuredClone(fields));
+    const copy = structuredClone(fields);
+    await this.#update(runId, (run) => {
+      Object.assign(run, copy);
       return { write: true, result: undefined };
     });
   }
 
   async putAttempt(attempt: AttemptRecord): Promise<boolean> {
-    return (
-      this.db.run(
-        "INSERT INTO attempts (run_id, attempt, record) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-        attempt.runId,
-        attempt.attempt,
-        JSON.stringify(attempt),
-      ) === 1
+    const record = JSON.stringify(attempt);
+    return this.db.write(
+      () =>
+        this.db.run(
+          "INSERT INTO attempts (run_id, attempt, record) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+          attempt.runId,
+          attempt.attempt,
+          record,
+        ) === 1,
     );
   }
 
   async addUsage(runId: string, attempt: number, usage: TokenTotals, costUsd: number): Promise<boolean> {
+    const added = { ...usage };
     return this.#update(runId, (run) => {
       const counted =
         this.db.run(
@@ -476,7 +563,7 @@ export class SqliteRunStore implements RunStore {
           attempt,
         ) === 1;
       if (counted) {
-        run.tokens = addTotals(run.tokens, usage);
+        run.tokens = addTotals(run.tokens, added);
         run.costUsd += costUsd;
       }
       return { write: counted, result: counted };
@@ -517,8 +604,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   async setReview(runId: string, review: Review): Promise<void> {
-    this.#update(runId, (run) => {
-      run.review = structuredClone(review);
+    const copy = structuredClone(review);
+    await this.#update(runId, (run) => {
+      run.review = copy;
       return { write: true, result: undefined };
     });
   }
@@ -529,17 +617,19 @@ export class SqliteRunStore implements RunStore {
     review: Review,
     staleBefore: string,
   ): Promise<boolean> {
+    const copy = structuredClone(review);
     return this.#update(runId, (run) => {
       if (!from.includes(run.status) || (run.review && run.review.at >= staleBefore))
         return { write: false, result: false };
-      run.review = structuredClone(review);
+      run.review = copy;
       return { write: true, result: true };
     });
   }
 
   async releaseReview(runId: string, review: Review): Promise<void> {
-    this.#update(runId, (run) => {
-      const mine = run.review?.at === review.at && run.review.reviewer === review.reviewer;
+    const { at, reviewer } = review;
+    await this.#update(runId, (run) => {
+      const mine = run.review?.at === at && run.review.reviewer === reviewer;
       if (mine) delete run.review;
       return { write: mine, result: undefined };
     });
@@ -555,11 +645,13 @@ export class SqliteBlobStore implements BlobStore {
 
   async put(key: string, body: string): Promise<void> {
     const { body: bytes, deflated } = pack(body);
-    this.db.run(
-      "INSERT INTO blobs (key, body, deflated) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body, deflated = excluded.deflated",
-      key,
-      bytes,
-      deflated,
+    await this.db.write(() =>
+      this.db.run(
+        "INSERT INTO blobs (key, body, deflated) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body, deflated = excluded.deflated",
+        key,
+        bytes,
+        deflated,
+      ),
     );
   }
 
@@ -571,13 +663,14 @@ export class SqliteBlobStore implements BlobStore {
 
   async putIfAbsent(key: string, body: string): Promise<boolean> {
     const { body: bytes, deflated } = pack(body);
-    return (
-      this.db.run(
-        "INSERT INTO blobs (key, body, deflated) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
-        key,
-        bytes,
-        deflated,
-      ) === 1
+    return this.db.write(
+      () =>
+        this.db.run(
+          "INSERT INTO blobs (key, body, deflated) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
+          key,
+          bytes,
+          deflated,
+        ) === 1,
     );
   }
 }
@@ -586,11 +679,14 @@ export class SqliteBlobStore implements BlobStore {
 export class SqliteExecutions {
   constructor(readonly db: SqliteDb) {}
 
-  put(name: string, summary: unknown): void {
-    this.db.run(
-      "INSERT INTO executions (name, summary) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET summary = excluded.summary",
-      name,
-      deflateRawSync(JSON.stringify(summary), { level: 1 }),
+  async put(name: string, summary: unknown): Promise<void> {
+    const body = deflateRawSync(JSON.stringify(summary), { level: 1 });
+    await this.db.write(() =>
+      this.db.run(
+        "INSERT INTO executions (name, summary) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET summary = excluded.summary",
+        name,
+        body,
+      ),
     );
   }
 
@@ -634,8 +730,8 @@ export class SqliteBatchStore {
       .map((row) => BatchRecordSchema.parse(JSON.parse(String(row.record))));
   }
 
-  #change(batchId: string, change: (record: Record<string, unknown>) => boolean): boolean {
-    return this.db.transaction(() => {
+  #change(batchId: string, change: (record: Record<string, unknown>) => boolean): Promise<boolean> {
+    return this.db.write(() => {
       const row = this.db.get("SELECT record FROM batches WHERE batch_id = ?", batchId);
       if (!row) throw new RunNotFoundError(`batch ${batchId}`);
       const record = JSON.parse(String(row.record)) as Record<string, unknown>;
@@ -650,9 +746,9 @@ export class SqliteBatchStore {
     finish: BatchFinish,
     options: { onlyIfRunning?: boolean } = {},
   ): Promise<boolean> {
+    const { summary, mapResultsRef, error, ...rest } = structuredClone(finish);
     return this.#change(batchId, (record) => {
       if (options.onlyIfRunning && record.status !== "running") return false;
-      const { summary, mapResultsRef, error, ...rest } = finish;
       // As the DynamoDB update: pricing, rounds and price classes only when given, the rest always.
       for (const [key, value] of Object.entries(rest)) if (value !== undefined) record[key] = value;
       Object.assign(record, {
@@ -672,8 +768,9 @@ export class SqliteBatchStore {
   }
 
   async recordRounds(batchId: string, rounds: readonly RoundRecord[]): Promise<void> {
-    this.#change(batchId, (record) => {
-      Object.assign(record, { rounds, pricing: "batch" });
+    const copy = structuredClone(rounds);
+    await this.#change(batchId, (record) => {
+      Object.assign(record, { rounds: copy, pricing: "batch" });
       return true;
     });
   }

@@ -16,7 +16,13 @@ import {
 
 /** Built once per container, shared by every handler in it. */
 export const logger = new Logger({ serviceName: SERVICE_NAME });
-export const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
+/**
+ * Its own warnings (a dimension set twice, nothing to publish) go through the logger, as structured
+ * lines at WARN in Lambda, rather than straight to stderr: the local runtime runs several drafts'
+ * steps in one process, with the logger silenced and metrics disabled, and its user's stderr is not
+ * the place for them.
+ */
+export const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME, logger });
 
 /** What the handlers ask of the X-Ray tracer. */
 export type StepTracer = Pick<Tracer, "captureAWSv3Client" | "getSegment">;

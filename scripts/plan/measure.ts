@@ -339,10 +339,10 @@ export async function measureCorpus(): Promise<{ drafts: CorpusDraftCounts[]; pa
     });
     const [{ createValidateHandler }, { createCorrectHandler }, { createRevalidateHandler }, judgeModule] =
       await Promise.all([
-        import("../../functions/validate.js"),
-        import("../../functions/correct.js"),
-        import("../../functions/revalidate.js"),
-        import("../../functions/judge.js"),
+        import("../../functions/steps/validate.js"),
+        import("../../functions/steps/correct.js"),
+        import("../../functions/steps/revalidate.js"),
+        import("../../functions/steps/judge.js"),
       ]);
     const { createOutcomeHandler } = await import("../../functions/outcome.js");
     const registry = new PackRegistry({}, builtinPacks);

@@ -16,14 +16,13 @@ import type {
 import { ErrorNames } from "../errors.js";
 import {
   buildMessageParams,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
   type MessagesApi,
   MessagesModelClient,
   toModelError,
   toModelResponse,
 } from "./messages.js";
 import { DEFAULT_ANTHROPIC_MODEL } from "./pricing.js";
+import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "./types.js";
 
 export interface AnthropicModelClientOptions {
   /** @default the SDK's own lookup (`ANTHROPIC_API_KEY`, then Anthropic profiles) */

@@ -8,16 +8,9 @@ import {
 } from "@anthropic-ai/sdk/resources/messages";
 import type { BatchRequestLine, BatchResult } from "../batch/rounds.js";
 import { ErrorNames } from "../errors.js";
-import {
-  buildMessageParams,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-  type MessagesApi,
-  MessagesModelClient,
-  toModelResponse,
-} from "./messages.js";
+import { buildMessageParams, type MessagesApi, MessagesModelClient, toModelResponse } from "./messages.js";
 import { DEFAULT_BEDROCK_MODEL } from "./pricing.js";
-import type { ModelRequest } from "./types.js";
+import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, type ModelRequest } from "./types.js";
 
 export interface BedrockModelClientOptions {
   /** @default `AWS_REGION`, else us-east-1 */

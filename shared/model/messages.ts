@@ -21,11 +21,6 @@ import {
 import { isPriced, normalizeModelId } from "./pricing.js";
 import type { ModelClient, ModelRequest, ModelResponse, TokenUsage } from "./types.js";
 
-/** Per-call timeout when none is given: a correction is one bounded answer, not a long generation. */
-export const DEFAULT_TIMEOUT_MS = 60_000;
-/** SDK-level retries (429, 5xx, connection errors) before a named error reaches the state machine's own Retry. */
-export const DEFAULT_MAX_RETRIES = 2;
-
 /** The one method of the SDK both providers share; an injected test double only needs this. */
 export interface MessagesApi {
   messages: {

@@ -1,5 +1,13 @@
 import * as z from "zod";
 
+/**
+ * Per-call timeout when none is given: a correction is one bounded answer, not a long generation.
+ * Here rather than beside the SDK call, so that reading a Lambda's environment loads no model SDK.
+ */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** SDK-level retries (429, 5xx, connection errors) before a named error reaches the state machine's own Retry. */
+export const DEFAULT_MAX_RETRIES = 2;
+
 /** Why the model is called: to correct a draft, or (logic phase) to judge one. */
 export const ModelPurposeSchema = z.enum(["correct", "judge"]);
 export type ModelPurpose = z.infer<typeof ModelPurposeSchema>;

@@ -2,7 +2,7 @@ import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { startFor } from "../../functions/start.js";
-import { createValidateHandler } from "../../functions/validate.js";
+import { createValidateHandler } from "../../functions/steps/validate.js";
 import { BlobNotFoundError } from "../../shared/errors.js";
 import type { LoopState } from "../../shared/loop/state.js";
 import { PackRegistry } from "../../shared/registry.js";

@@ -6,7 +6,7 @@ import { createFinalizeHandler, type FinalizeEvent, handler } from "../../functi
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import type { FinalizerDeps, StoppedStatus } from "../../functions/lib/finalizer.js";
 import { runKey } from "../../functions/lib/table.js";
-import { createValidateHandler } from "../../functions/validate.js";
+import { createValidateHandler } from "../../functions/steps/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
 import { OutcomeEvents } from "../../shared/events.js";

@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RETENTION_TAG, STANDARD_TAGGING } from "../../functions/lib/retention.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
-import { createValidateHandler } from "../../functions/validate.js";
+import { createValidateHandler } from "../../functions/steps/validate.js";
 import { BatchEvents } from "../../shared/events.js";
 import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { PackRegistry } from "../../shared/registry.js";

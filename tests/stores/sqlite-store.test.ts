@@ -11,6 +11,7 @@ import {
   SqliteDb,
   SqliteRunStore,
 } from "../../local/sqlite-store.js";
+import { RunNotFoundError } from "../../shared/errors.js";
 import { at, makeRun } from "./fixtures.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
@@ -148,6 +149,88 @@ describe("SqliteDb: one data folder, several processes", () => {
     const line = dataDirFault(error, dataDir);
     expect(line).toMatch(/busy|locked/);
     expect(line).not.toContain("\n");
+  }, 60_000);
+});
+
+describe("SqliteDb: the writes of one turn commit together", () => {
+  it("each write resolves once another connection can read it, and a step that fails undoes only itself", async () => {
+    const dataDir = await tempFolder();
+    const runs = new SqliteRunStore(open(dataDir));
+    const other = new SqliteRunStore(open(dataDir));
+    await runs.createRun(makeRun("r1"));
+    // Asked for in one turn: they run and commit together at its end.
+    const outcomes = await Promise.allSettled([
+      runs.createRun(makeRun("r2")),
+      runs.setStatus("ghost", "validated", at(2)),
+      runs.setStatus("r1", "correcting", at(3)),
+      runs.claimContent("c".repeat(64), "r1", at(4), 60_000),
+      runs.claimContent("c".repeat(64), "r2", at(4), 60_000),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(RunNotFoundError);
+    // The second claim of the same content found the first one's, made earlier in the same commit.
+    expect(outcomes.slice(3).map((o) => (o as PromiseFulfilledResult<string>).value)).toEqual(["r1", "r1"]);
+    expect((await other.getRun("r2"))?.runId).toBe("r2");
+    expect((await other.getRun("r1"))?.status).toBe("correcting");
+    expect(await other.getRun("ghost")).toBeUndefined();
+  });
+
+  it("a process killed with SIGKILL while its drafts write leaves whole steps only, every one it was told of", async () => {
+    const dataDir = await tempFolder();
+    open(dataDir).close();
+    // Four writers in flight, as a run's drafts are; each prints a key once its put resolved.
+    const writer = child(
+      dataDir,
+      `const body = "y".repeat(3000);
+       const writer = async (w) => {
+         for (let i = 0; ; i++) {
+           const key = "w" + w + "-" + i;
+           await runs.createRun({ ...${JSON.stringify(makeRun("template"))}, runId: key });
+           await blobs.put(key, body);
+           process.stdout.write(key + "\\n");
+         }
+       };
+       await Promise.all([0, 1, 2, 3].map(writer));`,
+    );
+    let told = "";
+    writer.stdout?.on("data", (chunk: Buffer) => {
+      told += chunk.toString();
+    });
+    const done = ended(writer);
+    let over = false;
+    void done.then(() => {
+      over = true;
+    });
+    await new Promise<void>((ready) => {
+      const poll = setInterval(() => {
+        if (over || told.split("\n").length > 200) {
+          clearInterval(poll);
+          ready();
+        }
+      }, 20);
+    });
+    writer.kill("SIGKILL");
+    const end = await done;
+    expect(end.signal, end.out).toBe("SIGKILL");
+    const db = open(dataDir);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    const blobKeys = new Set(db.all("SELECT key FROM blobs").map((row) => String(row.key)));
+    const runIds = new Set(db.all("SELECT run_id FROM runs").map((row) => String(row.run_id)));
+    // Every key the process printed (its put had resolved) is there, with its run.
+    const printed = told.split("\n").filter((line) => line !== "");
+    expect(printed.length).toBeGreaterThan(200);
+    for (const key of printed) {
+      expect(blobKeys.has(key)).toBe(true);
+      expect(runIds.has(key)).toBe(true);
+    }
+    // No blob without the run written before it: each step is whole, and in order.
+    for (const key of blobKeys) expect(runIds.has(key)).toBe(true);
   }, 60_000);
 });
 
