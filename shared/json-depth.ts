@@ -69,9 +69,14 @@ const MAX_NUMBER_CHARS = 24;
  * of `JSON.stringify(value)`: every code unit of a string or key counted as 6 bytes, every number
  * as 24. A caller that only needs to know the value is under a size limit can skip the
  * serialization when the bound is; `Infinity` when the value holds anything whose JSON is not its
- * own enumerable data (a `toJSON`, a class instance), which only serializing can measure.
+ * own enumerable data (a `toJSON`, a class instance), which only serializing can measure. `known`, an
+ * object inside `value` measured before (a schema many drafts share), is counted by its bound, not walked.
  */
-export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: number; maxBytes: number } {
+export function valueDepthAndSizeBound(
+  value: unknown,
+  limit: number,
+  known?: KnownBound,
+): { depth: number; maxBytes: number } {
   const rootBytes = leafBytes(value);
   if (rootBytes >= 0) return { depth: 0, maxBytes: rootBytes };
   let max = 0;
@@ -96,7 +101,10 @@ export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: 
       for (const child of v) {
         const size = leafBytes(child);
         if (size >= 0) bytes += size;
-        else {
+        else if (known !== undefined && child === known.value) {
+          bytes += known.maxBytes;
+          if (depth + known.depth > max) max = depth + known.depth;
+        } else {
           objects.push(child as object);
           depths.push(depth + 1);
         }
@@ -109,7 +117,10 @@ export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: 
         bytes += MAX_BYTES_PER_UNIT * key.length + 4;
         const size = leafBytes(child);
         if (size >= 0) bytes += size;
-        else {
+        else if (known !== undefined && child === known.value) {
+          bytes += known.maxBytes;
+          if (depth + known.depth > max) max = depth + known.depth;
+        } else {
           objects.push(child as object);
           depths.push(depth + 1);
         }
@@ -117,6 +128,13 @@ export function valueDepthAndSizeBound(value: unknown, limit: number): { depth: 
     }
   }
   return { depth: max, maxBytes: bytes };
+}
+
+/** An object measured before by valueDepthAndSizeBound, with what it found. */
+export interface KnownBound {
+  readonly value: object;
+  readonly depth: number;
+  readonly maxBytes: number;
 }
 
 /** The size bound of a scalar's JSON, or -1 for an object or array (walked on its own). */

@@ -2,7 +2,7 @@ import { type Draft, DraftSchema, describeZodError, type ValidationReport } from
 import { parseDraftText, scanDraftText } from "./draft-text.js";
 import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
-import { stripBom, valueDepthAndSizeBound } from "./json-depth.js";
+import { type KnownBound, stripBom, valueDepthAndSizeBound } from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
 /** Drafts above this size are rejected: a state machine run is no place for a 100 MB blob. */
@@ -28,6 +28,33 @@ const describeValue = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
 
 /**
+ * The depth and size bounds of `context.schema` objects measured before, by identity: a schema that many
+ * drafts share (12 KB on the json bench) is walked once, not with every draft. A schema is treated as
+ * immutable once seen, as the json pack's compiled-schema cache treats it.
+ */
+const measuredSchemas = new WeakMap<object, KnownBound>();
+
+const plainRecord = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype
+    ? (value as Record<string, unknown>)
+    : undefined;
+
+/** The bound of the draft's `context.schema`, measured now if it was not before (and within `maxDepth`). */
+function knownSchemaBound(input: unknown, maxDepth: number): KnownBound | undefined {
+  const schema = plainRecord(plainRecord(plainRecord(input)?.context)?.schema);
+  if (schema === undefined) return undefined;
+  let known = measuredSchemas.get(schema);
+  if (known === undefined) {
+    const bound = valueDepthAndSizeBound(schema, maxDepth);
+    // Past the limit the walk stopped early: the draft's own walk finds it too deep.
+    if (bound.depth > maxDepth) return undefined;
+    known = { value: schema, ...bound };
+    measuredSchemas.set(schema, known);
+  }
+  return known;
+}
+
+/**
  * Parses anything into a Draft, or throws an InvalidDraftError whose message names each bad field.
  * Size and depth are checked first, without recursion (DraftTooLargeError, DraftTooDeepError), so
  * that no hostile input reaches a recursive parser, validator or walk. A leading byte-order mark is
@@ -48,7 +75,11 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }
   } else {
-    const { depth, maxBytes: atMost } = valueDepthAndSizeBound(input, maxDepth);
+    const { depth, maxBytes: atMost } = valueDepthAndSizeBound(
+      input,
+      maxDepth,
+      knownSchemaBound(input, maxDepth),
+    );
     if (depth > maxDepth) throw new DraftTooDeepError(depth, maxDepth);
     // Serializing a draft only to weigh it costs more than checking it: only when the bound says
     // it could be over the limit is the exact size taken.

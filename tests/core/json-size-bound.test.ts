@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DraftTooLargeError } from "../../shared/errors.js";
+import { DraftTooDeepError, DraftTooLargeError } from "../../shared/errors.js";
 import { valueDepth, valueDepthAndSizeBound } from "../../shared/json-depth.js";
 import { parseDraft } from "../../shared/validate.js";
 
@@ -23,6 +23,35 @@ describe("valueDepthAndSizeBound", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("counts an object measured before by its bound, wherever it sits, as walking it would", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.jsonValue({ maxDepth: 4 }), (inner, other) => {
+        const shared = { inner };
+        const measured = valueDepthAndSizeBound(shared, 1000);
+        const known = { value: shared, ...measured };
+        for (const v of [
+          { context: { schema: shared } },
+          [other, [shared]],
+          { a: other, b: { c: shared } },
+        ]) {
+          expect(valueDepthAndSizeBound(v, 1000, known)).toEqual(valueDepthAndSizeBound(v, 1000));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a schema shared by drafts is measured once, and a too-deep one is refused every time", () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 120; i++) deep = { not: deep };
+    const draft = (schema: unknown) => ({ id: "d", kind: "json", content: {}, context: { schema } });
+    for (let i = 0; i < 2; i++) expect(() => parseDraft(draft(deep))).toThrow(DraftTooDeepError);
+    const shallow = { type: "object", properties: { a: { type: "string" } } };
+    for (let i = 0; i < 2; i++) expect(parseDraft(draft(shallow)).context).toEqual({ schema: shallow });
+    // Its depth counts toward the draft's wherever the limit is set.
+    expect(() => parseDraft(draft(shallow), { maxDraftDepth: 3 })).toThrow(DraftTooDeepError);
   });
 
   it("gives up (Infinity) on values whose JSON is not their own data", () => {
