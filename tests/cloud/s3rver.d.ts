@@ -1,4 +1,4 @@
-/** @20minutes/s3rver 5 ships JavaScript only; the part of its API the cloud tests use. */
+/** @20minutes/s3rver 4 ships JavaScript only; the part of its API the cloud tests use. */
 declare module "@20minutes/s3rver" {
   interface S3rverOptions {
     port?: number;

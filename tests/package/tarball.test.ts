@@ -50,6 +50,7 @@ describe("the packed tarball", () => {
     for (const file of [
       "package.json",
       "README.md",
+      "LICENSE",
       "bin/redraft.js",
       "bin/check-node.js",
       "dist/index.js",
