@@ -126,7 +126,7 @@ async function registerAndCheck(
   try {
     if (input.rejectWith) throw rejectionError(input.rejectWith);
     if (input.draftRef !== undefined) {
-      const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion);
+      const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion, input.decodeKey === true);
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;
