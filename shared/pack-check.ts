@@ -39,13 +39,11 @@ export function checkPackShape(pack: AnyPack): void {
   for (const method of ["repair", "scoreUnits", "score", "contentJsonSchema", "ready"] as const)
     if (pack[method] !== undefined && typeof pack[method] !== "function")
       fail(`${method} must be a function, not ${shown(pack[method])}`);
-  (rules as unknown[]).forEach((rule, i) => {
+  for (const [i, rule] of (rules as unknown[]).entries()) {
     const at = `rules[${i}]`;
-    if (rule === null || typeof rule !== "object")
-      return fail(`${at} must be a rule object, not ${shown(rule)}`);
+    if (rule === null || typeof rule !== "object") fail(`${at} must be a rule object, not ${shown(rule)}`);
     const { id, severity, check, repair, source } = rule as Record<string, unknown>;
-    if (typeof id !== "string" || id === "")
-      return fail(`${at}: id must be a non-empty string, not ${shown(id)}`);
+    if (typeof id !== "string" || id === "") fail(`${at}: id must be a non-empty string, not ${shown(id)}`);
     const named = `rule "${id}"`;
     if (!SeveritySchema.safeParse(severity).success)
       fail(`${named}: severity ${shown(severity)} is not one of ${SeveritySchema.options.join(", ")}`);
@@ -54,5 +52,5 @@ export function checkPackShape(pack: AnyPack): void {
       fail(`${named}: repair must be a function, not ${shown(repair)}`);
     if (source !== undefined && !SOURCES.has(source as string))
       fail(`${named}: source ${shown(source)} is not one of ${[...SOURCES].join(", ")}`);
-  });
+  }
 }

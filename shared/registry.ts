@@ -1,7 +1,7 @@
 import { type ResolvedPack, resolvePack } from "./engine.js";
 import { InvalidPackError, UnknownKindError } from "./errors.js";
-import { checkPackShape } from "./pack-check.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "./pack.js";
+import { checkPackShape } from "./pack-check.js";
 import { builtinPacks } from "./packs/index.js";
 
 /**
