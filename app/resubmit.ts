@@ -63,18 +63,18 @@ export interface ResubmitRuntime {
 /** A claim that never expires: a failed run is resubmitted once, whenever the command is called again. */
 const FOREVER_MS = 100 * 365 * 24 * 3600 * 1000;
 /** How long a pending claim (a call between its claim and its event) is waited for before another call takes it over. */
-export const PENDING_STALE_MS = 10 * 60 * 1000;
+const PENDING_STALE_MS = 10 * 60 * 1000;
 const PENDING = "resubmitting-";
 
 /** The claim's key: a hash like a content claim's, of the failed run's id, so no draft content shares it. */
-export const resubmissionClaim = (runId: string): string => sha256(`resubmit\n${runId}`);
+const resubmissionClaim = (runId: string): string => sha256(`resubmit\n${runId}`);
 
 const pendingToken = (nowMs: number) => `${PENDING}${nowMs}-${randomUUID().slice(0, 8)}`;
 const pendingSince = (holder: string): number | undefined =>
   holder.startsWith(PENDING) ? Number(holder.slice(PENDING.length).split("-")[0]) : undefined;
 
 /** Whether `run` is one of `filter`'s. */
-export function matches(run: RunRecord, filter: ResubmitFilter): boolean {
+function matches(run: RunRecord, filter: ResubmitFilter): boolean {
   if (run.status !== "failed") return false;
   if (filter.reason !== undefined && run.reason !== filter.reason) return false;
   if (filter.since !== undefined && Date.parse(run.updatedAt) < Date.parse(filter.since)) return false;

@@ -13,7 +13,7 @@ interface ResubmitOptions {
 }
 
 /** The filter the options name; a --since that is no instant is a usage error, said in one line. */
-export function resubmitFilter(cmd: ResubmitOptions): ResubmitFilter {
+function resubmitFilter(cmd: ResubmitOptions): ResubmitFilter {
   if (cmd.since !== undefined && Number.isNaN(Date.parse(cmd.since)))
     throw new UsageError(`--since ${cmd.since} is not an ISO time (such as 2026-11-28T02:00:00Z)`);
   return {
@@ -24,7 +24,7 @@ export function resubmitFilter(cmd: ResubmitOptions): ResubmitFilter {
 }
 
 /** One resubmission as a person reads it, or as one JSON line. */
-export function resubmissionLine(entry: Resubmission, json: boolean | undefined): string {
+function resubmissionLine(entry: Resubmission, json: boolean | undefined): string {
   if (json) return JSON.stringify(entry);
   const draft = `${entry.runId} (${entry.draftId})`;
   switch (entry.outcome) {
