@@ -167,7 +167,9 @@ async function resubmitOne(runtime: ResubmitRuntime, run: RunRecord): Promise<Re
     return {
       ...base,
       outcome: "skipped",
-      message: `it could not be started (${(error as Error).message}); a later resubmit tries again once its claim is ${PENDING_STALE_MS / 60000} minutes old`,
+      message: runtime.choosesRunId
+        ? `it could not be started (${(error as Error).message})`
+        : `it could not be started (${(error as Error).message}); a later resubmit tries again once its claim is ${PENDING_STALE_MS / 60000} minutes old`,
     };
   }
 }
