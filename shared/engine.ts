@@ -18,10 +18,14 @@ import {
 import { toPointer } from "./pointer.js";
 
 /**
- * redraft's own packs (shared/packs/index.ts marks them): what their code throws is redraft's fault
- * (`system_error`), where a user's pack throwing is the pack's (`pack_error`).
+ * redraft's own packs (shared/packs/index.ts marks them), and the kinds they hold: what their code
+ * throws is redraft's fault (`system_error`: a sandbox not set up, say), where a user's pack
+ * throwing is the pack's (`pack_error`). By kind too, so that a fresh copy of a built-in pack's
+ * module (a test's) is still redraft's; a user's pack that replaces a built-in kind is then treated
+ * as redraft's.
  */
 const OWN_PACKS = new WeakSet<object>();
+const OWN_KINDS = new Set(["mcq", "json", "code"]);
 export function markOwnPacks(packs: readonly object[]): void {
   for (const pack of packs) OWN_PACKS.add(pack);
 }
@@ -35,7 +39,7 @@ function packCode<T>(pack: Pack<never, never> | object, kind: string, ruleId: st
   try {
     return fn();
   } catch (error) {
-    if (error instanceof SelfCorrectionError || OWN_PACKS.has(pack)) throw error;
+    if (error instanceof SelfCorrectionError || OWN_PACKS.has(pack) || OWN_KINDS.has(kind)) throw error;
     throw new PackRuleError(kind, ruleId, error);
   }
 }
