@@ -101,6 +101,7 @@ export function startFor(event: StartEvent): Start {
             bucket: bucket.name,
             key: object.key,
             ...(object["version-id"] && { versionId: object["version-id"] }),
+            keyForm: "notification",
           },
         },
       };
@@ -121,7 +122,10 @@ export function startFor(event: StartEvent): Start {
     };
   }
   if ("detail-type" in event && event["detail-type"] === BatchEvents.submitted) {
-    const { manifestRef, pricing } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
+    // A client names its manifest's key exactly: a keyForm it set is dropped (see submittedInput).
+    const { keyForm: _dropped, ...manifestRef } = (event as z.infer<typeof BatchSubmissionSchema>).detail
+      .manifestRef;
+    const { pricing } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
     // A named version is one manifest whoever submits it; without one, the event is the submission.
     const batchId = batchIdFor(
       manifestRef.versionId

@@ -143,3 +143,43 @@ describe("draftRef outside drafts/", () => {
     expect(stranger).toMatchObject({ decision: "rejected", reason: "invalid_input" });
   });
 });
+
+describe("a batch manifest is matched by its exact key outside its upload's own event", () => {
+  it("a Batch Submitted naming another manifest's key in its encoding is refused; its upload event reads it", async () => {
+    const { prepareBatch } = await import("../../shared/batch/steps.js");
+    const { DRAFT_WITH_ERRORS: draft } = await import("../fixtures/seed004.js");
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: "batches/their batch.jsonl",
+        Body: `${JSON.stringify(draft)}\n`,
+      }),
+    );
+    const deps = { blobs, runs: new MemoryRunStore(), bucketName: BUCKET };
+    const client = startFor({
+      id: "evt-manifest",
+      source: "my.app",
+      "detail-type": "Batch Submitted",
+      detail: {
+        manifestRef: {
+          bucket: BUCKET,
+          key: "batches/their+batch.jsonl",
+          versionId: "v1",
+          keyForm: "notification",
+        },
+      },
+    } as never);
+    expect(client.machine).toBe("batch");
+    expect(JSON.stringify(client.input)).not.toContain("keyForm");
+    const refused = await prepareBatch(client.input as never, deps).catch((error: unknown) => error);
+    expect((refused as Error).name).toBe("ManifestRefused");
+    expect((refused as Error).message).toMatch(/batches\/their\+batch\.jsonl does not exist/);
+    // The upload's own event, its key in notification form with the upload's version: read.
+    const upload = startFor({
+      id: "evt-upload",
+      source: "aws.s3",
+      detail: { bucket: { name: BUCKET }, object: { key: "batches/their+batch.jsonl", "version-id": "v1" } },
+    } as never);
+    await expect(prepareBatch(upload.input as never, deps)).resolves.toMatchObject({ items: 1 });
+  });
+});
