@@ -110,6 +110,35 @@ describe("redraft doctor --repair", () => {
     expect(await shows(dataDir, ids)).toEqual(before);
   }, 240_000);
 
+  it("on a folder kept by dynalite that reads whole changes nothing either: no copy, every run's show as it was", async () => {
+    process.env.REDRAFT_LOCAL_STORE = "dynalite";
+    try {
+      const dataDir = join(work, "healthy-dynalite");
+      const modelled = ["mcq-breaker", "mcq-judged"].map((d) =>
+        join(ROOT, "examples", "drafts", `${d}.json`),
+      );
+      const first = await redraft([
+        "--data-dir",
+        dataDir,
+        "run",
+        ...modelled,
+        "--llm",
+        `replay:${CASSETTE}`,
+        "--json",
+      ]);
+      expect(first.code, first.stderr).toBe(0);
+      const ids = await runIds(dataDir);
+      const before = await shows(dataDir, ids);
+      const repaired = await redraft(["--data-dir", dataDir, "doctor", "--repair"]);
+      expect(repaired.code, repaired.stderr).toBe(0);
+      expect(repaired.stderr).toMatch(/not damaged: nothing to repair/);
+      expect((await readdir(dataDir)).filter((name) => name.includes("before-repair"))).toEqual([]);
+      expect(await shows(dataDir, ids)).toEqual(before);
+    } finally {
+      delete process.env.REDRAFT_LOCAL_STORE;
+    }
+  }, 240_000);
+
   it("on a damaged folder keeps every item still readable: each run not on the damaged page shows as before", async () => {
     const dataDir = await populatedFolder("damaged");
     const ids = await runIds(dataDir);
