@@ -30,6 +30,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<StopReason, string>> = {
   duplicate: "The same draft content was already submitted moments ago; that run is the one that counts.",
   system_error:
     "A fault in redraft or its storage ended the run; --debug shows the stack, and the run can be reviewed.",
+  pack_error:
+    "A rule of the draft's pack threw instead of answering (the message names the pack and the rule): the pack needs fixing, then the draft can be resubmitted.",
   model_error:
     "The model could not be reached or kept failing (after retries); check the key, the model id and the network.",
   interrupted:

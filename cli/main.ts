@@ -13,6 +13,7 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerExport } from "./commands/export.js";
 import { registerPacks } from "./commands/packs.js";
 import { registerPlan } from "./commands/plan.js";
+import { registerResubmit } from "./commands/resubmit.js";
 import { registerReview } from "./commands/review.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
@@ -82,6 +83,7 @@ function program(result: CommandResult = { code: 0 }): Command {
   registerExport(cli, ctx);
   registerPacks(cli, ctx);
   registerReview(cli, ctx);
+  registerResubmit(cli, ctx);
   registerAsl(cli);
   registerWatch(cli, ctx);
   registerDoctor(cli, ctx);

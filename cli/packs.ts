@@ -9,11 +9,101 @@ import { loadPackFile } from "../shared/packs/declarative.js";
 import { PackRegistry } from "../shared/registry.js";
 import { installRoot } from "./install-root.js";
 
-const looksLikePack = (value: unknown): value is AnyPack =>
-  typeof value === "object" &&
-  value !== null &&
-  typeof (value as { kind?: unknown }).kind === "string" &&
-  Array.isArray((value as { rules?: unknown }).rules);
+/**
+ * What a thrown value says, read without trusting it: a pack module may throw a string, `undefined`,
+ * a Proxy whose every trap throws, an error whose `message` is a getter that throws. One line, short.
+ */
+function describeThrown(value: unknown): string {
+  let text: string;
+  try {
+    if (typeof value === "string") text = value === "" ? "an empty string was thrown" : value;
+    else if (value === null || value === undefined) text = `${String(value)} was thrown`;
+    else if (typeof value !== "object" && typeof value !== "function")
+      text = `the ${typeof value} ${String(value)} was thrown`;
+    else {
+      let message: unknown;
+      try {
+        message = (value as { message?: unknown }).message;
+      } catch {
+        message = undefined;
+      }
+      text =
+        typeof message === "string" && message !== "" ? message : "a value that is not an error was thrown";
+    }
+  } catch {
+    text = "a value that cannot be read was thrown";
+  }
+  const line = text.replace(/\s*\n\s*/g, " ");
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+/** Reads one property of a module's export, a failure (a throwing getter or trap) said in one line. */
+function readField(value: object, name: string): unknown {
+  try {
+    return (value as Record<string, unknown>)[name];
+  } catch (error) {
+    throw new InvalidPackError(`its ${name} cannot be read: ${describeThrown(error)}`, { cause: error });
+  }
+}
+
+const PACK_DATA = [
+  "description",
+  "contentSchema",
+  "settings",
+  "settingsSchema",
+  "loop",
+  "judge",
+  "instructions",
+  "protectedContent",
+] as const;
+const PACK_METHODS = ["repair", "scoreUnits", "score", "contentJsonSchema", "ready"] as const;
+
+/**
+ * A module's export as a pack, or undefined when it is none (no string `kind`, no `rules` array).
+ * Copied into plain objects, each field read once, methods bound to the object they came from: a
+ * Proxy or a getter of the module is met here, where its failure is one line naming the pack, and
+ * never again by the registry or a run.
+ */
+function packOf(value: unknown): AnyPack | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const kind = readField(value, "kind");
+  const rules = readField(value, "rules");
+  let list: unknown[];
+  try {
+    if (typeof kind !== "string" || !Array.isArray(rules)) return undefined;
+    list = Array.from(rules as unknown[]);
+  } catch (error) {
+    throw new InvalidPackError(`its rules cannot be read: ${describeThrown(error)}`, { cause: error });
+  }
+  const copy: Record<string, unknown> = { kind };
+  for (const name of PACK_DATA) {
+    const field = readField(value, name);
+    if (field !== undefined) copy[name] = field;
+  }
+  for (const name of PACK_METHODS) {
+    const method = readField(value, name);
+    if (method === undefined) continue;
+    copy[name] = typeof method === "function" ? (...args: unknown[]) => method.apply(value, args) : method;
+  }
+  copy.rules = list.map((rule, i) => {
+    if (rule === null || typeof rule !== "object") return rule;
+    const plain: Record<string, unknown> = {};
+    for (const name of ["id", "description", "severity", "source", "check", "repair"]) {
+      let field: unknown;
+      try {
+        field = (rule as Record<string, unknown>)[name];
+      } catch (error) {
+        throw new InvalidPackError(`its rules[${i}].${name} cannot be read: ${describeThrown(error)}`, {
+          cause: error,
+        });
+      }
+      if (field === undefined) continue;
+      plain[name] = typeof field === "function" ? (...args: unknown[]) => field.apply(rule, args) : field;
+    }
+    return plain;
+  });
+  return copy as unknown as AnyPack;
+}
 
 /**
  * Imports a pack module. The command line compiled to dist/ runs without tsx, so a TypeScript pack
@@ -23,7 +113,14 @@ async function importPackModule(href: string): Promise<unknown> {
   try {
     return await import(href);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
+    // Whatever the module threw is read with care: it may be undefined, or a Proxy whose traps throw.
+    let code: unknown;
+    try {
+      code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+    } catch {
+      code = undefined;
+    }
+    if (code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
     const { register } = await import("tsx/esm/api");
     register();
     // Node remembers the failed load of `href`: the same file under another URL loads afresh.
@@ -58,11 +155,33 @@ async function readPacks(file: string): Promise<AnyPack[]> {
     module = (await importPackModule(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
     throw new InvalidPackError(
-      `pack module ${file} cannot be loaded: ${withoutInstallPaths((error as Error).message)}`,
+      `pack module ${file} cannot be loaded: ${withoutInstallPaths(describeThrown(error))}`,
       { cause: error },
     );
   }
-  const packs = Object.values(module).filter(looksLikePack);
+  const packs: AnyPack[] = [];
+  for (const name of Object.keys(module)) {
+    let value: unknown;
+    try {
+      value = module[name];
+    } catch (error) {
+      // An export read before its module set it (a cycle), or a namespace that throws.
+      throw new InvalidPackError(
+        `pack module ${file}: its export ${name} cannot be read: ${describeThrown(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    try {
+      const pack = packOf(value);
+      if (pack) packs.push(pack);
+    } catch (error) {
+      throw new InvalidPackError(`pack module ${file}: export ${name}: ${describeThrown(error)}`, {
+        cause: error,
+      });
+    }
+  }
   if (packs.length === 0)
     throw new InvalidPackError(`pack module ${file} exports no pack (an object with a kind and rules)`);
   return packs;
@@ -79,8 +198,9 @@ export async function loadPacks(file: string): Promise<AnyPack[]> {
     new PackRegistry({}, packs);
     return packs;
   } catch (error) {
-    if (!(error instanceof InvalidPackError)) throw error;
-    const named = error.message.includes(file) ? error.message : `pack ${file}: ${error.message}`;
+    // Whatever a pack's code threw while it was loaded or registered: one line naming the pack.
+    const message = describeThrown(error);
+    const named = message.includes(file) ? message : `pack ${file}: ${message}`;
     throw new UsageError(named, { cause: error });
   }
 }

@@ -101,6 +101,7 @@ export function startFor(event: StartEvent): Start {
             bucket: bucket.name,
             key: object.key,
             ...(object["version-id"] && { versionId: object["version-id"] }),
+            keyForm: "notification",
           },
         },
       };
@@ -113,12 +114,18 @@ export function startFor(event: StartEvent): Start {
           bucket: bucket.name,
           key: object.key,
           ...(object["version-id"] && { versionId: object["version-id"] }),
+          // The key as S3's event gave it, which may be URL-encoded: Validate may read its decoded
+          // form, with this version (shared/loop/steps/input.ts's readUpload).
+          keyForm: "notification",
         },
       },
     };
   }
   if ("detail-type" in event && event["detail-type"] === BatchEvents.submitted) {
-    const { manifestRef, pricing } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
+    // A client names its manifest's key exactly: a keyForm it set is dropped (see submittedInput).
+    const { keyForm: _dropped, ...manifestRef } = (event as z.infer<typeof BatchSubmissionSchema>).detail
+      .manifestRef;
+    const { pricing } = (event as z.infer<typeof BatchSubmissionSchema>).detail;
     // A named version is one manifest whoever submits it; without one, the event is the submission.
     const batchId = batchIdFor(
       manifestRef.versionId
@@ -131,7 +138,20 @@ export function startFor(event: StartEvent): Start {
       input: { batchId, manifestRef, ...(pricing && { pricing }) } satisfies BatchInput,
     };
   }
-  return { machine: "draft", name: `e-${digest(["event", event.id])}`, input: event.detail };
+  return { machine: "draft", name: `e-${digest(["event", event.id])}`, input: submittedInput(event.detail) };
+}
+
+/**
+ * A client's `Draft Submitted` detail as the execution input. A client names its key exactly: a
+ * `keyForm` it sets is dropped, so no event can have its key decoded into another upload's. Which
+ * keys a run may read at all is Validate's to decide (shared/store/draft-ref.ts), so that the run
+ * is recorded rejected with the reason.
+ */
+function submittedInput(detail: Record<string, unknown>): Record<string, unknown> {
+  const ref = detail.draftRef;
+  if (ref === null || typeof ref !== "object" || !("keyForm" in ref)) return detail;
+  const { keyForm: _dropped, ...exact } = ref as Record<string, unknown>;
+  return { ...detail, draftRef: exact };
 }
 
 export interface StartHandlerOptions {

@@ -198,6 +198,9 @@ function sqliteFault(error: unknown, dataDir: string): string | undefined {
         `the database ${file} stayed locked by another process (${said}): let the other redraft finish, ` +
         `or stop a tool holding it open, then run the command again; \`redraft doctor --data-dir ${dataDir}\` checks it`
       );
+    case "foreign":
+      // The message says whose file it is, that it was left as it was, and what to do.
+      return message;
     case "readonly":
       return `${file} cannot be written (${said}): give this user write access to ${dataDir}, or use another --data-dir`;
     default:

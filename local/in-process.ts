@@ -39,6 +39,34 @@ export interface CorrectDraftOptions {
   retryDelayMs?: number | undefined;
 }
 
+/** `correctDraft` called without what it needs: what is missing, and how to give it. */
+class CorrectDraftUsageError extends TypeError {
+  override readonly name = "CorrectDraftUsageError";
+}
+
+/** Each dependency `correctDraft` cannot run without, named with the fix, before anything runs. */
+function checkDeps(deps: unknown): void {
+  const given = (deps ?? {}) as Partial<Record<keyof LoopDeps, unknown>>;
+  const missing: string[] = [];
+  const has = (value: unknown, method: string) =>
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, unknown>)[method] === "function";
+  if (!has(given.registry, "get"))
+    missing.push(
+      "registry (new PackRegistry(), or with your packs: new PackRegistry({}, [...builtinPacks, myPack]))",
+    );
+  if (!has(given.runs, "createRun"))
+    missing.push("runs (a RunStore: new MemoryRunStore() keeps runs in memory)");
+  if (!has(given.blobs, "put")) missing.push("blobs (a BlobStore: new MemoryBlobStore())");
+  if (given.model !== undefined && !has(given.model, "complete"))
+    missing.push(
+      "model (a ModelClient from createModelClient(…), or leave it out to validate and repair only)",
+    );
+  if (missing.length > 0)
+    throw new CorrectDraftUsageError(`correctDraft(draft, deps) needs deps.${missing.join("; deps.")}`);
+}
+
 let machine: Promise<{ asl: AslDefinition; machine: ReturnType<typeof buildMachine> }> | undefined;
 
 /** The committed state machine, built (and so validated) once per process. */
@@ -55,6 +83,7 @@ function stateMachine() {
  * run as `failed` with the reason recorded, not as an exception.
  */
 export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult> {
+  checkDeps(deps);
   const { asl, machine } = await stateMachine();
   const runId = deps.runId ?? randomUUID();
   const now = () => deps.clock?.() ?? new Date();

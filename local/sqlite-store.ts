@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
@@ -45,7 +46,7 @@ function loadSqlite(): typeof import("node:sqlite") {
 }
 
 /** What went wrong with the database file, as the data folder's fault messages need it. */
-export type StoreFaultKind = "full" | "damaged" | "busy" | "readonly" | "unopenable" | "io";
+export type StoreFaultKind = "full" | "damaged" | "busy" | "readonly" | "unopenable" | "io" | "foreign";
 
 /**
  * A SQLite failure said as the data folder's fault: `kind` from SQLite's primary result code
@@ -101,6 +102,12 @@ function storeFault(error: unknown, file: string): unknown {
 const BUSY_TIMEOUT_MS = 30_000;
 /** The schema this code reads and writes (PRAGMA user_version). */
 const SCHEMA_VERSION = 1;
+/**
+ * PRAGMA application_id of a file redraft made ("RDRF"), written with its tables: a SQLite file of
+ * another program's found where redraft's should be is known for what it is before anything is
+ * written to it.
+ */
+const APPLICATION_ID = 0x52445246;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -199,6 +206,11 @@ export class SqliteDb {
     const version = Number(
       (this.#db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
     );
+    // Read before the first write (auto_vacuum, journal_mode, the tables): a file that is not
+    // redraft's is refused as it was found.
+    const foreign = foreignFile(this.#db, version);
+    if (foreign)
+      throw new LocalStoreError("foreign", this.file, `${this.file} is not redraft's database: ${foreign}`);
     if (version > SCHEMA_VERSION)
       throw new LocalStoreError(
         "unopenable",
@@ -218,6 +230,7 @@ export class SqliteDb {
       const now = this.#db.prepare("PRAGMA user_version").get() as { user_version: number };
       if (Number(now.user_version) >= SCHEMA_VERSION) return;
       this.#db.exec(SCHEMA);
+      this.#db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
       this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     });
   }
@@ -776,15 +789,156 @@ export class SqliteBatchStore {
   }
 }
 
-/** The tables of the schema, in the order a salvage copies them. */
+/** The tables of the schema, in the order a salvage copies them (runs first: their ids key attempts). */
 const TABLES = ["runs", "attempts", "usage_counted", "claims", "blobs", "executions", "batches"] as const;
+type Table = (typeof TABLES)[number];
+/** The tables made WITHOUT ROWID, and the first column of their key: read in ranges of it, not by rowid. */
+const KEYED: Partial<Record<Table, string>> = {
+  attempts: "run_id",
+  usage_counted: "run_id",
+  claims: "content_hash",
+};
+
+/**
+ * Why a SQLite file is not redraft's, or undefined when it is: marked with redraft's application
+ * id, new (no table, no version), or made by a redraft from before the mark (schema version 1 and
+ * exactly redraft's tables). Reads only: nothing of the file is changed to decide.
+ */
+function foreignFile(db: DatabaseSync, version: number): string | undefined {
+  const appId = Number(
+    (db.prepare("PRAGMA application_id").get() as { application_id: number }).application_id,
+  );
+  if (appId === APPLICATION_ID) return undefined;
+  const tables = (
+    db
+      .prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+      )
+      .all() as { name: string }[]
+  ).map((row) => String(row.name));
+  if (appId === 0) {
+    if (tables.length === 0 && version === 0) return undefined;
+    if (
+      version === SCHEMA_VERSION &&
+      tables.length === TABLES.length &&
+      TABLES.every((table) => tables.includes(table))
+    )
+      return undefined;
+  }
+  const held =
+    tables.length === 0
+      ? "no table of redraft's"
+      : `the tables ${tables.slice(0, 5).join(", ")}${tables.length > 5 ? `, … (${tables.length})` : ""}`;
+  return `it holds ${held}${appId === 0 ? "" : `, application id ${appId}`}, another program's file, left as it was: give --data-dir a folder of redraft's own`;
+}
+
+/** What `redraft doctor --repair` finds a data folder's database file to be, read without changing it. */
+export type SqliteFileState =
+  | { state: "missing" }
+  | { state: "whole" }
+  | { state: "damaged"; problem: string }
+  | { state: "foreign"; reason: string };
+
+/**
+ * Reads the data folder's database file read-only: redraft's and whole (SQLite's integrity check of
+ * every page and index), redraft's and damaged (or no database at all), or another program's.
+ */
+export function inspectSqliteFile(dataDir: string): SqliteFileState {
+  const file = join(dataDir, SQLITE_FILE);
+  if (!existsSync(file)) return { state: "missing" };
+  const { DatabaseSync } = loadSqlite();
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(file, { readOnly: true });
+    const version = Number(
+      (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+    );
+    const foreign = foreignFile(db, version);
+    if (foreign) return { state: "foreign", reason: `${file} is not redraft's database: ${foreign}` };
+    const problems = (db.prepare("PRAGMA integrity_check").all() as Record<string, unknown>[])
+      .map((row) => String(Object.values(row)[0]))
+      .filter((line) => line !== "ok");
+    return problems.length === 0
+      ? { state: "whole" }
+      : { state: "damaged", problem: problems.slice(0, 3).join("; ") };
+  } catch (error) {
+    return { state: "damaged", problem: String((error as Error).message) };
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // Read-only: nothing to keep.
+    }
+  }
+}
+
+/**
+ * The rowid of the first row at or after `from`, null when none, "damaged" when the seek fails.
+ * Prepared each time: a statement that met a damaged page keeps answering with that error.
+ */
+function seek(old: DatabaseSync, table: Table, from: number): number | null | "damaged" {
+  try {
+    const row = old
+      .prepare(`SELECT rowid AS id FROM ${table} WHERE rowid >= ? ORDER BY rowid LIMIT 1`)
+      .get(from) as { id: number } | undefined;
+    return row ? Number(row.id) : null;
+  } catch {
+    return "damaged";
+  }
+}
+
+/**
+ * Every rowid of `table` that can be reached, in order. A seek that fails (a damaged page on its
+ * way) is retried further on, at twice the distance each time, until one gets past the damage;
+ * the boundary is then found by halving, so the rows of the readable pages after a damaged one are
+ * kept, not only those before the first fault.
+ */
+function readableRowids(old: DatabaseSync, table: Table): number[] {
+  const ids: number[] = [];
+  let from = Number.MIN_SAFE_INTEGER;
+  for (;;) {
+    try {
+      // Prepared anew after each fault: a statement that met a damaged page keeps its error.
+      const scan = old.prepare(`SELECT rowid AS id FROM ${table} WHERE rowid >= ? ORDER BY rowid`);
+      for (const row of scan.iterate(from) as Iterable<{ id: number }>) {
+        ids.push(Number(row.id));
+        from = Number(row.id) + 1;
+      }
+      return ids;
+    } catch {
+      // A damaged page at or after `from`: find where reading can go on.
+    }
+    // Doubling the distance until a seek gets past the damage (or past the last rowid there is)…
+    let lo = from;
+    let found: number | undefined;
+    for (let step = 1; from + step <= Number.MAX_SAFE_INTEGER; step *= 2) {
+      if (seek(old, table, from + step) !== "damaged") {
+        found = from + step;
+        break;
+      }
+      lo = from + step;
+    }
+    if (found === undefined) return ids;
+    // …then halving between the last seek that failed and the first that did not: the rows from
+    // the boundary on are reached by a seek, the ones before it (after `from`) are on the damaged page.
+    let hi: number = found;
+    while (hi - lo > 1) {
+      const mid: number = lo + Math.floor((hi - lo) / 2);
+      if (seek(old, table, mid) === "damaged") lo = mid;
+      else hi = mid;
+    }
+    from = hi;
+  }
+}
 
 /**
  * Rebuilds the data folder's database from what can be read of it: the file (and its write-ahead
- * log) is moved aside to `copy` first, untouched, then every row SQLite can still read, table by
- * table, from the front and from the back of each (a damaged page in the middle loses only what is
- * on it), goes into a new file. A file that is no database at all gives an empty new one. Returns
- * how many rows were saved.
+ * log) is moved aside to `copy` first, untouched, then every row SQLite can still read goes into a
+ * new file, in one transaction. A table with rowids is read row by row, past damaged pages (see
+ * {@link readableRowids}); a table keyed WITHOUT ROWID is read in ranges of its key (each run's
+ * attempts, each leading hex digit pair of a content hash), each range from its front and from its
+ * back, so a damaged page loses only what is on it. A file that is no database at all gives an
+ * empty new one. Returns how many rows were saved.
  */
 export function salvageInto(dataDir: string, copy: string): number {
   const { DatabaseSync } = loadSqlite();
@@ -797,23 +951,64 @@ export function salvageInto(dataDir: string, copy: string): number {
   }
   const fresh = SqliteDb.open(dataDir);
   try {
-    for (const table of TABLES) {
-      if (!old) break;
-      for (const order of ["ASC", "DESC"]) {
-        try {
-          const rows = old.prepare(`SELECT * FROM ${table} ORDER BY rowid ${order}`);
-          for (const row of rows.iterate() as Iterable<Record<string, SQLInputValue>>) {
-            const names = Object.keys(row);
-            saved += fresh.run(
-              `INSERT OR IGNORE INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`,
-              ...names.map((name) => row[name] as SQLInputValue),
-            );
+    fresh.transaction(() => {
+      if (!old) return;
+      const insert = (table: Table, row: Record<string, SQLInputValue>) => {
+        const names = Object.keys(row);
+        saved += fresh.run(
+          `INSERT OR IGNORE INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`,
+          ...names.map((name) => row[name] as SQLInputValue),
+        );
+      };
+      for (const table of TABLES) {
+        const key = KEYED[table];
+        if (key === undefined) {
+          let ids: number[];
+          try {
+            ids = readableRowids(old, table);
+          } catch {
+            continue; // The table's root cannot be read: nothing of it can.
           }
-        } catch {
-          // The rest of this table, in this direction, is on a damaged page: the other direction reads on.
+          const sql = `SELECT * FROM ${table} WHERE rowid = ?`;
+          let one: StatementSync | undefined;
+          for (const id of ids) {
+            try {
+              one ??= old.prepare(sql);
+              const row = one.get(id) as Record<string, SQLInputValue> | undefined;
+              if (row) insert(table, row);
+            } catch {
+              // This row's own content (an overflow page) is damaged: the others are read on, by a
+              // statement prepared anew (this one keeps its error).
+              one = undefined;
+            }
+          }
+          continue;
         }
+        const ranges: [string, SQLInputValue[]][] = [["", []]];
+        if (key === "run_id")
+          for (const runId of fresh.all("SELECT run_id FROM runs"))
+            ranges.push(["WHERE run_id = ?", [String(runId.run_id)]]);
+        else
+          for (let i = 0; i < 256; i++) {
+            const prefix = i.toString(16).padStart(2, "0");
+            ranges.push([`WHERE ${key} >= ? AND ${key} < ?`, [prefix, `${prefix}g`]]);
+          }
+        const order = key === "run_id" ? ["run_id", "attempt"] : [key];
+        for (const [where, params] of ranges)
+          for (const direction of ["ASC", "DESC"]) {
+            try {
+              const rows = old.prepare(
+                `SELECT * FROM ${table} ${where} ORDER BY ${order.map((c) => `${c} ${direction}`).join(", ")}`,
+              );
+              for (const row of rows.iterate(...params) as Iterable<Record<string, SQLInputValue>>)
+                insert(table, row);
+              break; // The whole range read from its front: no need for its back.
+            } catch {
+              // The rest of this range, in this direction, is on a damaged page: the other direction reads on.
+            }
+          }
       }
-    }
+    });
   } finally {
     try {
       old?.close();

@@ -2,7 +2,7 @@ import type * as z from "zod";
 import { withDeferral } from "./deferred.js";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
-import { InvalidPackError } from "./errors.js";
+import { InvalidPackError, PackRuleError, SelfCorrectionError } from "./errors.js";
 import {
   DEFAULT_JUDGE_SETTINGS,
   DEFAULT_LOOP_SETTINGS,
@@ -11,10 +11,38 @@ import {
   type LoopSettings,
   type Pack,
   type PackOverride,
+  type RepairResult,
   type Rule,
   type RuleContext,
 } from "./pack.js";
 import { toPointer } from "./pointer.js";
+
+/**
+ * redraft's own packs (shared/packs/index.ts marks them), and the kinds they hold: what their code
+ * throws is redraft's fault (`system_error`: a sandbox not set up, say), where a user's pack
+ * throwing is the pack's (`pack_error`). By kind too, so that a fresh copy of a built-in pack's
+ * module (a test's) is still redraft's; a user's pack that replaces a built-in kind is then treated
+ * as redraft's.
+ */
+const OWN_PACKS = new WeakSet<object>();
+const OWN_KINDS = new Set(["mcq", "json", "code"]);
+export function markOwnPacks(packs: readonly object[]): void {
+  for (const pack of packs) OWN_PACKS.add(pack);
+}
+
+/**
+ * Runs a user pack's code (`what`: a rule's check or repair, the pack's repair or score): a throw is
+ * the pack's fault, a PackRuleError naming pack and rule. redraft's own errors (a schema too slow,
+ * a draft refused) and anything redraft's own packs throw pass through as they are.
+ */
+function packCode<T>(pack: Pack<never, never> | object, kind: string, ruleId: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof SelfCorrectionError || OWN_PACKS.has(pack) || OWN_KINDS.has(kind)) throw error;
+    throw new PackRuleError(kind, ruleId, error);
+  }
+}
 
 /** A rule as a deployment configured it: enabled, with its effective severity. */
 interface ResolvedRule<C, S> {
@@ -143,22 +171,28 @@ export function inspectWithPack<C, S extends Record<string, unknown>>(
   const repairs: Repair[] = [];
   for (const { rule } of rules) {
     if (!rule.repair) continue;
-    const result = rule.repair({ draft, content, settings });
+    const input = { draft, content, settings };
+    const result = packCode(pack, pack.kind, rule.id, () => rule.repair?.(input) as RepairResult<C>);
     content = result.content;
     repairs.push(...result.repairs);
   }
   if (pack.repair) {
-    const result = pack.repair({ draft, content, settings });
+    const input = { draft, content, settings };
+    const result = packCode(pack, pack.kind, "(pack repair)", () => pack.repair?.(input) as RepairResult<C>);
     content = result.content;
     repairs.push(...result.repairs);
   }
   const repaired: Draft = repairs.length > 0 ? { ...draft, content: content as Draft["content"] } : draft;
   const ctx: RuleContext<C, S> = { draft: repaired, content, settings };
-  const violations = checkAll(rules, ctx);
+  const violations = checkAll(pack, rules, ctx);
   const counts = countSeverities(violations);
   const score = pack.score
-    ? pack.score(ctx, violations)
-    : proportionalScore(violations, pack.scoreUnits?.(ctx) ?? rules.length);
+    ? packCode(pack, pack.kind, "(pack score)", () => pack.score?.(ctx, violations) as number)
+    : proportionalScore(
+        violations,
+        (pack.scoreUnits && packCode(pack, pack.kind, "(pack scoreUnits)", () => pack.scoreUnits?.(ctx))) ??
+          rules.length,
+      );
   const report: ValidationReport = {
     violations,
     counts,
@@ -169,7 +203,7 @@ export function inspectWithPack<C, S extends Record<string, unknown>>(
   };
   // What was wrong before repair is part of the record: a repaired run is never reported as clean.
   if (repairs.length > 0)
-    report.beforeRepair = checkAll(rules, { draft, content: draft.content as C, settings });
+    report.beforeRepair = checkAll(pack, rules, { draft, content: draft.content as C, settings });
   return { draft: repaired, report };
 }
 
@@ -186,12 +220,15 @@ export function inspectWithPackAsync<C, S extends Record<string, unknown>>(
 }
 
 function checkAll<C, S extends Record<string, unknown>>(
+  pack: Pack<C, S>,
   rules: readonly ResolvedRule<C, S>[],
   ctx: RuleContext<C, S>,
 ): Violation[] {
   const violations: Violation[] = [];
   for (const { rule, severity } of rules) {
-    for (const f of rule.check(ctx)) {
+    // Spread inside: a check that returns no iterable is the pack's fault too.
+    const findings = packCode(pack, pack.kind, rule.id, () => [...rule.check(ctx)]);
+    for (const f of findings) {
       const v: Violation = {
         ruleId: f.ruleId ?? rule.id,
         severity: f.severity ?? severity,

@@ -105,6 +105,36 @@ export class InvalidSchemaError extends SelfCorrectionError {
   }
 }
 
+/**
+ * A pack's own code threw while it checked, repaired or scored a draft: the pack's fault, not the
+ * draft's and not redraft's. The run ends `failed` with reason `pack_error`, its message the
+ * violation `rule_error` naming the pack and the rule.
+ */
+export class PackRuleError extends SelfCorrectionError {
+  override readonly name = "PackRuleError";
+  constructor(
+    readonly kind: string,
+    readonly ruleId: string,
+    thrown: unknown,
+  ) {
+    super(`rule_error: pack "${kind}" rule "${ruleId}" threw: ${describeThrownValue(thrown)}`, "pack_error", {
+      cause: thrown,
+    });
+  }
+}
+
+/** A thrown value in one line, read without trusting it (a pack may throw anything). */
+function describeThrownValue(value: unknown): string {
+  try {
+    if (value instanceof Error)
+      return `${value.name}: ${value.message}`.replace(/\s*\n\s*/g, " ").slice(0, 300);
+    if (typeof value === "string") return value.replace(/\s*\n\s*/g, " ").slice(0, 300);
+    return `${typeof value} ${String(value)}`.slice(0, 300);
+  } catch {
+    return "a value that cannot be read";
+  }
+}
+
 /** A pack (TypeScript module or declarative file) that cannot be loaded. */
 export class InvalidPackError extends SelfCorrectionError {
   override readonly name = ErrorNames.InvalidPack;

@@ -1,6 +1,7 @@
 import { type ResolvedPack, resolvePack } from "./engine.js";
 import { InvalidPackError, UnknownKindError } from "./errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "./pack.js";
+import { checkPackShape } from "./pack-check.js";
 import { builtinPacks } from "./packs/index.js";
 
 /**
@@ -25,7 +26,8 @@ export class PackRegistry {
 
   /** Adds a kind, or replaces a built-in one with a user's own pack of the same kind. */
   register(pack: AnyPack): this {
-    if (!/^[a-z][a-z0-9_-]*$/.test(pack.kind)) throw new InvalidPackError(`invalid pack kind "${pack.kind}"`);
+    // Its shape first (a severity "eror", no rules, a check that is no function), naming pack and rule.
+    checkPackShape(pack);
     this.#packs.set(pack.kind, pack);
     this.#resolved.delete(pack.kind);
     // Resolve eagerly so that a bad override fails at registration, not on the first draft.

@@ -99,6 +99,41 @@ export async function cloudReview(
   });
 }
 
+/** The largest draft a `Draft Submitted` event carries inline (EventBridge takes 256 KB per entry, the event's envelope included). */
+const EVENT_DRAFT_MAX_BYTES = 200 * 1024;
+
+/**
+ * `redraft --stack S resubmit`: the deployment's failed runs run again (app/resubmit.ts), each as a
+ * `Draft Submitted` with the draft the run kept and `parentRunId`, as an edit is submitted. Not
+ * followed: each new run's id is printed, `runs` and `show` follow it.
+ */
+export async function cloudResubmit(
+  opts: CloudOptions,
+  filter: import("../../app/resubmit.js").ResubmitFilter,
+  onEach: (entry: import("../../app/resubmit.js").Resubmission) => void,
+): Promise<import("../../app/resubmit.js").Resubmission[]> {
+  const cloud = await openCloud(opts);
+  const { resubmitFailed } = await import("../../app/resubmit.js");
+  return resubmitFailed(
+    {
+      runs: cloud.runs,
+      blobs: cloud.blobs,
+      failedRuns: () => cloud.runs.listRuns({ status: "failed" }),
+      choosesRunId: false,
+      submit: async (source, parentRunId) => {
+        if (Buffer.byteLength(source.body) > EVENT_DRAFT_MAX_BYTES)
+          throw new Error(
+            `the draft is ${Buffer.byteLength(source.body)} bytes, more than a Draft Submitted event carries (${EVENT_DRAFT_MAX_BYTES}): upload it under drafts/ instead`,
+          );
+        const submitted = await submitDraft(cloud, source, "event", { parentRunId });
+        return { runId: submitted.runIds[0] as string };
+      },
+    },
+    filter,
+    onEach,
+  );
+}
+
 /**
  * What `redraft --stack S ui` serves: the viewer over the deployment (CloudRuntime gives it the runs,
  * attempts, objects, execution histories and review writes it reads locally from a data folder),

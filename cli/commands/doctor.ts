@@ -11,14 +11,24 @@ export function registerDoctor(cli: Command, ctx: CommandContext): void {
     )
     .option(
       "--repair",
-      "move the database aside, then rebuild it from what can be read; no redraft may have the folder open",
+      "when the database is damaged, move it aside, then rebuild it from what can be read (a whole one is left as it is); no redraft may have the folder open",
     )
     .action(async (cmd: { repair?: boolean }) => {
       const opts = globalOptions(ctx);
       if (cmd.repair) {
         const { repairDatabase } = await import("../../local/repair.js");
-        const copy = await repairDatabase(opts.dataDir);
-        say(`Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${copy}.`);
+        const { checkDatabase } = await import("../doctor.js");
+        const outcome = await repairDatabase(opts.dataDir, () =>
+          withRuntime(opts, READ_ONLY, checkDatabase).then(
+            () => true,
+            () => false,
+          ),
+        );
+        say(
+          outcome.repaired
+            ? `Rebuilt the database in ${opts.dataDir}; the database as it was is kept in ${outcome.copy}.`
+            : `The database in ${opts.dataDir} is not damaged: nothing to repair, it is left as it was.`,
+        );
       }
       await withRuntime(opts, READ_ONLY, async (runtime) => {
         const { checkDatabase } = await import("../doctor.js");

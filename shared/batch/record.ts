@@ -20,6 +20,11 @@ export const ManifestRefSchema = z.object({
   bucket: z.string().min(1),
   key: z.string().min(1),
   versionId: z.string().min(1).optional(),
+  /**
+   * Set by λ start for an upload's own event only: the key may be URL-encoded, and its decoded form
+   * is read with `versionId`. A client's `Batch Submitted` names its key exactly (λ start drops it).
+   */
+  keyForm: z.literal("notification").optional(),
 });
 
 /** What starts a batch execution (λ start builds it; `redraft batch` too). */

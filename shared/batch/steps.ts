@@ -114,8 +114,12 @@ export async function prepareBatch(
     throw new ManifestRefusedError(`the manifest ${manifestRef.key} is not under ${BATCHES_PREFIX}`);
   let text: string;
   try {
-    // The key as the upload's event gave it: raw, or URL-encoded.
-    text = (await getByEventKey(deps.blobs, manifestRef.key, manifestRef.versionId)).text;
+    // An upload's own event may give the key URL-encoded: read raw, else decoded, with the version
+    // it names (so the decoded key can only be that upload). Any other key is matched exactly.
+    text =
+      manifestRef.keyForm === "notification" && manifestRef.versionId
+        ? (await getByEventKey(deps.blobs, manifestRef.key, manifestRef.versionId)).text
+        : await deps.blobs.get(manifestRef.key, manifestRef.versionId);
   } catch (error) {
     if (error instanceof BlobNotFoundError)
       throw new ManifestRefusedError(`the manifest ${manifestRef.key} does not exist`);

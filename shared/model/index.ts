@@ -25,10 +25,13 @@ export type ModelClientSpec =
  * `none` gives undefined: the loop then validates and repairs without correcting.
  */
 export function createModelClient(spec: ModelClientSpec): ModelClient | undefined {
-  switch (spec.provider) {
+  const provider = (spec as { provider?: unknown } | null | undefined)?.provider;
+  switch (spec?.provider) {
     case "anthropic":
-      if (spec.apiKey.trim() === "")
-        throw new ModelNotConfiguredError("the Anthropic provider needs an API key");
+      if (typeof spec.apiKey !== "string" || spec.apiKey.trim() === "")
+        throw new ModelNotConfiguredError(
+          'the Anthropic provider needs an API key: createModelClient({ provider: "anthropic", apiKey: process.env.ANTHROPIC_API_KEY })',
+        );
       return new AnthropicModelClient({
         apiKey: spec.apiKey,
         ...(spec.model !== undefined ? { model: spec.model } : {}),
@@ -42,5 +45,10 @@ export function createModelClient(spec: ModelClientSpec): ModelClient | undefine
       return ReplayModelClient.fromFile(spec.cassette);
     case "none":
       return undefined;
+    default:
+      // A JavaScript caller (or a config file) can name any provider: an unknown one is an error, not `undefined`.
+      throw new ModelNotConfiguredError(
+        `unknown model provider ${JSON.stringify(provider) ?? String(provider)}: one of anthropic, bedrock, replay, none`,
+      );
   }
 }

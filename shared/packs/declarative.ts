@@ -19,6 +19,7 @@ import {
   OMIT_OPTIONAL_RULE,
   RepairModeSchema,
 } from "./json.js";
+import { compileRulePattern, type RulePattern } from "./rule-pattern.js";
 
 /** A declarative pack's settings: free-form, except `repair`, which means what it means for the json kind. */
 const DeclarativeSettingsSchema = z.object({ repair: RepairModeSchema.optional() }).catchall(z.unknown());
@@ -218,9 +219,10 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
             );
           });
     case "regex": {
-      let re: RegExp;
+      // Matched under the guard of a schema's patterns (rule-pattern.ts): a pack file is untrusted too.
+      let re: RulePattern;
       try {
-        re = new RegExp(def.pattern, def.flags ?? "");
+        re = compileRulePattern(def.pattern, def.flags ?? "");
       } catch (error) {
         return fail(`${field}.pattern is not a valid regular expression: ${(error as Error).message}`);
       }
@@ -228,7 +230,7 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
       return (content) =>
         locate(content, segments).flatMap((at) =>
           texts(at).flatMap(({ pointer, text }) => {
-            const match = re.exec(text);
+            const match = re.test(text);
             if (mustMatch && !match) {
               return [
                 finding(
@@ -240,12 +242,17 @@ function compileCheck(def: DeclarativeRule, field: string, fail: (message: strin
               ];
             }
             if (!mustMatch && match) {
+              const found = re.match(text);
               return [
                 finding(
                   pointer,
                   text,
-                  `${pointer} contains ${show(match[0])}, which the pattern ${re} rules out`,
-                  `Rewrite ${pointer} without ${show(match[0])}.`,
+                  found === undefined
+                    ? `${pointer} matches the pattern ${re}, which rules it out`
+                    : `${pointer} contains ${show(found)}, which the pattern ${re} rules out`,
+                  found === undefined
+                    ? `Rewrite ${pointer} so that it no longer matches ${re}.`
+                    : `Rewrite ${pointer} without ${show(found)}.`,
                 ),
               ];
             }

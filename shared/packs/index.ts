@@ -1,3 +1,4 @@
+import { markOwnPacks } from "../engine.js";
 import type { AnyPack } from "../pack.js";
 import { codePack } from "./code.js";
 import { jsonPack } from "./json.js";
@@ -5,3 +6,4 @@ import { mcqPack } from "./mcq.js";
 
 /** The packs every deployment has. */
 export const builtinPacks: readonly AnyPack[] = [mcqPack, jsonPack, codePack];
+markOwnPacks(builtinPacks);

@@ -86,7 +86,7 @@ describe("an object named by an event, raw or URL-encoded, in a real S3-compatib
   });
 });
 
-describe("Validate reads the upload whichever form its event carries", () => {
+describe("Validate reads the upload whichever form its S3 event carries", () => {
   // A store per upload: the raw and the encoded event of one object would otherwise be duplicates.
   const validate = (event: unknown) =>
     createValidateHandler(async () => ({
@@ -95,14 +95,20 @@ describe("Validate reads the upload whichever form its event carries", () => {
       blobs,
       modelAvailable: false,
     }))(event);
+  /** What λ start makes of an upload's `Object Created`, handed to Validate under its execution name. */
+  const uploadEvent = (key: string) => {
+    const { name, input } = startFor({
+      id: "evt",
+      source: "aws.s3",
+      detail: { bucket: { name: BUCKET }, object: { key, "version-id": "v1" } },
+    } as never);
+    return { runId: name, input };
+  };
 
   it.each(KEYS.flatMap((key) => [[key], [notificationKey(key)]]).filter(([key]) => key !== AMBIGUOUS))(
     "registers the draft uploaded as %s",
     async (eventKey) => {
-      const state = (await validate({
-        runId: `r-${encodeURIComponent(eventKey)}`.slice(0, 80),
-        input: { draftRef: { bucket: BUCKET, key: eventKey } },
-      })) as LoopState;
+      const state = (await validate(uploadEvent(eventKey))) as LoopState;
       expect(state.decision, JSON.stringify(state)).toBe("correct");
       expect(state.draftId).toBe(
         `draft-${KEYS.findIndex((k) => k === eventKey || notificationKey(k) === eventKey)}`,
@@ -111,10 +117,63 @@ describe("Validate reads the upload whichever form its event carries", () => {
   );
 
   it("rejects an upload that is under neither form as invalid_input, naming the key it was given", async () => {
-    const state = (await validate({
-      runId: "r-missing",
-      input: { draftRef: { bucket: BUCKET, key: "drafts/gone+away.json" } },
-    })) as LoopState;
+    const state = (await validate(uploadEvent("drafts/gone+away.json"))) as LoopState;
+    expect(state).toMatchObject({ decision: "rejected", reason: "invalid_input" });
+  });
+});
+
+describe("an upload is matched by its exact key outside an S3 event", () => {
+  const validate = (event: unknown) =>
+    createValidateHandler(async () => ({
+      registry: new PackRegistry(),
+      runs: new MemoryRunStore(),
+      blobs,
+      modelAvailable: false,
+    }))(event);
+  /** A client's `Draft Submitted`, through λ start as EventBridge delivers it. */
+  const submitted = (detail: Record<string, unknown>) => {
+    const { name, input } = startFor({
+      id: `evt-${JSON.stringify(detail).length}-${Math.random()}`,
+      source: "my.app",
+      "detail-type": "Draft Submitted",
+      detail,
+    } as never);
+    return { runId: name, input };
+  };
+
+  it.each([
+    ["its form encoding", "drafts/red+flower.json", {}],
+    ["its percent encoding", "drafts/fête%20d'été%20ñ%20草稿.json", {}],
+    [
+      "its encoding, with a version and a keyForm the client set",
+      "drafts/red+flower.json",
+      { versionId: "v1", keyForm: "notification" },
+    ],
+  ])(
+    "a Draft Submitted whose key is another upload's key in %s is rejected, the other upload not read",
+    async (_name, key, extra) => {
+      const event = submitted({ draftRef: { bucket: BUCKET, key, ...extra } });
+      expect(JSON.stringify(event.input)).not.toContain("keyForm");
+      const state = (await validate(event)) as LoopState;
+      expect(state, JSON.stringify(state)).toMatchObject({ decision: "rejected", reason: "invalid_input" });
+      expect(state.draftId).not.toMatch(/^draft-\d$/);
+    },
+  );
+
+  it("a Draft Submitted naming the upload's own key reads it", async () => {
+    const state = (await validate(
+      submitted({ draftRef: { bucket: BUCKET, key: "drafts/red flower.json" } }),
+    )) as LoopState;
+    expect(state).toMatchObject({ decision: "correct", draftId: "draft-0" });
+  });
+
+  it("an upload event without a version id is matched exactly too (its decoded form may be another upload)", async () => {
+    const { name, input } = startFor({
+      id: "evt-nov",
+      source: "aws.s3",
+      detail: { bucket: { name: BUCKET }, object: { key: "drafts/red+flower.json" } },
+    } as never);
+    const state = (await validate({ runId: name, input })) as LoopState;
     expect(state).toMatchObject({ decision: "rejected", reason: "invalid_input" });
   });
 });
@@ -128,7 +187,9 @@ describe("λ start passes the key on exactly as the event gave it", () => {
     };
     const started = startFor(event as never);
     expect(started.machine).toBe("draft");
-    expect(started.input).toEqual({ draftRef: { bucket: BUCKET, key, versionId: "v1" } });
+    expect(started.input).toEqual({
+      draftRef: { bucket: BUCKET, key, versionId: "v1", keyForm: "notification" },
+    });
     expect(started.name).toMatch(/^u-[0-9a-f]{64}$/);
   });
 

@@ -54,7 +54,9 @@ describe("λ start: one execution per delivery", () => {
     const again = startFor(uploadEvent("drafts/q1.json", "v1", "evt-redelivered") as never);
     expect(again.name).toBe(first.name);
     expect(first.name).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
-    expect(first.input).toEqual({ draftRef: { bucket: BUCKET, key: "drafts/q1.json", versionId: "v1" } });
+    expect(first.input).toEqual({
+      draftRef: { bucket: BUCKET, key: "drafts/q1.json", versionId: "v1", keyForm: "notification" },
+    });
   });
 
   it("gives a new version of the same key (an identical re-upload) a name of its own", () => {

@@ -11,6 +11,7 @@ import { parseCorrectionAnswer } from "../response.js";
 import { attemptsMade, type LoopState, type Pending } from "../state.js";
 import { answerOnce } from "./answer.js";
 import { type LoopDeps, loadJson, now } from "./deps.js";
+import { failOnPackError } from "./failure.js";
 import type { JudgeReport } from "./judge.js";
 import { errorsOf } from "./violations.js";
 
@@ -19,6 +20,11 @@ import { errorsOf } from "./violations.js";
  * as named errors for the state machine to retry; an unusable answer is a failed attempt, not an error.
  */
 export async function correctStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  // A pack's code throwing ends the run failed / pack_error (failure.ts), not system_error.
+  return failOnPackError(state.runId, deps, () => correctWork(state, deps));
+}
+
+async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState> {
   const model = deps.model;
   if (!model) throw new ModelNotConfiguredError();
   const attempt = attemptsMade(state) + 1;

@@ -1,4 +1,5 @@
-import { newRunRecord, type StopReason } from "../../store/types.js";
+import { PackRuleError } from "../../errors.js";
+import { isActiveStatus, newRunRecord, type StopReason } from "../../store/types.js";
 import type { LoopDeps } from "./deps.js";
 import { guessDraftId } from "./input.js";
 
@@ -38,4 +39,32 @@ export async function recordFailure(
     status: "failed",
     transitions: [...run.transitions, { status: "failed", at }],
   });
+}
+
+/**
+ * `work` (a step), a pack's code throwing in it (PackRuleError) ending the run `failed` with reason
+ * `pack_error` and the violation `rule_error` as its message. The error is thrown on: the state
+ * machine's failure path then finds the run no longer under way (RecordFailure's conditional write
+ * is refused), so the reason stays the pack's, never `system_error`.
+ */
+export async function failOnPackError<T>(
+  runId: string,
+  deps: Pick<LoopDeps, "runs" | "clock">,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PackRuleError) {
+      const run = await deps.runs.getRun(runId).catch(() => undefined);
+      if (run && isActiveStatus(run.status))
+        await deps.runs
+          .setStatus(runId, "failed", (deps.clock?.() ?? new Date()).toISOString(), {
+            reason: "pack_error",
+            message: error.message,
+          })
+          .catch(() => undefined);
+    }
+    throw error;
+  }
 }

@@ -17,6 +17,11 @@ export interface ValidateInput {
   draftRef?: string;
   /** The upload's version (S3 VersionId), so a later upload to the same key cannot change what this run reads. */
   draftVersion?: string;
+  /**
+   * The key is an S3 notification's (URL-encoded, λ start says so) and `draftVersion` names the
+   * upload: its decoded form is read when the key as given is not there. Otherwise the key is exact.
+   */
+  decodeKey?: boolean;
   /** Distinguishes deliberate resubmissions of the same content from duplicate deliveries. */
   submissionId?: string;
   parentRunId?: string;
@@ -48,7 +53,13 @@ export const ValidateEventSchema = z.object({
     draftRef: z
       .union([
         z.string(),
-        z.object({ bucket: z.string().optional(), key: z.string(), versionId: z.string().optional() }),
+        z.object({
+          bucket: z.string().optional(),
+          key: z.string(),
+          versionId: z.string().optional(),
+          /** Set by λ start for an upload's event only (a client's `Draft Submitted` cannot: it is removed there). */
+          keyForm: z.literal("notification").optional(),
+        }),
       ])
       .optional(),
     submissionId: z.string().optional(),
@@ -98,12 +109,18 @@ export function looksBinary(text: string): boolean {
 }
 
 /**
- * Reads an upload by the key its event gave, raw or URL-encoded (`getByEventKey`); a draft that is
- * truly missing is bad input (rejected), not a system failure.
+ * Reads an upload by its exact key; with `decode` (an S3 notification's key and the version it
+ * names), raw or URL-encoded (`getByEventKey`). A draft that is truly missing is bad input
+ * (rejected), not a system failure.
  */
-export async function readUpload(blobs: BlobStore, key: string, version?: string): Promise<string> {
+export async function readUpload(
+  blobs: BlobStore,
+  key: string,
+  version?: string,
+  decode = false,
+): Promise<string> {
   try {
-    return (await getByEventKey(blobs, key, version)).text;
+    return decode ? (await getByEventKey(blobs, key, version)).text : await blobs.get(key, version);
   } catch (error) {
     if (error instanceof BlobNotFoundError) throw new InvalidDraftError(`no draft at ${key}`);
     throw error;

@@ -12,6 +12,7 @@ import type { LoopState } from "../state.js";
 import { budgetSpent } from "../verdict.js";
 import { answerOnce } from "./answer.js";
 import { type LoopDeps, loadJson, now } from "./deps.js";
+import { failOnPackError } from "./failure.js";
 import { keepHints } from "./hints.js";
 
 /** The whole evidence of one judge round, stored in the blob store (never truncated). */
@@ -38,6 +39,11 @@ export interface JudgeReport {
  * confidence and the draft's `acceptFindings`; stores the evidence whole.
  */
 export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  // A pack's code throwing ends the run failed / pack_error (failure.ts), not system_error.
+  return failOnPackError(state.runId, deps, () => judgeWork(state, deps));
+}
+
+async function judgeWork(state: LoopState, deps: LoopDeps): Promise<LoopState> {
   const model = deps.model;
   if (!model) throw new ModelNotConfiguredError("the judge needs a model");
   const round = state.judge.rounds + 1;

@@ -10,6 +10,7 @@ import { packFor } from "../../validate.js";
 import { attemptsMade, type LoopState } from "../state.js";
 import { nextVerdict } from "../verdict.js";
 import { type LoopDeps, loadJson } from "./deps.js";
+import { failOnPackError } from "./failure.js";
 import { attemptHints, keepHints } from "./hints.js";
 import type { JudgeReport } from "./judge.js";
 import { errorRuleIds, errorsOf } from "./violations.js";
@@ -72,6 +73,11 @@ const violationKey = (v: Violation) => `${v.ruleId}\u0000${v.path ?? ""}`;
  * keep the best so far, and compute the verdict the NextStep Choice routes on.
  */
 export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<LoopState> {
+  // A pack's code throwing ends the run failed / pack_error (failure.ts), not system_error.
+  return failOnPackError(state.runId, deps, () => revalidateWork(state, deps));
+}
+
+async function revalidateWork(state: LoopState, deps: LoopDeps): Promise<LoopState> {
   const pending = state.pending;
   if (!pending)
     throw new SelfCorrectionError("revalidate called without a pending answer", "no_pending_answer");

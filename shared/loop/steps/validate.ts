@@ -1,9 +1,15 @@
 import type { Draft } from "../../draft.js";
 import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "../../engine.js";
-import { ErrorNames, InvalidDraftError } from "../../errors.js";
+import { ErrorNames, InvalidDraftError, PackRuleError } from "../../errors.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
-import { newRunRecord, type RunRecord, type StopReason, ZERO_TOTALS } from "../../store/types.js";
+import {
+  isActiveStatus,
+  newRunRecord,
+  type RunRecord,
+  type StopReason,
+  ZERO_TOTALS,
+} from "../../store/types.js";
 import { packFor, parseDraft } from "../../validate.js";
 import { judgeEnabled } from "../judge.js";
 import { DEFAULT_DEDUPE_WINDOW_MS, resolveLimits } from "../limits.js";
@@ -95,14 +101,19 @@ export async function validateStep(input: ValidateInput, deps: LoopDeps): Promis
   } catch (error) {
     if (!RETRIED_BY_WORKFLOW.has((error as Error).name)) {
       const registered = await deps.runs.getRun(input.runId).catch(() => undefined);
-      if (!registered) {
-        const e = error as Error;
+      const e = error as Error;
+      // A pack's code that threw is the pack's fault (pack_error), recorded whether or not the run
+      // was registered: the state machine's failure path would say system_error.
+      const packError = error instanceof PackRuleError;
+      if (!registered || (packError && isActiveStatus(registered.status))) {
         await recordFailure(deps, {
           runId: input.runId,
           draft: read.raw,
           at: now(deps),
-          reason: "system_error",
-          message: `${input.draftRef ? `${input.draftRef}: ` : ""}${e.name}: ${e.message}`,
+          reason: packError ? "pack_error" : "system_error",
+          message: packError
+            ? e.message
+            : `${input.draftRef ? `${input.draftRef}: ` : ""}${e.name}: ${e.message}`,
         }).catch(() => undefined);
       }
     }
@@ -126,7 +137,7 @@ async function registerAndCheck(
   try {
     if (input.rejectWith) throw rejectionError(input.rejectWith);
     if (input.draftRef !== undefined) {
-      const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion);
+      const text = await readUpload(deps.blobs, input.draftRef, input.draftVersion, input.decodeKey === true);
       if (looksBinary(text))
         throw new InvalidDraftError(`${input.draftRef} is a binary file, not a JSON draft`);
       raw = text;

@@ -1,0 +1,188 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PackRegistry } from "../../shared/registry.js";
+import { jsonLines, ROOT, redraft, spawnCli, stopChild } from "../helpers/run-cli.js";
+
+/**
+ * Every way a `--pack` can fail to load is one line naming the pack (exit 2, no stack): a module that
+ * throws a string, `undefined` or an error whose message cannot be read, one that exports a Proxy
+ * whose traps throw, a pack whose rules cannot be iterated, a rule of an unknown severity. And a
+ * pack's own rule pattern is matched under a schema's guard, so it cannot hold `redraft run`.
+ */
+
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "redraft-pack-loading-"));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+const MODULES: [string, string, RegExp][] = [
+  ["throws a string", 'throw "boom\\nat the second line";', /cannot be loaded: boom at the second line/],
+  ["throws undefined", "throw undefined;", /cannot be loaded: undefined was thrown/],
+  ["throws a number", "throw 42;", /cannot be loaded: the number 42 was thrown/],
+  [
+    "throws an error whose message cannot be read",
+    'const e = new Error("x"); Object.defineProperty(e, "message", { get() { throw new Error("no"); } }); throw e;',
+    /cannot be loaded: a value that is not an error was thrown/,
+  ],
+  [
+    "throws a Proxy whose every trap throws",
+    "throw new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('proto'); } });",
+    // Node's loader reads the thrown value (to decorate it) and meets the trap's error first.
+    /cannot be loaded: (trap|a value that is not an error was thrown)$/,
+  ],
+  [
+    "exports a Proxy whose traps throw",
+    "export const pack = new Proxy({}, { get() { throw new Error('trapped\\nagain'); }, has() { throw new Error('has'); } });",
+    /export pack: its kind cannot be read: trapped again/,
+  ],
+  [
+    "exports a revoked Proxy",
+    "const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); export const pack = proxy;",
+    /export pack: its kind cannot be read: .*revoked/,
+  ],
+  [
+    "exports a pack whose rules cannot be iterated",
+    "export const pack = { kind: 'iter', description: 'd', settings: {}, rules: new Proxy([], { get(t, k) { if (k === 'length') throw new Error('no length'); return Reflect.get(t, k); } }) };",
+    /its rules cannot be read: no length/,
+  ],
+  [
+    "exports a pack with a rule whose check is a getter that throws",
+    "export const pack = { kind: 'getter', description: 'd', settings: {}, rules: [{ id: 'r', description: 'd', severity: 'error', get check() { throw 'no check'; } }] };",
+    /its rules\[0\]\.check cannot be read: no check/,
+  ],
+  [
+    "exports a pack with a rule of severity eror",
+    "export const pack = { kind: 'typo', description: 'd', settings: {}, rules: [{ id: 'r1', description: 'd', severity: 'eror', check: () => [] }] };",
+    /pack "typo": rule "r1": severity "eror" is not one of error, warning, info/,
+  ],
+  [
+    "exports a pack whose settings spread throws",
+    "export const pack = { kind: 'settings', description: 'd', settings: new Proxy({}, { ownKeys() { throw new Error('no keys'); } }), rules: [] };",
+    /no keys/,
+  ],
+];
+
+describe("a --pack module that fails to load", () => {
+  it.each(MODULES)("one that %s: exit 2, one line naming the pack", async (name, source, said) => {
+    const file = join(work, `${name.replace(/\W+/g, "-")}.mjs`);
+    await writeFile(file, `${source}\n`);
+    for (const args of [
+      ["packs"],
+      ["run", join(ROOT, "examples", "drafts", "mcq-clean.json"), "--llm", "none"],
+    ]) {
+      const out = await redraft(["--data-dir", join(work, "data"), "--pack", file, ...args]);
+      expect(out.code, out.stderr).toBe(2);
+      const lines = out.stderr.split("\n").filter((line) => line.trim() !== "");
+      expect(lines, out.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(file);
+      expect(lines[0]).toMatch(said);
+      expect(out.stderr).not.toMatch(/system failure|^\s+at /m);
+      expect(out.stdout).toBe("");
+    }
+  });
+});
+
+describe("a library pack registered with a wrong shape is named, with the rule", () => {
+  it.each([
+    [{ kind: "norules", description: "d", settings: {} }, /pack "norules": rules must be an array/],
+    [
+      {
+        kind: "nocheck",
+        description: "d",
+        settings: {},
+        rules: [{ id: "r", description: "d", severity: "error" }],
+      },
+      /pack "nocheck": rule "r": check must be a function/,
+    ],
+    [
+      {
+        kind: "sev",
+        description: "d",
+        settings: {},
+        rules: [{ id: "r", description: "d", severity: "eror", check: () => [] }],
+      },
+      /pack "sev": rule "r": severity "eror"/,
+    ],
+    [{ kind: "Bad Kind", description: "d", settings: {}, rules: [] }, /invalid pack kind "Bad Kind"/],
+  ])("%#", (pack, said) => {
+    expect(() => new PackRegistry({}, [pack as never])).toThrow(said);
+  });
+});
+
+describe("a pack's own rule pattern", () => {
+  const packFile = (pattern: string, mustMatch: boolean) =>
+    JSON.stringify({
+      kind: "patterned",
+      description: "a pack whose own pattern backtracks",
+      rules: [{ id: "shape", type: "regex", path: "/text", pattern, mustMatch }],
+    });
+
+  it.each([
+    ["nested quantifiers, must match", "^(a+)+$", true, "needs_manual_review"],
+    ["nested quantifiers, forbidden", "(x+x+)+y", false, "validated"],
+  ])(
+    "%s: redraft run finishes with the rule's verdict, the pattern matched without backtracking",
+    async (_name, pattern, mustMatch, status) => {
+      const dir = await mkdtemp(join(work, "pattern-"));
+      await writeFile(join(dir, "pack.json"), packFile(pattern, mustMatch));
+      // Exponential for a backtracking RegExp: hours, where RE2 takes microseconds.
+      const text = pattern.startsWith("^") ? `${"a".repeat(40)}!` : "x".repeat(40);
+      await writeFile(
+        join(dir, "draft.json"),
+        JSON.stringify({ id: "hostile", kind: "patterned", content: { text } }),
+      );
+      const child = spawnCli([
+        "--data-dir",
+        join(dir, "data"),
+        "--pack",
+        join(dir, "pack.json"),
+        "run",
+        join(dir, "draft.json"),
+        "--llm",
+        "none",
+        "--json",
+      ]);
+      // A bound for the test only: a run that backtracks never ends, and is stopped here.
+      const stuck = setTimeout(() => void stopChild(child.child, "SIGKILL"), 90_000);
+      const finished = await child.done;
+      clearTimeout(stuck);
+      expect(finished.signal, "redraft run was stopped: the pattern held it").toBeNull();
+      expect(finished.code, finished.stderr).toBe(0);
+      const [result] = jsonLines(finished.stdout);
+      expect(result).toMatchObject({ draftId: "hostile", status });
+    },
+    120_000,
+  );
+
+  it("a pattern RE2 cannot read (a lookahead) is tested in the guard's worker: the draft is rejected too_slow, the run ends", async () => {
+    const dir = await mkdtemp(join(work, "lookahead-"));
+    await writeFile(join(dir, "pack.json"), packFile("^(?=a)(a|aa)+$", true));
+    await writeFile(
+      join(dir, "draft.json"),
+      JSON.stringify({ id: "hostile", kind: "patterned", content: { text: `${"a".repeat(60)}!` } }),
+    );
+    const child = spawnCli([
+      "--data-dir",
+      join(dir, "data"),
+      "--pack",
+      join(dir, "pack.json"),
+      "run",
+      join(dir, "draft.json"),
+      "--llm",
+      "none",
+      "--json",
+    ]);
+    const stuck = setTimeout(() => void stopChild(child.child, "SIGKILL"), 90_000);
+    const finished = await child.done;
+    clearTimeout(stuck);
+    expect(finished.signal, "redraft run was stopped: the pattern held it").toBeNull();
+    const [result] = jsonLines(finished.stdout);
+    expect(result).toMatchObject({ draftId: "hostile", status: "rejected", reason: "invalid_schema" });
+    expect(JSON.stringify(result)).toContain("too_slow");
+  }, 120_000);
+});
