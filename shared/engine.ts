@@ -14,6 +14,7 @@ import {
   type Rule,
   type RuleContext,
 } from "./pack.js";
+import type { GroundingSettings } from "./grounding/check.js";
 import { toPointer } from "./pointer.js";
 
 /** A rule as a deployment configured it: enabled, with its effective severity. */
@@ -30,6 +31,8 @@ export interface ResolvedPack<C = unknown, S extends Record<string, unknown> = R
   readonly rules: readonly ResolvedRule<C, S>[];
   readonly loop: LoopSettings;
   readonly judge: JudgeSettings;
+  /** The grounding setting: the deployment's per-kind one, else the pack's; absent when none. */
+  readonly grounding?: GroundingSettings;
 }
 
 /** Weight of a warning in the proportional score: enough to break ties, never enough to outweigh an error. */
@@ -85,7 +88,8 @@ export function resolvePack<C, S extends Record<string, unknown>>(
     ...defined(deployment.judge),
     ...defined(override.judge),
   };
-  return { pack, kind: pack.kind, settings, rules, loop, judge };
+  const grounding = override.grounding ?? pack.grounding;
+  return { pack, kind: pack.kind, settings, rules, loop, judge, ...(grounding && { grounding }) };
 }
 
 export interface Inspection {

@@ -37,6 +37,8 @@ export const blobKeys = {
   attemptDiff: (runId: string, n: number) => `${runPrefix(runId)}attempts/${n}/diff.json`,
   judgeReport: (runId: string, round: number) => `${runPrefix(runId)}judge/${round}.json`,
   judgeAnswer: (runId: string, round: number) => `${runPrefix(runId)}judge/${round}.answer.json`,
+  /** The run's copy of its draft's `context.source`, read once by Validate (shared/grounding/source.ts). */
+  source: (runId: string) => `${runPrefix(runId)}source.txt`,
   result: (draftId: string, runId: string) => `${RESULTS_PREFIX}${draftId}/${runId}.json`,
 };
 

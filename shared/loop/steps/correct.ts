@@ -44,6 +44,9 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     hints: state.hints,
     phase: state.phase,
     personas: judged?.personas ?? [],
+    sourceExcerpts: (judged?.grounding?.fields ?? []).flatMap((f) =>
+      f.excerpt ? [{ path: f.path, text: f.excerpt.text }] : [],
+    ),
   });
   const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
     model.complete({
