@@ -60,7 +60,7 @@ const oneLine = (text: string, max: number) => {
  * (the quote that supports it, or for an unsupported field the source near the closest match), each
  * quote with where it occurs in the source or why it does not count.
  */
-function groundingLines(r: JudgeReport): string[] {
+function groundingLines(r: JudgeReport, source: string | undefined): string[] {
   const g = r.grounding;
   if (!g) return [];
   const unsupported = g.fields.filter((f) => f.status === "unsupported").length;
@@ -73,7 +73,8 @@ function groundingLines(r: JudgeReport): string[] {
     lines.push(`      draft:  "${oneLine(f.value, 110)}"`);
     const valid = f.quotes.find((q) => !q.problem);
     if (valid) lines.push(`      source: "${oneLine(valid.text, 110)}" [${valid.start}–${valid.end}]`);
-    else if (f.excerpt) lines.push(`      source near the closest match [${f.excerpt.start}–${f.excerpt.end}]: "${oneLine(f.excerpt.text, 160)}"`);
+    else if (f.match && source !== undefined)
+      lines.push(`      source: "${oneLine(source.slice(f.match.start, f.match.end), 110)}" [${f.match.start}–${f.match.end}] (the closest match)`);
     for (const q of f.quotes) {
       if (q === valid) continue;
       const where =
@@ -183,14 +184,14 @@ interface RawFinding {
   path?: string;
 }
 
-function judgeBlock(r: JudgeReport): string[] {
+function judgeBlock(r: JudgeReport, source?: string): string[] {
   const total = r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite;
   const lines = [
     `Judge round ${r.round} at ${r.at}: ${r.blocking.length} blocking finding(s) (threshold ${r.threshold})`,
     `  model ${r.model}, tokens ${tokenLine(r.usage)}, ${costText(r.costUsd, total, [r.model])}`,
   ];
   if (r.failure) lines.push(`  no usable verdict: ${r.failure}`);
-  lines.push(...groundingLines(r));
+  lines.push(...groundingLines(r, source));
   const findings = r.findings as RawFinding[];
   if (findings.length === 0 && !r.failure) lines.push("  findings: (none)");
   else if (findings.length) lines.push("  findings:");
@@ -279,7 +280,7 @@ export function timeline(
       at: a.at,
       lines: attemptBlock(a, evidence.diffBase.get(a.attempt)),
     })),
-    ...evidence.judgeRounds.map((r) => ({ at: r.at, lines: judgeBlock(r) })),
+    ...evidence.judgeRounds.map((r) => ({ at: r.at, lines: judgeBlock(r, evidence.source) })),
   ].sort((a, b) => a.at.localeCompare(b.at));
   for (const block of blocks) out.push("", ...block.lines);
 

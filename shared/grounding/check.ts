@@ -97,7 +97,9 @@ export interface FieldEvidence {
   claim: string;
   status: "supported" | "unsupported";
   quotes: QuoteEvidence[];
-  /** The source around the closest match of the field (or of its first bad quote), for an unsupported field. */
+  /** Where the source comes closest to the field (or to its first bad quote), for an unsupported field. */
+  match?: Span;
+  /** The source around that match: what the corrector is shown. */
   excerpt?: Span & { text: string };
 }
 
@@ -146,7 +148,8 @@ export function checkGrounding(
     };
     if (!supported) {
       const firstBad = quotes.find((q) => q.problem !== "too_short")?.text;
-      evidence.excerpt = excerptAround(source, closestMatch(source, firstBad ?? field.value));
+      evidence.match = closestMatch(source, firstBad ?? field.value);
+      evidence.excerpt = excerptAround(source, evidence.match);
     }
     result.fields.push(evidence);
     const excerptNote = evidence.excerpt ? ` The source near the closest match: "${clip(evidence.excerpt.text, 400)}"` : "";
