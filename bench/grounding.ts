@@ -29,8 +29,12 @@
  * of that flag against the injected values. `strict` is the same check with no normalising (a quote
  * must occur byte for byte): the yardstick for what forgiving whitespace and quotation marks buys.
  */
-import { type GroundedField, groundedFields, SOURCE_UNSUPPORTED } from "../shared/grounding/check.js";
-import { checkGrounding } from "../shared/grounding/check.js";
+import {
+  checkGrounding,
+  type GroundedField,
+  groundedFields,
+  SOURCE_UNSUPPORTED,
+} from "../shared/grounding/check.js";
 import { choosePassages, JUDGE_SOURCE_CHARS } from "../shared/grounding/passages.js";
 import { MIN_QUOTE_CHARS, normalize } from "../shared/grounding/quotes.js";
 import { parseJudgeAnswer } from "../shared/loop/judge.js";
@@ -132,7 +136,9 @@ function mcqCase(i: number, rng: Rng, fault: Fault | undefined, long: boolean): 
   } else if (fault === "swapped name") {
     // A term of the rationale replaced by a term of another question's: a drug, a condition, a test.
     const words = [...new Set(q.rationale.match(/\b[A-Za-z][a-z]{6,}\b/g) ?? [])];
-    const theirs = (other.rationale.match(/\b[A-Za-z][a-z]{6,}\b/g) ?? []).filter((w) => !q.rationale.includes(w));
+    const theirs = (other.rationale.match(/\b[A-Za-z][a-z]{6,}\b/g) ?? []).filter(
+      (w) => !q.rationale.includes(w),
+    );
     const word = rng.pick(words);
     draft.rationale = q.rationale.replace(word, rng.pick(theirs.length ? theirs : ["clopidogrel"]));
     faulty = "rationale";
@@ -175,10 +181,20 @@ function jsonCase(i: number, rng: Rng, fault: Fault | undefined, long: boolean):
   const drug = String(getAt(record, ["arms", 0, "label"]) ?? "the drug");
   record.conclusion = `${drug} reduced the primary outcome compared with placebo.`;
   const present = JSON_FIELDS.filter((f) => {
-    const v = getAt(record, f.path.slice(1).split("/").map((s) => (/^\d+$/.test(s) ? Number(s) : s)));
+    const v = getAt(
+      record,
+      f.path
+        .slice(1)
+        .split("/")
+        .map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
+    );
     return typeof v === "string" || typeof v === "number";
   });
-  const segments = (path: string) => path.slice(1).split("/").map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  const segments = (path: string) =>
+    path
+      .slice(1)
+      .split("/")
+      .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
   const original = new Map(present.map((f) => [f.path, String(getAt(record, segments(f.path)))]));
   const sentence = new Map(present.map((f) => [f.path, f.say(original.get(f.path) as string)]));
   const source = writeSource(
@@ -192,7 +208,11 @@ function jsonCase(i: number, rng: Rng, fault: Fault | undefined, long: boolean):
     const numeric = present.filter((f) => typeof getAt(record, segments(f.path)) === "number");
     const f = rng.pick(numeric);
     const v = getAt(record, segments(f.path)) as number;
-    setAt(draft, segments(f.path), (Number.isInteger(v) ? v + rng.int(1, 9) : Math.round((v + 0.07) * 100) / 100) as Json);
+    setAt(
+      draft,
+      segments(f.path),
+      (Number.isInteger(v) ? v + rng.int(1, 9) : Math.round((v + 0.07) * 100) / 100) as Json,
+    );
     faulty = f.path;
   } else if (fault === "swapped name") {
     const v = original.get("/authors/0/family");
@@ -241,7 +261,9 @@ function judgeAnswer(name: JudgeName, c: Case, seen: (sentence: string) => boole
     if (name === "inventing") quotes = [f.value];
     else if (f.fault) quotes = name === "near-miss" ? visible : [];
     else if (name === "loose")
-      quotes = visible.map((q) => (rng.chance(0.2) ? paraphrase(q, rng) : rng.chance(0.35) ? reformat(q, rng) : q));
+      quotes = visible.map((q) =>
+        rng.chance(0.2) ? paraphrase(q, rng) : rng.chance(0.35) ? reformat(q, rng) : q,
+      );
     else quotes = visible;
     return { path: f.path, claim: `what ${f.path} states`, quotes };
   });
@@ -322,8 +344,16 @@ function main(): void {
         latencyMs: 0,
       });
       if (!verdict.ok) throw new Error(`the ${name} judge's answer did not parse: ${verdict.failure}`);
-      const check = checkGrounding(c.source, fields, verdict.grounding, JSON.stringify(c.content), normalizedSource);
-      const flagged = new Set(check.violations.filter((v) => v.ruleId === SOURCE_UNSUPPORTED).map((v) => v.path));
+      const check = checkGrounding(
+        c.source,
+        fields,
+        verdict.grounding,
+        JSON.stringify(c.content),
+        normalizedSource,
+      );
+      const flagged = new Set(
+        check.violations.filter((v) => v.ruleId === SOURCE_UNSUPPORTED).map((v) => v.path),
+      );
       const score = scores.get(`${c.kind}|${name}`) ?? emptyScore();
       const all = scores.get(`all|${name}`) ?? emptyScore();
       for (const s of [score, all]) {
@@ -386,7 +416,19 @@ function main(): void {
     }
   say(
     table(
-      ["kind", "judge", "fields", "TP", "FP", "FN", "precision", "recall", "strict P / R", "misquoted", "normalised"],
+      [
+        "kind",
+        "judge",
+        "fields",
+        "TP",
+        "FP",
+        "FN",
+        "precision",
+        "recall",
+        "strict P / R",
+        "misquoted",
+        "normalised",
+      ],
       rows,
     ),
   );
@@ -405,7 +447,14 @@ function main(): void {
   );
   if (WRITE_DOCS) {
     writeSections([
-      { bench: "grounding", command: "npm run bench:grounding", output: output.join("\n"), date, load, commit },
+      {
+        bench: "grounding",
+        command: "npm run bench:grounding",
+        output: output.join("\n"),
+        date,
+        load,
+        commit,
+      },
     ]);
     console.error(`wrote the grounding section of ${BENCHMARKS_MD}`);
   }

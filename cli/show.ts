@@ -46,7 +46,12 @@ export async function loadRunEvidence(
     if (a.isBest && a.draftRef) base = (await maybe<Draft>(a.draftRef)) ?? base;
   }
   const source = await deps.blobs.get(blobKeys.source(result.runId)).catch(() => undefined);
-  return { initialRepairs: initial?.repairs ?? [], judgeRounds, diffBase, ...(source !== undefined && { source }) };
+  return {
+    initialRepairs: initial?.repairs ?? [],
+    judgeRounds,
+    diffBase,
+    ...(source !== undefined && { source }),
+  };
 }
 
 /** Text on one line, cut with an ellipsis when longer than `max` characters. */
@@ -67,14 +72,20 @@ function groundingLines(r: JudgeReport, source: string | undefined): string[] {
   const seen = g.split
     ? `passages ${g.passages.map((p) => `${p.id} [${p.start}–${p.end}]`).join(", ")} of a ${g.sourceChars}-character source`
     : `the whole source (${g.sourceChars} characters)`;
-  const lines = [`  grounding: ${unsupported} of ${g.fields.length} field(s) unsupported; the judge saw ${seen}`];
+  const lines = [
+    `  grounding: ${unsupported} of ${g.fields.length} field(s) unsupported; the judge saw ${seen}`,
+  ];
   for (const f of g.fields) {
-    lines.push(`    ${f.status === "supported" ? "supported  " : "UNSUPPORTED"} ${f.path}${f.claim ? ` — ${oneLine(f.claim, 100)}` : ""}`);
+    lines.push(
+      `    ${f.status === "supported" ? "supported  " : "UNSUPPORTED"} ${f.path}${f.claim ? ` — ${oneLine(f.claim, 100)}` : ""}`,
+    );
     lines.push(`      draft:  "${oneLine(f.value, 110)}"`);
     const valid = f.quotes.find((q) => !q.problem);
     if (valid) lines.push(`      source: "${oneLine(valid.text, 110)}" [${valid.start}–${valid.end}]`);
     else if (f.match && source !== undefined)
-      lines.push(`      source: "${oneLine(source.slice(f.match.start, f.match.end), 110)}" [${f.match.start}–${f.match.end}] (the closest match)`);
+      lines.push(
+        `      source: "${oneLine(source.slice(f.match.start, f.match.end), 110)}" [${f.match.start}–${f.match.end}] (the closest match)`,
+      );
     for (const q of f.quotes) {
       if (q === valid) continue;
       const where =

@@ -31,9 +31,9 @@ import {
   recoverInterrupted,
   releaseOwned,
 } from "./recovery.js";
+import { readLocalSource } from "./source.js";
 import type { RunCursor } from "./sqlite-store.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, loadAsl } from "./state-machine.js";
-import { readLocalSource } from "./source.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./asl-interpreter.js";
 export { LOCAL_BUCKET };

@@ -3,6 +3,7 @@ import { withDeferral } from "./deferred.js";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
 import { InvalidPackError } from "./errors.js";
+import type { GroundingSettings } from "./grounding/check.js";
 import {
   DEFAULT_JUDGE_SETTINGS,
   DEFAULT_LOOP_SETTINGS,
@@ -14,7 +15,6 @@ import {
   type Rule,
   type RuleContext,
 } from "./pack.js";
-import type { GroundingSettings } from "./grounding/check.js";
 import { toPointer } from "./pointer.js";
 
 /** A rule as a deployment configured it: enabled, with its effective severity. */

@@ -498,11 +498,15 @@ describe("the viewer in a browser", () => {
       await page.goto(`${grounded.viewer.url}#/run/${listed?.runId}`);
       await page.waitForSelector("ul.grounded-fields");
       const panel = page.locator('section[aria-labelledby="source-title"]');
-      expect(await panel.locator("p.muted").first().innerText()).toContain("1 of 2 grounded field(s) not supported");
+      expect(await panel.locator("p.muted").first().innerText()).toContain(
+        "1 of 2 grounded field(s) not supported",
+      );
       const unsupported = panel.locator('li.field.unsupported[data-path="/vignette"]');
       expect(await unsupported.innerText()).toContain("quotes the draft, not the source");
       // The source near the closest match is marked apart from the quote that supports the rationale.
-      expect(await panel.locator('mark.unsupported[data-path="/vignette"]').innerText()).toContain("63-year-old man");
+      expect(await panel.locator('mark.unsupported[data-path="/vignette"]').innerText()).toContain(
+        "63-year-old man",
+      );
       expect(await panel.locator('mark.supported[data-path="/rationale"]').innerText()).toBe(
         "Aspirin and PCI are first-line treatments for acute MI when a PCI-capable centre can be reached within 120 minutes",
       );

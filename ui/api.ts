@@ -306,7 +306,9 @@ async function sourceView(data: ViewerData, runId: string, lastRound: number) {
   const text = await data.blobs.get(blobKeys.source(runId)).catch(() => undefined);
   if (text === undefined) return null;
   const report =
-    lastRound > 0 ? await readJson<JudgeReport>(data.blobs, blobKeys.judgeReport(runId, lastRound)) : undefined;
+    lastRound > 0
+      ? await readJson<JudgeReport>(data.blobs, blobKeys.judgeReport(runId, lastRound))
+      : undefined;
   const g = report?.grounding;
   return {
     text: text.slice(0, MAX_SOURCE_VIEW_CHARS),

@@ -27,7 +27,9 @@ export const SOURCE_MISQUOTED = "source_misquoted";
 export const GroundingSettingsSchema = z
   .object({
     /** JSON pointers into the content, or "all" for every text and number in it. */
-    fields: z.array(z.union([z.literal("all"), z.string().regex(/^(\/.*)?$/, "must be a JSON pointer or \"all\"")])),
+    fields: z.array(
+      z.union([z.literal("all"), z.string().regex(/^(\/.*)?$/, 'must be a JSON pointer or "all"')]),
+    ),
     mode: z.literal("quotes"),
   })
   .strict();
@@ -67,8 +69,9 @@ export function groundedFields(content: unknown, settings: GroundingSettings): G
     if (field === "all") {
       const walk = (value: unknown, segments: (string | number)[]) => {
         if (out.length >= MAX_FIELDS) return;
-        if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...segments, i]));
-        else if (value && typeof value === "object")
+        if (Array.isArray(value)) {
+          for (const [i, v] of value.entries()) walk(v, [...segments, i]);
+        } else if (value && typeof value === "object")
           for (const [k, v] of Object.entries(value)) walk(v, [...segments, k]);
         else push(toPointer(segments), value);
       };
@@ -79,10 +82,10 @@ export function groundedFields(content: unknown, settings: GroundingSettings): G
 }
 
 /** Why a quote does not count. */
-export type QuoteProblem = "not_in_source" | "quotes_draft" | "too_short";
+type QuoteProblem = "not_in_source" | "quotes_draft" | "too_short";
 
 /** One quote as checked: where it occurs in the source, or why it does not count. */
-export interface QuoteEvidence {
+interface QuoteEvidence {
   text: string;
   start?: number;
   end?: number;
@@ -152,7 +155,9 @@ export function checkGrounding(
       evidence.excerpt = excerptAround(source, evidence.match);
     }
     result.fields.push(evidence);
-    const excerptNote = evidence.excerpt ? ` The source near the closest match: "${clip(evidence.excerpt.text, 400)}"` : "";
+    const excerptNote = evidence.excerpt
+      ? ` The source near the closest match: "${clip(evidence.excerpt.text, 400)}"`
+      : "";
     for (const q of quotes) {
       if (q.problem !== "not_in_source" && q.problem !== "quotes_draft") continue;
       result.violations.push({

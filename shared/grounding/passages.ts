@@ -11,7 +11,7 @@ import { tokens } from "./quotes.js";
  */
 export const JUDGE_SOURCE_CHARS = 24_000;
 /** A passage's target length: a few paragraphs, long enough to hold a claim and its context. */
-export const PASSAGE_CHARS = 1_200;
+const PASSAGE_CHARS = 1_200;
 
 /** One passage of the source: its number and where it lies, `[start, end)` in the source's characters. */
 export interface Passage {
@@ -65,7 +65,7 @@ const K1 = 1.2;
 const B = 0.75;
 
 /** BM25 score of each passage against the query's words. */
-export function bm25(passageTexts: readonly string[], query: readonly string[]): number[] {
+function bm25(passageTexts: readonly string[], query: readonly string[]): number[] {
   const docs = passageTexts.map((t) => tokens(t));
   const avg = docs.reduce((n, d) => n + d.length, 0) / Math.max(1, docs.length);
   const df = new Map<string, number>();

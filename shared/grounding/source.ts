@@ -15,7 +15,7 @@ export const MAX_SOURCE_BYTES = 4 * 1024 * 1024;
 export const SOURCES_PREFIX = "sources/";
 
 const SourceRefSchema = z.object({ ref: z.string().min(1).max(1024) }).strict();
-export const SourceSchema = z.union([z.string(), SourceRefSchema]);
+const SourceSchema = z.union([z.string(), SourceRefSchema]);
 export type Source = z.infer<typeof SourceSchema>;
 
 /** A source over MAX_SOURCE_BYTES: the draft is rejected as `too_large`, as an oversized draft is. */
@@ -56,9 +56,12 @@ export async function readSource(source: Source, read: SourceReader): Promise<st
       const missing = error instanceof SelfCorrectionError && error.code === "blob_not_found";
       if (error instanceof SelfCorrectionError && !missing) throw error;
       if (!missing && !(error as NodeJS.ErrnoException).code) throw error;
-      throw new UnreadableInputError(`context.source ${source.ref} cannot be read: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw new UnreadableInputError(
+        `context.source ${source.ref} cannot be read: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
   const bytes = Buffer.byteLength(text, "utf8");

@@ -228,7 +228,7 @@ export function notesBlock(hints: readonly string[], budget: number): string | u
 }
 
 /** A field the source did not support and the source around its closest match. */
-export interface SourceExcerpt {
+interface SourceExcerpt {
   path: string;
   text: string;
 }

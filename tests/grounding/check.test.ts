@@ -19,7 +19,11 @@ const fields = [
   { path: "/rationale", value: "Aspirin and PCI within 90 minutes are first-line." },
 ];
 const draftText = JSON.stringify({ vignette: fields[0]?.value, rationale: fields[1]?.value });
-const claim = (path: string, quotes: string[]): GroundingClaim => ({ path, claim: `claim of ${path}`, quotes });
+const claim = (path: string, quotes: string[]): GroundingClaim => ({
+  path,
+  claim: `claim of ${path}`,
+  quotes,
+});
 
 describe("checking the judge's quotes against the source", () => {
   it("accepts verbatim quotes and records where they occur", () => {
@@ -82,9 +86,19 @@ describe("checking the judge's quotes against the source", () => {
   });
 
   it("a field the judge gave no quote for is source_unsupported at its path", () => {
-    const check = checkGrounding(SOURCE, fields, [claim("/vignette", ["412 patients with acute STEMI"])], draftText);
+    const check = checkGrounding(
+      SOURCE,
+      fields,
+      [claim("/vignette", ["412 patients with acute STEMI"])],
+      draftText,
+    );
     expect(check.violations).toEqual([
-      expect.objectContaining({ ruleId: SOURCE_UNSUPPORTED, severity: "error", path: "/rationale", confidence: 1 }),
+      expect.objectContaining({
+        ruleId: SOURCE_UNSUPPORTED,
+        severity: "error",
+        path: "/rationale",
+        confidence: 1,
+      }),
     ]);
     expect(check.fields[1]?.quotes).toEqual([]);
   });
@@ -103,7 +117,12 @@ describe("checking the judge's quotes against the source", () => {
   });
 
   it(`a quote shorter than ${MIN_QUOTE_CHARS} characters carries no claim`, () => {
-    const check = checkGrounding(SOURCE, fields.slice(0, 1), [claim("/vignette", ["acute STEMI"])], draftText);
+    const check = checkGrounding(
+      SOURCE,
+      fields.slice(0, 1),
+      [claim("/vignette", ["acute STEMI"])],
+      draftText,
+    );
     expect(check.fields[0]?.quotes[0]?.problem).toBe("too_short");
     expect(check.violations.map((v) => v.ruleId)).toEqual([SOURCE_UNSUPPORTED]);
   });
@@ -138,7 +157,8 @@ describe("a long source", () => {
       4,
     );
   const paragraphs = Array.from({ length: 120 }, (_, i) => filler(i));
-  paragraphs[77] = "The warfarin arm had 37 major bleeding events among 1,204 patients over two years. ".repeat(3);
+  paragraphs[77] =
+    "The warfarin arm had 37 major bleeding events among 1,204 patients over two years. ".repeat(3);
   const long = paragraphs.join("\n\n");
 
   it("is split into passages that cover it end to end", () => {

@@ -63,7 +63,9 @@ describe("a draft grounded in its source", () => {
     expect(model?.requests[0]?.tool.inputSchema).toMatchObject({ required: ["findings", "grounding"] });
     // The correction prompt carries the source around the closest match of the unsupported field.
     const correction = model?.requests[1];
-    expect(correction?.user).toMatch(/<source_excerpt>\n- \/vignette: "[^"]*A 63-year-old man with acute STEMI/);
+    expect(correction?.user).toMatch(
+      /<source_excerpt>\n- \/vignette: "[^"]*A 63-year-old man with acute STEMI/,
+    );
     expect(correction?.subject?.violations).toEqual([{ ruleId: "source_unsupported", path: "/vignette" }]);
     // Evidence per field, with offsets into the source, stored with the round and the attempt it judged.
     const first = JSON.parse(await blobs.get(blobKeys.judgeReport(result.runId, 1))) as JudgeReport;
@@ -112,13 +114,17 @@ describe("a draft grounded in its source", () => {
 
   it("a long source is split; the record says which passages the judge saw", async () => {
     const filler = (i: number) =>
-      `Appendix ${i}: the ward rota, parking permits and canteen hours were reviewed without change. `.repeat(6);
+      `Appendix ${i}: the ward rota, parking permits and canteen hours were reviewed without change. `.repeat(
+        6,
+      );
     const long = [
       ...Array.from({ length: 60 }, (_, i) => filler(i)),
       SOURCE,
       ...Array.from({ length: 60 }, (_, i) => filler(60 + i)),
     ].join("\n\n");
-    const { deps, model, blobs } = makeDeps([judge({ "/vignette": [VIGNETTE_QUOTE], "/rationale": [RATIONALE_QUOTE] })]);
+    const { deps, model, blobs } = makeDeps([
+      judge({ "/vignette": [VIGNETTE_QUOTE], "/rationale": [RATIONALE_QUOTE] }),
+    ]);
     const result = await correctDraft(
       { ...draft, content: { ...content, vignette: VIGNETTE_QUOTE }, context: { source: long } },
       deps,
@@ -144,14 +150,23 @@ describe("a draft grounded in its source", () => {
     const dir = await mkdtemp(join(tmpdir(), "redraft-source-"));
     const file = join(dir, "case14.txt");
     await writeFile(file, SOURCE);
-    const { deps, blobs } = makeDeps([judge({ "/vignette": [VIGNETTE_QUOTE], "/rationale": [RATIONALE_QUOTE] })]);
-    const withRef = { ...draft, content: { ...content, vignette: VIGNETTE_QUOTE }, context: { source: { ref: file } } };
+    const { deps, blobs } = makeDeps([
+      judge({ "/vignette": [VIGNETTE_QUOTE], "/rationale": [RATIONALE_QUOTE] }),
+    ]);
+    const withRef = {
+      ...draft,
+      content: { ...content, vignette: VIGNETTE_QUOTE },
+      context: { source: { ref: file } },
+    };
     const result = await correctDraft(withRef, { ...deps, readSource: readLocalSource });
     expect(result.status).toBe("validated");
     expect(await blobs.get(blobKeys.source(result.runId))).toBe(SOURCE);
 
     await writeFile(file, "x".repeat(MAX_SOURCE_BYTES + 1));
-    const big = await correctDraft({ ...withRef, id: "grounded-2" }, { ...makeDeps([]).deps, readSource: readLocalSource });
+    const big = await correctDraft(
+      { ...withRef, id: "grounded-2" },
+      { ...makeDeps([]).deps, readSource: readLocalSource },
+    );
     expect([big.status, big.reason]).toEqual(["rejected", "too_large"]);
     const missing = await correctDraft(
       { ...withRef, id: "grounded-3", context: { source: { ref: join(dir, "nope.txt") } } },
@@ -161,7 +176,10 @@ describe("a draft grounded in its source", () => {
     // In the cloud a reference is a key under sources/ of the bucket, and nothing else.
     const cloud = makeDeps([judge({ "/vignette": [VIGNETTE_QUOTE], "/rationale": [RATIONALE_QUOTE] })]);
     await cloud.blobs.put("sources/case14.txt", SOURCE);
-    const fromBucket = await correctDraft({ ...withRef, context: { source: { ref: "sources/case14.txt" } } }, cloud.deps);
+    const fromBucket = await correctDraft(
+      { ...withRef, context: { source: { ref: "sources/case14.txt" } } },
+      cloud.deps,
+    );
     expect(fromBucket.status).toBe("validated");
     const outside = await correctDraft(
       { ...withRef, id: "grounded-4", context: { source: { ref: "runs/other/original.json" } } },
@@ -217,13 +235,18 @@ describe("a judge that is not the author", () => {
   it("`<provider>:<id>` calls the judge client of that provider, never the author's", async () => {
     const { deps, model } = makeDeps([], { judge: { model: "bedrock:anthropic.claude-haiku-4-5" } });
     const judgeModel = new JudgeSpy("bedrock");
-    const result = await correctDraft({ ...fixed, content: { ...content, vignette: VIGNETTE_QUOTE } }, {
-      ...deps,
-      judgeModel,
-    });
+    const result = await correctDraft(
+      { ...fixed, content: { ...content, vignette: VIGNETTE_QUOTE } },
+      {
+        ...deps,
+        judgeModel,
+      },
+    );
     expect(result.status).toBe("validated");
     expect(model?.requests).toEqual([]);
-    expect(judgeModel.requests.map((r) => [r.purpose, r.model])).toEqual([["judge", "anthropic.claude-haiku-4-5"]]);
+    expect(judgeModel.requests.map((r) => [r.purpose, r.model])).toEqual([
+      ["judge", "anthropic.claude-haiku-4-5"],
+    ]);
   });
 
   it("a provider with no client is a configuration fault, not a silent fallback to the author", async () => {

@@ -18,11 +18,15 @@ describe("redraft show of a draft with one unsupported value", () => {
     if (!run) throw new Error("no run");
     const text = timeline(result, run, await loadRunEvidence(result, deps), undefined);
     expect(text).toMatch(/^Source: 513 characters: "Case 14/m);
-    expect(text).toContain("grounding: 1 of 2 field(s) unsupported; the judge saw the whole source (513 characters)");
+    expect(text).toContain(
+      "grounding: 1 of 2 field(s) unsupported; the judge saw the whole source (513 characters)",
+    );
     expect(text).toMatch(
       /UNSUPPORTED \/vignette — .*\n {6}draft: {2}"A 58-year-old man presents.*\n {6}source: "A 63-year-old man presents with crushing substernal chest pain" \[32–94\] \(the closest match\)\n {6}quote: {2}"A 58-year-old man presents with crushing substernal chest pain" — quotes the draft, not the source/,
     );
-    expect(text).toMatch(/supported {3}\/rationale .*\n.*\n {6}source: "Aspirin and PCI are first-line.*" \[304–418\]/);
+    expect(text).toMatch(
+      /supported {3}\/rationale .*\n.*\n {6}source: "Aspirin and PCI are first-line.*" \[304–418\]/,
+    );
     expect(text).toMatch(/error {3}source_unsupported \/vignette/);
   });
 });

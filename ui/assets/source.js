@@ -118,9 +118,20 @@ export function renderSource(el, d) {
         "div",
         {},
         h("h3", {}, "Draft (grounded fields)"),
-        s.fields.length ? h("ul", { className: "grounded-fields" }, s.fields.map((f) => fieldItem(f, s.text))) : h("p", { className: "muted" }, "—"),
+        s.fields.length
+          ? h(
+              "ul",
+              { className: "grounded-fields" },
+              s.fields.map((f) => fieldItem(f, s.text)),
+            )
+          : h("p", { className: "muted" }, "—"),
       ),
-      h("div", {}, h("h3", {}, "Source"), h("pre", { className: "source-text" }, sourceText(s.text, s.fields))),
+      h(
+        "div",
+        {},
+        h("h3", {}, "Source"),
+        h("pre", { className: "source-text" }, sourceText(s.text, s.fields)),
+      ),
     ),
   );
 }

@@ -11,8 +11,8 @@ import {
 } from "../../grounding/check.js";
 import { choosePassages, type PassageSeen } from "../../grounding/passages.js";
 import { sourceOf } from "../../grounding/source.js";
-import type { ModelClient } from "../../model/types.js";
 import { costUsd } from "../../model/pricing.js";
+import type { ModelClient } from "../../model/types.js";
 import { type TokenUsage, totalTokens } from "../../model/types.js";
 import type { Persona } from "../../pack.js";
 import { blobKeys } from "../../store/bucket-layout.js";
@@ -49,7 +49,7 @@ export interface JudgeReport {
 }
 
 /** A round's grounding check: what the judge saw of the source, and the evidence per field. */
-export interface GroundingRound {
+interface GroundingRound {
   /** The run's copy of the source (`runs/<runId>/source.txt`). */
   sourceRef: string;
   sourceChars: number;

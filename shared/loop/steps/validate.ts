@@ -146,7 +146,8 @@ async function registerAndCheck(
     inspection = await inspectWithPackAsync(resolved, draft);
     // A source that cannot be read, or is too large, refuses the draft before the run starts.
     const source = sourceOf(draft);
-    if (source !== undefined) sourceText = await readSource(source, deps.readSource ?? blobSourceReader(deps));
+    if (source !== undefined)
+      sourceText = await readSource(source, deps.readSource ?? blobSourceReader(deps));
   } catch (error) {
     // Only a fault of the input rejects it; a store that failed to read the upload is not the draft's fault.
     if (!isInputError(error)) throw error;
@@ -263,7 +264,9 @@ async function registerAndCheck(
 function blobSourceReader(deps: LoopDeps): SourceReader {
   return async (ref) => {
     if (!ref.startsWith(SOURCES_PREFIX) || ref.includes(".."))
-      throw new InvalidDraftError(`context.source.ref must be a key under ${SOURCES_PREFIX}, not ${ref.slice(0, 200)}`);
+      throw new InvalidDraftError(
+        `context.source.ref must be a key under ${SOURCES_PREFIX}, not ${ref.slice(0, 200)}`,
+      );
     return deps.blobs.get(ref);
   };
 }
