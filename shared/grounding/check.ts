@@ -50,6 +50,8 @@ export interface GroundedField {
 }
 
 const MAX_FIELDS = 200;
+/** Quotes checked per field; a claim needs one, a few more are the judge being thorough. */
+const MAX_QUOTES_PER_FIELD = 8;
 
 /**
  * The fields a setting names that the content has, as text (a number is grounded by its digits);
@@ -113,6 +115,19 @@ export interface GroundingCheck {
 
 const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
+/** Every string and number of a content, one per line: the text a quote of the draft would come from. */
+export function contentText(content: unknown): string {
+  const out: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === "string") out.push(value);
+    else if (typeof value === "number") out.push(String(value));
+    else if (Array.isArray(value)) for (const v of value) walk(v);
+    else if (value && typeof value === "object") for (const v of Object.values(value)) walk(v);
+  };
+  walk(content);
+  return out.join("\n");
+}
+
 /**
  * Checks the judge's claims against the source. `draftText` is the draft's content as text: a quote
  * found there but not in the source is the judge quoting the draft, and says so.
@@ -133,7 +148,8 @@ export function checkGrounding(
       .filter(Boolean)
       .join(" ");
     const quotes: QuoteEvidence[] = [];
-    for (const text of mine.flatMap((c) => c.quotes)) {
+    // Each quote is a search of the whole source: a field gets MAX_QUOTES_PER_FIELD, however many are sent.
+    for (const text of mine.flatMap((c) => c.quotes).slice(0, MAX_QUOTES_PER_FIELD)) {
       const span = findQuote(normalizedSource, text);
       if (!span) {
         const inDraft = findQuote(normalizedDraft, text) !== undefined;

@@ -62,6 +62,14 @@ export interface Span {
  * undefined. `source` is the source normalised once (`normalize`), since many quotes are looked up.
  */
 export function findQuote(source: Normalized, quote: string): Span | undefined {
+  const found = findNormalized(source, quote);
+  // The judge reads the source with "<" written "&lt;" (dataBlock in shared/loop/prompt.ts): a quote
+  // that copies that escape is read back as the source had it, which undoes our escaping, no more.
+  if (found || !quote.includes("&lt;")) return found;
+  return findNormalized(source, quote.replaceAll("&lt;", "<"));
+}
+
+function findNormalized(source: Normalized, quote: string): Span | undefined {
   const needle = normalize(quote).text;
   if (!needle) return undefined;
   const at = source.text.indexOf(needle);

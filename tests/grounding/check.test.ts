@@ -151,6 +151,40 @@ describe("checking the judge's quotes against the source", () => {
   });
 });
 
+describe("hostile and awkward inputs", () => {
+  it('a source with "<" (the judge reads it as &lt;) still matches, and only that escape is undone', () => {
+    const source = "The effect was significant (p < 0.05) in the treated group.";
+    const f = [{ path: "/x", value: "significant" }];
+    const seen = checkGrounding(source, f, [claim("/x", ["significant (p &lt; 0.05) in the treated"])], "");
+    expect(seen.fields[0]?.status).toBe("supported");
+    const plain = checkGrounding(source, f, [claim("/x", ["significant (p < 0.05) in the treated"])], "");
+    expect(plain.fields[0]?.status).toBe("supported");
+    const other = checkGrounding(source, f, [claim("/x", ["significant (p &gt; 0.05) in the treated"])], "");
+    expect(other.fields[0]?.status).toBe("unsupported");
+  });
+
+  it("a judge answer flooding one field with quotes is checked only up to a bound", () => {
+    const flood = Array.from({ length: 500 }, (_, i) =>
+      claim("/vignette", Array(20).fill(`invented quote number ${i}`)),
+    );
+    const check = checkGrounding(SOURCE, fields.slice(0, 1), flood, draftText);
+    expect(check.fields[0]?.quotes.length).toBeLessThanOrEqual(8);
+    expect(check.violations.filter((v) => v.ruleId === SOURCE_MISQUOTED).length).toBeLessThanOrEqual(8);
+    expect(check.fields[0]?.status).toBe("unsupported");
+  });
+
+  it("claims for paths that are not grounded are ignored; an empty quote never matches", () => {
+    const check = checkGrounding(
+      SOURCE,
+      fields.slice(0, 1),
+      [claim("/other", [SOURCE]), claim("/vignette", ["", "   "])],
+      draftText,
+    );
+    expect(check.fields[0]?.status).toBe("unsupported");
+    expect(check.fields.map((x) => x.path)).toEqual(["/vignette"]);
+  });
+});
+
 describe("a long source", () => {
   const filler = (i: number) =>
     `Section ${i}. The committee discussed routine matters of budget and scheduling for the year ${1990 + i}. `.repeat(

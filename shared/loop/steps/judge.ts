@@ -3,6 +3,7 @@ import type { ResolvedPack } from "../../engine.js";
 import { ModelNotConfiguredError } from "../../errors.js";
 import {
   checkGrounding,
+  contentText,
   type FieldEvidence,
   type GroundedField,
   groundedFields,
@@ -89,7 +90,7 @@ export async function judgeStep(state: LoopState, deps: LoopDeps): Promise<LoopS
   // only by the draft's acceptFindings, like any finding.
   const checked =
     grounding && verdict.ok
-      ? checkGrounding(grounding.source, grounding.fields, verdict.grounding, JSON.stringify(best.content))
+      ? checkGrounding(grounding.source, grounding.fields, verdict.grounding, contentText(best.content))
       : undefined;
   const classified = verdict.ok
     ? classifyFindings(
