@@ -11,9 +11,6 @@ import { SelfCorrectionError, UnreadableInputError } from "../errors.js";
 /** Largest source accepted, in bytes of UTF-8: a long paper or a book chapter, not a library. */
 export const MAX_SOURCE_BYTES = 4 * 1024 * 1024;
 
-/** The bucket prefix a source reference names in the cloud. */
-export const SOURCES_PREFIX = "sources/";
-
 const SourceRefSchema = z.object({ ref: z.string().min(1).max(1024) }).strict();
 const SourceSchema = z.union([z.string(), SourceRefSchema]);
 export type Source = z.infer<typeof SourceSchema>;
