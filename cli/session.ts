@@ -112,10 +112,13 @@ export async function openSession(
   const packs: AnyPack[] = [];
   for (const file of opts.pack ?? []) packs.push(...(await (await import("./packs.js")).loadPacks(file)));
   const deployment = await deploymentConfig(opts, packs, maxAttempts);
+  // Only beside a live corrector: a replayed or absent model never brings a live judge with it.
+  const judgeModel = choice.live ? await judgeClientFor(deployment, choice.model?.provider) : undefined;
   const runtime = await runtimeModule.LocalRuntime.open({
     // The committed state machine, read by the runtime when it builds it (a listing never does).
     dataDir: resolve(opts.dataDir),
     model: boundModel(choice, deployment.modelConcurrency),
+    ...(judgeModel && { judgeModel }),
     deployment,
     extraPacks: packs,
     retryDelayMs: choice.live ? undefined : 0,
@@ -127,6 +130,35 @@ export async function openSession(
       `Warning: no price is known for ${choice.model.model}; costs show as unpriced and a cost budget cannot trip.`,
     );
   return { runtime, notices };
+}
+
+/**
+ * A live client for the judge when the deployment's `judge.model` (deployment-wide or per kind) is
+ * `anthropic:<id>` or `bedrock:<id>` and the corrector is of another provider: the judge is then
+ * not the author (README, "Grounded in the source"). Built like `--llm`'s, from the environment.
+ */
+async function judgeClientFor(deployment: DeploymentConfig, authorProvider: string | undefined) {
+  const named = [
+    deployment.judge?.model,
+    ...Object.values(deployment.packs ?? {}).map((p) => p.judge?.model),
+  ];
+  const provider = named
+    .map((m) => m?.match(/^(anthropic|bedrock):/)?.[1])
+    .find((p) => p !== undefined && p !== authorProvider);
+  if (!provider) return undefined;
+  const { createModelClient } = await import("../shared/model/index.js");
+  if (provider === "anthropic") {
+    const apiKey = process.env.ANTHROPIC_API_KEY ?? "";
+    if (!apiKey) {
+      const { UsageError } = await import("../app/inputs.js");
+      throw new UsageError("judge.model names anthropic: it needs ANTHROPIC_API_KEY in the environment");
+    }
+    return createModelClient({ provider: "anthropic", apiKey });
+  }
+  return createModelClient({
+    provider: "bedrock",
+    ...(process.env.AWS_REGION && { region: process.env.AWS_REGION }),
+  });
 }
 
 /** A session whose notices (and the runs an earlier process left unfinished) are said on stderr. */

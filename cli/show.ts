@@ -18,6 +18,8 @@ export interface RunEvidence {
   judgeRounds: JudgeReport[];
   /** The draft each attempt's diff was computed from (the best draft before it), by attempt number. */
   diffBase: Map<number, unknown>;
+  /** The run's copy of its draft's `context.source`, when it had one. */
+  source?: string;
 }
 
 /** The longest a value in a diff or repair line is shown before it is cut with an ellipsis. */
@@ -43,7 +45,61 @@ export async function loadRunEvidence(
     diffBase.set(a.attempt, base);
     if (a.isBest && a.draftRef) base = (await maybe<Draft>(a.draftRef)) ?? base;
   }
-  return { initialRepairs: initial?.repairs ?? [], judgeRounds, diffBase };
+  const source = await deps.blobs.get(blobKeys.source(result.runId)).catch(() => undefined);
+  return {
+    initialRepairs: initial?.repairs ?? [],
+    judgeRounds,
+    diffBase,
+    ...(source !== undefined && { source }),
+  };
+}
+
+/** Text on one line, cut with an ellipsis when longer than `max` characters. */
+const oneLine = (text: string, max: number) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/**
+ * A judge round's grounding, field by field: the draft's value and the source's words side by side
+ * (the quote that supports it, or for an unsupported field the source near the closest match), each
+ * quote with where it occurs in the source or why it does not count.
+ */
+function groundingLines(r: JudgeReport, source: string | undefined): string[] {
+  const g = r.grounding;
+  if (!g) return [];
+  const unsupported = g.fields.filter((f) => f.status === "unsupported").length;
+  const seen = g.split
+    ? `passages ${g.passages.map((p) => `${p.id} [${p.start}–${p.end}]`).join(", ")} of a ${g.sourceChars}-character source`
+    : `the whole source (${g.sourceChars} characters)`;
+  const lines = [
+    `  grounding: ${unsupported} of ${g.fields.length} field(s) unsupported; the judge saw ${seen}`,
+  ];
+  for (const f of g.fields) {
+    lines.push(
+      `    ${f.status === "supported" ? "supported  " : "UNSUPPORTED"} ${f.path}${f.claim ? ` — ${oneLine(f.claim, 100)}` : ""}`,
+    );
+    lines.push(`      draft:  "${oneLine(f.value, 110)}"`);
+    const valid = f.quotes.find((q) => !q.problem);
+    if (valid) lines.push(`      source: "${oneLine(valid.text, 110)}" [${valid.start}–${valid.end}]`);
+    else if (f.match && source !== undefined)
+      lines.push(
+        `      source: "${oneLine(source.slice(f.match.start, f.match.end), 110)}" [${f.match.start}–${f.match.end}] (the closest match)`,
+      );
+    for (const q of f.quotes) {
+      if (q === valid) continue;
+      const where =
+        q.problem === "too_short"
+          ? `too short to carry the claim [${q.start}–${q.end}]`
+          : q.problem === "quotes_draft"
+            ? "quotes the draft, not the source"
+            : q.problem === "not_in_source"
+              ? "does not occur in the source"
+              : `[${q.start}–${q.end}]`;
+      lines.push(`      quote:  "${oneLine(q.text, 90)}" — ${where}`);
+    }
+  }
+  return lines;
 }
 
 /** A value as JSON, cut with an ellipsis when longer than `max` characters. */
@@ -139,13 +195,14 @@ interface RawFinding {
   path?: string;
 }
 
-function judgeBlock(r: JudgeReport): string[] {
+function judgeBlock(r: JudgeReport, source?: string): string[] {
   const total = r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite;
   const lines = [
     `Judge round ${r.round} at ${r.at}: ${r.blocking.length} blocking finding(s) (threshold ${r.threshold})`,
     `  model ${r.model}, tokens ${tokenLine(r.usage)}, ${costText(r.costUsd, total, [r.model])}`,
   ];
   if (r.failure) lines.push(`  no usable verdict: ${r.failure}`);
+  lines.push(...groundingLines(r, source));
   const findings = r.findings as RawFinding[];
   if (findings.length === 0 && !r.failure) lines.push("  findings: (none)");
   else if (findings.length) lines.push("  findings:");
@@ -218,6 +275,8 @@ export function timeline(
   if (run.persistentRules.length) out.push(`Persistent rules: ${run.persistentRules.join(", ")}`);
   if (run.overrides?.length) out.push(`Judge overrides: ${run.overrides.join(", ")}`);
   if (run.parentRunId) out.push(`Edited from run: ${run.parentRunId}`);
+  if (evidence.source !== undefined)
+    out.push(`Source: ${evidence.source.length} characters: "${oneLine(evidence.source, 120)}"`);
   if (run.review)
     out.push(
       `Review: ${run.review.decision} at ${run.review.at}${run.review.note ? ` — ${run.review.note}` : ""}`,
@@ -232,7 +291,7 @@ export function timeline(
       at: a.at,
       lines: attemptBlock(a, evidence.diffBase.get(a.attempt)),
     })),
-    ...evidence.judgeRounds.map((r) => ({ at: r.at, lines: judgeBlock(r) })),
+    ...evidence.judgeRounds.map((r) => ({ at: r.at, lines: judgeBlock(r, evidence.source) })),
   ].sort((a, b) => a.at.localeCompare(b.at));
   for (const block of blocks) out.push("", ...block.lines);
 

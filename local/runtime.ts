@@ -31,6 +31,7 @@ import {
   recoverInterrupted,
   releaseOwned,
 } from "./recovery.js";
+import { readLocalSource } from "./source.js";
 import type { RunCursor } from "./sqlite-store.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, loadAsl } from "./state-machine.js";
 
@@ -71,6 +72,8 @@ export interface LocalRuntimeOptions {
    */
   asl?: AslDefinition | undefined;
   model?: ModelClient | undefined;
+  /** A client of another provider for the judge (`judge.model: "<provider>:<id>"`). */
+  judgeModel?: ModelClient | undefined;
   deployment?: DeploymentConfig;
   /** Packs beyond the built-in ones (a user's declarative or TypeScript packs). */
   extraPacks?: readonly AnyPack[];
@@ -283,6 +286,8 @@ export class LocalRuntime {
       runs: backend.runs,
       blobs: backend.blobs,
       model: options.model,
+      ...(options.judgeModel && { judgeModel: options.judgeModel }),
+      readSource: readLocalSource,
       ...(options.dedupeWindowMs !== undefined && { dedupeWindowMs: options.dedupeWindowMs }),
       ...(options.maxDraftBytes !== undefined && { maxDraftBytes: options.maxDraftBytes }),
       ...(options.maxDraftDepth !== undefined && { maxDraftDepth: options.maxDraftDepth }),

@@ -3,6 +3,7 @@ import { withDeferral } from "./deferred.js";
 import type { Draft, Repair, Severity, Violation } from "./draft.js";
 import { countSeverities, type ValidationReport } from "./draft.js";
 import { InvalidPackError, PackRuleError, SelfCorrectionError } from "./errors.js";
+import type { GroundingSettings } from "./grounding/check.js";
 import {
   DEFAULT_JUDGE_SETTINGS,
   DEFAULT_LOOP_SETTINGS,
@@ -58,6 +59,8 @@ export interface ResolvedPack<C = unknown, S extends Record<string, unknown> = R
   readonly rules: readonly ResolvedRule<C, S>[];
   readonly loop: LoopSettings;
   readonly judge: JudgeSettings;
+  /** The grounding setting: the deployment's per-kind one, else the pack's; absent when none. */
+  readonly grounding?: GroundingSettings;
 }
 
 /** Weight of a warning in the proportional score: enough to break ties, never enough to outweigh an error. */
@@ -113,7 +116,8 @@ export function resolvePack<C, S extends Record<string, unknown>>(
     ...defined(deployment.judge),
     ...defined(override.judge),
   };
-  return { pack, kind: pack.kind, settings, rules, loop, judge };
+  const grounding = override.grounding ?? pack.grounding;
+  return { pack, kind: pack.kind, settings, rules, loop, judge, ...(grounding && { grounding }) };
 }
 
 export interface Inspection {

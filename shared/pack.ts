@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Draft, Repair, Severity, Violation, ViolationSource } from "./draft.js";
 import { SeveritySchema } from "./draft.js";
+import { type GroundingSettings, GroundingSettingsSchema } from "./grounding/check.js";
 
 /** What a rule's check returns for one problem; the engine adds ruleId, severity and source. */
 export interface Finding {
@@ -54,6 +55,12 @@ export const JudgeSettingsSchema = z.object({
   threshold: z.number().min(0).max(1),
   rubric: z.array(z.string()),
   personas: z.array(PersonaSchema),
+  /**
+   * The model that judges, when it should not be the corrector's: a model id of the same provider
+   * (`claude-haiku-4-5`), or `<provider>:<id>` (`bedrock:…`) for a client of another provider the
+   * runtime was given. A judge that is not the author does not share its blind spots (README).
+   */
+  model: z.string().min(1).max(200).optional(),
 });
 export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 
@@ -107,6 +114,11 @@ export interface Pack<C = unknown, S extends Record<string, unknown> = Record<st
   score?(ctx: RuleContext<C, S>, violations: readonly Violation[]): number;
   readonly loop?: Partial<LoopSettings>;
   readonly judge?: Partial<JudgeSettings>;
+  /**
+   * Fields the judge must ground in the draft's `context.source` with verbatim quotes that code
+   * checks (shared/grounding/check.ts). Applies only to drafts that have a source.
+   */
+  readonly grounding?: GroundingSettings;
   /** Pack rules in words, put in the stable part of the correction prompt. */
   readonly instructions?: string;
   /** JSON Schema of `content`, handed to the model as the shape of the corrected content. */
@@ -131,6 +143,8 @@ const PackOverrideSchema = z
     settings: z.record(z.string(), z.unknown()).optional(),
     loop: LoopSettingsSchema.partial().optional(),
     judge: JudgeSettingsSchema.partial().optional(),
+    /** Replaces the pack's grounding setting for this kind. */
+    grounding: GroundingSettingsSchema.optional(),
   })
   .strict();
 export type PackOverride = z.infer<typeof PackOverrideSchema>;

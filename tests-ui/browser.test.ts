@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import {
   CASSETTE,
   examplesDataDir,
   ROOT,
+  redraft,
   type Served,
   serve,
   UNPRICED_DRAFT,
@@ -473,6 +475,46 @@ describe("the viewer in a browser", () => {
       expect(await page.locator("table.runs a.batch-link").count()).toBe(4);
     } finally {
       await batch.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("shows a draft's source beside its grounded fields: the unsupported value marked where the source differs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "redraft-ui-grounding-"));
+    const fixtures = join(ROOT, "tests", "fixtures", "grounding");
+    const run = await redraft(
+      "run",
+      join(fixtures, "case14.json"),
+      "--llm",
+      `replay:${join(fixtures, "case14.cassette.json")}`,
+      "--data-dir",
+      dir,
+      "--no-progress",
+    );
+    expect(run.code).toBe(0);
+    const grounded = await serve(dir);
+    try {
+      const [listed] = await grounded.runtime.runs.listRuns({ draftId: "case14-q1" });
+      await page.goto(`${grounded.viewer.url}#/run/${listed?.runId}`);
+      await page.waitForSelector("ul.grounded-fields");
+      const panel = page.locator('section[aria-labelledby="source-title"]');
+      expect(await panel.locator("p.muted").first().innerText()).toContain(
+        "1 of 2 grounded field(s) not supported",
+      );
+      const unsupported = panel.locator('li.field.unsupported[data-path="/vignette"]');
+      expect(await unsupported.innerText()).toContain("quotes the draft, not the source");
+      // The source near the closest match is marked apart from the quote that supports the rationale.
+      expect(await panel.locator('mark.unsupported[data-path="/vignette"]').innerText()).toContain(
+        "63-year-old man",
+      );
+      expect(await panel.locator('mark.supported[data-path="/rationale"]').innerText()).toBe(
+        "Aspirin and PCI are first-line treatments for acute MI when a PCI-capable centre can be reached within 120 minutes",
+      );
+      await panel.scrollIntoViewIfNeeded();
+      await page.evaluate(() => document.getElementById("source-title")?.scrollIntoView());
+      if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "grounding.png") });
+    } finally {
+      await grounded.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -294,6 +294,33 @@ async function judgeRounds(data: ViewerData, run: RunRecord) {
   return rounds;
 }
 
+/** The most of a source the run page is sent: past it, the text is cut and so are its highlights. */
+const MAX_SOURCE_VIEW_CHARS = 200_000;
+
+/**
+ * The run's source and the last judge round's grounding, for the run page's source panel: the
+ * text, and per grounded field its status, the draft's value, its quotes with offsets and, for an
+ * unsupported field, the source near the closest match.
+ */
+async function sourceView(data: ViewerData, runId: string, lastRound: number) {
+  const text = await data.blobs.get(blobKeys.source(runId)).catch(() => undefined);
+  if (text === undefined) return null;
+  const report =
+    lastRound > 0
+      ? await readJson<JudgeReport>(data.blobs, blobKeys.judgeReport(runId, lastRound))
+      : undefined;
+  const g = report?.grounding;
+  return {
+    text: text.slice(0, MAX_SOURCE_VIEW_CHARS),
+    chars: text.length,
+    truncated: text.length > MAX_SOURCE_VIEW_CHARS,
+    round: g ? lastRound : null,
+    split: g?.split ?? false,
+    passages: g?.passages ?? [],
+    fields: g?.fields ?? [],
+  };
+}
+
 const sumTokens = (items: { tokens: TokenUsage }[]) =>
   items.reduce(
     (sum, i) => sum + i.tokens.input + i.tokens.output + i.tokens.cacheRead + i.tokens.cacheWrite,
@@ -314,6 +341,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
   for (const a of result.attemptsDetail)
     attempts.push(await attemptView(data, runId, a, result.attemptsDetail));
   const judge = await judgeRounds(data, run);
+  const source = await sourceView(data, runId, judge.length);
   const execution = await data.history(runId);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
   const timeline = execution ? buildTimeline(execution.history) : undefined;
@@ -342,6 +370,8 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
     finalViolations: result.finalViolations,
     attempts,
     judge,
+    /** The draft's source beside the last grounding check (null for a draft without a source). */
+    source,
     purposes: {
       correct: { calls: attempts.length, tokens: sumTokens(attempts), cost: sumCost(attempts) },
       judge: { calls: judge.length, tokens: sumTokens(judge), cost: sumCost(judge) },

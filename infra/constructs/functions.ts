@@ -17,7 +17,12 @@ import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DEFAULT_MODEL_CONCURRENCY } from "../../shared/model/limited.js";
-import { DRAFTS_PREFIX, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
+import {
+  DRAFTS_PREFIX,
+  RESULTS_PREFIX,
+  RUNS_PREFIX,
+  SOURCES_PREFIX,
+} from "../../shared/store/bucket-layout.js";
 import { type BundledModelSdk, lambdaBundling, PROJECT_ROOT } from "../bundling.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
@@ -254,6 +259,10 @@ export class Functions extends Construct {
         reason: "Validate reads the upload that started the run, whatever its name.",
       },
       { id: objects(RUNS_PREFIX), reason: perRun },
+      {
+        id: objects(SOURCES_PREFIX),
+        reason: "Validate reads the source a draft names (context.source.ref), whatever its name.",
+      },
     );
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
@@ -292,7 +301,12 @@ export class Functions extends Construct {
     this.validate.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject"],
-        resources: [bucket.arnForObjects(`${DRAFTS_PREFIX}*`), bucket.arnForObjects(`${RUNS_PREFIX}*`)],
+        resources: [
+          bucket.arnForObjects(`${DRAFTS_PREFIX}*`),
+          bucket.arnForObjects(`${RUNS_PREFIX}*`),
+          // A draft's context.source.ref: only under sources/, which Validate checks before reading.
+          bucket.arnForObjects(`${SOURCES_PREFIX}*`),
+        ],
       }),
     );
     // Uploads are read by VersionId (the bucket is versioned), which needs its own action.

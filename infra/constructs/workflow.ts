@@ -591,6 +591,8 @@ export class CorrectionGraph extends Construct {
             kind: JsonPath.stringAt("$.kind"),
             // A repaired run says so where its outcome is announced, not only in its records.
             repairs: JsonPath.numberAt("$.best.repairs"),
+            // The last grounding check, bounded: per field whether the source supports it and where.
+            grounding: JsonPath.objectAt("$.judge.grounding"),
             ...fields,
           }),
         },

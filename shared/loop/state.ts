@@ -62,6 +62,24 @@ const JudgeStateSchema = z.object({
   failed: z.boolean(),
   /** Blob key of the last round's whole evidence (prompt, findings, personas). */
   reportRef: z.string().optional(),
+  /**
+   * The last round's grounding check, bounded (shared/grounding/check.ts `summarize`): the outcome
+   * event carries it, so it is always present (`checked: false` before any check).
+   */
+  grounding: z
+    .object({
+      checked: z.boolean(),
+      supported: z.number().int().nonnegative(),
+      unsupported: z.number().int().nonnegative(),
+      fields: z.array(
+        z.object({
+          path: z.string(),
+          status: z.enum(["supported", "unsupported"]),
+          quotes: z.array(z.object({ start: z.number().int(), end: z.number().int() })),
+        }),
+      ),
+    })
+    .default({ checked: false, supported: 0, unsupported: 0, fields: [] }),
 });
 
 /** A model answer waiting for re-validation (between CorrectExecution and Revalidate). */

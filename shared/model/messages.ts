@@ -170,11 +170,11 @@ export class MessagesModelClient implements ModelClient {
       throw toModelError(error, this.provider);
     }
     const latencyMs = Math.round(performance.now() - started);
-    return toModelResponse(message, request.tool.name, this.model, latencyMs);
+    return toModelResponse(message, request.tool.name, request.model ?? this.model, latencyMs);
   }
 
-  /** The request body; a provider adds what its endpoint needs. */
+  /** The request body; a provider adds what its endpoint needs. `request.model` overrides the client's. */
   protected requestParams(request: ModelRequest): MessageCreateParamsNonStreaming {
-    return buildMessageParams(request, this.model);
+    return buildMessageParams(request, request.model ?? this.model);
   }
 }

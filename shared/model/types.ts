@@ -46,6 +46,8 @@ export interface ModelRequest {
   user: string;
   tool: ToolSpec;
   maxTokens: number;
+  /** The model to answer with, when not the client's own (`judge.model`: a judge that is not the author). */
+  model?: string;
   /**
    * What a correction prompt was built from, as data. Never sent to a model: it lets a simulated
    * corrector (the policy benchmark, tests) read the request without parsing the prompt's wording.

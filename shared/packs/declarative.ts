@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import * as z from "zod";
 import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
+import { GroundingSettingsSchema } from "../grounding/check.js";
 import {
   type Finding,
   type JudgeSettings,
@@ -101,6 +102,7 @@ const DeclarativePackSchema = z
     settings: DeclarativeSettingsSchema.optional(),
     loop: LoopSettingsSchema.partial().strict().optional(),
     judge: JudgeSettingsSchema.partial().strict().optional(),
+    grounding: GroundingSettingsSchema.optional(),
     instructions: z.string().min(1).optional(),
   })
   .strict();
@@ -420,6 +422,7 @@ export function packFromDefinition(def: unknown, source = "pack definition"): Pa
   }
   if (definition.loop) pack.loop = withoutUndefined(definition.loop) as Partial<LoopSettings>;
   if (definition.judge) pack.judge = withoutUndefined(definition.judge) as Partial<JudgeSettings>;
+  if (definition.grounding) pack.grounding = definition.grounding;
   if (instructions) pack.instructions = instructions;
   return pack;
 }

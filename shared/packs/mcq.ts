@@ -717,6 +717,10 @@ export const mcqPack: Pack<McqContent, McqSettings> = {
     stemAsksQuestion,
   ],
   instructions: INSTRUCTIONS,
+  // With a context.source, the facts of the stem (NBME's stem is the vignette and the lead-in; the
+  // facts are in the vignette, the lead-in only asks) and the correct answer's justification (the
+  // rationale) must be quoted from the source.
+  grounding: { fields: ["/vignette", "/rationale"], mode: "quotes" },
   contentJsonSchema() {
     // What the model must return: stricter than McqContentSchema (which tolerates what rules report).
     return {

@@ -17,6 +17,8 @@ export const BATCHES_PREFIX = "batches/";
 export const BATCH_ITEMS_PREFIX = "batch-items/";
 /** A batch's per-item results and its rounds' lists. */
 export const BATCH_RESULTS_PREFIX = "batch-results/";
+/** Sources drafts are grounded in (`context.source: { ref: "sources/…" }`); read by Validate, never written. */
+export const SOURCES_PREFIX = "sources/";
 /** Batch pricing on Bedrock: each job's input and output files (the service role may read and write there). */
 export const BEDROCK_JOBS_PREFIX = "batch-jobs/";
 
@@ -37,6 +39,8 @@ export const blobKeys = {
   attemptDiff: (runId: string, n: number) => `${runPrefix(runId)}attempts/${n}/diff.json`,
   judgeReport: (runId: string, round: number) => `${runPrefix(runId)}judge/${round}.json`,
   judgeAnswer: (runId: string, round: number) => `${runPrefix(runId)}judge/${round}.answer.json`,
+  /** The run's copy of its draft's `context.source`, read once by Validate (shared/grounding/source.ts). */
+  source: (runId: string) => `${runPrefix(runId)}source.txt`,
   result: (draftId: string, runId: string) => `${RESULTS_PREFIX}${draftId}/${runId}.json`,
 };
 

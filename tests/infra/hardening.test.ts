@@ -192,6 +192,8 @@ describe("7. least privilege, justified", () => {
         ...["GetItem", "PutItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`),
         `s3:GetObject on ${objects("drafts/")}`,
         `s3:GetObject on ${objects("runs/")}`,
+        // A draft's context.source.ref, a key under sources/.
+        `s3:GetObject on ${objects("sources/")}`,
         // A batch item's child run reads its draft like an upload.
         `s3:GetObject on ${objects("batch-items/")}`,
         `s3:GetObjectVersion on ${objects("drafts/")}`,

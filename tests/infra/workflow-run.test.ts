@@ -15,6 +15,7 @@ import {
   StateNames,
 } from "../../infra/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
+import { NO_GROUNDING } from "../../shared/grounding/check.js";
 import type { LoopState } from "../../shared/loop/state.js";
 import { loopState } from "../fixtures/loop-state.js";
 import { getAsl } from "./asl.js";
@@ -118,7 +119,7 @@ const inputOf = (calls: { state: string; input: Record<string, unknown> }[], sta
 const judged = (maxLogicAttempts = 1): LoopState =>
   loopState(
     {
-      judge: { enabled: true, rounds: 0, blocking: 0, failed: false },
+      judge: { enabled: true, rounds: 0, blocking: 0, failed: false, grounding: NO_GROUNDING },
       limits: { ...loopState().limits, maxLogicAttempts },
     },
     0,
@@ -129,7 +130,14 @@ const judgeRound =
   (s) => ({
     ...s,
     phase: blocking > 0 ? "logic" : s.phase,
-    judge: { enabled: true, rounds: s.judge.rounds + 1, blocking, failed, reportRef: "judge.json" },
+    judge: {
+      enabled: true,
+      rounds: s.judge.rounds + 1,
+      blocking,
+      failed,
+      reportRef: "judge.json",
+      grounding: NO_GROUNDING,
+    },
   });
 const VALIDATED_PATH = [
   StateNames.PublishCorrectedDraft,

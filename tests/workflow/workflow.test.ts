@@ -211,7 +211,13 @@ describe("the synthesized state machine, executed locally", () => {
 
   it("keeps state and items small for a draft of a few MB by passing references", async () => {
     const big = "x".repeat(3 * 1024 * 1024);
-    const draft = { ...DRAFT_WITH_ERRORS, id: "big", context: { intent: "long source", source: big } };
+    // The source would have the mcq kind's grounding judge it; this case is about size, not grounding.
+    const draft = {
+      ...DRAFT_WITH_ERRORS,
+      id: "big",
+      context: { intent: "long source", source: big },
+      options: { skipJudge: true },
+    };
     const rt = await start([answer("big", FULLY_CORRECTED_DRAFT.content)]);
     const { execution } = await rt.runUpload(body(draft));
     expect(execution.terminalState).toBe(StateNames.DraftValidated);

@@ -7,17 +7,19 @@ import { cost, fill, getJson, h, json, statusBadge, time } from "./dom.js";
 import { renderGraph, renderStates } from "./graph.js";
 import { renderExecution } from "./history.js";
 import { renderReview } from "./review.js";
+import { renderSource } from "./source.js";
 
 const FINAL = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
 
 export function runView(main, runId) {
   const head = h("section", { "aria-label": "Run" });
   const reviewBox = h("section", { "aria-label": "Review" });
+  const sourceBox = h("section", { "aria-labelledby": "source-title", hidden: true });
   const graphBox = h("section", { "aria-labelledby": "graph-title" });
   const historyBox = h("section", { "aria-labelledby": "history-title", className: "execution" });
   const attemptsBox = h("section", { "aria-labelledby": "attempts-title" });
   const finalBox = h("section", { "aria-labelledby": "final-title" });
-  main.append(head, reviewBox, graphBox, historyBox, attemptsBox, finalBox);
+  main.append(head, reviewBox, sourceBox, graphBox, historyBox, attemptsBox, finalBox);
   let version = "";
   let reviewStatus = "";
   // What the person chose in the flowchart stays chosen across refreshes.
@@ -43,6 +45,7 @@ export function runView(main, runId) {
     } else {
       renderStates(graphBox, detail, graphState);
     }
+    renderSource(sourceBox, detail);
     renderExecution(historyBox, detail);
     renderAttempts(attemptsBox, detail);
     renderFinal(finalBox, detail);

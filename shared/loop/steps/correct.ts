@@ -50,6 +50,9 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
     hints: state.hints,
     phase: state.phase,
     personas: judged?.personas ?? [],
+    sourceExcerpts: (judged?.grounding?.fields ?? []).flatMap((f) =>
+      f.excerpt ? [{ path: f.path, text: f.excerpt.text }] : [],
+    ),
   });
   const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
     model.complete({

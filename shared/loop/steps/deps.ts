@@ -1,3 +1,4 @@
+import type { SourceReader } from "../../grounding/source.js";
 import type { ModelClient } from "../../model/types.js";
 import type { PackRegistry } from "../../registry.js";
 import type { AttemptRecord, BlobStore, RunStore } from "../../store/types.js";
@@ -14,6 +15,16 @@ export interface LoopDeps {
    * in Lambda). Defaults to `model !== undefined`.
    */
   modelAvailable?: boolean;
+  /**
+   * A client of another provider for the judge, used when `judge.model` is `<provider>:<id>` and the
+   * provider is not `model`'s. A judge of the same provider needs none: the request names the model.
+   */
+  judgeModel?: ModelClient | undefined;
+  /**
+   * Reads a `context.source` reference. @default a key of the blob store under `sources/` (the
+   * bucket); the local runtime reads a file path.
+   */
+  readSource?: SourceReader;
   clock?: () => Date;
   /**
    * A duplicate delivery of the same content within this window starts no second run. 0 disables it.

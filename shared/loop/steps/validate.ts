@@ -1,7 +1,9 @@
 import type { Draft } from "../../draft.js";
 import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "../../engine.js";
 import { ErrorNames, InvalidDraftError, PackRuleError } from "../../errors.js";
-import { blobKeys } from "../../store/bucket-layout.js";
+import { NO_GROUNDING } from "../../grounding/check.js";
+import { readSource, type SourceReader, sourceOf } from "../../grounding/source.js";
+import { blobKeys, SOURCES_PREFIX } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
 import {
   isActiveStatus,
@@ -76,7 +78,7 @@ function terminalState(
     hints: [],
     tokens: { ...ZERO_TOTALS },
     costUsd: 0,
-    judge: { enabled: false, rounds: 0, blocking: 0, failed: false },
+    judge: { enabled: false, rounds: 0, blocking: 0, failed: false, grounding: NO_GROUNDING },
   };
 }
 
@@ -134,6 +136,7 @@ async function registerAndCheck(
   let draft: Draft;
   let resolved: ResolvedPack;
   let inspection: Inspection;
+  let sourceText: string | undefined;
   try {
     if (input.rejectWith) throw rejectionError(input.rejectWith);
     if (input.draftRef !== undefined) {
@@ -152,6 +155,10 @@ async function registerAndCheck(
     // content (a json pattern stopped past its budget) rejects it like one that refuses any content.
     resolved = await packFor(draft, deps.registry);
     inspection = await inspectWithPackAsync(resolved, draft);
+    // A source that cannot be read, or is too large, refuses the draft before the run starts.
+    const source = sourceOf(draft);
+    if (source !== undefined)
+      sourceText = await readSource(source, deps.readSource ?? blobSourceReader(deps));
   } catch (error) {
     // Only a fault of the input rejects it; a store that failed to read the upload is not the draft's fault.
     if (!isInputError(error)) throw error;
@@ -203,6 +210,7 @@ async function registerAndCheck(
   // The run keeps its own copy of what it was given: an upload's key may receive a newer version later.
   const originalRef = blobKeys.original(runId);
   await deps.blobs.putIfAbsent(originalRef, JSON.stringify(draft));
+  if (sourceText !== undefined) await deps.blobs.putIfAbsent(blobKeys.source(runId), sourceText);
   const run: RunRecord = { ...newRunRecord(runId, draft.id, draft.kind, at), originalRef, contentHash };
   if (input.draftRef)
     run.uploadRef = input.draftVersion ? `${input.draftRef}?versionId=${input.draftVersion}` : input.draftRef;
@@ -259,6 +267,17 @@ async function registerAndCheck(
     hints: [],
     tokens: { ...ZERO_TOTALS },
     costUsd: 0,
-    judge: { enabled: judgeOn, rounds: 0, blocking: 0, failed: false },
+    judge: { enabled: judgeOn, rounds: 0, blocking: 0, failed: false, grounding: NO_GROUNDING },
+  };
+}
+
+/** In the cloud a source reference is a key of the bucket, and only under `sources/`. */
+function blobSourceReader(deps: LoopDeps): SourceReader {
+  return async (ref) => {
+    if (!ref.startsWith(SOURCES_PREFIX) || ref.includes(".."))
+      throw new InvalidDraftError(
+        `context.source.ref must be a key under ${SOURCES_PREFIX}, not ${ref.slice(0, 200)}`,
+      );
+    return deps.blobs.get(ref);
   };
 }
