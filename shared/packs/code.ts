@@ -281,6 +281,11 @@ function failureText(
         message: `test "${name}" was not run: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work before it started`,
         hint: `The tests before it used up the suite's budget: ${SUITE_FIX}`,
       };
+    case "uncopyable":
+      return {
+        message: `test "${name}" failed: ${error.message}`,
+        hint: "Return plain data (numbers, strings, arrays, plain objects, Map, Set, Date, errors): the tests receive a copy of what the source returns, made outside the source's reach, never the source's own objects.",
+      };
     case "error": {
       const thrown = error.isError
         ? `${error.name}: ${error.message}`

@@ -137,6 +137,7 @@ interface ThrownError {
  */
 type FailureReason =
   | "error"
+  | "uncopyable"
   | "timeout"
   | "memory"
   | "stack"
@@ -311,11 +312,40 @@ interface HostRecord {
   assertions: number;
   /** The count the test declared with `assert.expect(n)`. */
   expected?: number;
+  /** Why a value could not be copied between the realms, the first time one could not. */
+  uncopyable?: string;
+}
+
+/** One of a session's two contexts, with the harness's toolbox (a frozen object without a prototype). */
+interface Realm {
+  readonly ctx: QuickJSContext;
+  readonly toolbox: QuickJSHandle;
+  readonly describe: QuickJSHandle;
+  readonly thenable: QuickJSHandle;
+}
+
+/** A promise one realm lent the other: the host settles the copy when it sees the original settle. */
+interface Watched {
+  readonly holder: Realm;
+  readonly receiver: Realm;
+  readonly id: number;
+  readonly handle: QuickJSHandle;
+}
+
+/** How the two realms of a session reach each other: only through the host, only as text. */
+interface Links {
+  draft?: Realm | undefined;
+  tests?: Realm | undefined;
+  readonly watched: Watched[];
 }
 
 interface Session {
   readonly rt: QuickJSRuntime;
   readonly ctx: QuickJSContext;
+  /** The tests' realm (lock mode only): where the test's code runs, apart from the source's. */
+  readonly tests: Realm | undefined;
+  readonly draft: Realm;
+  readonly links: Links;
   /** The harness's toolbox: `describe` reads a thrown value as JSON text, `thenable` looks for a `then`. */
   readonly describe: QuickJSHandle;
   readonly thenable: QuickJSHandle;
@@ -528,22 +558,25 @@ export class QuickJSSandbox {
         limits,
         MODE.lock,
         (session): Step => {
-          const { ctx, guard, record, prelude } = session;
+          const { ctx, guard, tests } = session;
           try {
             guard.start(budgetTicks);
             const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
             if (loaded.error) return judged(session, failed(session, "source", loaded.error));
             loaded.value.dispose();
             phase = "test";
-            // Assertions the source made on its own while loading are not the test's.
-            record.assertions = 0;
-            // Blocks: the outer binds the built-ins' names to the captured values, the inner holds the
-            // test's own let/const (which may shadow them, or the source's); the newline ends a trailing comment.
-            const ran = ctx.evalCode(`{${prelude}{${test.code}\n}}`, `tests/${index}.js`, GLOBAL_SCRIPT);
-            return judged(
-              session,
-              ran.error ? failed(session, "test", ran.error) : settle(session, ran.value),
-            );
+            if (!tests) throw new SandboxSetupError("the tests' realm is missing");
+            bindSourceGlobals(session, tests, test.code);
+            // The test's code runs in the tests' realm; its view of the session reads what it left there.
+            const view: Session = {
+              ...session,
+              ctx: tests.ctx,
+              describe: tests.describe,
+              thenable: tests.thenable,
+            };
+            // A block for the test's own let/const; the newline ends a trailing comment.
+            const ran = tests.ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
+            return judged(view, ran.error ? failed(view, "test", ran.error) : settle(view, ran.value));
           } finally {
             ticks = guard.ticks;
           }
@@ -584,10 +617,8 @@ export class QuickJSSandbox {
       });
     }
     let rt: QuickJSRuntime | undefined;
-    let ctx: QuickJSContext | undefined;
-    let describe: QuickJSHandle | undefined;
-    let thenable: QuickJSHandle | undefined;
-    let changes: QuickJSHandle | undefined;
+    const contexts: QuickJSContext[] = [];
+    const handles: QuickJSHandle[] = [];
     let setUp = false;
     try {
       const guard = new Guard(engine.memory, limits);
@@ -595,27 +626,56 @@ export class QuickJSSandbox {
       rt.setMemoryLimit(limits.memoryLimitBytes);
       rt.setMaxStackSize(limits.maxStackBytes);
       rt.setInterruptHandler(guard.interrupt);
-      ctx = rt.newContext();
+      const runtime = rt;
       const record: HostRecord = { waiting: 0, assertions: 0 };
-      installHost(ctx, record, mode);
-      const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
-      if (harness.error) {
-        const reason = ctx.dump(harness.error) as unknown;
-        harness.error.dispose();
-        throw new SandboxSetupError(
-          `the sandbox harness failed to load: ${JSON.stringify(reason)?.slice(0, MAX_MESSAGE_CHARS)}`,
-        );
+      const links: Links = { watched: [] };
+      const load = (realmMode: HarnessMode, realmRecord: HostRecord): { realm: Realm; prelude: string } => {
+        const ctx = runtime.newContext();
+        contexts.push(ctx);
+        installHost(ctx, realmRecord, realmMode, links, record);
+        const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
+        if (harness.error) {
+          const reason = ctx.dump(harness.error) as unknown;
+          harness.error.dispose();
+          throw new SandboxSetupError(
+            `the sandbox harness failed to load: ${JSON.stringify(reason)?.slice(0, MAX_MESSAGE_CHARS)}`,
+          );
+        }
+        // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
+        const toolbox = harness.value;
+        handles.push(toolbox);
+        const describe = ctx.getProp(toolbox, "describe");
+        const thenable = ctx.getProp(toolbox, "thenable");
+        handles.push(describe, thenable);
+        const preludeHandle = ctx.getProp(toolbox, "prelude");
+        const prelude = ctx.getString(preludeHandle);
+        preludeHandle.dispose();
+        return { realm: { ctx, toolbox, describe, thenable }, prelude };
+      };
+      // The source's assertions (a source that checks itself) are recorded nowhere: only the tests' count.
+      const { realm: draft, prelude } = load(mode, { waiting: 0, assertions: 0 });
+      links.draft = draft;
+      let changes: QuickJSHandle | undefined;
+      if (mode === MODE.watch) {
+        changes = draft.ctx.getProp(draft.toolbox, "changes");
+        handles.push(changes);
       }
-      // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
-      describe = ctx.getProp(harness.value, "describe");
-      thenable = ctx.getProp(harness.value, "thenable");
-      const preludeHandle = ctx.getProp(harness.value, "prelude");
-      const prelude = ctx.getString(preludeHandle);
-      preludeHandle.dispose();
-      if (mode === MODE.watch) changes = ctx.getProp(harness.value, "changes");
-      harness.value.dispose();
+      const tests = mode === MODE.lock ? load(MODE.tests, record).realm : undefined;
+      links.tests = tests;
       setUp = true;
-      return body({ rt, ctx, describe, thenable, prelude, changes, record, guard });
+      return body({
+        rt,
+        ctx: draft.ctx,
+        describe: draft.describe,
+        thenable: draft.thenable,
+        prelude,
+        changes,
+        record,
+        guard,
+        draft,
+        tests,
+        links,
+      });
     } catch (error) {
       engine.broken = hostErrorText(error);
       if (!setUp) {
@@ -628,10 +688,8 @@ export class QuickJSSandbox {
     } finally {
       if (engine.broken === undefined) {
         try {
-          describe?.dispose();
-          thenable?.dispose();
-          changes?.dispose();
-          ctx?.dispose();
+          for (const handle of handles) handle.dispose();
+          for (const ctx of contexts) ctx.dispose();
           rt?.dispose();
         } catch (error) {
           engine.broken = `disposing a runtime failed: ${hostErrorText(error)}`;
@@ -673,7 +731,13 @@ function probe(
  * failed assertions, counts waiting `assert.rejects` and the test's assertions; `isPromise` asks
  * QuickJS itself whether a value is a genuine Promise (a Proxy or a look-alike is not).
  */
-function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode): void {
+function installHost(
+  ctx: QuickJSContext,
+  record: HostRecord,
+  mode: HarnessMode,
+  links: Links,
+  verdict: HostRecord,
+): void {
   const text = (handle: QuickJSHandle | undefined, max: number): string =>
     handle !== undefined && ctx.typeof(handle) === "string" ? ctx.getString(handle).slice(0, max) : "";
   const host = ctx.newObject();
@@ -700,6 +764,11 @@ function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode)
   });
   ctx.setProp(host, "record", recordFn);
   ctx.setProp(host, "isPromise", isPromiseFn);
+  const bridge = bridgeFunctions(ctx, mode, links, verdict);
+  for (const [name, fn] of bridge) {
+    ctx.setProp(host, name, fn);
+    fn.dispose();
+  }
   for (const [name, value] of [...Object.entries(HARNESS_CONSTANTS), ["mode", mode] as const]) {
     const number = ctx.newNumber(value);
     ctx.setProp(host, name, number);
@@ -709,6 +778,140 @@ function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode)
   recordFn.dispose();
   isPromiseFn.dispose();
   host.dispose();
+}
+
+/**
+ * The host's side of the crossing (the guest's is in sandbox-harness.guest.js): `call` runs a
+ * function the other realm lent, `global` reads a global of the source's (tests' realm only),
+ * `watch` follows a promise the other realm lent, `uncopyable` records a value that could not be
+ * copied (the test then fails, whatever its code does with the TypeError it gets). Only strings,
+ * numbers and booleans pass through here.
+ */
+function bridgeFunctions(
+  ctx: QuickJSContext,
+  mode: HarnessMode,
+  links: Links,
+  verdict: HostRecord,
+): [string, QuickJSHandle][] {
+  const self = (): Realm | undefined => (mode === MODE.tests ? links.tests : links.draft);
+  const other = (): Realm | undefined => (mode === MODE.tests ? links.draft : links.tests);
+  const lost = () => ({ error: ctx.newError({ name: "InternalError", message: "the sandbox's other realm is gone" }) });
+  const call = ctx.newFunction("call", (id, text, isNew) => {
+    const target = other();
+    if (!target || id === undefined || text === undefined) return lost();
+    const answer = callTool(target, "invoke", (c) => [
+      c.newNumber(ctx.getNumber(id)),
+      c.newString(ctx.getString(text)),
+      isNew !== undefined && ctx.dump(isNew) === true ? c.true : c.false,
+    ]);
+    return answer === undefined ? interrupted(ctx) : ctx.newString(answer);
+  });
+  const global = ctx.newFunction("global", (name) => {
+    const target = other();
+    if (!target || name === undefined) return lost();
+    const answer = callTool(target, "lookup", (c) => [c.newString(ctx.getString(name))]);
+    return answer === undefined ? interrupted(ctx) : ctx.newString(answer);
+  });
+  const watch = ctx.newFunction("watch", (id) => {
+    const holder = other();
+    const receiver = self();
+    if (!holder || !receiver || id === undefined) return lost();
+    const promiseId = ctx.getNumber(id);
+    const number = holder.ctx.newNumber(promiseId);
+    const fn = holder.ctx.getProp(holder.toolbox, "promiseOf");
+    const got = holder.ctx.callFunction(fn, holder.ctx.undefined, number);
+    fn.dispose();
+    number.dispose();
+    if (got.error) {
+      got.error.dispose();
+      return interrupted(ctx);
+    }
+    links.watched.push({ holder, receiver, id: promiseId, handle: got.value });
+    return undefined;
+  });
+  const uncopyable = ctx.newFunction("uncopyable", (message) => {
+    verdict.uncopyable ??=
+      message !== undefined && ctx.typeof(message) === "string"
+        ? ctx.getString(message).slice(0, MAX_MESSAGE_CHARS)
+        : "a value cannot be copied between the source and the tests";
+  });
+  return [
+    ["call", call],
+    ["global", global],
+    ["watch", watch],
+    ["uncopyable", uncopyable],
+  ];
+}
+
+/** What a realm's code gets when the other realm's work was cut short (the budget, memory): the guard says why. */
+function interrupted(ctx: QuickJSContext) {
+  return { error: ctx.newError({ name: "InternalError", message: "interrupted" }) };
+}
+
+/** Calls a function of a realm's toolbox; its answer (always text), or undefined when the call was cut short. */
+function callTool(
+  realm: Realm,
+  name: string,
+  args: (ctx: QuickJSContext) => QuickJSHandle[],
+): string | undefined {
+  const { ctx } = realm;
+  const fn = ctx.getProp(realm.toolbox, name);
+  const handles = args(ctx);
+  try {
+    const result = ctx.callFunction(fn, ctx.undefined, ...handles);
+    if (result.error) {
+      result.error.dispose();
+      return undefined;
+    }
+    const text = ctx.typeof(result.value) === "string" ? ctx.getString(result.value) : undefined;
+    const truth = ctx.typeof(result.value) === "boolean" ? String(ctx.dump(result.value)) : undefined;
+    result.value.dispose();
+    return text ?? truth;
+  } finally {
+    fn.dispose();
+    for (const handle of handles) if (handle.alive && handle !== ctx.true && handle !== ctx.false) handle.dispose();
+  }
+}
+
+/** Identifiers a test's code may take from the source (a superset: only the source's globals are bound). */
+const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$]*/g;
+/** Names the tests' realm never takes from the source. */
+const OWN_NAMES = new Set(["this", "super", "arguments", "eval", "new", "typeof", "globalThis", "undefined"]);
+const MAX_BOUND_NAMES = 2000;
+
+/**
+ * Makes the source's globals that the test's code names readable in the tests' realm: each becomes
+ * an accessor on the tests' global object that asks the draft's realm for a copy at every read.
+ */
+function bindSourceGlobals(session: Session, tests: Realm, code: string): void {
+  const names = new Set<string>();
+  for (const match of code.matchAll(IDENTIFIER)) {
+    if (names.size >= MAX_BOUND_NAMES) break;
+    if (!OWN_NAMES.has(match[0])) names.add(match[0]);
+  }
+  for (const name of names) {
+    if (callTool(session.draft, "present", (c) => [c.newString(name)]) !== "true") continue;
+    callTool(tests, "bind", (c) => [c.newString(name)]);
+  }
+}
+
+/** Settles the copies of lent promises whose originals have settled; whether any was. */
+function pump(links: Links): boolean {
+  let progressed = false;
+  for (const watched of [...links.watched]) {
+    const { holder, receiver, handle, id } = watched;
+    const state = holder.ctx.getPromiseState(handle);
+    if (state.type === "pending") continue;
+    links.watched.splice(links.watched.indexOf(watched), 1);
+    progressed = true;
+    const ok = state.type === "fulfilled";
+    const value = state.type === "fulfilled" ? state.value : state.error;
+    const text = callTool(holder, "settled", (c) => [ok ? c.true : c.false, value]);
+    handle.dispose();
+    if (text === undefined) continue;
+    callTool(receiver, "settle", (c) => [c.newNumber(id), c.newString(text)]);
+  }
+  return progressed;
 }
 
 function failure(message: string, stack = ""): Step {
@@ -730,9 +933,11 @@ function settle(session: Session, value: QuickJSHandle): Step {
   const isPromise = !(first.type === "fulfilled" && first.notAPromise);
   if (isPromise) disposeState(first);
   try {
-    while (rt.hasPendingJob() && !guard.expired) {
-      const jobs = rt.executePendingJobs(JOB_BATCH);
-      if (jobs.error) return failed(session, "test", jobs.error);
+    while (!guard.expired) {
+      if (rt.hasPendingJob()) {
+        const jobs = rt.executePendingJobs(JOB_BATCH);
+        if (jobs.error) return failed(session, "test", jobs.error);
+      } else if (!pump(session.links)) break;
     }
     if (guard.expired && guard.tripped === undefined) guard.tripped = "timeout";
     if (guard.tripped) return classified(guard, "test", NO_ERROR_DESCRIBED);
@@ -789,6 +994,12 @@ function hasThen(session: Session, value: QuickJSHandle): boolean {
  * went on to do, and is the failure reported (unless the test hit a limit, which says more).
  */
 function judged(session: Session, step: Step): Step {
+  const { uncopyable } = session.record;
+  if (uncopyable !== undefined && (step.ok || step.failure.reason === "error")) {
+    const error = { name: "UncopyableValue", message: uncopyable, stack: "", isError: true };
+    const phase = step.ok ? "test" : step.failure.phase;
+    return { ok: false, failure: { reason: "uncopyable", phase, error } };
+  }
   const recorded = session.record.failure;
   if (recorded === undefined) return step;
   if (!step.ok && step.failure.reason !== "error") return step;
