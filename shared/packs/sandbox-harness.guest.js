@@ -1107,6 +1107,10 @@ const {
     ReferenceErrorProto = ReferenceError.prototype;
   var mapSet = MapProto.set,
     setAdd = SetProto.add,
+    WeakMapCtor = WeakMap,
+    WeakSetCtor = WeakSet,
+    weakMapHas = WeakMap.prototype.has,
+    weakSetHas = WeakSet.prototype.has,
     typedTag = getOwnDesc(TypedArray.prototype, Symbol.toStringTag).get,
     regexpSource = getOwnDesc(RegExpProto, "source").get;
   var REGEXP_FLAGS = [
@@ -1159,7 +1163,7 @@ const {
   // nothing of the sender runs when the receiver's built-ins look at a copy.
   var PROTOCOL = create(null);
   PROTOCOL.constructor = PROTOCOL.toJSON = PROTOCOL.toString = PROTOCOL.valueOf = true;
-  PROTOCOL.then = PROTOCOL.toLocaleString = PROTOCOL.__proto__ = true;
+  PROTOCOL.toLocaleString = PROTOCOL.__proto__ = true;
   var MAX_PARTS = 1048576,
     MAX_NESTING = 400,
     MAX_LENGTH = 16777216,
@@ -1305,6 +1309,9 @@ const {
         st.parts++;
         out[out.length] = enc(valueOfDesc(d, v, where + "[" + i + "]"), st, depth + 1, where + "[" + i + "]");
       }
+      if (holes) out[out.length] = ["h", holes];
+      // Its other own enumerable properties, as data: an array's own methods never cross.
+      out[out.length] = ["k", ownData(v, st, depth, where, true)];
       return out;
     }
     var tag = attempt(typedTag, v);
@@ -1354,6 +1361,8 @@ const {
       ]);
       return out;
     }
+    if (attempt(weakMapHas, v) === false) return ["W", id, "WeakMap"];
+    if (attempt(weakSetHas, v) === false) return ["W", id, "WeakSet"];
     var boxes = [numberValueOf, stringValueOf, booleanValueOf, bigintValueOf, symbolValueOf];
     for (i = 0; i < boxes.length; i++) {
       var prim = attempt(boxes[i], v);
@@ -1389,27 +1398,9 @@ const {
     }
     var plain = proto === ObjectProto || proto === null;
     out = ["O", id, proto === null ? 0 : 1];
-    var data = [],
-      methods = [],
-      seen = create(null),
-      ks;
-    try {
-      ks = ownKeys(v);
-    } catch (e) {
-      refuse("listing the properties of " + where + " threw " + thrownWord(e));
-    }
-    for (i = 0; i < ks.length; i++) {
-      var key = ks[i];
-      if (typeof key !== "string") continue;
-      seen[key] = true;
-      var kd = own(v, key);
-      if (kd === undefined || !kd.enumerable) continue;
-      var value = valueOfDesc(kd, v, member(where, key));
-      if (typeof value === "function" && PROTOCOL[key] === true) continue;
-      data[data.length] = key;
-      data[data.length] = enc(value, st, depth + 1, member(where, key));
-    }
-    out[3] = data;
+    var methods = [],
+      seen = create(null);
+    out[3] = ownData(v, st, depth, where, false, seen);
     var ctorId = -1;
     if (!plain) {
       // An object of a class: the methods (and getters, read now) its prototypes give it.
@@ -1427,7 +1418,8 @@ const {
         }
         for (var j = 0; j < pk.length; j++) {
           var mk = pk[j];
-          if (typeof mk !== "string" || seen[mk] === true || PROTOCOL[mk] === true) continue;
+          // A class's own methods cross, toString and toJSON included: they are what its tests test.
+          if (typeof mk !== "string" || seen[mk] === true || mk === "constructor" || mk === "__proto__") continue;
           seen[mk] = true;
           var md = own(p, mk);
           if (md === undefined) continue;
@@ -1451,6 +1443,30 @@ const {
     return out;
   }
 
+  // Own enumerable properties as [key, value] pairs (a symbol key as a symbol): an array's own
+  // functions and a plain object's own protocol methods (toJSON, toString, valueOf…) are left out.
+  function ownData(v, st, depth, where, isArr, seen) {
+    var data = [],
+      ks;
+    try {
+      ks = ownKeys(v);
+    } catch (e) {
+      refuse("listing the properties of " + where + " threw " + thrownWord(e));
+    }
+    for (var i = 0; i < ks.length; i++) {
+      var key = ks[i],
+        sym = typeof key === "symbol";
+      if (isArr && !sym && (key === "length" || apply(regexpExec, INDEX, [key]) !== null)) continue;
+      if (seen !== undefined && !sym) seen[key] = true;
+      var kd = own(v, key);
+      if (kd === undefined || !kd.enumerable) continue;
+      var value = valueOfDesc(kd, v, member(where, key));
+      if (typeof value === "function" && (isArr || sym || PROTOCOL[key] === true)) continue;
+      data[data.length] = sym ? enc(key, st, depth + 1, where) : key;
+      data[data.length] = enc(value, st, depth + 1, member(where, key));
+    }
+    return data;
+  }
   function dec(n, refs) {
     if (n === null || typeof n !== "object") return n;
     var i, out;
@@ -1481,12 +1497,15 @@ const {
         out = [];
         refs[n[1]] = out;
         var at = 0;
+        var extra = [];
         for (i = 3; i < n.length; i++) {
           var item = n[i];
           if (item !== null && typeof item === "object" && item[0] === "h") at += item[1];
+          else if (item !== null && typeof item === "object" && item[0] === "k") extra = item[1];
           else defineProperty(out, Str(at++), desc(dec(item, refs), true, true, true));
         }
         out.length = n[2];
+        putData(out, extra, refs);
         return out;
       }
       case "T": {
@@ -1507,6 +1526,8 @@ const {
         return (refs[n[1]] = new DateCtor(dec(n[2], refs)));
       case "R":
         return (refs[n[1]] = new RegExpCtor(n[2], n[3]));
+      case "W":
+        return (refs[n[1]] = n[2] === "WeakMap" ? new WeakMapCtor() : new WeakSetCtor());
       case "X":
         return (refs[n[1]] = ObjectCtor(dec(n[2], refs)));
       case "M":
@@ -1539,11 +1560,15 @@ const {
     }
     throw new TypeErrorCtor("the sandbox could not read a copied value");
   }
+  function putData(out, data, refs) {
+    for (var i = 0; i < data.length; i += 2)
+      defineProperty(out, dec(data[i], refs), desc(dec(data[i + 1], refs), true, true, true));
+  }
   function fill(out, n, refs) {
     var data = n[3],
       methods = n[4],
       i;
-    for (i = 0; i < data.length; i += 2) defineProperty(out, data[i], desc(dec(data[i + 1], refs), true, true, true));
+    putData(out, data, refs);
     for (i = 0; i < methods.length; i++) {
       var m = methods[i],
         value = m.length === 4 ? callable(m[1], m[2], m[3], out) : dec(m[1], refs);
@@ -1563,8 +1588,7 @@ const {
       methods = n[4],
       refs = [];
     refs[n[1]] = target;
-    for (var j = 0; j < data.length; j += 2)
-      defineProperty(target, data[j], desc(dec(data[j + 1], refs), true, true, true));
+    putData(target, data, refs);
     for (var k = 0; k < methods.length; k++)
       if (methods[k].length === 2) defineProperty(target, methods[k][0], desc(dec(methods[k][1], refs), true, false, true));
   }

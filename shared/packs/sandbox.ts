@@ -619,6 +619,7 @@ export class QuickJSSandbox {
     let rt: QuickJSRuntime | undefined;
     const contexts: QuickJSContext[] = [];
     const handles: QuickJSHandle[] = [];
+    const links: Links = { watched: [] };
     let setUp = false;
     try {
       const guard = new Guard(engine.memory, limits);
@@ -628,7 +629,6 @@ export class QuickJSSandbox {
       rt.setInterruptHandler(guard.interrupt);
       const runtime = rt;
       const record: HostRecord = { waiting: 0, assertions: 0 };
-      const links: Links = { watched: [] };
       const load = (realmMode: HarnessMode, realmRecord: HostRecord): { realm: Realm; prelude: string } => {
         const ctx = runtime.newContext();
         contexts.push(ctx);
@@ -688,6 +688,7 @@ export class QuickJSSandbox {
     } finally {
       if (engine.broken === undefined) {
         try {
+          for (const { handle } of links.watched) handle.dispose();
           for (const handle of handles) handle.dispose();
           for (const ctx of contexts) ctx.dispose();
           rt?.dispose();
