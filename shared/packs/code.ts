@@ -249,7 +249,7 @@ function failureText(
   const { error } = failure;
   const whileLoading = failure.phase === "source" ? " while loading the source, before the test ran" : "";
   switch (failure.reason) {
-    case "timeout":
+    case "too_slow":
       return {
         message: `test "${name}" used up its budget of ${settings.timeoutMs} ms of work${whileLoading} and was interrupted`,
         hint: "Look for an infinite loop or work that grows without bound.",
@@ -271,7 +271,7 @@ function failureText(
         message: `test "${name}" ${error.message}`,
         hint: "Fix the test that crashed the sandbox first.",
       };
-    case "suite_timeout":
+    case "suite_too_slow":
       return {
         message: `test "${name}" was interrupted${whileLoading}: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work`,
         hint: `The suite's budget ran out while this test ran: ${SUITE_FIX}`,

@@ -55,6 +55,15 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
+import { readFileSync, readlinkSync } from "node:fs";
+import {
+  isMainThread,
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+  workerData,
+} from "node:worker_threads";
 import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
@@ -83,13 +92,13 @@ export const MAX_STACK_BYTES = 4 * MiB;
  * on the 2-core CI VM a plain loop makes ~1 poll per ms of CPU and recursion ~3 (bench:sandbox prints
  * today's figures), so a 1,000 ms budget is a second or two of CPU there, whatever the machine's load.
  */
-const TICKS_PER_MS = 2;
+const TICKS_PER_MS = 1000;
 /** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
 const READ_BUDGET_TICKS = 200;
 /** Promise jobs run in batches so that the budget is checked between them. */
 const JOB_BATCH = 256;
 /** A test is started only with at least this many polls of the suite's budget left. */
-const MIN_TEST_SLICE_TICKS = 20;
+const MIN_TEST_SLICE_TICKS = 10 * TICKS_PER_MS;
 
 const SOURCE_FILE = "source.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
@@ -138,12 +147,12 @@ interface ThrownError {
 type FailureReason =
   | "error"
   | "uncopyable"
-  | "timeout"
+  | "too_slow"
   | "memory"
   | "stack"
   | "crash"
   | "not_run"
-  | "suite_timeout"
+  | "suite_too_slow"
   | "suite_not_run";
 
 export interface TestFailure {
@@ -158,8 +167,8 @@ export interface TestOutcome {
   readonly passed: boolean;
   /** Wall-clock time, for information only: no verdict depends on it. */
   readonly durationMs: number;
-  /** Interrupt polls the test used (its budget is `timeoutMs × TICKS_PER_MS`). */
-  readonly ticks: number;
+  /** Milliseconds of CPU time the test used, as the operating system counts the sandbox's thread. */
+  readonly cpuMs: number;
   readonly failure?: TestFailure;
 }
 
@@ -246,9 +255,9 @@ async function loadEngine(): Promise<Engine> {
  * until `start`: the harness's set-up is the sandbox's work, not the draft's.
  */
 class Guard {
-  tripped: "timeout" | "memory" | undefined;
-  /** Polls counted since `start`. */
-  ticks = 0;
+  tripped: "too_slow" | "memory" | undefined;
+  #used = 0;
+  #startCpu = 0;
   #budget = Number.POSITIVE_INFINITY;
   #counting = false;
   #reading = false;
@@ -262,10 +271,25 @@ class Guard {
     this.#ceiling = Math.max(memory.buffer.byteLength, ENGINE_BASE_BYTES + limits.memoryLimitBytes);
   }
 
-  /** Starts counting the draft's work against `budgetTicks`. */
-  start(budgetTicks: number): void {
-    this.#budget = budgetTicks;
+  /** Microseconds of this thread's CPU time used since `start` (frozen once reading starts). */
+  get ticks(): number {
+    if (this.#counting && !this.#reading) this.#used = threadCpuMicros() - this.#startCpu;
+    return this.#used;
+  }
+
+  /** Starts counting the draft's CPU time against `budgetMicros`; the watchdog outside sees it too. */
+  start(budgetMicros: number): void {
+    this.#budget = budgetMicros;
     this.#counting = true;
+    this.#startCpu = threadCpuMicros();
+    publishBudget(this.#startCpu, budgetMicros);
+  }
+
+  /** The session is over: nothing more is counted, and the watchdog stands down. */
+  stop(): void {
+    void this.ticks;
+    this.#counting = false;
+    publishBudget(0, 0);
   }
 
   readonly interrupt = (): boolean => {
@@ -278,9 +302,8 @@ class Guard {
       this.tripped ??= "memory";
       return true;
     }
-    this.ticks += 1;
     if (this.ticks > this.#budget) {
-      this.tripped ??= "timeout";
+      this.tripped ??= "too_slow";
       return true;
     }
     return false;
@@ -297,6 +320,7 @@ class Guard {
 
   /** Reading a thrown value may run its getters; they get a small budget of their own. */
   startReading(): void {
+    void this.ticks;
     this.#reading = true;
     this.#readTicks = 0;
   }
@@ -384,7 +408,7 @@ function ticksOf(ms: number): number {
  * or QuickJS aborted while freeing a runtime), the spare takes over at once and the remaining tests
  * still run; the next `ready()` loads a new spare.
  */
-export class QuickJSSandbox {
+class InThreadSandbox {
   #engine: Engine | undefined;
   #spare: Engine | undefined;
   #loading: Promise<void> | undefined;
@@ -426,7 +450,13 @@ export class QuickJSSandbox {
    * in a fresh, locked context after the source. Never throws for anything the code does; throws
    * `SandboxSetupError` when `ready()` was not awaited or a sandbox could not be set up.
    */
-  runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
+  runSuite(
+    source: string,
+    tests: readonly SandboxTest[],
+    limits: SandboxLimits,
+    resume: Resume = { index: 0, usedMicros: 0 },
+    onEvent: (event: SuiteEvent) => void = () => {},
+  ): SuiteResult {
     let engine = this.#engine;
     if (!engine || engine.broken !== undefined) {
       throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
@@ -434,25 +464,33 @@ export class QuickJSSandbox {
     const suiteBudget =
       limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
     const testBudget = ticksOf(limits.timeoutMs);
-    const { syntax, builtinChanges } = this.#compileAndProbe(engine, source, limits);
-    engine = this.#recover(engine);
-    if (syntax) return syntax;
+    let builtinChanges: string[];
+    if (resume.builtinChanges) {
+      builtinChanges = [...resume.builtinChanges];
+    } else {
+      const probed = this.#compileAndProbe(engine, source, limits);
+      engine = this.#recover(engine);
+      if (probed.syntax) return probed.syntax;
+      builtinChanges = probed.builtinChanges;
+      onEvent({ type: "probed", builtinChanges });
+    }
     const outcomes: TestOutcome[] = [];
-    let used = 0;
+    let used = resume.usedMicros;
     let sourceFailure: TestFailure | undefined;
     let crashedIn = "";
     const notRun = (name: string, reason: FailureReason, message: string): TestOutcome => ({
       name,
       passed: false,
       durationMs: 0,
-      ticks: 0,
+      cpuMs: 0,
       failure: { reason, phase: "test", error: { name: "NotRun", message, stack: "", isError: true } },
     });
     tests.forEach((test, index) => {
+      if (index < resume.index) return;
       const remaining = suiteBudget - used;
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
-        outcomes.push({ name: test.name, passed: false, durationMs: 0, ticks: 0, failure: sourceFailure });
+        outcomes.push({ name: test.name, passed: false, durationMs: 0, cpuMs: 0, failure: sourceFailure });
       } else if (!engine) {
         const message = `was not run: the sandbox crashed twice (last in test "${crashedIn}") and is reloaded before the next validation`;
         outcomes.push(notRun(test.name, "not_run", message));
@@ -463,17 +501,18 @@ export class QuickJSSandbox {
         // Cut at the test's own budget or the suite's rest, whichever is smaller.
         const cutBySuite = remaining < testBudget;
         let outcome = this.#runTest(engine, source, test, index, limits, cutBySuite ? remaining : testBudget);
-        used += outcome.ticks;
-        if (cutBySuite && outcome.failure?.reason === "timeout") {
-          outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_timeout" } };
+        used += outcome.cpuMs * TICKS_PER_MS;
+        if (cutBySuite && outcome.failure?.reason === "too_slow") {
+          outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_too_slow" } };
         }
         // A source cut short by the suite's budget did not fail: the tests after it are simply not run.
-        if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_timeout")
+        if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_too_slow")
           sourceFailure = outcome.failure;
         if (engine.broken !== undefined) crashedIn = test.name;
         engine = this.#recover(engine);
         outcomes.push(outcome);
       }
+      onEvent({ type: "outcome", outcome: outcomes[outcomes.length - 1] as TestOutcome });
     });
     return { kind: "ran", outcomes, builtinChanges };
   }
@@ -547,9 +586,10 @@ export class QuickJSSandbox {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       if (engine.memory.buffer.byteLength > ENGINE_BASE_BYTES + limits.memoryLimitBytes)
         engine.bloated = true;
+      const cpuMs = Math.round(ticks / 10) / 100;
       return step.ok
-        ? { name: test.name, passed: true, durationMs, ticks }
-        : { name: test.name, passed: false, durationMs, ticks, failure: step.failure };
+        ? { name: test.name, passed: true, durationMs, cpuMs }
+        : { name: test.name, passed: false, durationMs, cpuMs, failure: step.failure };
     };
     let phase: TestFailure["phase"] = "source";
     return finish(
@@ -578,6 +618,7 @@ export class QuickJSSandbox {
             const ran = tests.ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
             return judged(view, ran.error ? failed(view, "test", ran.error) : settle(view, ran.value));
           } finally {
+            guard.stop();
             ticks = guard.ticks;
           }
         },
@@ -686,6 +727,7 @@ export class QuickJSSandbox {
       }
       return onCrash(error);
     } finally {
+      publishBudget(0, 0);
       if (engine.broken === undefined) {
         try {
           for (const { handle } of links.watched) handle.dispose();
@@ -940,7 +982,7 @@ function settle(session: Session, value: QuickJSHandle): Step {
         if (jobs.error) return failed(session, "test", jobs.error);
       } else if (!pump(session.links)) break;
     }
-    if (guard.expired && guard.tripped === undefined) guard.tripped = "timeout";
+    if (guard.expired && guard.tripped === undefined) guard.tripped = "too_slow";
     if (guard.tripped) return classified(guard, "test", NO_ERROR_DESCRIBED);
     if (isPromise) {
       const state = ctx.getPromiseState(value);
@@ -1082,4 +1124,279 @@ function stripHarnessFrames(stack: string): string {
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.includes(HARNESS_FILE))
     .join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox's thread: CPU time the operating system counts, and a watchdog outside it.
+
+/** Where a suite resumes after its thread was stopped: the next test, the suite's CPU spent so far, the probe's findings. */
+interface Resume {
+  readonly index: number;
+  readonly usedMicros: number;
+  readonly builtinChanges?: readonly string[];
+}
+
+/** What the thread reports while a suite runs, so that a stopped thread loses nothing it finished. */
+type SuiteEvent =
+  | { readonly type: "probed"; readonly builtinChanges: string[] }
+  | { readonly type: "outcome"; readonly outcome: TestOutcome };
+
+type Reply =
+  | SuiteEvent
+  | { readonly type: "ready"; readonly tid: number }
+  | { readonly type: "done"; readonly result: SuiteResult }
+  | { readonly type: "failed"; readonly message: string };
+
+interface Job {
+  readonly source: string;
+  readonly tests: readonly SandboxTest[];
+  readonly limits: SandboxLimits;
+  readonly resume: Resume;
+}
+
+/** Marks the thread's `workerData`: this module, loaded in such a thread, serves suites. */
+const THREAD_FLAG = "redraftSandboxThread";
+/** How often the waiting host looks at the thread's CPU time, in ms of wall-clock time. */
+const WATCH_EVERY_MS = 5;
+/**
+ * CPU time past its budget a test's thread may run before the watchdog stops it. The thread stops
+ * itself at the budget whenever QuickJS polls (every few thousand bytecodes); only a native call
+ * that does not poll (a huge BigInt printed, `repeat`, a long `indexOf`) runs on until the watchdog sees it.
+ */
+const WATCHDOG_GRACE_MICROS = 50_000;
+/** The longest a thread may take to load (module graph and engine) before it counts as broken. */
+const THREAD_START_MS = 120_000;
+
+/** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs), 0 = none]. */
+let published: BigInt64Array | undefined;
+
+function publishBudget(startMicros: number, budgetMicros: number): void {
+  if (!published) return;
+  Atomics.store(published, 1, BigInt(Math.round(startMicros)));
+  Atomics.store(published, 2, BigInt(Number.isFinite(budgetMicros) ? Math.round(budgetMicros) : 0));
+}
+
+/** This thread's CPU time in µs (user and system), as the kernel counts it. */
+function threadCpuMicros(): number {
+  const usage = process.threadCpuUsage();
+  return usage.user + usage.system;
+}
+
+/** The CPU time of another thread of this process, in µs, from /proc; undefined where there is none. */
+function cpuOfThread(tid: number): number | undefined {
+  try {
+    const text = readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8");
+    const ns = Number(text.split(" ")[0]);
+    return Number.isFinite(ns) ? ns / 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ownThreadId(): number {
+  try {
+    return Number(readlinkSync("/proc/thread-self").split("/").pop()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** One worker thread running an InThreadSandbox, called synchronously. */
+class SandboxThread {
+  readonly #worker: Worker;
+  readonly #port: MessagePort;
+  readonly #signal: Int32Array;
+  readonly #budget: BigInt64Array;
+  #tid = 0;
+
+  constructor() {
+    const shared = new SharedArrayBuffer(32);
+    this.#signal = new Int32Array(shared, 0, 1);
+    this.#budget = new BigInt64Array(shared, 0, 4);
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    const url = new URL(import.meta.url);
+    // From the sources (vitest, tsx), the thread needs tsx to load TypeScript; dist/ and a bundle are JavaScript.
+    const typescript = url.pathname.endsWith(".ts");
+    const hasTsx = process.execArgv.some((arg) => arg.includes("tsx"));
+    this.#worker = new Worker(url, {
+      workerData: { [THREAD_FLAG]: true, shared, port: port2 },
+      transferList: [port2],
+      execArgv: typescript && !hasTsx ? [...process.execArgv, "--import", "tsx"] : process.execArgv,
+      stdout: false,
+      stderr: false,
+    });
+    this.#worker.unref();
+    this.#port.unref();
+    const reply = this.#await(() => undefined, THREAD_START_MS);
+    if (reply?.type !== "ready") {
+      void this.#worker.terminate();
+      throw new SandboxSetupError(
+        `the sandbox's thread did not start: ${reply?.type === "failed" ? reply.message : "it did not answer"}`,
+      );
+    }
+    this.#tid = reply.tid;
+  }
+
+  /**
+   * Runs a suite (or its rest) in the thread, waiting synchronously; `stopped` when the watchdog
+   * had to stop the thread (a test ran past its budget inside a native call). Events come as they arrive.
+   */
+  run(job: Job, onEvent: (event: SuiteEvent) => void): Reply | { type: "stopped" } {
+    this.#port.postMessage(job);
+    const reply = this.#await(onEvent, Number.POSITIVE_INFINITY);
+    return reply ?? { type: "stopped" };
+  }
+
+  /** Waits for a final reply, watching the thread's CPU time; undefined when it was stopped (or timed out). */
+  #await(onEvent: (event: SuiteEvent) => void, timeoutMs: number): Reply | undefined {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const seen = Atomics.load(this.#signal, 0);
+      for (let message = receiveMessageOnPort(this.#port); message; message = receiveMessageOnPort(this.#port)) {
+        const reply = message.message as Reply;
+        if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+        else return reply;
+      }
+      if (performance.now() > deadline) return undefined;
+      Atomics.wait(this.#signal, 0, seen, WATCH_EVERY_MS);
+      if (this.#overBudget()) {
+        void this.#worker.terminate();
+        // What the thread had finished before it was stopped is still in the port.
+        for (let message = receiveMessageOnPort(this.#port); message; message = receiveMessageOnPort(this.#port)) {
+          const reply = message.message as Reply;
+          if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+        }
+        return undefined;
+      }
+    }
+  }
+
+  #overBudget(): boolean {
+    const budget = Number(Atomics.load(this.#budget, 2));
+    if (budget <= 0 || this.#tid === 0) return false;
+    const now = cpuOfThread(this.#tid);
+    if (now === undefined) return false;
+    return now - Number(Atomics.load(this.#budget, 1)) > budget + WATCHDOG_GRACE_MICROS;
+  }
+
+  dispose(): void {
+    void this.#worker.terminate();
+  }
+}
+
+/**
+ * Runs JavaScript sources and their tests in QuickJS, in a worker thread of its own. `runSuite` is
+ * synchronous: the calling thread waits, and meanwhile reads the sandbox thread's CPU time from
+ * /proc (the kernel's count, whatever the machine's load). Each test's budget is CPU time: the
+ * thread stops a test itself at the budget whenever QuickJS polls, and a test that runs past it
+ * inside a native call, where QuickJS never polls, is stopped from outside: the thread is terminated,
+ * the test fails `too_slow`, and a new thread runs the tests after it.
+ */
+export class QuickJSSandbox {
+  #thread: SandboxThread | undefined;
+
+  /** Starts the sandbox's thread (and its engines). Cheap when it runs. */
+  async ready(): Promise<void> {
+    this.#thread ??= new SandboxThread();
+  }
+
+  /** Whether `runSuite` can run now. */
+  get isReady(): boolean {
+    return this.#thread !== undefined;
+  }
+
+  /**
+   * Compiles `source`, probes what its top-level code changes in the built-ins, then runs each test
+   * in a fresh, locked context after the source. Never throws for anything the code does; throws
+   * `SandboxSetupError` when `ready()` was not awaited or the sandbox could not be set up.
+   */
+  runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
+    if (!this.#thread) {
+      throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
+    }
+    const outcomes: TestOutcome[] = [];
+    let builtinChanges: string[] | undefined;
+    let usedMicros = 0;
+    const suiteBudget =
+      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
+    const onEvent = (event: SuiteEvent): void => {
+      if (event.type === "probed") builtinChanges = event.builtinChanges;
+      else {
+        outcomes.push(event.outcome);
+        usedMicros += event.outcome.cpuMs * TICKS_PER_MS;
+      }
+    };
+    for (;;) {
+      this.#thread ??= new SandboxThread();
+      const resume: Resume = builtinChanges
+        ? { index: outcomes.length, usedMicros, builtinChanges }
+        : { index: outcomes.length, usedMicros };
+      const reply = this.#thread.run({ source, tests, limits, resume }, onEvent);
+      if (reply.type === "done") {
+        if (reply.result.kind === "syntax_error") return reply.result;
+        return { kind: "ran", outcomes: [...outcomes], builtinChanges: reply.result.builtinChanges };
+      }
+      if (reply.type === "failed") throw new SandboxSetupError(`the sandbox's thread failed: ${reply.message}`);
+      if (reply.type !== "stopped") continue;
+      this.#thread = undefined;
+      if (!builtinChanges) {
+        // The probe itself ran past its budget in a native call: it finds nothing; the tests will say the rest.
+        builtinChanges = [];
+        continue;
+      }
+      const test = tests[outcomes.length];
+      if (!test) return { kind: "ran", outcomes: [...outcomes], builtinChanges };
+      const remaining = suiteBudget - usedMicros;
+      const cutBySuite = remaining < ticksOf(limits.timeoutMs);
+      const budget = cutBySuite ? remaining : ticksOf(limits.timeoutMs);
+      const reason: FailureReason = cutBySuite ? "suite_too_slow" : "too_slow";
+      const message = `the test ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
+      onEvent({
+        type: "outcome",
+        outcome: {
+          name: test.name,
+          passed: false,
+          durationMs: 0,
+          cpuMs: Math.round(budget / 10) / 100,
+          failure: { reason, phase: "test", error: { name: "InternalError", message, stack: "", isError: true } },
+        },
+      });
+    }
+  }
+}
+
+/** In the sandbox's own thread: load the engines, then run each suite the host sends. */
+async function serveThread(data: { shared: SharedArrayBuffer; port: MessagePort }): Promise<void> {
+  const signal = new Int32Array(data.shared, 0, 1);
+  published = new BigInt64Array(data.shared, 0, 4);
+  const { port } = data;
+  const send = (reply: Reply): void => {
+    port.postMessage(reply);
+    Atomics.add(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  };
+  const sandbox = new InThreadSandbox();
+  try {
+    await sandbox.ready();
+  } catch (error) {
+    send({ type: "failed", message: hostErrorText(error) });
+    return;
+  }
+  port.on("message", (job: Job) => {
+    void (async () => {
+      try {
+        await sandbox.ready();
+        const result = sandbox.runSuite(job.source, job.tests, job.limits, job.resume, send);
+        send({ type: "done", result });
+      } catch (error) {
+        send({ type: "failed", message: hostErrorText(error) });
+      }
+    })();
+  });
+  send({ type: "ready", tid: ownThreadId() });
+}
+
+if (!isMainThread && (workerData as Record<string, unknown> | null)?.[THREAD_FLAG] === true) {
+  void serveThread(workerData as { shared: SharedArrayBuffer; port: MessagePort });
 }
