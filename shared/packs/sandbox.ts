@@ -95,6 +95,8 @@ export const MAX_STACK_BYTES = 4 * MiB;
 const TICKS_PER_MS = 1000;
 /** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
 const READ_BUDGET_TICKS = 200;
+/** CPU time the watchdog gives the reading of a thrown value (its getters) before it stops the thread. */
+const READ_WATCHDOG_MICROS = 1_000_000;
 /** Promise jobs run in batches so that the budget is checked between them. */
 const JOB_BATCH = 256;
 /** A test is started only with at least this many polls of the suite's budget left. */
@@ -323,6 +325,8 @@ class Guard {
     void this.ticks;
     this.#reading = true;
     this.#readTicks = 0;
+    // A getter stuck in a native call is stopped from outside, like the test.
+    publishBudget(threadCpuMicros(), READ_WATCHDOG_MICROS);
   }
 }
 
@@ -1167,13 +1171,16 @@ const WATCHDOG_GRACE_MICROS = 50_000;
 /** The longest a thread may take to load (module graph and engine) before it counts as broken. */
 const THREAD_START_MS = 120_000;
 
-/** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs), 0 = none]. */
+/** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs; 0: none), sequence]. */
 let published: BigInt64Array | undefined;
 
 function publishBudget(startMicros: number, budgetMicros: number): void {
   if (!published) return;
+  // A sequence number around the pair: the watchdog never reads one test's start with another's budget.
+  Atomics.add(published, 3, 1n);
   Atomics.store(published, 1, BigInt(Math.round(startMicros)));
   Atomics.store(published, 2, BigInt(Number.isFinite(budgetMicros) ? Math.round(budgetMicros) : 0));
+  Atomics.add(published, 3, 1n);
 }
 
 /** This thread's CPU time in µs (user and system), as the kernel counts it. */
@@ -1225,6 +1232,8 @@ class SandboxThread {
       execArgv: typescript && !hasTsx ? [...process.execArgv, "--import", "tsx"] : process.execArgv,
       stdout: false,
       stderr: false,
+      // The stack of a Lambda's or a CLI's main thread (~1 MB), where the engine ran before it had a thread.
+      resourceLimits: { stackSizeMb: 1 },
     });
     this.#worker.unref();
     this.#port.unref();
@@ -1273,11 +1282,15 @@ class SandboxThread {
   }
 
   #overBudget(): boolean {
+    if (this.#tid === 0) return false;
+    const before = Atomics.load(this.#budget, 3);
+    const start = Number(Atomics.load(this.#budget, 1));
     const budget = Number(Atomics.load(this.#budget, 2));
-    if (budget <= 0 || this.#tid === 0) return false;
+    // Odd: the thread is writing a new pair; changed: it wrote one meanwhile. Either way, look next time.
+    if (before % 2n === 1n || Atomics.load(this.#budget, 3) !== before || budget <= 0) return false;
     const now = cpuOfThread(this.#tid);
     if (now === undefined) return false;
-    return now - Number(Atomics.load(this.#budget, 1)) > budget + WATCHDOG_GRACE_MICROS;
+    return now - start > budget + WATCHDOG_GRACE_MICROS && Atomics.load(this.#budget, 3) === before;
   }
 
   dispose(): void {
