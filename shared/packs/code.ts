@@ -22,6 +22,7 @@ export const CODE_RULE_IDS = {
   syntax: "code_syntax_error",
   builtins: "code_builtins_read_only",
   tests: "code_tests",
+  uncopyable: "code_uncopyable_value",
 } as const;
 
 const TEST_RULE_PREFIX = "test:";
@@ -461,8 +462,29 @@ const testsRule: Rule<CodeContent, CodeSettings> = {
     if (run?.kind !== "ran") return [];
     const findings: Finding[] = [];
     run.outcomes.forEach((outcome, index) => {
+      // A value that could not cross into the tests is the uncopyable rule's to report.
+      if (outcome.failure?.reason === "uncopyable") return;
       const finding = testFinding(outcome, index, ctx.settings);
       if (finding) findings.push(finding);
+    });
+    return findings;
+  },
+};
+
+const uncopyableRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.uncopyable,
+  description:
+    "What the source gives the tests (a return value, a callback's argument, a resolved or thrown value) can be copied into the tests' realm as data.",
+  severity: "error",
+  source: "test",
+  check(ctx) {
+    const run = runFor(ctx);
+    if (run?.kind !== "ran") return [];
+    const findings: Finding[] = [];
+    run.outcomes.forEach((outcome, index) => {
+      if (outcome.failure?.reason !== "uncopyable") return;
+      const { message, hint } = failureText(outcome.name, outcome.failure, ctx.settings);
+      findings.push({ message, path: `/tests/${index}`, suggestion: `${hint}\n${KEEP_TEST}` });
     });
     return findings;
   },
@@ -526,6 +548,7 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
     syntaxRule,
     builtinsRule,
     testsRule,
+    uncopyableRule,
   ],
   score(ctx: Ctx): number {
     const run = runFor(ctx);

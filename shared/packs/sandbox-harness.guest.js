@@ -421,7 +421,8 @@ const {
   defineProperty(AssertionError.prototype, "name", desc("AssertionError", true, false, true));
 
   // The error the last failure threw: an assertion that sees it escaping has reported it already.
-  var lastThrown;
+  // Not undefined at first: a thrown `undefined` is no failure the assertion reported.
+  var lastThrown = create(null);
 
   function text(message) {
     try {
