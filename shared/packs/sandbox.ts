@@ -1237,6 +1237,11 @@ class SandboxThread {
     });
     this.#worker.unref();
     this.#port.unref();
+  }
+
+  /** Waits (synchronously) until the thread has loaded; at once when it has. */
+  started(): this {
+    if (this.#tid !== 0) return this;
     const reply = this.#await(() => undefined, THREAD_START_MS);
     if (reply?.type !== "ready") {
       void this.#worker.terminate();
@@ -1244,7 +1249,9 @@ class SandboxThread {
         `the sandbox's thread did not start: ${reply?.type === "failed" ? reply.message : "it did not answer"}`,
       );
     }
-    this.#tid = reply.tid;
+    // Without /proc (not Linux) there is no watchdog: the thread's own polls still stop bytecode at the budget.
+    this.#tid = reply.tid === 0 ? -1 : reply.tid;
+    return this;
   }
 
   /**
@@ -1282,7 +1289,7 @@ class SandboxThread {
   }
 
   #overBudget(): boolean {
-    if (this.#tid === 0) return false;
+    if (this.#tid <= 0) return false;
     const before = Atomics.load(this.#budget, 3);
     const start = Number(Atomics.load(this.#budget, 1));
     const budget = Number(Atomics.load(this.#budget, 2));
@@ -1308,10 +1315,19 @@ class SandboxThread {
  */
 export class QuickJSSandbox {
   #thread: SandboxThread | undefined;
+  /** A thread loading in the background, to take over at once when the watchdog stops the current one. */
+  #spare: SandboxThread | undefined;
 
-  /** Starts the sandbox's thread (and its engines). Cheap when it runs. */
+  /** Starts the sandbox's thread (and its engines) and a spare. Cheap when they run. */
   async ready(): Promise<void> {
-    this.#thread ??= new SandboxThread();
+    this.#thread ??= new SandboxThread().started();
+    this.#spare ??= new SandboxThread();
+  }
+
+  #next(): SandboxThread {
+    const next = (this.#spare ?? new SandboxThread()).started();
+    this.#spare = new SandboxThread();
+    return next;
   }
 
   /** Whether `runSuite` can run now. */
@@ -1341,7 +1357,7 @@ export class QuickJSSandbox {
       }
     };
     for (;;) {
-      this.#thread ??= new SandboxThread();
+      this.#thread ??= this.#next();
       const resume: Resume = builtinChanges
         ? { index: outcomes.length, usedMicros, builtinChanges }
         : { index: outcomes.length, usedMicros };
