@@ -22,12 +22,22 @@
  * that evaluates to a thenable that is no Promise fails, and so does one that ends with an
  * `assert.rejects` still waiting.
  *
- * Limits are per test: a budget of work, a memory limit and a stack limit. The budget counts the calls
- * QuickJS makes to its interrupt handler, about one per 10,000 branches and calls of the guest's
- * bytecode: the same draft uses the same count on an idle laptop and on a loaded CI runner, and the
- * harness's own set-up is not counted. An optional suite budget bounds the sum over all tests, so that
- * a draft of many slow tests cannot outlast the Lambda that validates it. A failure to set a sandbox up
- * is a `SandboxSetupError` thrown to the caller (a system error of the run), never a verdict.
+ * Values cross between the source and the test only as copies. The source runs in one context (the
+ * draft's realm), the test in another (the tests' realm) of the same runtime; the harness in each
+ * packs what leaves it as tagged JSON text and rebuilds what arrives with its own constructors, and
+ * the host carries the text (bridgeFunctions). Functions cross as callables run in their own realm,
+ * promises as promises the host settles from getPromiseState, a class's objects with their methods.
+ * The test's `assert` lives in the tests' realm only, so every assertion it records is the test's.
+ *
+ * Limits are per test: a budget of CPU time, a memory limit and a stack limit. The budget is the CPU
+ * time of the thread the sandbox runs in, as the kernel counts it: the same draft gets the same
+ * verdict on an idle laptop and on a loaded CI runner, and the harness's own set-up is not counted.
+ * The thread checks it at every interrupt poll (about one per 10,000 branches and calls of the
+ * guest's bytecode); a native call polls nothing, so the caller, waiting on the thread, reads its CPU
+ * time from /proc and terminates it past the budget (QuickJSSandbox, SandboxThread). An optional
+ * suite budget bounds the sum over all tests, so that a draft of many slow tests cannot outlast the
+ * Lambda that validates it. A failure to set a sandbox up is a `SandboxSetupError` thrown to the
+ * caller (a system error of the run), never a verdict.
  *
  * Two facts about the WASM build shape the limits (measured with quickjs-emscripten 0.32):
  * - its allocator reports no block sizes, so QuickJS's own memory limit counts ~8 bytes per
@@ -41,10 +51,19 @@
  *   unknown, so it is dropped and a spare engine takes over. The default stack limit is kept low
  *   enough that plain recursion trips QuickJS's own limit first.
  *
- * One native call is not interrupted: its work is not counted. The harness routes a large sort
- * without a comparator through a comparator (SORT_CAPS); other natives are bounded by the memory cap,
- * and what is left (a generic array method over a sparse length of billions) by the Lambda timeout.
+ * A sort without a comparator is routed through one (SORT_CAPS) so that its work is polled; every
+ * other native call is bounded by the memory cap and by the watchdog outside the thread.
  */
+
+import { readFileSync, readlinkSync } from "node:fs";
+import {
+  isMainThread,
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+  workerData,
+} from "node:worker_threads";
 import {
   type JSPromiseState,
   newQuickJSWASMModuleFromVariant,
@@ -55,15 +74,6 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
-import { readFileSync, readlinkSync } from "node:fs";
-import {
-  isMainThread,
-  MessageChannel,
-  type MessagePort,
-  receiveMessageOnPort,
-  Worker,
-  workerData,
-} from "node:worker_threads";
 import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
@@ -87,11 +97,7 @@ const ENGINE_BASE_BYTES = 16 * MiB;
 export const MAX_MEMORY_LIMIT_BYTES = 256 * MiB;
 /** Below the build's 5 MiB C stack: a larger QuickJS limit would let recursion run over the heap. */
 export const MAX_STACK_BYTES = 4 * MiB;
-/**
- * Interrupt polls per millisecond of budget. QuickJS polls about once per 10,000 branches and calls;
- * on the 2-core CI VM a plain loop makes ~1 poll per ms of CPU and recursion ~3 (bench:sandbox prints
- * today's figures), so a 1,000 ms budget is a second or two of CPU there, whatever the machine's load.
- */
+/** The budget's unit inside the sandbox: microseconds of the thread's CPU time per ms of budget. */
 const TICKS_PER_MS = 1000;
 /** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
 const READ_BUDGET_TICKS = 200;
@@ -107,10 +113,7 @@ const GLOBAL_SCRIPT = { type: "global" } as const;
 
 /** Limits applied to each test on its own, and to the suite as a whole. */
 export interface SandboxLimits {
-  /**
-   * Budget of work for loading the source and running one test, in milliseconds of the reference
-   * rate (`TICKS_PER_MS` interrupt polls per ms): counted, not measured on a clock.
-   */
+  /** Budget for loading the source and running one test, in ms of the sandbox thread's CPU time. */
   readonly timeoutMs: number;
   /**
    * Budget of work for the whole suite, in the same unit; unbounded when absent. Once it is spent,
@@ -842,7 +845,9 @@ function bridgeFunctions(
 ): [string, QuickJSHandle][] {
   const self = (): Realm | undefined => (mode === MODE.tests ? links.tests : links.draft);
   const other = (): Realm | undefined => (mode === MODE.tests ? links.draft : links.tests);
-  const lost = () => ({ error: ctx.newError({ name: "InternalError", message: "the sandbox's other realm is gone" }) });
+  const lost = () => ({
+    error: ctx.newError({ name: "InternalError", message: "the sandbox's other realm is gone" }),
+  });
   const call = ctx.newFunction("call", (id, text, isNew) => {
     const target = other();
     if (!target || id === undefined || text === undefined) return lost();
@@ -916,7 +921,8 @@ function callTool(
     return text ?? truth;
   } finally {
     fn.dispose();
-    for (const handle of handles) if (handle.alive && handle !== ctx.true && handle !== ctx.false) handle.dispose();
+    for (const handle of handles)
+      if (handle.alive && handle !== ctx.true && handle !== ctx.false) handle.dispose();
   }
 }
 
@@ -1269,7 +1275,11 @@ class SandboxThread {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       const seen = Atomics.load(this.#signal, 0);
-      for (let message = receiveMessageOnPort(this.#port); message; message = receiveMessageOnPort(this.#port)) {
+      for (
+        let message = receiveMessageOnPort(this.#port);
+        message;
+        message = receiveMessageOnPort(this.#port)
+      ) {
         const reply = message.message as Reply;
         if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
         else return reply;
@@ -1279,7 +1289,11 @@ class SandboxThread {
       if (this.#overBudget()) {
         void this.#worker.terminate();
         // What the thread had finished before it was stopped is still in the port.
-        for (let message = receiveMessageOnPort(this.#port); message; message = receiveMessageOnPort(this.#port)) {
+        for (
+          let message = receiveMessageOnPort(this.#port);
+          message;
+          message = receiveMessageOnPort(this.#port)
+        ) {
           const reply = message.message as Reply;
           if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
         }
@@ -1366,7 +1380,8 @@ export class QuickJSSandbox {
         if (reply.result.kind === "syntax_error") return reply.result;
         return { kind: "ran", outcomes: [...outcomes], builtinChanges: reply.result.builtinChanges };
       }
-      if (reply.type === "failed") throw new SandboxSetupError(`the sandbox's thread failed: ${reply.message}`);
+      if (reply.type === "failed")
+        throw new SandboxSetupError(`the sandbox's thread failed: ${reply.message}`);
       if (reply.type !== "stopped") continue;
       this.#thread = undefined;
       if (!builtinChanges) {
@@ -1388,7 +1403,11 @@ export class QuickJSSandbox {
           passed: false,
           durationMs: 0,
           cpuMs: Math.round(budget / 10) / 100,
-          failure: { reason, phase: "test", error: { name: "InternalError", message, stack: "", isError: true } },
+          failure: {
+            reason,
+            phase: "test",
+            error: { name: "InternalError", message, stack: "", isError: true },
+          },
         },
       });
     }

@@ -15,8 +15,14 @@ import { besideBusyProcesses } from "../helpers/busy.js";
 const BOMBS = [
   { name: "prints a huge BigInt", code: "assert.ok(String(2n ** 1000000n).length > 0);" },
   { name: "parses a huge BigInt", code: 'assert.ok(BigInt("9".repeat(290000)) > 0n);' },
-  { name: "indexOf with a long needle", code: 'assert.equal("a".repeat(100000).indexOf("a".repeat(50000) + "b"), -1);' },
-  { name: "split with a long needle", code: 'assert.equal("a".repeat(100000).split("a".repeat(50000) + "b").length, 1);' },
+  {
+    name: "indexOf with a long needle",
+    code: 'assert.equal("a".repeat(100000).indexOf("a".repeat(50000) + "b"), -1);',
+  },
+  {
+    name: "split with a long needle",
+    code: 'assert.equal("a".repeat(100000).split("a".repeat(50000) + "b").length, 1);',
+  },
   {
     name: "a generic array method over a huge length",
     code: "assert.equal(Array.prototype.indexOf.call({ length: 2 ** 30 }, 1), -1);",

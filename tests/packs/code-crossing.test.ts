@@ -60,7 +60,7 @@ const FORGERIES: readonly Forgery[] = [
     name: "returns a plain object with its own toJSON",
     correct: "function pair(a, b) { return { a, b }; }",
     wrong: "function pair(a, b) { return { a: b, b: a, toJSON() { return { a, b }; } }; }",
-    test: "assert.equal(JSON.stringify(pair(1, 2)), '{\"a\":1,\"b\":2}');",
+    test: 'assert.equal(JSON.stringify(pair(1, 2)), \'{"a":1,"b":2}\');',
   },
   {
     name: "returns an array whose own constructor[Symbol.species] makes slice answer for it",
@@ -196,7 +196,11 @@ describe("values cross from the source into the tests as data", () => {
       {
         id: "uncopyable",
         kind: "code",
-        content: { language: "javascript", source: "function point() { return { get x() { throw undefined; } }; }", tests },
+        content: {
+          language: "javascript",
+          source: "function point() { return { get x() { throw undefined; } }; }",
+          tests,
+        },
       },
       { registry },
     );

@@ -31,7 +31,10 @@ function verdicts(): string[] {
 
 describe("HumanEval-X JavaScript in the sandbox", () => {
   it("passes every canonical solution and fails every mutant, idle and beside four busy processes", async () => {
-    const expected = HUMANEVAL_X_JS.flatMap((p) => [`${p.task} canonical: passes`, `${p.task} mutant: fails`]);
+    const expected = HUMANEVAL_X_JS.flatMap((p) => [
+      `${p.task} canonical: passes`,
+      `${p.task} mutant: fails`,
+    ]);
     expect(verdicts()).toEqual(expected);
     expect(await besideBusyProcesses(4, verdicts)).toEqual(expected);
   }, 300_000);

@@ -93,6 +93,7 @@ describe("code pack through validateDraft", () => {
       CODE_RULE_IDS.syntax,
       CODE_RULE_IDS.builtins,
       CODE_RULE_IDS.tests,
+      CODE_RULE_IDS.uncopyable,
     ]);
   });
 
@@ -133,7 +134,7 @@ describe("code pack through validateDraft", () => {
     );
     expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     const v = only(report, "test:spins");
-    expect(v.message).toBe('test "spins" used up its budget of 250 ms of work and was interrupted');
+    expect(v.message).toBe('test "spins" used up its budget of 250 ms of CPU time and was interrupted');
     expect(v.path).toBe("/tests/0");
     expect(report.score).toBe(0.5);
   });
@@ -149,11 +150,11 @@ describe("code pack through validateDraft", () => {
     expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     expect(report.violations.map((v) => v.ruleId)).toEqual(spinners.map((t) => `test:${t.name}`));
     expect(only(report, "test:one").message).toBe(
-      'test "one" used up its budget of 1000 ms of work and was interrupted',
+      'test "one" used up its budget of 1000 ms of CPU time and was interrupted',
     );
     // Cut at the suite's remaining ~500 ms of budget, not at its own 1000 ms.
     expect(only(report, "test:two").message).toBe(
-      'test "two" was interrupted: the whole suite used up its budget of 1500 ms of work',
+      'test "two" was interrupted: the whole suite used up its budget of 1500 ms of CPU time',
     );
     for (const [index, name] of [
       [2, "three"],
@@ -164,7 +165,7 @@ describe("code pack through validateDraft", () => {
         severity: "error",
         source: "test",
         path: `/tests/${index}`,
-        message: `test "${name}" was not run: the whole suite used up its budget of 1500 ms of work before it started`,
+        message: `test "${name}" was not run: the whole suite used up its budget of 1500 ms of CPU time before it started`,
       });
       expect(v.suggestion).toMatch(/make the slow tests finish/);
       expect(v.suggestion).toMatch(/split the draft/);
