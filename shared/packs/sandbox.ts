@@ -56,6 +56,8 @@
  */
 
 import { readFileSync, readlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import {
   isMainThread,
   MessageChannel,
@@ -1175,7 +1177,7 @@ const WATCH_EVERY_MS = 5;
  */
 const WATCHDOG_GRACE_MICROS = 50_000;
 /** The longest a thread may take to load (module graph and engine) before it counts as broken. */
-const THREAD_START_MS = 120_000;
+const THREAD_START_MS = 60_000;
 
 /** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs; 0: none), sequence]. */
 let published: BigInt64Array | undefined;
@@ -1232,15 +1234,21 @@ class SandboxThread {
     // From the sources (vitest, tsx), the thread needs tsx to load TypeScript; dist/ and a bundle are JavaScript.
     const typescript = url.pathname.endsWith(".ts");
     const hasTsx = process.execArgv.some((arg) => arg.includes("tsx"));
+    // By its path: `--import tsx` would be resolved from the working directory, which a caller may have changed.
+    const tsx =
+      typescript && !hasTsx ? pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href : "";
     this.#worker = new Worker(url, {
       workerData: { [THREAD_FLAG]: true, shared, port: port2 },
       transferList: [port2],
-      execArgv: typescript && !hasTsx ? [...process.execArgv, "--import", "tsx"] : process.execArgv,
+      execArgv: tsx ? [...process.execArgv, "--import", tsx] : process.execArgv,
       stdout: false,
       stderr: false,
       // The stack of a Lambda's or a CLI's main thread (~1 MB), where the engine ran before it had a thread.
       resourceLimits: { stackSizeMb: 1 },
     });
+    // A thread that fails to load says so by not answering (started() reports it); unheard, its
+    // error event would be an uncaught exception of the caller's process.
+    this.#worker.on("error", () => {});
     this.#worker.unref();
     this.#port.unref();
   }
