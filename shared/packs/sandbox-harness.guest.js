@@ -1224,13 +1224,18 @@ const {
     } catch (e) {}
     return [name, length];
   }
-  function valueOfDesc(d, o, where) {
+  // A value's path, for a refusal's message: built only when needed (most parts are primitives).
+  function pathOf(parent, key) {
+    if (key === undefined) return parent;
+    return typeof key === "number" ? parent + "[" + key + "]" : member(parent, key);
+  }
+  function valueOfDesc(d, o, parent, key) {
     if (hasOwn(d, "value")) return d.value;
     if (d.get === undefined) return undefined;
     try {
       return apply(d.get, o, []);
     } catch (e) {
-      refuse("reading " + where + " threw " + thrownWord(e));
+      refuse("reading " + pathOf(parent, key) + " threw " + thrownWord(e));
     }
   }
   function packer() {
@@ -1246,7 +1251,7 @@ const {
       return REFUSED;
     }
   }
-  function enc(v, st, depth, where) {
+  function enc(v, st, depth, parent, key) {
     if (++st.parts > MAX_PARTS) refuse("it has more than " + MAX_PARTS + " parts");
     switch (typeof v) {
       case "string":
@@ -1273,6 +1278,7 @@ const {
       }
     }
     if (v === null) return null;
+    var where = pathOf(parent, key);
     if (depth > MAX_NESTING) refuse(where + " is nested more than " + MAX_NESTING + " levels deep");
     var ref = apply(mapGet, st.refs, [v]);
     if (ref !== undefined) return ["r", ref];
@@ -1301,15 +1307,25 @@ const {
       out = ["A", id, length];
       var holes = 0;
       for (i = 0; i < length; i++) {
-        var d = own(v, Str(i));
-        if (d === undefined) {
+        var has;
+        try {
+          has = hasOwn(v, i);
+        } catch (e) {
+          refuse("looking at " + pathOf(where, i) + " threw " + thrownWord(e));
+        }
+        if (!has) {
           holes++;
           continue;
         }
         if (holes) out[out.length] = ["h", holes];
         holes = 0;
-        st.parts++;
-        out[out.length] = enc(valueOfDesc(d, v, where + "[" + i + "]"), st, depth + 1, where + "[" + i + "]");
+        var item;
+        try {
+          item = v[i];
+        } catch (e) {
+          refuse("reading " + pathOf(where, i) + " threw " + thrownWord(e));
+        }
+        out[out.length] = enc(item, st, depth + 1, where, i);
       }
       if (holes) out[out.length] = ["h", holes];
       // Its other own enumerable properties, as data: an array's own methods never cross.
@@ -1324,7 +1340,7 @@ const {
       if (st.parts > MAX_PARTS) refuse("it has more than " + MAX_PARTS + " parts");
       out = ["T", id, tag];
       var big = tag === "BigInt64Array" || tag === "BigUint64Array";
-      for (i = 0; i < n; i++) out[out.length] = big ? Str(v[i]) : enc(v[i], st, depth + 1, where);
+      for (i = 0; i < n; i++) out[out.length] = big ? Str(v[i]) : enc(v[i], st, depth + 1, where, i);
       return out;
     }
     n = attempt(arrayBufferByteLength, v);
@@ -1349,8 +1365,8 @@ const {
       out = ["M", id];
       apply(mapForEach, v, [
         function (value, k) {
-          out[out.length] = enc(k, st, depth + 1, where + " (a key)");
-          out[out.length] = enc(value, st, depth + 1, where + ".get(\u2026)");
+          out[out.length] = enc(k, st, depth + 1, where);
+          out[out.length] = enc(value, st, depth + 1, where);
         },
       ]);
       return out;
@@ -1359,7 +1375,7 @@ const {
       out = ["S", id];
       apply(setForEach, v, [
         function (value) {
-          out[out.length] = enc(value, st, depth + 1, where + " (an element)");
+          out[out.length] = enc(value, st, depth + 1, where);
         },
       ]);
       return out;
@@ -1432,10 +1448,7 @@ const {
             var mi = fnInfo(md.value);
             methods[methods.length] = [mk, lend(md.value, v), mi[0], mi[1]];
           } else if (md.get !== undefined) {
-            methods[methods.length] = [
-              mk,
-              enc(valueOfDesc(md, v, member(where, mk)), st, depth + 1, member(where, mk)),
-            ];
+            methods[methods.length] = [mk, enc(valueOfDesc(md, v, where, mk), st, depth + 1, where, mk)];
           }
         }
         try {
@@ -1467,10 +1480,10 @@ const {
       if (seen !== undefined && !sym) seen[key] = true;
       var kd = own(v, key);
       if (kd === undefined || !kd.enumerable) continue;
-      var value = valueOfDesc(kd, v, member(where, key));
+      var value = valueOfDesc(kd, v, where, key);
       if (typeof value === "function" && (isArr || sym || PROTOCOL[key] === true)) continue;
       data[data.length] = sym ? enc(key, st, depth + 1, where) : key;
-      data[data.length] = enc(value, st, depth + 1, member(where, key));
+      data[data.length] = enc(value, st, depth + 1, where, key);
     }
     return data;
   }
@@ -1509,7 +1522,8 @@ const {
           var item = n[i];
           if (item !== null && typeof item === "object" && item[0] === "h") at += item[1];
           else if (item !== null && typeof item === "object" && item[0] === "k") extra = item[1];
-          else defineProperty(out, Str(at++), desc(dec(item, refs), true, true, true));
+          // A fresh array, and no index setter on its prototypes: the tests' realm's own, or frozen.
+          else out[at++] = dec(item, refs);
         }
         out.length = n[2];
         putData(out, extra, refs);
