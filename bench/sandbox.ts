@@ -15,10 +15,13 @@
  *   BEFORE_COMMIT (read with `git show`; skipped outside a git checkout), the source, the test;
  * - `quickjs, locked realm`: the same with today's harness in lock mode;
  * - `QuickJSSandbox.runSuite`: the whole path a validation takes (compile, the probe once per suite,
- *   then every test), divided by the number of tests.
+ *   then every test in two realms, the source's and the tests', with every value crossing between
+ *   them as a copy; all of it in the sandbox's worker thread, which the caller waits on), divided
+ *   by the number of tests.
  *
  * Times are wall-clock medians over rounds on a shared machine: compare rows within one run. The
- * verdicts never depend on time (the budgets count interrupt polls), so nothing here is a limit.
+ * verdicts never depend on wall-clock time (the budgets are the sandbox thread's CPU time), so
+ * nothing here is a limit.
  * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md (never with `--smoke`).
  */
 
@@ -208,9 +211,10 @@ async function main(): Promise<void> {
   say(table(["corpus", "how", "ms / test", "vs node"], rows));
   say("");
   say(
-    "runSuite adds to the raw session the compile and the probe (both once per suite), the promise and " +
-      "assertion checks, and reading each outcome; `harness before lockdown` is the harness of " +
-      `${BEFORE_COMMIT}, run the same raw way.`,
+    "runSuite adds to the raw session the compile and the probe (both once per suite), the tests' realm " +
+      "(a second context with its own harness), the copies of every value crossing between the realms, " +
+      "the promise and assertion checks, the hop to the sandbox's thread and back, and reading each outcome; " +
+      `\`harness before lockdown\` is the harness of ${BEFORE_COMMIT}, run the same raw way.`,
   );
   if (WRITE_DOCS) {
     writeSections([

@@ -22,6 +22,7 @@ export const CODE_RULE_IDS = {
   syntax: "code_syntax_error",
   builtins: "code_builtins_read_only",
   tests: "code_tests",
+  uncopyable: "code_uncopyable_value",
 } as const;
 
 const TEST_RULE_PREFIX = "test:";
@@ -70,9 +71,9 @@ export type CodeContent = z.infer<typeof CodeContentSchema>;
 const CodeSettingsSchema = z
   .object({
     /**
-     * Budget of work per test, loading the source included: counted in QuickJS interrupt polls
-     * (`TICKS_PER_MS` per ms, see sandbox.ts), never read on a clock, so a verdict does not depend on
-     * the machine's load.
+     * Budget per test, loading the source included: milliseconds of CPU time of the sandbox's
+     * thread, as the kernel counts it (work inside a native call included), never wall-clock time,
+     * so a verdict does not depend on the machine's load.
      */
     timeoutMs: z.number().int().min(10).max(60_000),
     /**
@@ -249,9 +250,9 @@ function failureText(
   const { error } = failure;
   const whileLoading = failure.phase === "source" ? " while loading the source, before the test ran" : "";
   switch (failure.reason) {
-    case "timeout":
+    case "too_slow":
       return {
-        message: `test "${name}" used up its budget of ${settings.timeoutMs} ms of work${whileLoading} and was interrupted`,
+        message: `test "${name}" used up its budget of ${settings.timeoutMs} ms of CPU time${whileLoading} and was interrupted`,
         hint: "Look for an infinite loop or work that grows without bound.",
       };
     case "memory":
@@ -271,15 +272,20 @@ function failureText(
         message: `test "${name}" ${error.message}`,
         hint: "Fix the test that crashed the sandbox first.",
       };
-    case "suite_timeout":
+    case "suite_too_slow":
       return {
-        message: `test "${name}" was interrupted${whileLoading}: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work`,
+        message: `test "${name}" was interrupted${whileLoading}: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of CPU time`,
         hint: `The suite's budget ran out while this test ran: ${SUITE_FIX}`,
       };
     case "suite_not_run":
       return {
-        message: `test "${name}" was not run: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of work before it started`,
+        message: `test "${name}" was not run: the whole suite used up its budget of ${settings.suiteTimeoutMs} ms of CPU time before it started`,
         hint: `The tests before it used up the suite's budget: ${SUITE_FIX}`,
+      };
+    case "uncopyable":
+      return {
+        message: `test "${name}" failed: ${error.message}`,
+        hint: "Return plain data (numbers, strings, arrays, plain objects, Map, Set, Date, errors): the tests receive a copy of what the source returns, made outside the source's reach, never the source's own objects.",
       };
     case "error": {
       const thrown = error.isError
@@ -456,8 +462,29 @@ const testsRule: Rule<CodeContent, CodeSettings> = {
     if (run?.kind !== "ran") return [];
     const findings: Finding[] = [];
     run.outcomes.forEach((outcome, index) => {
+      // A value that could not cross into the tests is the uncopyable rule's to report.
+      if (outcome.failure?.reason === "uncopyable") return;
       const finding = testFinding(outcome, index, ctx.settings);
       if (finding) findings.push(finding);
+    });
+    return findings;
+  },
+};
+
+const uncopyableRule: Rule<CodeContent, CodeSettings> = {
+  id: CODE_RULE_IDS.uncopyable,
+  description:
+    "What the source gives the tests (a return value, a callback's argument, a resolved or thrown value) can be copied into the tests' realm as data.",
+  severity: "error",
+  source: "test",
+  check(ctx) {
+    const run = runFor(ctx);
+    if (run?.kind !== "ran") return [];
+    const findings: Finding[] = [];
+    run.outcomes.forEach((outcome, index) => {
+      if (outcome.failure?.reason !== "uncopyable") return;
+      const { message, hint } = failureText(outcome.name, outcome.failure, ctx.settings);
+      findings.push({ message, path: `/tests/${index}`, suggestion: `${hint}\n${KEEP_TEST}` });
     });
     return findings;
   },
@@ -471,7 +498,8 @@ Each test runs in a fresh QuickJS sandbox: first \`source\` as a global script, 
 - Fix \`source\` so that every test passes. Never edit \`tests\`: not a name, not a line of code, not their number or order.
 - Keep the names and signatures of the functions and classes the tests use, declared at the top level of \`source\`.
 - Plain ECMAScript only: there is no require or import, no process, fs, fetch, setTimeout or DOM; console.log does nothing. assert and AssertionError are constants for the tests: do not declare or assign them. The built-ins (Math, JSON, Object, Array, String, Map, Promise… and their prototypes) are frozen, and the tests use the originals: never assign, define, delete or add to a built-in, and do not declare a global with a built-in's name.
-- Each test has a budget of work, a memory and a stack limit, and the whole suite a budget (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
+- Each test has a budget of CPU time, a memory and a stack limit, and the whole suite a budget (tests left when it runs out fail unrun): no unbounded loops, and prefer loops to deep recursion.
+- The tests receive copies of what the source returns, throws or passes to their callbacks (plain data, Map, Set, Date, errors; functions and class methods as callables), never the source's own objects: return results instead of changing a test's arguments in place.
 - Keep language "javascript"; change only what the violations name.`;
 
 const CONTENT_JSON_SCHEMA = {
@@ -521,6 +549,7 @@ export const codePack: Pack<CodeContent, CodeSettings> = {
     syntaxRule,
     builtinsRule,
     testsRule,
+    uncopyableRule,
   ],
   score(ctx: Ctx): number {
     const run = runFor(ctx);

@@ -36,7 +36,8 @@ const {
   var NATIVE_SORT_MAX = host.nativeSortMax,
     NATIVE_TYPED_SORT_MAX = host.nativeTypedSortMax,
     GENERIC_LENGTH_MAX = host.genericLengthMax;
-  var LOCK = host.mode === host.lock;
+  var LOCK = host.mode === host.lock,
+    TESTS = host.mode === host.tests;
 
   // Intrinsics, captured before any draft code runs.
   var is = Object.is,
@@ -100,8 +101,7 @@ const {
     arrayBufferByteLength = getOwnDesc(ArrayBuffer.prototype, "byteLength").get,
     Uint8ArrayCtor = Uint8Array;
   var IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/,
-    INDEX = /^(?:0|[1-9][0-9]*)$/,
-    TEST_FRAME = /\(tests\/[0-9]+\.js:/;
+    INDEX = /^(?:0|[1-9][0-9]*)$/;
   var MAX_SHOW = 200,
     MAX_ITEMS = 8,
     MAX_PROTO_DEPTH = 10000,
@@ -421,7 +421,8 @@ const {
   defineProperty(AssertionError.prototype, "name", desc("AssertionError", true, false, true));
 
   // The error the last failure threw: an assertion that sees it escaping has reported it already.
-  var lastThrown;
+  // Not undefined at first: a thrown `undefined` is no failure the assertion reported.
+  var lastThrown = create(null);
 
   function text(message) {
     try {
@@ -635,26 +636,11 @@ const {
     failWith(message === undefined ? "failed" : text(message), { operator: "fail" });
   }
 
-  // Whether the code that called an assertion is the test's own (its file is tests/<i>.js): an
-  // assertion the source makes on its own behalf proves nothing about the source. Native frames
-  // (a forEach the test handed `assert` to) are skipped.
+  // Whether an assertion counts: the tests' realm holds the only `assert` that does. The source
+  // runs in another realm, whose `assert` (for a source that checks itself) records nothing; what it
+  // can reach of the tests' realm are copies and callables, never this `assert`.
   function calledByTest() {
-    var stack;
-    try {
-      var d = getOwnDesc(new ErrorCtor(), "stack");
-      stack = d !== undefined ? d.value : undefined;
-    } catch (e) {
-      return false;
-    }
-    if (typeof stack !== "string") return false;
-    var lines = apply(splitStr, stack, ["\n"]);
-    for (var i = 0; i < lines.length; i++) {
-      var line = lines[i];
-      if (apply(indexOfStr, line, ["redraft-assert.js:"]) >= 0 || apply(indexOfStr, line, ["(native)"]) >= 0)
-        continue;
-      return apply(regexpExec, TEST_FRAME, [line]) !== null;
-    }
-    return false;
+    return TESTS;
   }
   // assert.expect(n): the test declares how many assertions it runs (QUnit's name).
   function expect(count) {
@@ -1087,6 +1073,708 @@ const {
     }
   }
 
+  // ---- the crossing: values between the draft's realm and the tests' realm, as data ---------
+  //
+  // The source runs in one QuickJS context (the draft's realm), the test in another (the tests'
+  // realm), in one runtime. Nothing passes between them but text the host carries: `pack` turns a
+  // value into a tagged JSON tree with the intrinsics captured above, `unpack` rebuilds it with the
+  // receiving realm's own constructors. Arrays keep their elements, plain objects their own
+  // enumerable data (a getter is read once, here), Map, Set, Date, RegExp, typed arrays, buffers
+  // and boxed primitives their contents, errors their name, message and stack text; no prototype,
+  // getter, own protocol method (toJSON, toString, valueOf, then…), species or Proxy of the sender
+  // survives. A function crosses as a callable: calling it asks the host to run the original in
+  // its own realm, with the arguments packed the other way, and its result (or what it threw) is
+  // packed back. A promise crosses as a promise of the receiving realm that the host settles when
+  // it sees (getPromiseState, never a `then`) the original settle. An object of a class crosses as
+  // its own data plus its methods, which run on the original object and refresh the copy after.
+  var hostCall = host.call,
+    hostGlobal = host.global,
+    hostWatch = host.watch,
+    hostUncopyable = host.uncopyable;
+  var parse = JSON.parse,
+    construct = Reflect.construct,
+    MapCtor = Map,
+    SetCtor = Set,
+    DateCtor = Date,
+    RegExpCtor = RegExp,
+    SymbolCtor = Symbol,
+    symbolFor = Symbol.for,
+    symbolKeyFor = Symbol.keyFor,
+    BigIntCtor = BigInt,
+    ObjectCtor = Object,
+    ArrayBufferCtor = ArrayBuffer,
+    setProto = Object.setPrototypeOf,
+    ReferenceErrorCtor = ReferenceError,
+    ReferenceErrorProto = ReferenceError.prototype;
+  var mapSet = MapProto.set,
+    setAdd = SetProto.add,
+    WeakMapCtor = WeakMap,
+    WeakSetCtor = WeakSet,
+    weakMapHas = WeakMap.prototype.has,
+    weakSetHas = WeakSet.prototype.has,
+    typedTag = getOwnDesc(TypedArray.prototype, Symbol.toStringTag).get,
+    regexpSource = getOwnDesc(RegExpProto, "source").get;
+  var REGEXP_FLAGS = [
+    "d",
+    "hasIndices",
+    "g",
+    "global",
+    "i",
+    "ignoreCase",
+    "m",
+    "multiline",
+    "s",
+    "dotAll",
+    "u",
+    "unicode",
+    "v",
+    "unicodeSets",
+    "y",
+    "sticky",
+  ];
+  var flagGetters = [];
+  for (var fg = 0; fg < REGEXP_FLAGS.length; fg += 2) {
+    var fd = getOwnDesc(RegExpProto, REGEXP_FLAGS[fg + 1]);
+    if (fd !== undefined && fd.get !== undefined) {
+      flagGetters[flagGetters.length] = REGEXP_FLAGS[fg];
+      flagGetters[flagGetters.length] = fd.get;
+    }
+  }
+  var TYPED = [
+    "Int8Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "Int16Array",
+    "Uint16Array",
+    "Int32Array",
+    "Uint32Array",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "BigInt64Array",
+    "BigUint64Array",
+  ];
+  var typedCtors = create(null);
+  for (var ty = 0; ty < TYPED.length; ty++)
+    if (typeof G[TYPED[ty]] === "function") typedCtors[TYPED[ty]] = G[TYPED[ty]];
+  var ERRORS = ["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError"];
+  var errorCtors = create(null);
+  for (var er = 0; er < ERRORS.length; er++) errorCtors[ERRORS[er]] = G[ERRORS[er]];
+  // Methods a built-in calls on its own (JSON.stringify, String(x), await, ==): never crossed, so
+  // nothing of the sender runs when the receiver's built-ins look at a copy.
+  var PROTOCOL = create(null);
+  PROTOCOL.constructor = PROTOCOL.toJSON = PROTOCOL.toString = PROTOCOL.valueOf = true;
+  PROTOCOL.toLocaleString = true;
+  defineProperty(PROTOCOL, "__proto__", desc(true, false, true, false));
+  var MAX_PARTS = 1048576,
+    MAX_NESTING = 400,
+    MAX_LENGTH = 16777216,
+    MAX_PROTOS = 32;
+
+  // What this realm lent the other: functions (with the object a method runs on) and promises, by id.
+  var lent = [],
+    lentIds = new MapCtor(),
+    promises = [];
+  // What the other realm lent this one: callables by id, promises waiting for the host.
+  var borrowed = create(null),
+    waiting = create(null),
+    methodStubs = new WeakSet();
+
+  // Thrown (by identity) when a value cannot be copied; `refusal` says why.
+  var REFUSED = freeze(create(null)),
+    refusal = "";
+  function refuse(why) {
+    refusal = why;
+    throw REFUSED;
+  }
+  function thrownWord(e) {
+    if (e === undefined) return "undefined";
+    if (e === null) return "null";
+    if (typeof e !== "object" && typeof e !== "function") return "a " + typeof e;
+    return isError(e) ? "an error" : "a non-error value";
+  }
+  function lend(fn, self) {
+    if (self === undefined) {
+      var known = apply(mapGet, lentIds, [fn]);
+      if (known !== undefined) return known;
+    }
+    var id = lent.length,
+      entry = create(null);
+    entry.fn = fn;
+    entry.self = self;
+    lent[id] = entry;
+    if (self === undefined) apply(mapSet, lentIds, [fn, id]);
+    return id;
+  }
+  function own(o, k) {
+    try {
+      return getOwnDesc(o, k);
+    } catch (e) {
+      refuse("looking at its property " + stringify(k) + " threw " + thrownWord(e));
+    }
+  }
+  function fnInfo(fn) {
+    var name = "",
+      length = 0;
+    try {
+      var nd = getOwnDesc(fn, "name"),
+        ld = getOwnDesc(fn, "length");
+      if (nd !== undefined && typeof nd.value === "string") name = clip(nd.value, 100);
+      if (ld !== undefined && typeof ld.value === "number") length = ld.value;
+    } catch (e) {}
+    return [name, length];
+  }
+  // A value's path, for a refusal's message: built only when needed (most parts are primitives).
+  function pathOf(parent, key) {
+    if (key === undefined) return parent;
+    return typeof key === "number" ? parent + "[" + key + "]" : member(parent, key);
+  }
+  function valueOfDesc(d, o, parent, key) {
+    if (hasOwn(d, "value")) return d.value;
+    if (d.get === undefined) return undefined;
+    try {
+      return apply(d.get, o, []);
+    } catch (e) {
+      refuse("reading " + pathOf(parent, key) + " threw " + thrownWord(e));
+    }
+  }
+  function packer() {
+    var st = create(null);
+    st.refs = new MapCtor();
+    st.parts = 0;
+    return st;
+  }
+  function attempt(getter, v) {
+    try {
+      return apply(getter, v, []);
+    } catch (e) {
+      return REFUSED;
+    }
+  }
+  function enc(v, st, depth, parent, key) {
+    if (++st.parts > MAX_PARTS) refuse("it has more than " + MAX_PARTS + " parts");
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        return v;
+      case "number":
+        if (v !== v) return ["N", "NaN"];
+        if (v === 1 / 0) return ["N", "Infinity"];
+        if (v === -1 / 0) return ["N", "-Infinity"];
+        if (v === 0 && 1 / v < 0) return ["N", "-0"];
+        return v;
+      case "undefined":
+        return ["u"];
+      case "bigint":
+        return ["I", Str(v)];
+      case "symbol": {
+        var sk = symbolKeyFor(v),
+          sd = apply(symbolDescription, v, []);
+        return ["y", sd === undefined ? null : sd, sk === undefined ? null : sk];
+      }
+      case "function": {
+        var info = fnInfo(v);
+        return ["F", lend(v, undefined), info[0], info[1]];
+      }
+    }
+    if (v === null) return null;
+    var where = pathOf(parent, key);
+    if (depth > MAX_NESTING) refuse(where + " is nested more than " + MAX_NESTING + " levels deep");
+    var ref = apply(mapGet, st.refs, [v]);
+    if (ref !== undefined) return ["r", ref];
+    var id = apply(mapSize, st.refs, []);
+    apply(mapSet, st.refs, [v, id]);
+    var out, i, n;
+    if (isPromise(v)) {
+      promises[promises.length] = v;
+      return ["P", id, promises.length - 1];
+    }
+    var isArr;
+    try {
+      isArr = isArray(v);
+    } catch (e) {
+      refuse(where + " is a revoked proxy");
+    }
+    if (isArr) {
+      var length;
+      try {
+        length = v.length;
+      } catch (e) {
+        refuse("reading the length of " + where + " threw " + thrownWord(e));
+      }
+      if (typeof length !== "number" || length > MAX_LENGTH)
+        refuse(where + " is an array of more than " + MAX_LENGTH + " elements");
+      out = ["A", id, length];
+      var holes = 0;
+      for (i = 0; i < length; i++) {
+        var has;
+        try {
+          has = hasOwn(v, i);
+        } catch (e) {
+          refuse("looking at " + pathOf(where, i) + " threw " + thrownWord(e));
+        }
+        if (!has) {
+          holes++;
+          continue;
+        }
+        if (holes) out[out.length] = ["h", holes];
+        holes = 0;
+        var item;
+        try {
+          item = v[i];
+        } catch (e) {
+          refuse("reading " + pathOf(where, i) + " threw " + thrownWord(e));
+        }
+        out[out.length] = enc(item, st, depth + 1, where, i);
+      }
+      if (holes) out[out.length] = ["h", holes];
+      // Its other own enumerable properties, as data: an array's own methods never cross.
+      out[out.length] = ["k", ownData(v, st, depth, where, true)];
+      return out;
+    }
+    var tag = attempt(typedTag, v);
+    if (typeof tag === "string" && typedCtors[tag] !== undefined) {
+      n = apply(typedArrayLength, v, []);
+      if (n > MAX_LENGTH) refuse(where + " has more than " + MAX_LENGTH + " elements");
+      st.parts += n;
+      if (st.parts > MAX_PARTS) refuse("it has more than " + MAX_PARTS + " parts");
+      out = ["T", id, tag];
+      var big = tag === "BigInt64Array" || tag === "BigUint64Array";
+      for (i = 0; i < n; i++) out[out.length] = big ? Str(v[i]) : enc(v[i], st, depth + 1, where, i);
+      return out;
+    }
+    n = attempt(arrayBufferByteLength, v);
+    if (typeof n === "number") {
+      st.parts += n;
+      if (st.parts > MAX_PARTS) refuse("it has more than " + MAX_PARTS + " parts");
+      var bytes = new Uint8ArrayCtor(v, 0, n);
+      out = ["B", id];
+      for (i = 0; i < n; i++) out[out.length] = bytes[i];
+      return out;
+    }
+    var time = attempt(getTime, v);
+    if (typeof time === "number") return ["D", id, enc(time, st, depth, where)];
+    var source = attempt(regexpSource, v);
+    if (typeof source === "string" && v !== RegExpProto) {
+      var flags = "";
+      for (i = 0; i < flagGetters.length; i += 2)
+        if (attempt(flagGetters[i + 1], v) === true) flags += flagGetters[i];
+      return ["R", id, source, flags];
+    }
+    if (typeof attempt(mapSize, v) === "number") {
+      out = ["M", id];
+      apply(mapForEach, v, [
+        function (value, k) {
+          out[out.length] = enc(k, st, depth + 1, where);
+          out[out.length] = enc(value, st, depth + 1, where);
+        },
+      ]);
+      return out;
+    }
+    if (typeof attempt(setSize, v) === "number") {
+      out = ["S", id];
+      apply(setForEach, v, [
+        function (value) {
+          out[out.length] = enc(value, st, depth + 1, where);
+        },
+      ]);
+      return out;
+    }
+    if (attempt(weakMapHas, v) === false) return ["W", id, "WeakMap"];
+    if (attempt(weakSetHas, v) === false) return ["W", id, "WeakSet"];
+    var boxes = [numberValueOf, stringValueOf, booleanValueOf, bigintValueOf, symbolValueOf];
+    for (i = 0; i < boxes.length; i++) {
+      var prim = attempt(boxes[i], v);
+      if (prim !== REFUSED && v !== NumberProto && v !== StringProto && v !== BooleanProto)
+        return ["X", id, enc(prim, st, depth + 1, where)];
+    }
+    if (isError(v)) {
+      var en = own(v, "name"),
+        em = own(v, "message"),
+        es = own(v, "stack"),
+        name,
+        message;
+      try {
+        name = v.name;
+        message = v.message;
+      } catch (e) {
+        refuse("reading the name or message of " + where + " threw " + thrownWord(e));
+      }
+      var stack = es !== undefined && typeof es.value === "string" ? clip(es.value, MAX_STACK) : "";
+      return [
+        "E",
+        id,
+        typeof name === "string" ? clip(name, 100) : en === undefined ? "Error" : "Error",
+        typeof message === "string" ? clip(message, MAX_MESSAGE) : em === undefined ? "" : "",
+        stack,
+      ];
+    }
+    var proto;
+    try {
+      proto = getProto(v);
+    } catch (e) {
+      refuse("the prototype of " + where + " could not be read");
+    }
+    var plain = proto === ObjectProto || proto === null;
+    out = ["O", id, proto === null ? 0 : 1];
+    var methods = [],
+      seen = create(null);
+    out[3] = ownData(v, st, depth, where, false, seen);
+    var ctorId = -1;
+    if (!plain) {
+      // An object of a class: the methods (and getters, read now) its prototypes give it.
+      var p = proto;
+      for (var hop = 0; p !== null && p !== ObjectProto && hop < MAX_PROTOS; hop++) {
+        var pk;
+        try {
+          pk = ownKeys(p);
+        } catch (e) {
+          refuse("listing the prototype of " + where + " threw " + thrownWord(e));
+        }
+        if (hop === 0) {
+          var cd = own(p, "constructor");
+          if (cd !== undefined && typeof cd.value === "function") ctorId = lend(cd.value, undefined);
+        }
+        for (var j = 0; j < pk.length; j++) {
+          var mk = pk[j];
+          // A class's own methods cross, toString and toJSON included: they are what its tests test.
+          if (typeof mk !== "string" || seen[mk] === true || mk === "constructor" || mk === "__proto__")
+            continue;
+          seen[mk] = true;
+          var md = own(p, mk);
+          if (md === undefined) continue;
+          if (hasOwn(md, "value")) {
+            if (typeof md.value !== "function") continue;
+            var mi = fnInfo(md.value);
+            methods[methods.length] = [mk, lend(md.value, v), mi[0], mi[1]];
+          } else if (md.get !== undefined) {
+            methods[methods.length] = [mk, enc(valueOfDesc(md, v, where, mk), st, depth + 1, where, mk)];
+          }
+        }
+        try {
+          p = getProto(p);
+        } catch (e) {
+          refuse("the prototype of " + where + " could not be read");
+        }
+      }
+    }
+    out[4] = methods;
+    out[5] = ctorId;
+    return out;
+  }
+
+  // Own enumerable properties as [key, value] pairs (a symbol key as a symbol): an array's own
+  // functions and a plain object's own protocol methods (toJSON, toString, valueOf…) are left out.
+  function ownData(v, st, depth, where, isArr, seen) {
+    var data = [],
+      ks;
+    try {
+      ks = ownKeys(v);
+    } catch (e) {
+      refuse("listing the properties of " + where + " threw " + thrownWord(e));
+    }
+    for (var i = 0; i < ks.length; i++) {
+      var key = ks[i],
+        sym = typeof key === "symbol";
+      if (isArr && !sym && (key === "length" || apply(regexpExec, INDEX, [key]) !== null)) continue;
+      if (seen !== undefined && !sym) seen[key] = true;
+      var kd = own(v, key);
+      if (kd === undefined || !kd.enumerable) continue;
+      var value = valueOfDesc(kd, v, where, key);
+      if (typeof value === "function" && (isArr || sym || PROTOCOL[key] === true)) continue;
+      data[data.length] = sym ? enc(key, st, depth + 1, where) : key;
+      data[data.length] = enc(value, st, depth + 1, where, key);
+    }
+    return data;
+  }
+  function dec(n, refs) {
+    if (n === null || typeof n !== "object") return n;
+    var i, out;
+    switch (n[0]) {
+      case "u":
+        return undefined;
+      case "N":
+        return n[1] === "NaN" ? 0 / 0 : n[1] === "Infinity" ? 1 / 0 : n[1] === "-Infinity" ? -1 / 0 : -0;
+      case "I":
+        return BigIntCtor(n[1]);
+      case "y":
+        return n[2] !== null ? symbolFor(n[2]) : SymbolCtor(n[1] === null ? undefined : n[1]);
+      case "F":
+        return callable(n[1], n[2], n[3], undefined);
+      case "r":
+        return refs[n[1]];
+      case "P": {
+        var settle;
+        out = new PromiseCtor(function (resolve, reject) {
+          settle = [resolve, reject];
+        });
+        waiting[n[2]] = settle;
+        refs[n[1]] = out;
+        hostWatch(n[2]);
+        return out;
+      }
+      case "A": {
+        out = [];
+        refs[n[1]] = out;
+        var at = 0;
+        var extra = [];
+        for (i = 3; i < n.length; i++) {
+          var item = n[i];
+          if (item !== null && typeof item === "object" && item[0] === "h") at += item[1];
+          else if (item !== null && typeof item === "object" && item[0] === "k") extra = item[1];
+          // A fresh array, and no index setter on its prototypes: the tests' realm's own, or frozen.
+          else out[at++] = dec(item, refs);
+        }
+        out.length = n[2];
+        putData(out, extra, refs);
+        return out;
+      }
+      case "T": {
+        out = new typedCtors[n[2]](n.length - 3);
+        refs[n[1]] = out;
+        var big = n[2] === "BigInt64Array" || n[2] === "BigUint64Array";
+        for (i = 3; i < n.length; i++) out[i - 3] = big ? BigIntCtor(n[i]) : dec(n[i], refs);
+        return out;
+      }
+      case "B": {
+        out = new ArrayBufferCtor(n.length - 2);
+        refs[n[1]] = out;
+        var view = new Uint8ArrayCtor(out);
+        for (i = 2; i < n.length; i++) view[i - 2] = n[i];
+        return out;
+      }
+      case "D":
+        out = new DateCtor(dec(n[2], refs));
+        refs[n[1]] = out;
+        return out;
+      case "R":
+        out = new RegExpCtor(n[2], n[3]);
+        refs[n[1]] = out;
+        return out;
+      case "W":
+        out = n[2] === "WeakMap" ? new WeakMapCtor() : new WeakSetCtor();
+        refs[n[1]] = out;
+        return out;
+      case "X":
+        out = ObjectCtor(dec(n[2], refs));
+        refs[n[1]] = out;
+        return out;
+      case "M":
+        out = new MapCtor();
+        refs[n[1]] = out;
+        for (i = 2; i < n.length; i += 2) apply(mapSet, out, [dec(n[i], refs), dec(n[i + 1], refs)]);
+        return out;
+      case "S":
+        out = new SetCtor();
+        refs[n[1]] = out;
+        for (i = 2; i < n.length; i++) apply(setAdd, out, [dec(n[i], refs)]);
+        return out;
+      case "E": {
+        var Ctor = n[2] === "AssertionError" ? AssertionError : errorCtors[n[2]] || ErrorCtor;
+        out = new Ctor(n[3]);
+        if (out.name !== n[2]) defineProperty(out, "name", desc(n[2], true, false, true));
+        defineProperty(out, "stack", desc(n[4], true, false, true));
+        refs[n[1]] = out;
+        return out;
+      }
+      case "O": {
+        out = n[2] === 0 ? create(null) : {};
+        refs[n[1]] = out;
+        if (n[5] >= 0) {
+          var cls = callable(n[5], "", 0, undefined);
+          if (typeof cls.prototype === "object") setProto(out, cls.prototype);
+        }
+        fill(out, n, refs);
+        return out;
+      }
+    }
+    throw new TypeErrorCtor("the sandbox could not read a copied value");
+  }
+  function putData(out, data, refs) {
+    for (var i = 0; i < data.length; i += 2)
+      defineProperty(out, dec(data[i], refs), desc(dec(data[i + 1], refs), true, true, true));
+  }
+  function fill(out, n, refs) {
+    var data = n[3],
+      methods = n[4],
+      i;
+    putData(out, data, refs);
+    for (i = 0; i < methods.length; i++) {
+      var m = methods[i],
+        value = m.length === 4 ? callable(m[1], m[2], m[3], out) : dec(m[1], refs);
+      defineProperty(out, m[0], desc(value, true, false, true));
+    }
+  }
+  // After a method ran on the original object, the copy takes the object's data as it is now.
+  function refresh(target, n) {
+    if (n === null || typeof n !== "object" || n[0] !== "O") return;
+    var ks = ownKeys(target);
+    for (var i = 0; i < ks.length; i++) {
+      var d = getOwnDesc(target, ks[i]);
+      if (d?.configurable && !(hasOwn(d, "value") && methodStubs.has(d.value))) delete target[ks[i]];
+    }
+    var data = n[3],
+      methods = n[4],
+      refs = [];
+    refs[n[1]] = target;
+    putData(target, data, refs);
+    for (var k = 0; k < methods.length; k++)
+      if (methods[k].length === 2)
+        defineProperty(target, methods[k][0], desc(dec(methods[k][1], refs), true, false, true));
+  }
+  function unpackText(text) {
+    return dec(parse(text), []);
+  }
+  function packText(value, what) {
+    try {
+      return stringify(enc(value, packer(), 0, what));
+    } catch (e) {
+      if (e !== REFUSED)
+        refusal = isError(e) ? "copying it failed (" + thrownWord(e) + ")" : "copying it failed";
+      var message = what + " cannot be copied between the source and the tests: " + refusal;
+      hostUncopyable(message);
+      throw new TypeErrorCtor(message);
+    }
+  }
+  // The answer to a call: [0, value] returned, [1, value] thrown, [2, why] not copyable; with, for a
+  // method, the object it ran on as it is now.
+  function answerText(tag, value, self, what) {
+    try {
+      var out = [tag, enc(value, packer(), 0, what)];
+      if (self !== undefined && self !== null && typeof self === "object")
+        out[2] = enc(self, packer(), 0, "the object its method ran on");
+      return stringify(out);
+    } catch (e) {
+      if (e !== REFUSED) refusal = "copying it failed (" + thrownWord(e) + ")";
+      var message = what + " cannot be copied into the tests: " + refusal;
+      // A throw stays a throw: the tests get a TypeError saying why (no assertion matches it by accident).
+      if (tag === 1) return stringify([1, ["E", 0, "TypeError", message, ""]]);
+      hostUncopyable(message);
+      return stringify([2, message]);
+    }
+  }
+  function answer(text, owner) {
+    var r = parse(text);
+    if (owner !== undefined && r.length > 2) refresh(owner, r[2]);
+    if (r[0] === 0) return dec(r[1], []);
+    if (r[0] === 1) throw dec(r[1], []);
+    throw new TypeErrorCtor(r[1]);
+  }
+  function callable(id, name, length, owner) {
+    if (owner === undefined && borrowed[id] !== undefined) return borrowed[id];
+    var stub = function (...args) {
+      var text = hostCall(id, packText(args, "an argument"), new.target !== undefined);
+      return answer(text, owner);
+    };
+    defineProperty(stub, "name", desc(name, false, false, true));
+    defineProperty(stub, "length", desc(length, false, false, true));
+    if (owner === undefined) borrowed[id] = stub;
+    else methodStubs.add(stub);
+    return stub;
+  }
+  // The host runs a lent function for the other realm: arguments in, answer out, as text.
+  function invoke(id, argsText, isNew) {
+    var entry = lent[id];
+    if (entry === undefined) return stringify([2, "the sandbox lost a function"]);
+    var args = unpackText(argsText),
+      result,
+      threw = false;
+    try {
+      result = isNew ? construct(entry.fn, args) : apply(entry.fn, entry.self, args);
+    } catch (e) {
+      threw = true;
+      result = e;
+    }
+    var name = fnInfo(entry.fn)[0] || "a function";
+    return answerText(
+      threw ? 1 : 0,
+      result,
+      entry.self,
+      (threw ? "the value " : "the value ") + name + "() " + (threw ? "threw" : "returned"),
+    );
+  }
+  // A global of the source's, by name: [3] when it has none.
+  var readers = create(null);
+  function reader(name) {
+    var read = readers[name];
+    if (read === undefined) {
+      try {
+        read = indirectEval("(function () { return " + name + "; })");
+      } catch (e) {
+        read = null;
+      }
+      readers[name] = read;
+    }
+    return read;
+  }
+  function lookup(name) {
+    var read = reader(name);
+    if (read === null) return stringify([3]);
+    var value;
+    try {
+      value = read();
+    } catch (e) {
+      if (apply(isProtoOf, ReferenceErrorProto, [e])) return stringify([3]);
+      return answerText(1, e, undefined, "reading " + name);
+    }
+    return answerText(0, value, undefined, "the value of " + name);
+  }
+  function present(name) {
+    var read = reader(name);
+    if (read === null) return false;
+    try {
+      read();
+      return true;
+    } catch (e) {
+      return !apply(isProtoOf, ReferenceErrorProto, [e]);
+    }
+  }
+  // In the tests' realm: the source's global `name`, read through the host at each use.
+  function bind(name) {
+    if (hasOwn(G, name) || name === "assert" || name === "AssertionError") return;
+    defineProperty(
+      G,
+      name,
+      binding(
+        function () {
+          var r = parse(hostGlobal(name));
+          if (r[0] === 3) throw new ReferenceErrorCtor(name + " is not defined");
+          return answer(stringify(r), undefined);
+        },
+        function (value) {
+          defineProperty(G, name, desc(value, true, true, true));
+        },
+      ),
+    );
+  }
+  function binding(get, set) {
+    var d = create(null);
+    d.get = get;
+    d.set = set;
+    d.enumerable = false;
+    d.configurable = true;
+    return d;
+  }
+  function settlePromise(id, text) {
+    var settle = waiting[id];
+    if (settle === undefined) return;
+    delete waiting[id];
+    var r = parse(text);
+    if (r[0] === 0) settle[0](dec(r[1], []));
+    else settle[1](r[0] === 1 ? dec(r[1], []) : new TypeErrorCtor(r[1]));
+  }
+  function promiseOf(id) {
+    return promises[id];
+  }
+  function settledText(ok, value) {
+    return answerText(
+      ok ? 0 : 1,
+      value,
+      undefined,
+      ok ? "the value a promise resolved to" : "the value a promise rejected with",
+    );
+  }
+
   // The test's code runs inside a block that binds every built-in's global name to the value
   // captured here: what a test calls is the built-in, whatever the global object holds by then.
   var prelude = "";
@@ -1098,9 +1786,16 @@ const {
   toolbox.describe = describe;
   toolbox.thenable = thenable;
   toolbox.prelude = prelude;
+  toolbox.invoke = invoke;
+  toolbox.lookup = lookup;
+  toolbox.present = present;
+  toolbox.bind = bind;
+  toolbox.settle = settlePromise;
+  toolbox.promiseOf = promiseOf;
+  toolbox.settled = settledText;
   if (LOCK) {
     lockdown();
-  } else {
+  } else if (!TESTS) {
     var found = discover(true),
       shots = snapshot(found);
     toolbox.changes = function () {

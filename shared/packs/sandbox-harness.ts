@@ -66,7 +66,7 @@ export const RECORD = { failed: 1, waiting: 2, settled: 3, counted: 4, expected:
  * What a session's harness does with the realm: `lock` freezes it before a test's source runs;
  * `watch` leaves it open and snapshots it, for the probe that names what a source changes.
  */
-export const MODE = { lock: 1, watch: 2 } as const;
+export const MODE = { lock: 1, watch: 2, tests: 3 } as const;
 export type HarnessMode = (typeof MODE)[keyof typeof MODE];
 
 /**
@@ -114,6 +114,7 @@ export const HARNESS_CONSTANTS = {
   counted: RECORD.counted,
   expected: RECORD.expected,
   lock: MODE.lock,
+  tests: MODE.tests,
   ...SORT_CAPS,
   maxMessageChars: MAX_MESSAGE_CHARS,
   maxStackChars: MAX_STACK_CHARS,

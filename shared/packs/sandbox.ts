@@ -22,12 +22,22 @@
  * that evaluates to a thenable that is no Promise fails, and so does one that ends with an
  * `assert.rejects` still waiting.
  *
- * Limits are per test: a budget of work, a memory limit and a stack limit. The budget counts the calls
- * QuickJS makes to its interrupt handler, about one per 10,000 branches and calls of the guest's
- * bytecode: the same draft uses the same count on an idle laptop and on a loaded CI runner, and the
- * harness's own set-up is not counted. An optional suite budget bounds the sum over all tests, so that
- * a draft of many slow tests cannot outlast the Lambda that validates it. A failure to set a sandbox up
- * is a `SandboxSetupError` thrown to the caller (a system error of the run), never a verdict.
+ * Values cross between the source and the test only as copies. The source runs in one context (the
+ * draft's realm), the test in another (the tests' realm) of the same runtime; the harness in each
+ * packs what leaves it as tagged JSON text and rebuilds what arrives with its own constructors, and
+ * the host carries the text (bridgeFunctions). Functions cross as callables run in their own realm,
+ * promises as promises the host settles from getPromiseState, a class's objects with their methods.
+ * The test's `assert` lives in the tests' realm only, so every assertion it records is the test's.
+ *
+ * Limits are per test: a budget of CPU time, a memory limit and a stack limit. The budget is the CPU
+ * time of the thread the sandbox runs in, as the kernel counts it: the same draft gets the same
+ * verdict on an idle laptop and on a loaded CI runner, and the harness's own set-up is not counted.
+ * The thread checks it at every interrupt poll (about one per 10,000 branches and calls of the
+ * guest's bytecode); a native call polls nothing, so the caller, waiting on the thread, reads its CPU
+ * time from /proc and terminates it past the budget (QuickJSSandbox, SandboxThread). An optional
+ * suite budget bounds the sum over all tests, so that a draft of many slow tests cannot outlast the
+ * Lambda that validates it. A failure to set a sandbox up is a `SandboxSetupError` thrown to the
+ * caller (a system error of the run), never a verdict.
  *
  * Two facts about the WASM build shape the limits (measured with quickjs-emscripten 0.32):
  * - its allocator reports no block sizes, so QuickJS's own memory limit counts ~8 bytes per
@@ -41,10 +51,21 @@
  *   unknown, so it is dropped and a spare engine takes over. The default stack limit is kept low
  *   enough that plain recursion trips QuickJS's own limit first.
  *
- * One native call is not interrupted: its work is not counted. The harness routes a large sort
- * without a comparator through a comparator (SORT_CAPS); other natives are bounded by the memory cap,
- * and what is left (a generic array method over a sparse length of billions) by the Lambda timeout.
+ * A sort without a comparator is routed through one (SORT_CAPS) so that its work is polled; every
+ * other native call is bounded by the memory cap and by the watchdog outside the thread.
  */
+
+import { readFileSync, readlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import {
+  isMainThread,
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+  workerData,
+} from "node:worker_threads";
 import {
   type JSPromiseState,
   newQuickJSWASMModuleFromVariant,
@@ -78,28 +99,23 @@ const ENGINE_BASE_BYTES = 16 * MiB;
 export const MAX_MEMORY_LIMIT_BYTES = 256 * MiB;
 /** Below the build's 5 MiB C stack: a larger QuickJS limit would let recursion run over the heap. */
 export const MAX_STACK_BYTES = 4 * MiB;
-/**
- * Interrupt polls per millisecond of budget. QuickJS polls about once per 10,000 branches and calls;
- * on the 2-core CI VM a plain loop makes ~1 poll per ms of CPU and recursion ~3 (bench:sandbox prints
- * today's figures), so a 1,000 ms budget is a second or two of CPU there, whatever the machine's load.
- */
-const TICKS_PER_MS = 2;
+/** The budget's unit inside the sandbox: microseconds of the thread's CPU time per ms of budget. */
+const TICKS_PER_MS = 1000;
 /** Getters on a thrown value run while it is read: they get this many polls, not the test's budget. */
 const READ_BUDGET_TICKS = 200;
+/** CPU time the watchdog gives the reading of a thrown value (its getters) before it stops the thread. */
+const READ_WATCHDOG_MICROS = 1_000_000;
 /** Promise jobs run in batches so that the budget is checked between them. */
 const JOB_BATCH = 256;
 /** A test is started only with at least this many polls of the suite's budget left. */
-const MIN_TEST_SLICE_TICKS = 20;
+const MIN_TEST_SLICE_TICKS = 10 * TICKS_PER_MS;
 
 const SOURCE_FILE = "source.js";
 const GLOBAL_SCRIPT = { type: "global" } as const;
 
 /** Limits applied to each test on its own, and to the suite as a whole. */
 export interface SandboxLimits {
-  /**
-   * Budget of work for loading the source and running one test, in milliseconds of the reference
-   * rate (`TICKS_PER_MS` interrupt polls per ms): counted, not measured on a clock.
-   */
+  /** Budget for loading the source and running one test, in ms of the sandbox thread's CPU time. */
   readonly timeoutMs: number;
   /**
    * Budget of work for the whole suite, in the same unit; unbounded when absent. Once it is spent,
@@ -137,12 +153,13 @@ interface ThrownError {
  */
 type FailureReason =
   | "error"
-  | "timeout"
+  | "uncopyable"
+  | "too_slow"
   | "memory"
   | "stack"
   | "crash"
   | "not_run"
-  | "suite_timeout"
+  | "suite_too_slow"
   | "suite_not_run";
 
 export interface TestFailure {
@@ -157,8 +174,8 @@ export interface TestOutcome {
   readonly passed: boolean;
   /** Wall-clock time, for information only: no verdict depends on it. */
   readonly durationMs: number;
-  /** Interrupt polls the test used (its budget is `timeoutMs × TICKS_PER_MS`). */
-  readonly ticks: number;
+  /** Milliseconds of CPU time the test used, as the operating system counts the sandbox's thread. */
+  readonly cpuMs: number;
   readonly failure?: TestFailure;
 }
 
@@ -245,9 +262,9 @@ async function loadEngine(): Promise<Engine> {
  * until `start`: the harness's set-up is the sandbox's work, not the draft's.
  */
 class Guard {
-  tripped: "timeout" | "memory" | undefined;
-  /** Polls counted since `start`. */
-  ticks = 0;
+  tripped: "too_slow" | "memory" | undefined;
+  #used = 0;
+  #startCpu = 0;
   #budget = Number.POSITIVE_INFINITY;
   #counting = false;
   #reading = false;
@@ -261,10 +278,25 @@ class Guard {
     this.#ceiling = Math.max(memory.buffer.byteLength, ENGINE_BASE_BYTES + limits.memoryLimitBytes);
   }
 
-  /** Starts counting the draft's work against `budgetTicks`. */
-  start(budgetTicks: number): void {
-    this.#budget = budgetTicks;
+  /** Microseconds of this thread's CPU time used since `start` (frozen once reading starts). */
+  get ticks(): number {
+    if (this.#counting && !this.#reading) this.#used = threadCpuMicros() - this.#startCpu;
+    return this.#used;
+  }
+
+  /** Starts counting the draft's CPU time against `budgetMicros`; the watchdog outside sees it too. */
+  start(budgetMicros: number): void {
+    this.#budget = budgetMicros;
     this.#counting = true;
+    this.#startCpu = threadCpuMicros();
+    publishBudget(this.#startCpu, budgetMicros);
+  }
+
+  /** The session is over: nothing more is counted, and the watchdog stands down. */
+  stop(): void {
+    void this.ticks;
+    this.#counting = false;
+    publishBudget(0, 0);
   }
 
   readonly interrupt = (): boolean => {
@@ -277,9 +309,8 @@ class Guard {
       this.tripped ??= "memory";
       return true;
     }
-    this.ticks += 1;
     if (this.ticks > this.#budget) {
-      this.tripped ??= "timeout";
+      this.tripped ??= "too_slow";
       return true;
     }
     return false;
@@ -296,8 +327,11 @@ class Guard {
 
   /** Reading a thrown value may run its getters; they get a small budget of their own. */
   startReading(): void {
+    void this.ticks;
     this.#reading = true;
     this.#readTicks = 0;
+    // A getter stuck in a native call is stopped from outside, like the test.
+    publishBudget(threadCpuMicros(), READ_WATCHDOG_MICROS);
   }
 }
 
@@ -311,11 +345,40 @@ interface HostRecord {
   assertions: number;
   /** The count the test declared with `assert.expect(n)`. */
   expected?: number;
+  /** Why a value could not be copied between the realms, the first time one could not. */
+  uncopyable?: string;
+}
+
+/** One of a session's two contexts, with the harness's toolbox (a frozen object without a prototype). */
+interface Realm {
+  readonly ctx: QuickJSContext;
+  readonly toolbox: QuickJSHandle;
+  readonly describe: QuickJSHandle;
+  readonly thenable: QuickJSHandle;
+}
+
+/** A promise one realm lent the other: the host settles the copy when it sees the original settle. */
+interface Watched {
+  readonly holder: Realm;
+  readonly receiver: Realm;
+  readonly id: number;
+  readonly handle: QuickJSHandle;
+}
+
+/** How the two realms of a session reach each other: only through the host, only as text. */
+interface Links {
+  draft?: Realm | undefined;
+  tests?: Realm | undefined;
+  readonly watched: Watched[];
 }
 
 interface Session {
   readonly rt: QuickJSRuntime;
   readonly ctx: QuickJSContext;
+  /** The tests' realm (lock mode only): where the test's code runs, apart from the source's. */
+  readonly tests: Realm | undefined;
+  readonly draft: Realm;
+  readonly links: Links;
   /** The harness's toolbox: `describe` reads a thrown value as JSON text, `thenable` looks for a `then`. */
   readonly describe: QuickJSHandle;
   readonly thenable: QuickJSHandle;
@@ -354,7 +417,7 @@ function ticksOf(ms: number): number {
  * or QuickJS aborted while freeing a runtime), the spare takes over at once and the remaining tests
  * still run; the next `ready()` loads a new spare.
  */
-export class QuickJSSandbox {
+class InThreadSandbox {
   #engine: Engine | undefined;
   #spare: Engine | undefined;
   #loading: Promise<void> | undefined;
@@ -396,7 +459,13 @@ export class QuickJSSandbox {
    * in a fresh, locked context after the source. Never throws for anything the code does; throws
    * `SandboxSetupError` when `ready()` was not awaited or a sandbox could not be set up.
    */
-  runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
+  runSuite(
+    source: string,
+    tests: readonly SandboxTest[],
+    limits: SandboxLimits,
+    resume: Resume = { index: 0, usedMicros: 0 },
+    onEvent: (event: SuiteEvent) => void = () => {},
+  ): SuiteResult {
     let engine = this.#engine;
     if (!engine || engine.broken !== undefined) {
       throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
@@ -404,25 +473,33 @@ export class QuickJSSandbox {
     const suiteBudget =
       limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
     const testBudget = ticksOf(limits.timeoutMs);
-    const { syntax, builtinChanges } = this.#compileAndProbe(engine, source, limits);
-    engine = this.#recover(engine);
-    if (syntax) return syntax;
+    let builtinChanges: string[];
+    if (resume.builtinChanges) {
+      builtinChanges = [...resume.builtinChanges];
+    } else {
+      const probed = this.#compileAndProbe(engine, source, limits);
+      engine = this.#recover(engine);
+      if (probed.syntax) return probed.syntax;
+      builtinChanges = probed.builtinChanges;
+      onEvent({ type: "probed", builtinChanges });
+    }
     const outcomes: TestOutcome[] = [];
-    let used = 0;
+    let used = resume.usedMicros;
     let sourceFailure: TestFailure | undefined;
     let crashedIn = "";
     const notRun = (name: string, reason: FailureReason, message: string): TestOutcome => ({
       name,
       passed: false,
       durationMs: 0,
-      ticks: 0,
+      cpuMs: 0,
       failure: { reason, phase: "test", error: { name: "NotRun", message, stack: "", isError: true } },
     });
     tests.forEach((test, index) => {
+      if (index < resume.index) return;
       const remaining = suiteBudget - used;
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
-        outcomes.push({ name: test.name, passed: false, durationMs: 0, ticks: 0, failure: sourceFailure });
+        outcomes.push({ name: test.name, passed: false, durationMs: 0, cpuMs: 0, failure: sourceFailure });
       } else if (!engine) {
         const message = `was not run: the sandbox crashed twice (last in test "${crashedIn}") and is reloaded before the next validation`;
         outcomes.push(notRun(test.name, "not_run", message));
@@ -433,17 +510,18 @@ export class QuickJSSandbox {
         // Cut at the test's own budget or the suite's rest, whichever is smaller.
         const cutBySuite = remaining < testBudget;
         let outcome = this.#runTest(engine, source, test, index, limits, cutBySuite ? remaining : testBudget);
-        used += outcome.ticks;
-        if (cutBySuite && outcome.failure?.reason === "timeout") {
-          outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_timeout" } };
+        used += outcome.cpuMs * TICKS_PER_MS;
+        if (cutBySuite && outcome.failure?.reason === "too_slow") {
+          outcome = { ...outcome, failure: { ...outcome.failure, reason: "suite_too_slow" } };
         }
         // A source cut short by the suite's budget did not fail: the tests after it are simply not run.
-        if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_timeout")
+        if (outcome.failure?.phase === "source" && outcome.failure.reason !== "suite_too_slow")
           sourceFailure = outcome.failure;
         if (engine.broken !== undefined) crashedIn = test.name;
         engine = this.#recover(engine);
         outcomes.push(outcome);
       }
+      onEvent({ type: "outcome", outcome: outcomes[outcomes.length - 1] as TestOutcome });
     });
     return { kind: "ran", outcomes, builtinChanges };
   }
@@ -517,9 +595,10 @@ export class QuickJSSandbox {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       if (engine.memory.buffer.byteLength > ENGINE_BASE_BYTES + limits.memoryLimitBytes)
         engine.bloated = true;
+      const cpuMs = Math.round(ticks / 10) / 100;
       return step.ok
-        ? { name: test.name, passed: true, durationMs, ticks }
-        : { name: test.name, passed: false, durationMs, ticks, failure: step.failure };
+        ? { name: test.name, passed: true, durationMs, cpuMs }
+        : { name: test.name, passed: false, durationMs, cpuMs, failure: step.failure };
     };
     let phase: TestFailure["phase"] = "source";
     return finish(
@@ -528,23 +607,27 @@ export class QuickJSSandbox {
         limits,
         MODE.lock,
         (session): Step => {
-          const { ctx, guard, record, prelude } = session;
+          const { ctx, guard, tests } = session;
           try {
             guard.start(budgetTicks);
             const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
             if (loaded.error) return judged(session, failed(session, "source", loaded.error));
             loaded.value.dispose();
             phase = "test";
-            // Assertions the source made on its own while loading are not the test's.
-            record.assertions = 0;
-            // Blocks: the outer binds the built-ins' names to the captured values, the inner holds the
-            // test's own let/const (which may shadow them, or the source's); the newline ends a trailing comment.
-            const ran = ctx.evalCode(`{${prelude}{${test.code}\n}}`, `tests/${index}.js`, GLOBAL_SCRIPT);
-            return judged(
-              session,
-              ran.error ? failed(session, "test", ran.error) : settle(session, ran.value),
-            );
+            if (!tests) throw new SandboxSetupError("the tests' realm is missing");
+            bindSourceGlobals(session, tests, test.code);
+            // The test's code runs in the tests' realm; its view of the session reads what it left there.
+            const view: Session = {
+              ...session,
+              ctx: tests.ctx,
+              describe: tests.describe,
+              thenable: tests.thenable,
+            };
+            // A block for the test's own let/const; the newline ends a trailing comment.
+            const ran = tests.ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
+            return judged(view, ran.error ? failed(view, "test", ran.error) : settle(view, ran.value));
           } finally {
+            guard.stop();
             ticks = guard.ticks;
           }
         },
@@ -584,10 +667,9 @@ export class QuickJSSandbox {
       });
     }
     let rt: QuickJSRuntime | undefined;
-    let ctx: QuickJSContext | undefined;
-    let describe: QuickJSHandle | undefined;
-    let thenable: QuickJSHandle | undefined;
-    let changes: QuickJSHandle | undefined;
+    const contexts: QuickJSContext[] = [];
+    const handles: QuickJSHandle[] = [];
+    const links: Links = { watched: [] };
     let setUp = false;
     try {
       const guard = new Guard(engine.memory, limits);
@@ -595,27 +677,55 @@ export class QuickJSSandbox {
       rt.setMemoryLimit(limits.memoryLimitBytes);
       rt.setMaxStackSize(limits.maxStackBytes);
       rt.setInterruptHandler(guard.interrupt);
-      ctx = rt.newContext();
+      const runtime = rt;
       const record: HostRecord = { waiting: 0, assertions: 0 };
-      installHost(ctx, record, mode);
-      const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
-      if (harness.error) {
-        const reason = ctx.dump(harness.error) as unknown;
-        harness.error.dispose();
-        throw new SandboxSetupError(
-          `the sandbox harness failed to load: ${JSON.stringify(reason)?.slice(0, MAX_MESSAGE_CHARS)}`,
-        );
+      const load = (realmMode: HarnessMode, realmRecord: HostRecord): { realm: Realm; prelude: string } => {
+        const ctx = runtime.newContext();
+        contexts.push(ctx);
+        installHost(ctx, realmRecord, realmMode, links, record);
+        const harness = ctx.evalCode(harnessText, HARNESS_FILE, GLOBAL_SCRIPT);
+        if (harness.error) {
+          const reason = ctx.dump(harness.error) as unknown;
+          harness.error.dispose();
+          throw new SandboxSetupError(
+            `the sandbox harness failed to load: ${JSON.stringify(reason)?.slice(0, MAX_MESSAGE_CHARS)}`,
+          );
+        }
+        // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
+        const toolbox = harness.value;
+        handles.push(toolbox);
+        const describe = ctx.getProp(toolbox, "describe");
+        const thenable = ctx.getProp(toolbox, "thenable");
+        handles.push(describe, thenable);
+        const preludeHandle = ctx.getProp(toolbox, "prelude");
+        const prelude = ctx.getString(preludeHandle);
+        preludeHandle.dispose();
+        return { realm: { ctx, toolbox, describe, thenable }, prelude };
+      };
+      // The source's assertions (a source that checks itself) are recorded nowhere: only the tests' count.
+      const { realm: draft, prelude } = load(mode, { waiting: 0, assertions: 0 });
+      links.draft = draft;
+      let changes: QuickJSHandle | undefined;
+      if (mode === MODE.watch) {
+        changes = draft.ctx.getProp(draft.toolbox, "changes");
+        handles.push(changes);
       }
-      // The toolbox is a frozen object without a prototype, made before any draft code ran: no getter runs here.
-      describe = ctx.getProp(harness.value, "describe");
-      thenable = ctx.getProp(harness.value, "thenable");
-      const preludeHandle = ctx.getProp(harness.value, "prelude");
-      const prelude = ctx.getString(preludeHandle);
-      preludeHandle.dispose();
-      if (mode === MODE.watch) changes = ctx.getProp(harness.value, "changes");
-      harness.value.dispose();
+      const tests = mode === MODE.lock ? load(MODE.tests, record).realm : undefined;
+      links.tests = tests;
       setUp = true;
-      return body({ rt, ctx, describe, thenable, prelude, changes, record, guard });
+      return body({
+        rt,
+        ctx: draft.ctx,
+        describe: draft.describe,
+        thenable: draft.thenable,
+        prelude,
+        changes,
+        record,
+        guard,
+        draft,
+        tests,
+        links,
+      });
     } catch (error) {
       engine.broken = hostErrorText(error);
       if (!setUp) {
@@ -626,12 +736,12 @@ export class QuickJSSandbox {
       }
       return onCrash(error);
     } finally {
+      publishBudget(0, 0);
       if (engine.broken === undefined) {
         try {
-          describe?.dispose();
-          thenable?.dispose();
-          changes?.dispose();
-          ctx?.dispose();
+          for (const { handle } of links.watched) handle.dispose();
+          for (const handle of handles) handle.dispose();
+          for (const ctx of contexts) ctx.dispose();
           rt?.dispose();
         } catch (error) {
           engine.broken = `disposing a runtime failed: ${hostErrorText(error)}`;
@@ -673,7 +783,13 @@ function probe(
  * failed assertions, counts waiting `assert.rejects` and the test's assertions; `isPromise` asks
  * QuickJS itself whether a value is a genuine Promise (a Proxy or a look-alike is not).
  */
-function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode): void {
+function installHost(
+  ctx: QuickJSContext,
+  record: HostRecord,
+  mode: HarnessMode,
+  links: Links,
+  verdict: HostRecord,
+): void {
   const text = (handle: QuickJSHandle | undefined, max: number): string =>
     handle !== undefined && ctx.typeof(handle) === "string" ? ctx.getString(handle).slice(0, max) : "";
   const host = ctx.newObject();
@@ -700,6 +816,11 @@ function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode)
   });
   ctx.setProp(host, "record", recordFn);
   ctx.setProp(host, "isPromise", isPromiseFn);
+  const bridge = bridgeFunctions(ctx, mode, links, verdict);
+  for (const [name, fn] of bridge) {
+    ctx.setProp(host, name, fn);
+    fn.dispose();
+  }
   for (const [name, value] of [...Object.entries(HARNESS_CONSTANTS), ["mode", mode] as const]) {
     const number = ctx.newNumber(value);
     ctx.setProp(host, name, number);
@@ -709,6 +830,143 @@ function installHost(ctx: QuickJSContext, record: HostRecord, mode: HarnessMode)
   recordFn.dispose();
   isPromiseFn.dispose();
   host.dispose();
+}
+
+/**
+ * The host's side of the crossing (the guest's is in sandbox-harness.guest.js): `call` runs a
+ * function the other realm lent, `global` reads a global of the source's (tests' realm only),
+ * `watch` follows a promise the other realm lent, `uncopyable` records a value that could not be
+ * copied (the test then fails, whatever its code does with the TypeError it gets). Only strings,
+ * numbers and booleans pass through here.
+ */
+function bridgeFunctions(
+  ctx: QuickJSContext,
+  mode: HarnessMode,
+  links: Links,
+  verdict: HostRecord,
+): [string, QuickJSHandle][] {
+  const self = (): Realm | undefined => (mode === MODE.tests ? links.tests : links.draft);
+  const other = (): Realm | undefined => (mode === MODE.tests ? links.draft : links.tests);
+  const lost = () => ({
+    error: ctx.newError({ name: "InternalError", message: "the sandbox's other realm is gone" }),
+  });
+  const call = ctx.newFunction("call", (id, text, isNew) => {
+    const target = other();
+    if (!target || id === undefined || text === undefined) return lost();
+    const answer = callTool(target, "invoke", (c) => [
+      c.newNumber(ctx.getNumber(id)),
+      c.newString(ctx.getString(text)),
+      isNew !== undefined && ctx.dump(isNew) === true ? c.true : c.false,
+    ]);
+    return answer === undefined ? interrupted(ctx) : ctx.newString(answer);
+  });
+  const global = ctx.newFunction("global", (name) => {
+    const target = other();
+    if (!target || name === undefined) return lost();
+    const answer = callTool(target, "lookup", (c) => [c.newString(ctx.getString(name))]);
+    return answer === undefined ? interrupted(ctx) : ctx.newString(answer);
+  });
+  const watch = ctx.newFunction("watch", (id) => {
+    const holder = other();
+    const receiver = self();
+    if (!holder || !receiver || id === undefined) return lost();
+    const promiseId = ctx.getNumber(id);
+    const number = holder.ctx.newNumber(promiseId);
+    const fn = holder.ctx.getProp(holder.toolbox, "promiseOf");
+    const got = holder.ctx.callFunction(fn, holder.ctx.undefined, number);
+    fn.dispose();
+    number.dispose();
+    if (got.error) {
+      got.error.dispose();
+      return interrupted(ctx);
+    }
+    links.watched.push({ holder, receiver, id: promiseId, handle: got.value });
+    return undefined;
+  });
+  const uncopyable = ctx.newFunction("uncopyable", (message) => {
+    verdict.uncopyable ??=
+      message !== undefined && ctx.typeof(message) === "string"
+        ? ctx.getString(message).slice(0, MAX_MESSAGE_CHARS)
+        : "a value cannot be copied between the source and the tests";
+  });
+  return [
+    ["call", call],
+    ["global", global],
+    ["watch", watch],
+    ["uncopyable", uncopyable],
+  ];
+}
+
+/** What a realm's code gets when the other realm's work was cut short (the budget, memory): the guard says why. */
+function interrupted(ctx: QuickJSContext) {
+  return { error: ctx.newError({ name: "InternalError", message: "interrupted" }) };
+}
+
+/** Calls a function of a realm's toolbox; its answer (always text), or undefined when the call was cut short. */
+function callTool(
+  realm: Realm,
+  name: string,
+  args: (ctx: QuickJSContext) => QuickJSHandle[],
+): string | undefined {
+  const { ctx } = realm;
+  const fn = ctx.getProp(realm.toolbox, name);
+  const handles = args(ctx);
+  try {
+    const result = ctx.callFunction(fn, ctx.undefined, ...handles);
+    if (result.error) {
+      result.error.dispose();
+      return undefined;
+    }
+    const text = ctx.typeof(result.value) === "string" ? ctx.getString(result.value) : undefined;
+    const truth = ctx.typeof(result.value) === "boolean" ? String(ctx.dump(result.value)) : undefined;
+    result.value.dispose();
+    return text ?? truth;
+  } finally {
+    fn.dispose();
+    for (const handle of handles)
+      if (handle.alive && handle !== ctx.true && handle !== ctx.false) handle.dispose();
+  }
+}
+
+/** Identifiers a test's code may take from the source (a superset: only the source's globals are bound). */
+const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$]*/g;
+/** Names the tests' realm never takes from the source. */
+const OWN_NAMES = new Set(["this", "super", "arguments", "eval", "new", "typeof", "globalThis", "undefined"]);
+const MAX_BOUND_NAMES = 2000;
+
+/**
+ * Makes the source's globals that the test's code names readable in the tests' realm: each becomes
+ * an accessor on the tests' global object that asks the draft's realm for a copy at every read.
+ */
+function bindSourceGlobals(session: Session, tests: Realm, code: string): void {
+  const names = new Set<string>();
+  for (const match of code.matchAll(IDENTIFIER)) {
+    if (names.size >= MAX_BOUND_NAMES) break;
+    if (!OWN_NAMES.has(match[0])) names.add(match[0]);
+  }
+  for (const name of names) {
+    if (callTool(session.draft, "present", (c) => [c.newString(name)]) !== "true") continue;
+    callTool(tests, "bind", (c) => [c.newString(name)]);
+  }
+}
+
+/** Settles the copies of lent promises whose originals have settled; whether any was. */
+function pump(links: Links): boolean {
+  let progressed = false;
+  for (const watched of [...links.watched]) {
+    const { holder, receiver, handle, id } = watched;
+    const state = holder.ctx.getPromiseState(handle);
+    if (state.type === "pending") continue;
+    links.watched.splice(links.watched.indexOf(watched), 1);
+    progressed = true;
+    const ok = state.type === "fulfilled";
+    const value = state.type === "fulfilled" ? state.value : state.error;
+    const text = callTool(holder, "settled", (c) => [ok ? c.true : c.false, value]);
+    handle.dispose();
+    if (text === undefined) continue;
+    callTool(receiver, "settle", (c) => [c.newNumber(id), c.newString(text)]);
+  }
+  return progressed;
 }
 
 function failure(message: string, stack = ""): Step {
@@ -730,11 +988,13 @@ function settle(session: Session, value: QuickJSHandle): Step {
   const isPromise = !(first.type === "fulfilled" && first.notAPromise);
   if (isPromise) disposeState(first);
   try {
-    while (rt.hasPendingJob() && !guard.expired) {
-      const jobs = rt.executePendingJobs(JOB_BATCH);
-      if (jobs.error) return failed(session, "test", jobs.error);
+    while (!guard.expired) {
+      if (rt.hasPendingJob()) {
+        const jobs = rt.executePendingJobs(JOB_BATCH);
+        if (jobs.error) return failed(session, "test", jobs.error);
+      } else if (!pump(session.links)) break;
     }
-    if (guard.expired && guard.tripped === undefined) guard.tripped = "timeout";
+    if (guard.expired && guard.tripped === undefined) guard.tripped = "too_slow";
     if (guard.tripped) return classified(guard, "test", NO_ERROR_DESCRIBED);
     if (isPromise) {
       const state = ctx.getPromiseState(value);
@@ -789,6 +1049,12 @@ function hasThen(session: Session, value: QuickJSHandle): boolean {
  * went on to do, and is the failure reported (unless the test hit a limit, which says more).
  */
 function judged(session: Session, step: Step): Step {
+  const { uncopyable } = session.record;
+  if (uncopyable !== undefined && (step.ok || step.failure.reason === "error")) {
+    const error = { name: "UncopyableValue", message: uncopyable, stack: "", isError: true };
+    const phase = step.ok ? "test" : step.failure.phase;
+    return { ok: false, failure: { reason: "uncopyable", phase, error } };
+  }
   const recorded = session.record.failure;
   if (recorded === undefined) return step;
   if (!step.ok && step.failure.reason !== "error") return step;
@@ -870,4 +1136,323 @@ function stripHarnessFrames(stack: string): string {
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.includes(HARNESS_FILE))
     .join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox's thread: CPU time the operating system counts, and a watchdog outside it.
+
+/** Where a suite resumes after its thread was stopped: the next test, the suite's CPU spent so far, the probe's findings. */
+interface Resume {
+  readonly index: number;
+  readonly usedMicros: number;
+  readonly builtinChanges?: readonly string[];
+}
+
+/** What the thread reports while a suite runs, so that a stopped thread loses nothing it finished. */
+type SuiteEvent =
+  | { readonly type: "probed"; readonly builtinChanges: string[] }
+  | { readonly type: "outcome"; readonly outcome: TestOutcome };
+
+type Reply =
+  | SuiteEvent
+  | { readonly type: "ready"; readonly tid: number }
+  | { readonly type: "done"; readonly result: SuiteResult }
+  | { readonly type: "failed"; readonly message: string };
+
+interface Job {
+  readonly source: string;
+  readonly tests: readonly SandboxTest[];
+  readonly limits: SandboxLimits;
+  readonly resume: Resume;
+}
+
+/** Marks the thread's `workerData`: this module, loaded in such a thread, serves suites. */
+const THREAD_FLAG = "redraftSandboxThread";
+/** How often the waiting host looks at the thread's CPU time, in ms of wall-clock time. */
+const WATCH_EVERY_MS = 5;
+/**
+ * CPU time past its budget a test's thread may run before the watchdog stops it. The thread stops
+ * itself at the budget whenever QuickJS polls (every few thousand bytecodes); only a native call
+ * that does not poll (a huge BigInt printed, `repeat`, a long `indexOf`) runs on until the watchdog sees it.
+ */
+const WATCHDOG_GRACE_MICROS = 50_000;
+/** The longest a thread may take to load (module graph and engine) before it counts as broken. */
+const THREAD_START_MS = 60_000;
+
+/** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs; 0: none), sequence]. */
+let published: BigInt64Array | undefined;
+
+function publishBudget(startMicros: number, budgetMicros: number): void {
+  if (!published) return;
+  // A sequence number around the pair: the watchdog never reads one test's start with another's budget.
+  Atomics.add(published, 3, 1n);
+  Atomics.store(published, 1, BigInt(Math.round(startMicros)));
+  Atomics.store(published, 2, BigInt(Number.isFinite(budgetMicros) ? Math.round(budgetMicros) : 0));
+  Atomics.add(published, 3, 1n);
+}
+
+/** This thread's CPU time in µs (user and system), as the kernel counts it. */
+function threadCpuMicros(): number {
+  const usage = process.threadCpuUsage();
+  return usage.user + usage.system;
+}
+
+/** The CPU time of another thread of this process, in µs, from /proc; undefined where there is none. */
+function cpuOfThread(tid: number): number | undefined {
+  try {
+    const text = readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8");
+    const ns = Number(text.split(" ")[0]);
+    return Number.isFinite(ns) ? ns / 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ownThreadId(): number {
+  try {
+    return Number(readlinkSync("/proc/thread-self").split("/").pop()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** One worker thread running an InThreadSandbox, called synchronously. */
+class SandboxThread {
+  readonly #worker: Worker;
+  readonly #port: MessagePort;
+  readonly #signal: Int32Array;
+  readonly #budget: BigInt64Array;
+  #tid = 0;
+
+  constructor() {
+    const shared = new SharedArrayBuffer(32);
+    this.#signal = new Int32Array(shared, 0, 1);
+    this.#budget = new BigInt64Array(shared, 0, 4);
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    const url = new URL(import.meta.url);
+    // From the sources (vitest, tsx), the thread needs tsx to load TypeScript; dist/ and a bundle are JavaScript.
+    const typescript = url.pathname.endsWith(".ts");
+    const hasTsx = process.execArgv.some((arg) => arg.includes("tsx"));
+    // By its path: `--import tsx` would be resolved from the working directory, which a caller may have changed.
+    const tsx =
+      typescript && !hasTsx ? pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href : "";
+    this.#worker = new Worker(url, {
+      workerData: { [THREAD_FLAG]: true, shared, port: port2 },
+      transferList: [port2],
+      execArgv: tsx ? [...process.execArgv, "--import", tsx] : process.execArgv,
+      stdout: false,
+      stderr: false,
+      // The stack of a Lambda's or a CLI's main thread (~1 MB), where the engine ran before it had a thread.
+      resourceLimits: { stackSizeMb: 1 },
+    });
+    // A thread that fails to load says so by not answering (started() reports it); unheard, its
+    // error event would be an uncaught exception of the caller's process.
+    this.#worker.on("error", () => {});
+    this.#worker.unref();
+    this.#port.unref();
+  }
+
+  /** Waits (synchronously) until the thread has loaded; at once when it has. */
+  started(): this {
+    if (this.#tid !== 0) return this;
+    const reply = this.#await(() => undefined, THREAD_START_MS);
+    if (reply?.type !== "ready") {
+      void this.#worker.terminate();
+      throw new SandboxSetupError(
+        `the sandbox's thread did not start: ${reply?.type === "failed" ? reply.message : "it did not answer"}`,
+      );
+    }
+    // Without /proc (not Linux) there is no watchdog: the thread's own polls still stop bytecode at the budget.
+    this.#tid = reply.tid === 0 ? -1 : reply.tid;
+    return this;
+  }
+
+  /**
+   * Runs a suite (or its rest) in the thread, waiting synchronously; `stopped` when the watchdog
+   * had to stop the thread (a test ran past its budget inside a native call). Events come as they arrive.
+   */
+  run(job: Job, onEvent: (event: SuiteEvent) => void): Reply | { type: "stopped" } {
+    this.#port.postMessage(job);
+    const reply = this.#await(onEvent, Number.POSITIVE_INFINITY);
+    return reply ?? { type: "stopped" };
+  }
+
+  /** Waits for a final reply, watching the thread's CPU time; undefined when it was stopped (or timed out). */
+  #await(onEvent: (event: SuiteEvent) => void, timeoutMs: number): Reply | undefined {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const seen = Atomics.load(this.#signal, 0);
+      for (
+        let message = receiveMessageOnPort(this.#port);
+        message;
+        message = receiveMessageOnPort(this.#port)
+      ) {
+        const reply = message.message as Reply;
+        if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+        else return reply;
+      }
+      if (performance.now() > deadline) return undefined;
+      Atomics.wait(this.#signal, 0, seen, WATCH_EVERY_MS);
+      if (this.#overBudget()) {
+        void this.#worker.terminate();
+        // What the thread had finished before it was stopped is still in the port.
+        for (
+          let message = receiveMessageOnPort(this.#port);
+          message;
+          message = receiveMessageOnPort(this.#port)
+        ) {
+          const reply = message.message as Reply;
+          if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+        }
+        return undefined;
+      }
+    }
+  }
+
+  #overBudget(): boolean {
+    if (this.#tid <= 0) return false;
+    const before = Atomics.load(this.#budget, 3);
+    const start = Number(Atomics.load(this.#budget, 1));
+    const budget = Number(Atomics.load(this.#budget, 2));
+    // Odd: the thread is writing a new pair; changed: it wrote one meanwhile. Either way, look next time.
+    if (before % 2n === 1n || Atomics.load(this.#budget, 3) !== before || budget <= 0) return false;
+    const now = cpuOfThread(this.#tid);
+    if (now === undefined) return false;
+    return now - start > budget + WATCHDOG_GRACE_MICROS && Atomics.load(this.#budget, 3) === before;
+  }
+
+  dispose(): void {
+    void this.#worker.terminate();
+  }
+}
+
+/**
+ * Runs JavaScript sources and their tests in QuickJS, in a worker thread of its own. `runSuite` is
+ * synchronous: the calling thread waits, and meanwhile reads the sandbox thread's CPU time from
+ * /proc (the kernel's count, whatever the machine's load). Each test's budget is CPU time: the
+ * thread stops a test itself at the budget whenever QuickJS polls, and a test that runs past it
+ * inside a native call, where QuickJS never polls, is stopped from outside: the thread is terminated,
+ * the test fails `too_slow`, and a new thread runs the tests after it.
+ */
+export class QuickJSSandbox {
+  #thread: SandboxThread | undefined;
+  /** A thread loading in the background, to take over at once when the watchdog stops the current one. */
+  #spare: SandboxThread | undefined;
+
+  /** Starts the sandbox's thread (and its engines) and a spare. Cheap when they run. */
+  async ready(): Promise<void> {
+    this.#thread ??= new SandboxThread().started();
+    this.#spare ??= new SandboxThread();
+  }
+
+  #next(): SandboxThread {
+    const next = (this.#spare ?? new SandboxThread()).started();
+    this.#spare = new SandboxThread();
+    return next;
+  }
+
+  /** Whether `runSuite` can run now. */
+  get isReady(): boolean {
+    return this.#thread !== undefined;
+  }
+
+  /**
+   * Compiles `source`, probes what its top-level code changes in the built-ins, then runs each test
+   * in a fresh, locked context after the source. Never throws for anything the code does; throws
+   * `SandboxSetupError` when `ready()` was not awaited or the sandbox could not be set up.
+   */
+  runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
+    if (!this.#thread) {
+      throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
+    }
+    const outcomes: TestOutcome[] = [];
+    let builtinChanges: string[] | undefined;
+    let usedMicros = 0;
+    const suiteBudget =
+      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
+    const onEvent = (event: SuiteEvent): void => {
+      if (event.type === "probed") builtinChanges = event.builtinChanges;
+      else {
+        outcomes.push(event.outcome);
+        usedMicros += event.outcome.cpuMs * TICKS_PER_MS;
+      }
+    };
+    for (;;) {
+      this.#thread ??= this.#next();
+      const resume: Resume = builtinChanges
+        ? { index: outcomes.length, usedMicros, builtinChanges }
+        : { index: outcomes.length, usedMicros };
+      const reply = this.#thread.run({ source, tests, limits, resume }, onEvent);
+      if (reply.type === "done") {
+        if (reply.result.kind === "syntax_error") return reply.result;
+        return { kind: "ran", outcomes: [...outcomes], builtinChanges: reply.result.builtinChanges };
+      }
+      if (reply.type === "failed")
+        throw new SandboxSetupError(`the sandbox's thread failed: ${reply.message}`);
+      if (reply.type !== "stopped") continue;
+      this.#thread = undefined;
+      if (!builtinChanges) {
+        // The probe itself ran past its budget in a native call: it finds nothing; the tests will say the rest.
+        builtinChanges = [];
+        continue;
+      }
+      const test = tests[outcomes.length];
+      if (!test) return { kind: "ran", outcomes: [...outcomes], builtinChanges };
+      const remaining = suiteBudget - usedMicros;
+      const cutBySuite = remaining < ticksOf(limits.timeoutMs);
+      const budget = cutBySuite ? remaining : ticksOf(limits.timeoutMs);
+      const reason: FailureReason = cutBySuite ? "suite_too_slow" : "too_slow";
+      const message = `the test ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
+      onEvent({
+        type: "outcome",
+        outcome: {
+          name: test.name,
+          passed: false,
+          durationMs: 0,
+          cpuMs: Math.round(budget / 10) / 100,
+          failure: {
+            reason,
+            phase: "test",
+            error: { name: "InternalError", message, stack: "", isError: true },
+          },
+        },
+      });
+    }
+  }
+}
+
+/** In the sandbox's own thread: load the engines, then run each suite the host sends. */
+async function serveThread(data: { shared: SharedArrayBuffer; port: MessagePort }): Promise<void> {
+  const signal = new Int32Array(data.shared, 0, 1);
+  published = new BigInt64Array(data.shared, 0, 4);
+  const { port } = data;
+  const send = (reply: Reply): void => {
+    port.postMessage(reply);
+    Atomics.add(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  };
+  const sandbox = new InThreadSandbox();
+  try {
+    await sandbox.ready();
+  } catch (error) {
+    send({ type: "failed", message: hostErrorText(error) });
+    return;
+  }
+  port.on("message", (job: Job) => {
+    void (async () => {
+      try {
+        await sandbox.ready();
+        const result = sandbox.runSuite(job.source, job.tests, job.limits, job.resume, send);
+        send({ type: "done", result });
+      } catch (error) {
+        send({ type: "failed", message: hostErrorText(error) });
+      }
+    })();
+  });
+  send({ type: "ready", tid: ownThreadId() });
+}
+
+if (!isMainThread && (workerData as Record<string, unknown> | null)?.[THREAD_FLAG] === true) {
+  void serveThread(workerData as { shared: SharedArrayBuffer; port: MessagePort });
 }

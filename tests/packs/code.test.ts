@@ -93,6 +93,7 @@ describe("code pack through validateDraft", () => {
       CODE_RULE_IDS.syntax,
       CODE_RULE_IDS.builtins,
       CODE_RULE_IDS.tests,
+      CODE_RULE_IDS.uncopyable,
     ]);
   });
 
@@ -133,7 +134,7 @@ describe("code pack through validateDraft", () => {
     );
     expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     const v = only(report, "test:spins");
-    expect(v.message).toBe('test "spins" used up its budget of 250 ms of work and was interrupted');
+    expect(v.message).toBe('test "spins" used up its budget of 250 ms of CPU time and was interrupted');
     expect(v.path).toBe("/tests/0");
     expect(report.score).toBe(0.5);
   });
@@ -149,11 +150,11 @@ describe("code pack through validateDraft", () => {
     expect(performance.now() - started).toBeLessThan(NOT_HUNG_MS);
     expect(report.violations.map((v) => v.ruleId)).toEqual(spinners.map((t) => `test:${t.name}`));
     expect(only(report, "test:one").message).toBe(
-      'test "one" used up its budget of 1000 ms of work and was interrupted',
+      'test "one" used up its budget of 1000 ms of CPU time and was interrupted',
     );
     // Cut at the suite's remaining ~500 ms of budget, not at its own 1000 ms.
     expect(only(report, "test:two").message).toBe(
-      'test "two" was interrupted: the whole suite used up its budget of 1500 ms of work',
+      'test "two" was interrupted: the whole suite used up its budget of 1500 ms of CPU time',
     );
     for (const [index, name] of [
       [2, "three"],
@@ -164,13 +165,14 @@ describe("code pack through validateDraft", () => {
         severity: "error",
         source: "test",
         path: `/tests/${index}`,
-        message: `test "${name}" was not run: the whole suite used up its budget of 1500 ms of work before it started`,
+        message: `test "${name}" was not run: the whole suite used up its budget of 1500 ms of CPU time before it started`,
       });
       expect(v.suggestion).toMatch(/make the slow tests finish/);
       expect(v.suggestion).toMatch(/split the draft/);
     }
     expect(report.score).toBe(0);
-  });
+    // 1.5 s of CPU time: on a machine shared with busy processes that is many more seconds of wall clock.
+  }, 120_000);
 
   it("cuts a test at the suite's remaining time and fails the tests left unrun", () => {
     const result = sandbox.runSuite(
@@ -183,8 +185,8 @@ describe("code pack through validateDraft", () => {
       { ...limits, timeoutMs: 200, suiteTimeoutMs: 300 },
     );
     expect(result.kind === "ran" && result.outcomes.map((o) => [o.passed, o.failure?.reason])).toEqual([
-      [false, "timeout"],
-      [false, "suite_timeout"],
+      [false, "too_slow"],
+      [false, "suite_too_slow"],
       [false, "suite_not_run"],
     ]);
   });
@@ -558,7 +560,7 @@ describe("QuickJS sandbox", () => {
     expect(failureOf("new Promise(() => {});")).toMatch(/never settled/);
     // A promise chain that never ends: stopped by the deadline or the heap, whichever comes first.
     const endless = runOne("(function again() { return Promise.resolve().then(again); })();");
-    expect(["timeout", "memory"]).toContain(endless.failure?.reason);
+    expect(["too_slow", "memory"]).toContain(endless.failure?.reason);
   });
 
   it("fails a failed assertion even when the test or the source catches its error", () => {
@@ -637,8 +639,9 @@ describe("QuickJS sandbox", () => {
   });
 
   it("classifies runaway tests by the limit they hit", () => {
-    expect(runOne("while (true) {}").failure?.reason).toBe("timeout");
-    expect(runOne("const a = []; for (;;) a.push(new Array(1e6).fill(1));").failure?.reason).toBe("memory");
+    expect(runOne("while (true) {}").failure?.reason).toBe("too_slow");
+    // Typed arrays: filling a plain array natively is CPU time the budget now counts, and 250 ms of it runs out first.
+    expect(runOne("const a = []; for (;;) a.push(new Float64Array(1e6));").failure?.reason).toBe("memory");
     expect(runOne("(function f() { f(); })();").failure?.reason).toBe("stack");
     expect(runOne("console.log('quiet'); assert.ok(true);").passed).toBe(true);
   });
@@ -652,7 +655,8 @@ describe("QuickJS sandbox", () => {
     const outcome = runOne(
       'const e = new ValidationError("x"); assert.equal(e.name, "ValidationError"); assert.equal(e.message, "bad: x");' +
         'assert.equal(String(new Stack()), "Stack"); assert.equal(new Stack().constructor, Stack);' +
-        'assert.equal(point + 0, 42); assert.equal(point.hasOwnProperty(), "own"); assert.equal(Error.prototype.name, "Error");',
+        // A plain object's own valueOf is a protocol hook: it does not cross into the tests' realm (its other own methods do).
+        'assert.equal(point + 0, "[object Object]0"); assert.equal(point.hasOwnProperty(), "own"); assert.equal(Error.prototype.name, "Error");',
       source,
     );
     expect(outcome.failure?.error.message).toBeUndefined();
