@@ -9,8 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_UNFOLDED_EVALUATIONS, unfoldedEvaluations } from "../../shared/packs/json/cost.js";
-import { TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
+import { DRAFT_PATTERN_BUDGET_MS, TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
 import { compileJsonSchema } from "../../shared/packs/json.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { validateDraft } from "../../shared/validate.js";
 import { jsonLines, spawnCli } from "../helpers/run-cli.js";
 
 /** `depth` definitions, each applying the one below it twice through `keyword`, unevaluatedProperties closed. */
@@ -106,5 +108,82 @@ describe("a doubling schema beside benign drafts in one redraft run (the built b
       "benign-2": "validated",
       "benign-3": "needs_manual_review",
     });
+  }, 120_000);
+});
+
+const schemaWith = (pattern: string) => ({
+  type: "object",
+  required: ["v"],
+  properties: { v: { type: "string", pattern } },
+});
+
+describe("the pattern pool under pressure (validateDraft, deferred off the thread)", () => {
+  it("ten hostile drafts at once: the benign drafts after them all end before the last hostile one", async () => {
+    const registry = new PackRegistry();
+    const events: string[] = [];
+    const hostile = Array.from({ length: 10 }, (_, i) =>
+      validateDraft(
+        {
+          id: `hostile-${i}`,
+          kind: "json",
+          // Ten distinct patterns (no answer is shared), each past its budget on its value.
+          context: { schema: schemaWith(`^(?=1)(\\w|\\d)+$|^z{${i}}$`) },
+          content: { v: `${"1".repeat(40)}!` },
+        },
+        { registry },
+      ).then(
+        () => events.push("hostile accepted"),
+        (error: { code?: string; detail?: string }) => events.push(`hostile ${error.code} ${error.detail}`),
+      ),
+    );
+    // Benign drafts whose patterns go to the pool too (a lookbehind, a back-reference), one after the other.
+    for (const [i, [pattern, value]] of [
+      ["(?<=a)b", "ab"],
+      ["^(\\w)\\1$", "zz"],
+      ["(?<=a)b", "b"],
+      ["^(?!x)[a-z]+$", "abc"],
+    ].entries()) {
+      const report = await validateDraft(
+        {
+          id: `benign-${i}`,
+          kind: "json",
+          context: { schema: schemaWith(pattern as string) },
+          content: { v: value },
+        },
+        { registry },
+      );
+      events.push(`benign-${i} ${report.counts.error}`);
+    }
+    await Promise.all(hostile);
+    // Today's two workers served the tests in the order they came: every benign draft waited for all ten.
+    const lastHostile = events.lastIndexOf(`hostile invalid_schema ${TOO_SLOW}`);
+    expect(events.filter((e) => e.startsWith("hostile"))).toEqual(
+      Array.from({ length: 10 }, () => `hostile invalid_schema ${TOO_SLOW}`),
+    );
+    expect(events.filter((e) => e.startsWith("benign"))).toEqual([
+      "benign-0 0",
+      "benign-1 0",
+      "benign-2 1",
+      "benign-3 0",
+    ]);
+    for (const i of [0, 1, 2, 3])
+      expect(events.findIndex((e) => e.startsWith(`benign-${i}`))).toBeLessThan(lastHostile);
+  }, 120_000);
+
+  it("a schema of 300 patterns each slow but under its budget ends too_slow at the draft's budget", async () => {
+    const count = 300;
+    const properties = Object.fromEntries(
+      Array.from({ length: count }, (_, i) => [
+        `p${i}`,
+        { type: "string", pattern: `(?=\\d)\\d*\\d*x|^q{${i}}$` },
+      ]),
+    );
+    const content = Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, "1".repeat(500)]));
+    const error = await validateDraft(
+      { id: "many-slow", kind: "json", context: { schema: { type: "object", properties } }, content },
+      { registry: new PackRegistry() },
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "invalid_schema", detail: TOO_SLOW });
+    expect(DRAFT_PATTERN_BUDGET_MS).toBeLessThanOrEqual(2_000);
   }, 120_000);
 });
