@@ -20,8 +20,9 @@
  *
  * After the table, "hostile beside benign": the json corpus through one `redraft run` process (`--llm
  * none`) alone, then with hostile drafts among it (four patterns RE2 cannot read that backtrack for
- * seconds to minutes, stopped past their budget and rejected too_slow; uniqueItems over 16,000 untyped
- * items), medians of 3 interleaved runs: how much later the last benign draft ends (issue 22: within 2×).
+ * seconds to minutes, stopped past their budget and rejected too_slow, and six more like them so that ten
+ * are in the run at once; uniqueItems over 16,000 untyped items; a schema of 32 levels each applying the
+ * next twice, refused too_slow before it compiles), medians of 3 interleaved runs: how much later the last benign draft ends (issue 22: within 2×).
  *
  * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md with the output (never with
  * `--smoke`); `npm run bench:all -- --write-docs` does the same for every bench.
@@ -426,11 +427,32 @@ function hostileDrafts(): { id: string; draft: Draft }[] {
     ["^(?=a)(a|a)*$", `${"a".repeat(32)}!`],
     ["(?=\\d)\\d*\\d*\\d*x", "1".repeat(3000)],
   ];
+  // Pool pressure (issue 34): six more drafts whose lookaround patterns run out their budget, so that
+  // ten such drafts are in the run at once, more than the pattern workers.
+  const crowd: [string, string][] = Array.from({ length: 6 }, (_, i) => [
+    `^(?=1)(\\w|\\d)+$|^z{${i}}$`,
+    `${"1".repeat(32)}!`,
+  ]);
+  // Issue 34's deep schema: a chain of 32 definitions, each applying the one below twice.
+  const $defs: Record<string, unknown> = { l0: { type: "object", properties: { a: { type: "string" } } } };
+  for (let i = 1; i <= 32; i++) {
+    const below = { $ref: `#/$defs/l${i - 1}` };
+    $defs[`l${i}`] = { anyOf: [below, below], unevaluatedProperties: false };
+  }
   return [
-    ...shapes.map(([pattern, text], i) => ({
+    ...[...shapes, ...crowd].map(([pattern, text], i) => ({
       id: `pattern ${pattern}`,
       draft: { id: `hostile-${i}`, ...withPattern(pattern, text) } as Draft,
     })),
+    {
+      id: "anyOf twice at each of 32 levels, unevaluatedProperties",
+      draft: {
+        id: "hostile-deep",
+        kind: "json",
+        context: { schema: { $defs, $ref: "#/$defs/l32" } },
+        content: { a: "x" },
+      } as unknown as Draft,
+    },
     {
       id: "uniqueItems, 16,000 untyped items",
       draft: {
