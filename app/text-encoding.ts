@@ -5,7 +5,7 @@
  */
 
 /** The text of a file's bytes, or why it cannot be read as text (one line, without the file's name). */
-export type Decoded = { text: string } | { problem: string };
+type Decoded = { text: string } | { problem: string };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const utf16le = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
