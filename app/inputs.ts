@@ -2,6 +2,7 @@ import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises
 import { basename, extname, join, relative, sep } from "node:path";
 import { splitTopLevel, stripBom } from "../shared/json-depth.js";
 import type { InputRejection } from "../shared/loop/steps/input.js";
+import { decodeText } from "./text-encoding.js";
 
 /** One draft to submit, with where it came from, so a rejection can name the file and the problem. */
 export interface DraftSource {
@@ -49,6 +50,37 @@ function unreadableSource(label: string, why: string): DraftSource {
   };
 }
 
+/** A source whose bytes are not text redraft reads (text-encoding.ts): rejected as invalid input, naming the place. */
+function undecodableSource(label: string, problem: string): DraftSource {
+  return {
+    label,
+    body: "",
+    rejectWith: {
+      reason: "invalid_input",
+      message: `${label} ${problem}`,
+      draftId: basename(label) || label,
+    },
+  };
+}
+
+/**
+ * A JSONL file's lines as bytes (without their line feed), read a chunk at a time: each line is decoded
+ * on its own, so a byte that is not UTF-8 refuses its line, never turns into U+FFFD.
+ */
+async function* byteLines(handle: Awaited<ReturnType<typeof open>>): AsyncGenerator<Buffer> {
+  let pending: Buffer = Buffer.alloc(0);
+  for await (const chunk of handle.createReadStream({ autoClose: false, start: 0 })) {
+    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+    let start = 0;
+    for (let end = pending.indexOf(0x0a); end >= 0; end = pending.indexOf(0x0a, start)) {
+      yield pending.subarray(start, end);
+      start = end + 1;
+    }
+    pending = pending.subarray(start);
+  }
+  if (pending.length > 0) yield pending;
+}
+
 /**
  * Splits one file into drafts: a JSON object is one draft, a JSON array one per element, JSONL
  * one per line. A file that is not JSON stays one source, so its run is rejected naming the file.
@@ -78,14 +110,16 @@ const isLines = (label: string) => /\.(jsonl|ndjson)$/i.test(label);
  */
 export async function* draftsInFile(file: string, label: string): AsyncGenerator<DraftSource> {
   if (!isLines(label)) {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(file, "utf8");
+      bytes = await readFile(file);
     } catch (error) {
       yield unreadableSource(label, whyUnreadable(error));
       return;
     }
-    yield* splitFile(label, text);
+    const decoded = decodeText(bytes);
+    if ("problem" in decoded) yield undecodableSource(label, decoded.problem);
+    else yield* splitFile(label, decoded.text);
     return;
   }
   let handle: Awaited<ReturnType<typeof open>>;
@@ -97,9 +131,30 @@ export async function* draftsInFile(file: string, label: string): AsyncGenerator
   }
   let line = 0;
   try {
-    for await (const text of handle.readLines({ encoding: "utf8", autoClose: false })) {
+    const mark = Buffer.alloc(2);
+    await handle.read(mark, 0, 2, 0);
+    if ((mark[0] === 0xff && mark[1] === 0xfe) || (mark[0] === 0xfe && mark[1] === 0xff)) {
+      // UTF-16, as its byte-order mark says: decoded whole (a line feed is two bytes there), then split.
+      const decoded = decodeText(await handle.readFile());
+      if ("problem" in decoded) {
+        yield undecodableSource(label, decoded.problem);
+        return;
+      }
+      for (const text of decoded.text.split("\n")) {
+        line += 1;
+        const body = stripBom(text.trim());
+        if (body !== "") yield { label: `${label}:${line}`, body };
+      }
+      return;
+    }
+    for await (const bytes of byteLines(handle)) {
       line += 1;
-      const body = stripBom(text.trim());
+      const decoded = decodeText(bytes);
+      if ("problem" in decoded) {
+        yield undecodableSource(`${label}:${line}`, decoded.problem);
+        continue;
+      }
+      const body = decoded.text.trim();
       if (body !== "") yield { label: `${label}:${line}`, body };
     }
   } catch (error) {

@@ -20,8 +20,9 @@
  *
  * After the table, "hostile beside benign": the json corpus through one `redraft run` process (`--llm
  * none`) alone, then with hostile drafts among it (four patterns RE2 cannot read that backtrack for
- * seconds to minutes, stopped past their budget and rejected too_slow; uniqueItems over 16,000 untyped
- * items), medians of 3 interleaved runs: how much later the last benign draft ends (issue 22: within 2×).
+ * seconds to minutes, stopped past their budget and rejected too_slow, and six more like them so that ten
+ * are in the run at once; uniqueItems over 16,000 untyped items; a schema of 32 levels each applying the
+ * next twice, refused too_slow before it compiles), medians of 3 interleaved runs: how much later the last benign draft ends (issue 22: within 2×).
  *
  * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md with the output (never with
  * `--smoke`); `npm run bench:all -- --write-docs` does the same for every bench.
@@ -401,6 +402,8 @@ async function main(): Promise<void> {
     ...whereJsonTimeGoes(perDraftCpu),
     "",
     ...(await hostileBesideBenign()),
+    "",
+    ...(await hostileBesideBenign(poolCorpus(SMOKE ? 20 : 100), "whose patterns go to the pattern pool too")),
   ].join("\n");
   console.log(result);
   output.push(result);
@@ -411,6 +414,29 @@ async function main(): Promise<void> {
     ]);
     process.stderr.write(`wrote the validate section of ${BENCHMARKS_MD}\n`);
   }
+}
+
+/**
+ * Benign drafts whose patterns RE2 cannot read (a lookahead, a lookbehind), so every one of their tests
+ * goes to the pattern pool the hostile drafts crowd (issue 34: the pool's fairness between drafts).
+ */
+function poolCorpus(n: number): Draft[] {
+  const patterns = ["^(?=[a-z])[a-z]+$", "(?<=-)[0-9]+$", "^(?!x)[a-z]{2,}$"];
+  return Array.from({ length: n }, (_, i) => ({
+    id: `pool-${i}`,
+    kind: "json",
+    context: {
+      schema: {
+        type: "object",
+        properties: Object.fromEntries(patterns.map((pattern, k) => [`f${k}`, { type: "string", pattern }])),
+      },
+    },
+    content: {
+      f0: i % 5 === 0 ? "Bad" : `name${"abc"[i % 3]}`.replace(/[0-9]/g, ""),
+      f1: `id-${i}`,
+      f2: "ok",
+    },
+  })) as unknown as Draft[];
 }
 
 /** Hostile json drafts: what each one does to the drafts validated beside it. */
@@ -426,11 +452,32 @@ function hostileDrafts(): { id: string; draft: Draft }[] {
     ["^(?=a)(a|a)*$", `${"a".repeat(32)}!`],
     ["(?=\\d)\\d*\\d*\\d*x", "1".repeat(3000)],
   ];
+  // Pool pressure (issue 34): six more drafts whose lookaround patterns run out their budget, so that
+  // ten such drafts are in the run at once, more than the pattern workers.
+  const crowd: [string, string][] = Array.from({ length: 6 }, (_, i) => [
+    `^(?=1)(\\w|\\d)+$|^z{${i}}$`,
+    `${"1".repeat(32)}!`,
+  ]);
+  // Issue 34's deep schema: a chain of 32 definitions, each applying the one below twice.
+  const $defs: Record<string, unknown> = { l0: { type: "object", properties: { a: { type: "string" } } } };
+  for (let i = 1; i <= 32; i++) {
+    const below = { $ref: `#/$defs/l${i - 1}` };
+    $defs[`l${i}`] = { anyOf: [below, below], unevaluatedProperties: false };
+  }
   return [
-    ...shapes.map(([pattern, text], i) => ({
+    ...[...shapes, ...crowd].map(([pattern, text], i) => ({
       id: `pattern ${pattern}`,
       draft: { id: `hostile-${i}`, ...withPattern(pattern, text) } as Draft,
     })),
+    {
+      id: "anyOf twice at each of 32 levels, unevaluatedProperties",
+      draft: {
+        id: "hostile-deep",
+        kind: "json",
+        context: { schema: { $defs, $ref: "#/$defs/l32" } },
+        content: { a: "x" },
+      } as unknown as Draft,
+    },
     {
       id: "uniqueItems, 16,000 untyped items",
       draft: {
@@ -480,8 +527,10 @@ function timedRun(
  * none`, its default four drafts in flight) alone, and with the hostile drafts spread among it. Each
  * benign set is timed to its last result line; interleaved runs, medians.
  */
-async function hostileBesideBenign(): Promise<string[]> {
-  const benign = jsonCorpus(studySchema(), SMOKE ? 20 : 300);
+async function hostileBesideBenign(
+  benign: Draft[] = jsonCorpus(studySchema(), SMOKE ? 20 : 300),
+  which = "",
+): Promise<string[]> {
   const hostile = hostileDrafts();
   const runs = SMOKE ? 1 : 3;
   const work = mkdtempSync(join(tmpdir(), "redraft-bench-hostile-"));
@@ -511,7 +560,7 @@ async function hostileBesideBenign(): Promise<string[]> {
     const b = median(beside);
     const byId = new Map(ended.map((line) => [String(line.draftId), line]));
     return [
-      `hostile beside benign: ${benign.length} json drafts in one \`redraft run <file> --json --llm none\` (bin/redraft.js as a process),`,
+      `hostile beside benign: ${benign.length} json drafts ${which ? `${which} ` : ""}in one \`redraft run <file> --json --llm none\` (bin/redraft.js as a process),`,
       `alone and with ${hostile.length} hostile drafts among them; time to the last benign result line, median of ${runs} interleaved runs`,
       `  alone: ${fmtInt(a)} ms; with the hostile drafts: ${fmtInt(b)} ms (x${(b / a).toFixed(2)}); goal: within x2: ${b <= 2 * a ? "met" : "NOT met"}`,
       ...hostile.map(({ id, draft }) => {

@@ -12,9 +12,16 @@
 class Deferral {
   readonly #answers: Map<string, unknown>;
   readonly pending = new Map<string, () => Promise<unknown>>();
+  /**
+   * What the check has spent off the thread so far, over all its rounds: the same object for every
+   * round of one check, so that a pool can tell the checks apart (to take turns between them) and hold
+   * each to a budget of its own.
+   */
+  readonly ledger: DeferralLedger;
 
-  constructor(answers: Map<string, unknown>) {
+  constructor(answers: Map<string, unknown>, ledger: DeferralLedger) {
     this.#answers = answers;
+    this.ledger = ledger;
   }
 
   /** The answer known for `key`, else `provisional` with the question noted. */
@@ -32,6 +39,12 @@ class Deferral {
   async settle(): Promise<void> {
     for (const [key, ask] of this.pending) this.#answers.set(key, await ask());
   }
+}
+
+/** One check's account of the work done for it off the thread (see Deferral.ledger). */
+export interface DeferralLedger {
+  /** Milliseconds of worker time its questions took. */
+  workerMs: number;
 }
 
 let current: Deferral | undefined;
@@ -53,8 +66,9 @@ const MAX_ROUNDS = 8;
  */
 export async function withDeferral<T>(check: () => T): Promise<T> {
   const answers = new Map<string, unknown>();
+  const ledger: DeferralLedger = { workerMs: 0 };
   for (let round = 1; round < MAX_ROUNDS; round++) {
-    const deferral = new Deferral(answers);
+    const deferral = new Deferral(answers, ledger);
     current = deferral;
     let result: { value: T } | { error: unknown };
     try {

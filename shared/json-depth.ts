@@ -130,6 +130,35 @@ export function valueDepthAndSizeBound(
   return { depth: max, maxBytes: bytes };
 }
 
+/**
+ * Where a value holds a number JSON cannot carry (NaN, Infinity: JSON.stringify writes them as null, and
+ * JSON.parse reads a literal out of a double's range, `1e400`, as Infinity), as a JSON pointer, with the
+ * number; undefined when it holds none. Walked with an explicit stack (the value's depth is bounded first).
+ */
+export function findNonFinite(value: unknown): { path: string; value: number } | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value, path: "" }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const v = item.value;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return { path: item.path, value: v };
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], path: `${item.path}/${i}` });
+    } else
+      for (const [key, child] of Object.entries(v))
+        stack.push({ value: child, path: `${item.path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}` });
+  }
+  return undefined;
+}
+
+/**
+ * Whether a JSON text may hold a number literal out of a double's range: an exponent of three digits or
+ * more, or a run of 309 digits. A cheap filter (a string may match it too): only a text it passes is walked.
+ */
+export const mayHoldHugeNumber = (text: string): boolean => /[eE]\+?\d{3}|\d{309}/.test(text);
+
 /** An object measured before by valueDepthAndSizeBound, with what it found. */
 export interface KnownBound {
   readonly value: object;
@@ -140,7 +169,9 @@ export interface KnownBound {
 /** The size bound of a scalar's JSON, or -1 for an object or array (walked on its own). */
 function leafBytes(v: unknown): number {
   if (typeof v === "string") return MAX_BYTES_PER_UNIT * v.length + 2;
-  if (typeof v === "number") return MAX_NUMBER_CHARS;
+  // A number JSON cannot carry (NaN, ±Infinity) makes the bound infinite: the caller's exact check
+  // then finds it (findNonFinite) instead of serializing it as null.
+  if (typeof v === "number") return Number.isFinite(v) ? MAX_NUMBER_CHARS : Number.POSITIVE_INFINITY;
   if (v === null || typeof v !== "object") return 5;
   return -1;
 }

@@ -2,7 +2,13 @@ import { type Draft, DraftSchema, describeZodError, type ValidationReport } from
 import { parseDraftText, scanDraftText } from "./draft-text.js";
 import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "./engine.js";
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
-import { type KnownBound, stripBom, valueDepthAndSizeBound } from "./json-depth.js";
+import {
+  findNonFinite,
+  type KnownBound,
+  mayHoldHugeNumber,
+  stripBom,
+  valueDepthAndSizeBound,
+} from "./json-depth.js";
 import { getDefaultRegistry, type PackRegistry } from "./registry.js";
 
 /** Drafts above this size are rejected: a state machine run is no place for a 100 MB blob. */
@@ -55,6 +61,21 @@ function knownSchemaBound(input: unknown, maxDepth: number): KnownBound | undefi
 }
 
 /**
+ * A draft holding a number JSON cannot carry is refused: it would be checked as Infinity (or NaN) and
+ * stored and exported as null, a different draft that fails when it is run again.
+ */
+function refuseNonFinite(input: unknown): void {
+  const found = findNonFinite(input);
+  if (found === undefined) return;
+  const what = Number.isNaN(found.value)
+    ? "NaN, which JSON cannot carry"
+    : "a number out of the range of a double (read as Infinity)";
+  throw new InvalidDraftError(
+    `draft holds ${what} at ${found.path || "the top"}: it would be kept as null; send it as a string or within ±1.8e308`,
+  );
+}
+
+/**
  * Parses anything into a Draft, or throws an InvalidDraftError whose message names each bad field.
  * Size and depth are checked first, without recursion (DraftTooLargeError, DraftTooDeepError), so
  * that no hostile input reaches a recursive parser, validator or walk. A leading byte-order mark is
@@ -74,6 +95,7 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
     } catch (error) {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }
+    if (mayHoldHugeNumber(text)) refuseNonFinite(input);
   } else {
     const { depth, maxBytes: atMost } = valueDepthAndSizeBound(
       input,
@@ -84,6 +106,8 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
     // Serializing a draft only to weigh it costs more than checking it: only when the bound says
     // it could be over the limit is the exact size taken.
     if (atMost > maxBytes) {
+      // The bound is infinite for a number JSON cannot carry, too: found here, before it is weighed.
+      refuseNonFinite(input);
       const bytes = Buffer.byteLength(JSON.stringify(input) ?? "");
       if (bytes > maxBytes) throw new DraftTooLargeError(bytes, maxBytes);
     }

@@ -6,10 +6,11 @@
  * the references stay as written. A `$ref` to a URL is refused unless `--with url=file` names a local
  * copy of it.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../../app/inputs.js";
+import { decodeText } from "../../app/text-encoding.js";
 
 type Schema = Record<string, unknown>;
 
@@ -33,13 +34,23 @@ function refsOf(schema: unknown): string[] {
   return refs;
 }
 
+/**
+ * A schema file's object. Only a regular file is opened (a FIFO or a device would block the command or
+ * never end); its bytes are UTF-8, or UTF-16 when a byte-order mark says so.
+ */
 async function readSchema(path: string): Promise<Schema> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
-  } catch {
+    if (!(await stat(path)).isFile())
+      throw new UsageError(`${path} is not a regular file; a schema must be one`);
+    bytes = await readFile(path);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(`cannot read ${path}`);
   }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new UsageError(`${path} ${decoded.problem}`);
+  const { text } = decoded;
   try {
     const parsed: unknown = JSON.parse(text);
     if (!isRecord(parsed)) throw new Error("not an object");
@@ -61,12 +72,17 @@ async function bundleSchema(
   const { dialectOf } = await import("../../shared/packs/json.js");
   const root = await readSchema(rootFile);
   const rootDir = dirname(resolve(rootFile));
+  // Where the folder really is: a file reached through a symbolic link must really be inside it too.
+  const realRootDir = await realpath(rootDir);
   const embedded = new Map<string, Schema>();
-  // Files to read: their id in the bundle, where they are on disk, and the directory their refs start from.
-  const queue: { schema: Schema; base: string | undefined; dir: string }[] = [
-    { schema: root, base: undefined, dir: rootDir },
+  // Files to read: their id in the bundle, where they are on disk, the directory their refs start from,
+  // and the files that led to it (a file that leads back to one of them is a cycle, refused).
+  const queue: { schema: Schema; base: string | undefined; dir: string; file: string; chain: string[] }[] = [
+    { schema: root, base: undefined, dir: rootDir, file: resolve(rootFile), chain: [] },
   ];
+  const shown = (file: string) => relative(rootDir, file).split(sep).join("/") || file;
   for (let item = queue.shift(); item; item = queue.shift()) {
+    const chain = [...item.chain, item.file];
     for (const ref of refsOf(item.schema)) {
       const target = ref.split("#")[0] ?? "";
       if (target === "") continue;
@@ -90,13 +106,23 @@ async function bundleSchema(
           );
         id = path;
         dir = dirname(file);
+        const real = await realpath(file).catch(() => file);
+        if (real !== realRootDir && !real.startsWith(realRootDir + sep))
+          throw new UsageError(
+            `$ref "${ref}" names ${path}, a link to ${real} outside the root schema's folder; copy the file into the folder`,
+          );
       }
+      // A file naming itself is one resource; one naming a file that led to it closes a cycle.
+      if (file !== item.file && chain.includes(file))
+        throw new UsageError(
+          `$ref "${ref}" in ${shown(item.file)} leads back to ${shown(file)}: a cycle of files (${[...chain.slice(chain.indexOf(file)), file].map(shown).join(" -> ")}); move the shared part into one file`,
+        );
       if (embedded.has(id) || file === resolve(rootFile)) continue;
       const schema = await readSchema(file);
       const { $schema: _dialect, ...rest } = schema;
       const copy: Schema = { ...rest, [dialectOf(root) === "draft-04" ? "id" : "$id"]: id };
       embedded.set(id, copy);
-      queue.push({ schema, base: isUrl(id) ? id : undefined, dir });
+      queue.push({ schema, base: isUrl(id) ? id : undefined, dir, file, chain });
     }
   }
   if (embedded.size === 0) return root;

@@ -3,7 +3,8 @@
  * in place with nothing fetched, and `redraft schema bundle` writes one from a schema and its sibling
  * files; a URL is refused unless a local copy is given.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,5 +107,67 @@ describe("redraft schema bundle", () => {
     expect(given.code).toBe(0);
     const report = await validateDraft(draftOf(JSON.parse(given.stdout), { v: "x" }));
     expect(report.violations.map((v) => v.ruleId)).toEqual(["schema:minLength"]);
+  });
+
+  describe("issue 34: what leaves the folder, is not a file, or loops is refused in one line", () => {
+    /** A bundle that must be refused: exit code, and its one-line message. */
+    const refusedWith = async (root: string) => {
+      const out = await redraft(["schema", "bundle", join(dir, root)]);
+      expect(out.code).not.toBe(0);
+      expect(out.stdout).toBe("");
+      expect(out.stderr.trim().split("\n")).toHaveLength(1);
+      return out.stderr.trim();
+    };
+
+    it("refuses a symbolic link out of the root schema's folder (a plain ../ already was)", async () => {
+      const outside = await mkdtemp(join(tmpdir(), "redraft-bundle-outside-"));
+      try {
+        await writeFile(join(outside, "secret.json"), JSON.stringify({ type: "string", title: "outside" }));
+        await symlink(join(outside, "secret.json"), join(dir, "link.json"));
+        await write("links.json", { properties: { s: { $ref: "link.json" } } });
+        expect(await refusedWith("links.json")).toMatch(
+          /\$ref "link\.json" names link\.json, a link to .*secret\.json outside the root schema's folder/,
+        );
+        // A link that stays inside is followed as before.
+        await symlink(join(dir, "v.json"), join(dir, "inside.json"));
+        await write("inside-root.json", { properties: { s: { $ref: "inside.json" } } });
+        expect((await redraft(["schema", "bundle", join(dir, "inside-root.json")])).code).toBe(0);
+      } finally {
+        await rm(outside, { recursive: true, force: true });
+      }
+    });
+
+    it("refuses a FIFO (or anything not a regular file) without opening it", async () => {
+      execFileSync("mkfifo", [join(dir, "pipe.json")]);
+      await write("fifo-root.json", { properties: { p: { $ref: "pipe.json" } } });
+      expect(await refusedWith("fifo-root.json")).toMatch(
+        /pipe\.json is not a regular file; a schema must be one/,
+      );
+      expect(await refusedWith("pipe.json")).toMatch(/pipe\.json is not a regular file/);
+      await mkdir(join(dir, "folder.json"));
+      await write("folder-root.json", { properties: { p: { $ref: "folder.json" } } });
+      expect(await refusedWith("folder-root.json")).toMatch(/folder\.json is not a regular file/);
+    }, 30_000);
+
+    it("refuses a cycle of files, naming it", async () => {
+      await write("cycle-a.json", { properties: { b: { $ref: "cycle-b.json" } } });
+      await write("cycle-b.json", { properties: { c: { $ref: "cycle-c.json" } } });
+      await write("cycle-c.json", { properties: { a: { $ref: "cycle-a.json#/properties/b" } } });
+      expect(await refusedWith("cycle-a.json")).toMatch(
+        /\$ref "cycle-a\.json#\/properties\/b" in cycle-c\.json leads back to cycle-a\.json: a cycle of files \(cycle-a\.json -> cycle-b\.json -> cycle-c\.json -> cycle-a\.json\)/,
+      );
+      // Two files naming one shared file (a diamond) is no cycle.
+      await write("diamond.json", { properties: { x: { $ref: "d1.json" }, y: { $ref: "d2.json" } } });
+      await write("d1.json", { properties: { s: { $ref: "v.json" } } });
+      await write("d2.json", { properties: { s: { $ref: "v.json" } } });
+      expect((await redraft(["schema", "bundle", join(dir, "diamond.json")])).code).toBe(0);
+    });
+
+    it("refuses a schema file in another encoding", async () => {
+      await writeFile(join(dir, "latin1.json"), Buffer.from('{"title":"café"}', "latin1"));
+      expect(await refusedWith("latin1.json")).toMatch(
+        /latin1\.json is not UTF-8 text \(byte 0xE9 at offset 13/,
+      );
+    });
   });
 });

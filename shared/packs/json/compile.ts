@@ -12,7 +12,9 @@ import {
 } from "../json-schema-guard.js";
 import { dialectOf, dialectSupport, idKeyword, type JsonSchemaDialect } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
+import { MAX_UNFOLDED_EVALUATIONS, unfoldedEvaluations } from "./cost.js";
 import { JSON_RULE_IDS } from "./ids.js";
+import { TOO_SLOW } from "./regex-guard.js";
 import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
 
 /**
@@ -292,6 +294,13 @@ function compileUncached(schema: SchemaObject, registered: RegisteredSchemas | u
         firstPerPlace.set(e.instancePath, `schema${e.instancePath} ${e.message}`);
     }
     return invalidSchema([...firstPerPlace.values()].slice(0, 5).join("; "));
+  }
+  // Ajv's code for the schema cannot be stopped once it runs: a schema whose references unfold past the
+  // bound (cost.ts) would hold the process on one draft, so it is refused before it is compiled.
+  if (unfoldedEvaluations(schema, dialect) === undefined) {
+    return invalidSchema(
+      `${TOO_SLOW}: with its references unfolded it applies more than ${MAX_UNFOLDED_EVALUATIONS.toLocaleString("en-US")} sub-schemas to one value (a definition referenced twice at each level of a chain of definitions doubles the work per level); reference each definition once per level, or merge the branches`,
+    );
   }
   try {
     const compiled = new CompiledJsonSchema(schema, dialect, registered?.forDialect(dialect));

@@ -15,7 +15,7 @@
  * that on a machine under heavy load is still a millisecond), and the worker's start-up is not counted.
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
-import { activeDeferral } from "../../deferred.js";
+import { activeDeferral, type DeferralLedger } from "../../deferred.js";
 import { InvalidSchemaError } from "../../errors.js";
 
 /** The word a rejection's message starts with when a schema took too long to check a draft. */
@@ -29,9 +29,10 @@ const START_TIMEOUT_MS = 30_000;
 /** A schema whose pattern did not finish within the budget on a draft's string: the run is rejected. */
 export class SchemaTooSlowError extends InvalidSchemaError {
   readonly detail = TOO_SLOW;
-  constructor(pattern: string, characters: number, budgetMs: number) {
+  constructor(pattern: string, characters: number, budgetMs: number, message?: string) {
     super(
-      `${TOO_SLOW}: the pattern ${JSON.stringify(pattern)} did not finish matching a string of ${characters} characters within ${budgetMs} ms and was stopped (a backtracking pattern RE2 cannot read: write it without lookarounds or back-references, or so that each character has one way to match)`,
+      message ??
+        `${TOO_SLOW}: the pattern ${JSON.stringify(pattern)} did not finish matching a string of ${characters} characters within ${budgetMs} ms and was stopped (a backtracking pattern RE2 cannot read: write it without lookarounds or back-references, or so that each character has one way to match)`,
     );
   }
 }
@@ -51,7 +52,7 @@ function guest(): void {
   const state = new Int32Array(flag);
   const compiled = new Map<string, RegExp>();
   port.on("message", (m: { source: string; flags: string; text: string }) => {
-    let reply: { matched: boolean } | { error: string };
+    let reply: { matched: boolean; ms: number } | { error: string };
     try {
       const key = `${m.flags}/${m.source}`;
       let re = compiled.get(key);
@@ -61,7 +62,10 @@ function guest(): void {
         compiled.set(key, re);
       }
       re.lastIndex = 0;
-      reply = { matched: re.test(m.text) };
+      const start = performance.now();
+      const matched = re.test(m.text);
+      // The match's own time, which the pool charges to the draft (not the wait for the message).
+      reply = { matched, ms: performance.now() - start };
     } catch (error) {
       reply = { error: String(error) };
     }
@@ -139,7 +143,7 @@ export function guardedTest(
   if (deferral)
     return deferral.answer(
       `${flags}/${pattern}/${budgetMs}\u0000${text}`,
-      () => guardedTestOffThread(pattern, flags, text, budgetMs),
+      () => guardedTestOffThread({ pattern, flags, text, budgetMs, ledger: deferral.ledger }),
       true,
     );
   guard ??= startGuard();
@@ -157,13 +161,46 @@ export function guardedTest(
 // ---- off the thread: the pool that answers a deferral's tests -----------------------------------
 
 /**
- * Workers testing at once for deferrals: each hostile test holds one for its budget, and the machine's
- * cores are shared with the validating thread, so more would slow every other draft.
+ * Tests answered for deferrals (one draft's check each) go to a pool of workers in two lanes, so that
+ * many hostile drafts cannot hold the benign ones:
+ * - the quick lane: every test starts here, up to MAX_QUICK at once; the drafts take turns (round-robin
+ *   by draft), so a draft with hundreds of patterns delays each other draft by one test at a time;
+ * - the slow lane: a test still running after QUICK_MS is moved there, in its worker when a slow place
+ *   is free, else stopped and queued to run again from its start with its whole budget. At most
+ *   MAX_SLOW tests run there at once, one after the other in the order they came: a crowd of hostile
+ *   patterns costs the machine at most that many busy workers, whatever its size, while the quick lane
+ *   stays free for what matches in microseconds.
+ * Each test keeps its budget (PATTERN_BUDGET_MS), and each draft has one for all its tests together
+ * (DRAFT_PATTERN_BUDGET_MS): past either, the draft is rejected too_slow, alone. The verdict does not
+ * depend on the lane: a slow test that finishes within its budget answers as it would in place.
  */
-const MAX_OFF_THREAD = 2;
+const MAX_QUICK = 2;
+const MAX_SLOW = 2;
+/** How long a test runs in the quick lane before it is moved: far above a benign match (microseconds). */
+const QUICK_MS = 50;
+/** Worker time one draft's pattern tests may take in all (300 slow-but-under-budget patterns took 14 s). */
+export const DRAFT_PATTERN_BUDGET_MS = 2_000;
+
+interface Question {
+  readonly pattern: string;
+  readonly flags: string;
+  readonly text: string;
+  readonly budgetMs: number;
+  /** The draft's check: whose turn it is, and what it has spent. */
+  readonly ledger: DeferralLedger;
+}
+
+interface Pending extends Question {
+  readonly resolve: (matched: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 const idleGuards: Guard[] = [];
-let busyGuards = 0;
-const waitingForGuard: (() => void)[] = [];
+let quickBusy = 0;
+let slowBusy = 0;
+/** Quick-lane tests waiting, by draft, in the order the drafts came; the front draft goes next. */
+const quickQueue = new Map<DeferralLedger, Pending[]>();
+const slowQueue: Pending[] = [];
 const TIMED_OUT = Symbol("timed out");
 
 /**
@@ -183,42 +220,158 @@ function nextMessage(port: MessagePort, timeoutMs: number): Promise<unknown> {
   });
 }
 
-async function acquireGuard(): Promise<Guard> {
-  while (busyGuards >= MAX_OFF_THREAD) await new Promise<void>((wake) => waitingForGuard.push(wake));
-  busyGuards += 1;
+/** An idle worker, or a new one once it announced itself. */
+async function takeGuard(): Promise<Guard> {
   const idle = idleGuards.pop();
   if (idle) return idle;
   const guard = spawnGuard(true);
   if ((await nextMessage(guard.port, START_TIMEOUT_MS)) === TIMED_OUT) {
-    releaseGuard(undefined);
     void guard.worker.terminate();
     throw new Error(`the pattern worker did not start within ${START_TIMEOUT_MS} ms`);
   }
   return guard;
 }
 
-/** Returns a worker to the pool (undefined: it was stopped) and wakes the next test waiting for one. */
-function releaseGuard(guard: Guard | undefined): void {
-  busyGuards -= 1;
-  if (guard) idleGuards.push(guard);
-  waitingForGuard.shift()?.();
+/** The next quick-lane test, the drafts taking turns: the draft served goes to the back of the line. */
+function nextQuick(): Pending | undefined {
+  for (const [ledger, tests] of quickQueue) {
+    quickQueue.delete(ledger);
+    const test = tests.shift();
+    if (tests.length > 0) quickQueue.set(ledger, tests);
+    if (test) return test;
+  }
+  return undefined;
 }
 
-/** guardedTest's answer from a worker of the pool, awaited: the thread serves other work meanwhile. */
-async function guardedTestOffThread(
-  pattern: string,
-  flags: string,
-  text: string,
-  budgetMs: number,
-): Promise<boolean> {
-  const guard = await acquireGuard();
-  guard.port.postMessage({ source: pattern, flags, text });
-  const reply = await nextMessage(guard.port, budgetMs);
-  if (reply === TIMED_OUT) {
-    releaseGuard(undefined);
-    void guard.worker.terminate();
-    throw new SchemaTooSlowError(pattern, text.length, budgetMs);
+/** Starts what the free places allow. */
+function dispatch(): void {
+  while (slowBusy < MAX_SLOW && slowQueue.length > 0) {
+    slowBusy += 1;
+    void runSlow(slowQueue.shift() as Pending);
   }
-  releaseGuard(guard);
-  return matchedOf(reply, pattern);
+  while (quickBusy < MAX_QUICK) {
+    const test = nextQuick();
+    if (!test) break;
+    quickBusy += 1;
+    void runQuick(test);
+  }
+}
+
+/** Adds worker time to the draft's account; past its budget the test ends the draft too_slow. */
+function charge(test: Pending, ms: number): boolean {
+  test.ledger.workerMs += ms;
+  if (test.ledger.workerMs <= DRAFT_PATTERN_BUDGET_MS) return true;
+  test.reject(
+    new SchemaTooSlowError(
+      test.pattern,
+      test.text.length,
+      test.budgetMs,
+      `${TOO_SLOW}: the schema's patterns took more than ${DRAFT_PATTERN_BUDGET_MS} ms of matching on this draft in all (the last, ${JSON.stringify(test.pattern)}, on a string of ${test.text.length} characters) and were stopped; use fewer patterns RE2 cannot read, or make them match in linear time`,
+    ),
+  );
+  return false;
+}
+
+/**
+ * The time a reply says its match took, else `fallback`: the draft is charged for matching, not for
+ * how long a loaded machine took to pass the messages, so its verdict is the same idle and loaded.
+ */
+const matchMs = (reply: unknown, fallback: number): number => {
+  const ms = (reply as { ms?: unknown } | undefined)?.ms;
+  return typeof ms === "number" ? ms : fallback;
+};
+
+/** What a finished test's reply means for it: its answer, or its error. */
+function settleWith(test: Pending, reply: unknown): void {
+  try {
+    test.resolve(matchedOf(reply, test.pattern));
+  } catch (error) {
+    test.reject(error);
+  }
+}
+
+function stopped(test: Pending): void {
+  test.reject(new SchemaTooSlowError(test.pattern, test.text.length, test.budgetMs));
+}
+
+async function runQuick(test: Pending): Promise<void> {
+  let guard: Guard | undefined;
+  let movedToSlow = false;
+  try {
+    guard = await takeGuard();
+    const start = performance.now();
+    guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
+    const quickMs = Math.min(QUICK_MS, test.budgetMs);
+    let reply = await nextMessage(guard.port, quickMs);
+    if (reply !== TIMED_OUT) {
+      if (charge(test, matchMs(reply, performance.now() - start))) settleWith(test, reply);
+      idleGuards.push(guard);
+      return;
+    }
+    if (slowBusy < MAX_SLOW && slowQueue.length === 0) {
+      // A slow place is free: the test goes on in its worker, with what is left of its budget.
+      movedToSlow = true;
+      slowBusy += 1;
+      quickBusy -= 1;
+      dispatch();
+      reply = await nextMessage(guard.port, Math.max(0, test.budgetMs - quickMs));
+      const spent = performance.now() - start;
+      if (reply === TIMED_OUT) {
+        void guard.worker.terminate();
+        charge(test, spent);
+        stopped(test);
+      } else {
+        if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
+        idleGuards.push(guard);
+      }
+      return;
+    }
+    // Stopped here, and run again from its start, whole budget, when its turn in the slow lane comes.
+    void guard.worker.terminate();
+    if (charge(test, performance.now() - start)) slowQueue.push(test);
+  } catch (error) {
+    test.reject(error);
+  } finally {
+    if (movedToSlow) slowBusy -= 1;
+    else quickBusy -= 1;
+    dispatch();
+  }
+}
+
+async function runSlow(test: Pending): Promise<void> {
+  try {
+    const guard = await takeGuard();
+    const start = performance.now();
+    guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
+    const reply = await nextMessage(guard.port, test.budgetMs);
+    const spent = performance.now() - start;
+    if (reply === TIMED_OUT) {
+      void guard.worker.terminate();
+      charge(test, spent);
+      stopped(test);
+      return;
+    }
+    idleGuards.push(guard);
+    if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
+  } catch (error) {
+    test.reject(error);
+  } finally {
+    slowBusy -= 1;
+    dispatch();
+  }
+}
+
+/**
+ * guardedTest's answer from the pool, awaited: the thread serves other work meanwhile. A draft already
+ * past its budget is refused before its next test runs.
+ */
+function guardedTestOffThread(question: Question): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const test: Pending = { ...question, resolve, reject };
+    if (!charge(test, 0)) return;
+    const tests = quickQueue.get(test.ledger);
+    if (tests) tests.push(test);
+    else quickQueue.set(test.ledger, [test]);
+    dispatch();
+  });
 }

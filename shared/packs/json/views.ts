@@ -340,6 +340,20 @@ export class SchemaViews {
     return expanded;
   }
 
+  /**
+   * The schema object a reference of `node` names when it can be found statically (cost.ts follows
+   * every reference the way the walks do); undefined otherwise.
+   */
+  referenced(
+    node: SchemaObject,
+    keyword: "$ref" | "$dynamicRef" | "$recursiveRef",
+  ): SchemaObject | undefined {
+    const ref = node[keyword];
+    if (typeof ref !== "string" || !this.#refKeywords.includes(keyword)) return undefined;
+    const target = this.#resolve(node, keyword, ref);
+    return "view" in target ? target.view.node : undefined;
+  }
+
   #resolve(node: SchemaObject, keyword: "$ref" | "$dynamicRef" | "$recursiveRef", ref: string): Target {
     const base = this.#index.baseOf.get(node) ?? STAND_IN_BASE;
     const key = `${keyword} ${base} ${ref}`;
