@@ -55,14 +55,22 @@ export const EnvConfigSchema = z
       .strict(),
     /**
      * Where alarms are sent: an e-mail subscription on the stack's alarm topic, and/or an existing
-     * topic (its ARN) the alarms also notify. Both may be absent: the topic then has no subscriber
-     * and synth prints a warning. Overridable with `-c alarmEmail=` / `-c alarmTopicArn=`.
+     * topic (its ARN) the alarms also notify. Both may be absent where `requireAlarmDestination` is
+     * false: the topic then has no subscriber and synth says so in one line. Overridable with
+     * `-c alarmEmail=` / `-c alarmTopicArn=`.
      */
     alarmEmail: z.email().optional(),
     alarmTopicArn: z
       .string()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/)
       .optional(),
+    /**
+     * The stack refuses to synthesize without an alarm destination (alarmEmail or alarmTopicArn):
+     * an environment whose alarms must reach someone. Elsewhere synth says in one line that they reach nobody.
+     */
+    requireAlarmDestination: z.boolean(),
+    /** CloudFormation termination protection: `cdk destroy` (or a deleted stack) is refused. */
+    terminationProtection: z.boolean(),
     /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps them. */
     removalPolicy: z.enum(["destroy", "retain"]),
     /**
@@ -140,6 +148,8 @@ export type EnvConfig = z.infer<typeof EnvConfigSchema>;
 export const environments: Record<EnvName, EnvConfig> = {
   dev: {
     envName: "dev",
+    requireAlarmDestination: false,
+    terminationProtection: false,
     model: { provider: "anthropic", id: "claude-haiku-5-5" },
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 200_000, maxCostUsd: 0.5 },
@@ -168,6 +178,8 @@ export const environments: Record<EnvName, EnvConfig> = {
   },
   staging: {
     envName: "staging",
+    requireAlarmDestination: false,
+    terminationProtection: false,
     model: { provider: "anthropic", id: DEFAULT_ANTHROPIC_MODEL },
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 300_000, maxCostUsd: 1 },
@@ -196,6 +208,8 @@ export const environments: Record<EnvName, EnvConfig> = {
   },
   prod: {
     envName: "prod",
+    requireAlarmDestination: true,
+    terminationProtection: true,
     model: { provider: "bedrock", id: DEFAULT_BEDROCK_MODEL },
     deployment: {
       loop: { maxAttempts: 3, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 2 },

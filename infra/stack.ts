@@ -36,8 +36,17 @@ export class RedraftStack extends Stack {
   readonly access: AccessPolicies;
 
   constructor(scope: Construct, id: string, props: RedraftStackProps) {
-    super(scope, id, props);
+    super(scope, id, {
+      ...props,
+      terminationProtection: props.terminationProtection ?? props.config.terminationProtection,
+    });
     const { config } = props;
+    if (config.requireAlarmDestination && !config.alarmEmail && !config.alarmTopicArn) {
+      throw new Error(
+        `redraft ${config.envName}: alarms need somewhere to go: deploy with -c alarmEmail=<address> or ` +
+          "-c alarmTopicArn=<SNS topic ARN> (or set alarmEmail / alarmTopicArn in infra/config.ts)",
+      );
+    }
     const name = `redraft-${config.envName}`;
     const removalPolicy = config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
     Tags.of(this).add("project", "redraft");

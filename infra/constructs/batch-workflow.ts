@@ -56,7 +56,7 @@ import {
 import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
-import { redraftFunction } from "./functions.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 
 export interface BatchWorkflowProps {
@@ -431,7 +431,7 @@ export class BatchWorkflow extends Construct {
         detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...STOPPED_STATUSES] },
       },
       targets: [
-        new LambdaTarget(this.function, {
+        new LambdaTarget(liveAlias(this.function), {
           deadLetterQueue: this.deadLetterQueue,
           retryAttempts: 8,
           maxEventAge: Duration.hours(6),
@@ -451,7 +451,7 @@ export class BatchWorkflow extends Construct {
   /** λ batch with one step's payload; Lambda's own timeout ends a stuck call first. */
   private batchStep(name: string, payload: Record<string, unknown>): LambdaInvoke {
     return new LambdaInvoke(this, name, {
-      lambdaFunction: this.function,
+      lambdaFunction: liveAlias(this.function),
       payload: TaskInput.fromObject(payload),
       taskTimeout: Timeout.duration(BATCH_FUNCTION_TIMEOUT.plus(LAMBDA_TASK_SLACK)),
       resultPath: name === BatchStateNames.PrepareItems ? "$.prepared" : "$.outcome",

@@ -9,7 +9,7 @@ import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import type { EnvConfig } from "../config.js";
-import { redraftFunction } from "./functions.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface FinalizerProps {
   readonly config: EnvConfig;
@@ -81,7 +81,7 @@ export class Finalizer extends Construct {
         detail: { stateMachineArn: [stateMachine.stateMachineArn], status: [...STOPPED_STATUSES] },
       },
       targets: [
-        new LambdaTarget(this.function, {
+        new LambdaTarget(liveAlias(this.function), {
           deadLetterQueue: this.deadLetterQueue,
           retryAttempts: props.retryAttempts ?? 8,
           maxEventAge: props.maxEventAge ?? Duration.hours(6),

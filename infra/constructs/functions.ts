@@ -3,8 +3,11 @@ import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
+  Alias,
   ApplicationLogLevel,
   Architecture,
+  type IFunction,
+  type IVersion,
   LoggingFormat,
   Runtime,
   SystemLogLevel,
@@ -384,6 +387,9 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     }),
     bundling: lambdaBundling(props.modelSdk),
   });
+  // (Version and Alias declare `role` optional, which exactOptionalPropertyTypes tells apart from IFunction's.)
+  const version = fn.currentVersion as IVersion;
+  aliases.set(fn, new Alias(scope, `${name}Live`, { aliasName: LIVE_ALIAS, version }) as IFunction);
   acknowledge(
     fn,
     {
@@ -401,6 +407,19 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     },
   );
   return fn;
+}
+
+/**
+ * The alias every caller invokes (the state machines' tasks, the rules' targets): a published
+ * version, so an execution that lasts hours keeps calling the code it started with while a deploy
+ * publishes the next, and a deploy can be rolled back by pointing the alias at the previous version.
+ */
+export const LIVE_ALIAS = "live";
+const aliases = new WeakMap<IFunction, IFunction>();
+
+/** What to invoke for a function: its `live` alias when redraftFunction built it, else the function. */
+export function liveAlias(fn: IFunction): IFunction {
+  return aliases.get(fn) ?? fn;
 }
 
 /** NODE_OPTIONS as the builder decides it: `--enable-source-maps` only when source maps are on. */

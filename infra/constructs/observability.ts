@@ -32,6 +32,7 @@ import {
   SERVICE_NAME,
 } from "../../functions/lib/metric-names.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+import { liveAlias } from "./functions.js";
 
 export { METRIC_NAMESPACE };
 
@@ -109,7 +110,7 @@ export class Observability extends Construct {
         source: [OUTCOME_EVENT_SOURCE],
         detailType: [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
       },
-      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+      targets: [new LambdaTarget(liveAlias(props.outcome), { retryAttempts: 8 })],
     });
     // An approval (a `Draft Reviewed` the run item bears out) is announced as `Draft Validated` by
     // λ outcome: the reviewer policy puts only `Draft Reviewed`.
@@ -136,7 +137,7 @@ export class Observability extends Construct {
           status: ["FAILED", "TIMED_OUT", "ABORTED"],
         },
       },
-      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+      targets: [new LambdaTarget(liveAlias(props.outcome), { retryAttempts: 8 })],
     });
 
     const hourly = Duration.hours(1);

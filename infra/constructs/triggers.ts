@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
-import { redraftFunction } from "./functions.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
   readonly config: EnvConfig;
@@ -73,7 +73,7 @@ export class Triggers extends Construct {
     });
     stateMachine.grantStartExecution(this.starter);
     props.batchStateMachine.grantStartExecution(this.starter);
-    const target = new LambdaFunction(this.starter, {
+    const target = new LambdaFunction(liveAlias(this.starter), {
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: props.retryAttempts ?? 8,
       maxEventAge: props.maxEventAge ?? Duration.hours(2),

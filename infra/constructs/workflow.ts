@@ -41,6 +41,7 @@ import type { LoopDecision } from "../../shared/loop/state.js";
 import { blobKeys, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
 import { acknowledge, referenceFinding } from "../nag.js";
+import { liveAlias } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
   DIRECT_TASK_TIMEOUT,
@@ -474,7 +475,7 @@ export class CorrectionGraph extends Construct {
   /** A Lambda step whose output is the returned LoopState itself (`$.Payload`). */
   private lambdaStep(name: string, fn: LambdaFunction, payload?: Record<string, unknown>): LambdaInvoke {
     return new LambdaInvoke(this, name, {
-      lambdaFunction: fn,
+      lambdaFunction: liveAlias(fn),
       ...(payload && { payload: TaskInput.fromObject(payload) }),
       // Lambda's own timeout ends the call first in the cloud; an explicit bound keeps runtimes
       // that default Task states to 60 s (aws-local-stepfunctions) from cutting a model call short.
