@@ -376,11 +376,6 @@ export class BatchWorkflow extends Construct {
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
       {
-        id: `AwsSolutions-IAM5[${referenceFinding(this.function, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      },
-      {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BATCH_ITEMS_PREFIX}*`)}]`,
         reason:
           "The Distributed Map's ItemReader: the item list PrepareItems wrote under batch-items/<batchId>/.",
@@ -390,11 +385,6 @@ export class BatchWorkflow extends Construct {
         reason:
           "The Distributed Map's ResultWriter (its result files) and the rounds' item lists, under batch-results/<batchId>/.",
       },
-      ...[this.rounds.function, props.validate, props.revalidate].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted (batch pricing's rounds).",
-      })),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, "/runs/*")}]`,
         reason:

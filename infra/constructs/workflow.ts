@@ -41,7 +41,6 @@ import type { LoopDecision } from "../../shared/loop/state.js";
 import { blobKeys, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
 import { acknowledge, referenceFinding } from "../nag.js";
-import { liveAlias } from "./functions.js";
 import {
   CONDITIONAL_CHECK_FAILED,
   DIRECT_TASK_TIMEOUT,
@@ -55,6 +54,7 @@ import {
   SERVICE_RETRY,
 } from "../retries.js";
 import { StateNames } from "../state-names.js";
+import { liveAlias } from "./functions.js";
 
 export interface CorrectionWorkflowProps {
   readonly validate: LambdaFunction;
@@ -141,11 +141,6 @@ export class CorrectionWorkflow extends Construct {
         reason:
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
-      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      })),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
         reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",

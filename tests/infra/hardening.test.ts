@@ -8,7 +8,12 @@ import { RETENTION_TAG } from "../../functions/lib/retention.js";
 import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
 import { BUNDLE_TARGET } from "../../infra/bundling.js";
 import { ENV_NAMES, environments, loadConfig } from "../../infra/config.js";
-import { LAMBDA_RUNTIME, redraftFunction, SOURCE_MAPS_CONTEXT } from "../../infra/constructs/functions.js";
+import {
+  LAMBDA_RUNTIME,
+  liveAlias,
+  redraftFunction,
+  SOURCE_MAPS_CONTEXT,
+} from "../../infra/constructs/functions.js";
 import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
 import { acknowledge } from "../../infra/nag.js";
 import { StateNames } from "../../infra/state-names.js";
@@ -302,10 +307,10 @@ describe("7. least privilege, justified", () => {
 
   it("state machine: invoke the four steps, update runs, publish runs/ → results/, put outcome events", () => {
     const grants = grantsOf(stack.workflow.stateMachine.role);
-    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].flatMap((f) => [
-      `lambda:InvokeFunction on ${logicalId(f)}.Arn`,
-      `lambda:InvokeFunction on ${logicalId(f)}.Arn:*`,
-    ]);
+    // Only each function's `live` alias: never $LATEST, never another version.
+    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].map(
+      (f) => `lambda:InvokeFunction on ${logicalId(liveAlias(f))}`,
+    );
     const logDelivery = grants.filter((g) => g.startsWith("logs:"));
     expect(logDelivery.every((g) => g.endsWith(" on *"))).toBe(true);
     expect(grants.filter((g) => !g.startsWith("logs:")).sort()).toEqual(

@@ -2,6 +2,7 @@ import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../functions/lib/metric-names.js";
 import { environments } from "../../infra/config.js";
+import { liveAlias } from "../../infra/constructs/functions.js";
 import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
@@ -168,7 +169,7 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
   });
 
   it("sends the outcome events, reviewers' decisions and stopped executions to λ outcome", () => {
-    const outcome = { "Fn::GetAtt": [logicalId(stack.functions.outcome), "Arn"] };
+    const outcome = { Ref: logicalId(liveAlias(stack.functions.outcome)) };
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: { Ref: logicalId(stack.projectBus.bus) },
       EventPattern: {

@@ -5,7 +5,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
 import { environments } from "../../infra/config.js";
-import { foundationModelId } from "../../infra/constructs/functions.js";
+import { foundationModelId, liveAlias } from "../../infra/constructs/functions.js";
 import { logicalId, synthesize, synthesizeFresh } from "./synth.js";
 
 const dev = synthesize("dev");
@@ -294,9 +294,10 @@ describe("least-privilege IAM per function", () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: "lambda:InvokeFunction",
-        Resource: expect.arrayContaining(
-          [validate, correct, revalidate, judge].map((fn) => ({ "Fn::GetAtt": [logicalId(fn), "Arn"] })),
-        ),
+        // Each function's `live` alias, and nothing else: an execution never calls $LATEST.
+        Resource: [validate, correct, revalidate, judge]
+          .map((fn) => ({ Ref: logicalId(liveAlias(fn)) }))
+          .sort((a, b) => a.Ref.localeCompare(b.Ref)),
       }),
     );
     const model = actionsOf(statements).filter(
