@@ -124,8 +124,18 @@ export const EnvConfigSchema = z
         reviewRateThreshold: z.number().gt(0).lt(1),
         /** …once at least this many runs finished in that hour, so one unlucky draft does not page. */
         reviewRateMinRuns: z.number().int().positive(),
-        /** Alarm when model spend over one hour goes above this. */
-        hourlyCostUsd: z.number().positive(),
+        /**
+         * Alarm when Failed / (every outcome) over an hour goes above this share, once at least
+         * `reviewRateMinRuns` runs ended in it: a rate, so one unlucky draft among thousands does not page.
+         */
+        failureRateThreshold: z.number().gt(0).lt(1),
+        /**
+         * The drafts a day this environment is run for. The hourly-cost alarm is scaled to it: the
+         * plan's cost per draft (shared/plan, `redraft plan --env <name>`) × its hourly share × `costHeadroom`.
+         */
+        expectedDraftsPerDay: z.number().int().positive(),
+        /** How far above the expected hourly model spend the cost alarm fires. */
+        costHeadroom: z.number().min(1),
       })
       .strict(),
   })
@@ -174,7 +184,13 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 60,
       pollMaxSeconds: 900,
     },
-    alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
+    alarms: {
+      reviewRateThreshold: 0.5,
+      reviewRateMinRuns: 5,
+      failureRateThreshold: 0.25,
+      expectedDraftsPerDay: 1_000,
+      costHeadroom: 3,
+    },
   },
   staging: {
     envName: "staging",
@@ -204,7 +220,13 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 60,
       pollMaxSeconds: 900,
     },
-    alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
+    alarms: {
+      reviewRateThreshold: 0.4,
+      reviewRateMinRuns: 10,
+      failureRateThreshold: 0.1,
+      expectedDraftsPerDay: 10_000,
+      costHeadroom: 2,
+    },
   },
   prod: {
     envName: "prod",
@@ -235,7 +257,13 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 120,
       pollMaxSeconds: 1_800,
     },
-    alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
+    alarms: {
+      reviewRateThreshold: 0.3,
+      reviewRateMinRuns: 20,
+      failureRateThreshold: 0.02,
+      expectedDraftsPerDay: 1_000_000,
+      costHeadroom: 2,
+    },
   },
 };
 

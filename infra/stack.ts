@@ -11,6 +11,7 @@ import { Observability } from "./constructs/observability.js";
 import { Storage } from "./constructs/storage.js";
 import { Triggers } from "./constructs/triggers.js";
 import { CorrectionWorkflow } from "./constructs/workflow.js";
+import { expectedHourlyModelCostUsd } from "./expected-cost.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING } from "./nag.js";
 
 export interface RedraftStackProps extends StackProps {
@@ -145,7 +146,12 @@ export class RedraftStack extends Stack {
       batches: { stateMachine: this.batches.stateMachine, deadLetterQueue: this.batches.deadLetterQueue },
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
-      ...config.alarms,
+      reviewRateThreshold: config.alarms.reviewRateThreshold,
+      reviewRateMinRuns: config.alarms.reviewRateMinRuns,
+      failureRateThreshold: config.alarms.failureRateThreshold,
+      hourlyCostUsd:
+        expectedHourlyModelCostUsd(config.envName, config.alarms.expectedDraftsPerDay) *
+        config.alarms.costHeadroom,
     });
 
     this.access = new AccessPolicies(this, "Access", {

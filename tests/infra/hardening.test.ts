@@ -225,6 +225,15 @@ describe("7. least privilege, justified", () => {
         `s3:PutObjectTagging on ${objects("results/")}`,
         // An approval's Draft Validated (condition on the detail type, tests/infra/observability.test.ts).
         `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
+        // Its retry queue: its own failed invocations go there (on-failure destination), and it consumes them.
+        ...[
+          "ChangeMessageVisibility",
+          "DeleteMessage",
+          "GetQueueAttributes",
+          "GetQueueUrl",
+          "ReceiveMessage",
+          "SendMessage",
+        ].map((a) => `sqs:${a} on ${logicalId(stack.observability.outcomeRetries)}.Arn`),
       ],
     },
     finalize: {
