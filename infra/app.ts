@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { App, Validations } from "aws-cdk-lib";
-import { AwsSolutionsChecks } from "cdk-nag";
+import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type EnvConfig, loadConfig } from "./config.js";
 import { RedraftStack, stackName } from "./stack.js";
 
 /**
  * `npx cdk synth|deploy -c env=dev|staging|prod` (default dev). `-c alarmEmail=ops@…` and
- * `-c alarmTopicArn=arn:aws:sns:…` set where alarms go. cdk-nag's AwsSolutions checks run on every synth.
+ * `-c alarmTopicArn=arn:aws:sns:…` set where alarms go. cdk-nag's AwsSolutions and Serverless checks run on every synth.
  */
 const app = new App();
 const envName = String(app.node.tryGetContext("env") ?? "dev");
@@ -29,4 +29,7 @@ try {
   process.exit(1);
 }
 // Any finding not acknowledged in code (with its reason) stops the synth.
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+Validations.of(app).addPlugins(
+  new AwsSolutionsChecks(app, { verbose: true }),
+  new ServerlessChecks(app, { verbose: true }),
+);

@@ -215,6 +215,11 @@ export class BatchRounds extends Construct {
         id: prefixFinding(BATCH_RESULTS_PREFIX),
         reason: "A round's lists and the Map's results under batch-results/<batchId>/.",
       },
+      {
+        id: "Serverless-LambdaDLQ",
+        reason:
+          "λ rounds is invoked synchronously by the batch state machine only, whose retries and catches handle a failure; no asynchronous invocation to dead-letter.",
+      },
     );
     if (serviceRole)
       acknowledge(fn, {

@@ -116,6 +116,11 @@ export class BatchWorkflow extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
       timeout: BATCH_FUNCTION_TIMEOUT,

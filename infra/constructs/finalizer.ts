@@ -9,6 +9,7 @@ import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import type { EnvConfig } from "../config.js";
+import { acknowledge } from "../nag.js";
 import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface FinalizerProps {
@@ -50,6 +51,11 @@ export class Finalizer extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
     });
     this.function = redraftFunction(this, "finalize", {
       description: "Fail the run of a failed, timed-out or aborted execution, and announce it",

@@ -259,6 +259,17 @@ export class Functions extends Construct {
       { id: objects(RUNS_PREFIX), reason: perRun },
     );
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
+    const synchronous = {
+      id: "Serverless-LambdaDLQ",
+      reason:
+        "Invoked synchronously by the state machines only (lambda:invoke): a dead-letter queue applies to asynchronous invocations; a failure is the task's, retried and caught in the ASL.",
+    };
+    for (const fn of [this.validate, this.correct, this.revalidate, this.judge]) acknowledge(fn, synchronous);
+    acknowledge(this.outcome, {
+      id: "Serverless-LambdaDLQ",
+      reason:
+        "Its failed asynchronous invocations go to its live alias's on-failure destination, the retry queue it consumes (infra/constructs/observability.ts), not to a function-level dead-letter queue.",
+    });
     acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.judge, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(
@@ -405,7 +416,19 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
       id: "AwsSolutions-IAM5[Resource::*]",
       reason: "X-Ray PutTraceSegments / PutTelemetryRecords support no resource-level permissions.",
     },
+    {
+      id: "Serverless-LambdaLatestVersion",
+      reason:
+        "cdk-nag's Serverless pack wants the newest Node runtime; redraft deploys the Node major its tests and bundles target (22), and moves with them.",
+    },
   );
+  if (props.deadLetterQueue) {
+    acknowledge(fn, {
+      id: "Serverless-LambdaAsyncFailureDestination",
+      reason:
+        "Its failed asynchronous invocations go to the function's dead-letter queue (DeadLetterConfig, alarmed), which Lambda applies to every version and so to the live alias too.",
+    });
+  }
   return fn;
 }
 

@@ -34,6 +34,7 @@ import {
   SERVICE_NAME,
 } from "../../functions/lib/metric-names.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+import { acknowledge } from "../nag.js";
 import { liveAlias } from "./functions.js";
 
 export { METRIC_NAMESPACE };
@@ -130,6 +131,11 @@ export class Observability extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledge(this.outcomeDeadLetters, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
     this.outcomeRetries = new Queue(this, "OutcomeRetries", {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -150,6 +156,11 @@ export class Observability extends Construct {
     outcome.addEventSource(
       new SqsEventSource(this.outcomeRetries, { batchSize: 1, reportBatchItemFailures: true }),
     );
+    acknowledge(outcome, {
+      id: "Serverless-LambdaEventSourceMappingDestination",
+      reason:
+        "An SQS event source takes no on-failure destination: a message that keeps failing is moved by the retry queue's redrive policy to OutcomeDeadLetters, alarmed.",
+    });
     const outcomeTarget = () =>
       new LambdaTarget(outcome, { retryAttempts: 8, deadLetterQueue: this.outcomeRetries });
 

@@ -9,6 +9,7 @@ import { Construct } from "constructs";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
+import { acknowledge } from "../nag.js";
 import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
@@ -58,6 +59,11 @@ export class Triggers extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
     });
     this.starter = redraftFunction(this, "start", {
       description: "Start one execution per delivery, named after it",

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { App, Duration, Stack, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
-import { AwsSolutionsChecks, NagPack } from "cdk-nag";
+import { AwsSolutionsChecks, NagPack, ServerlessChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RETENTION_TAG } from "../../functions/lib/retention.js";
@@ -374,14 +374,14 @@ describe("7. cdk-nag acknowledgments: each matches a finding and has its own rea
   /** aws-cdk-lib records `Annotation::AwsSolutions-S1`; cdk-nag matches `AwsSolutions-S1`. */
   const ruleIdOf = (key: string) => key.replace(/^annotation::/i, "");
 
-  /** Every AwsSolutions acknowledgment in a stack, as construct path → rule id → reason. */
+  /** Every AwsSolutions and Serverless acknowledgment in a stack, as construct path → rule id → reason. */
   function acknowledgments(root: IConstruct): { path: string; id: string; reason: string }[] {
     return root.node.findAll().flatMap((c) =>
       c.node.metadata
         .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
         .flatMap((m) => Object.entries(m.data as Record<string, string>))
         .map(([id, reason]) => [ruleIdOf(id), reason] as const)
-        .filter(([id]) => id.startsWith("AwsSolutions-"))
+        .filter(([id]) => id.startsWith("AwsSolutions-") || id.startsWith("Serverless-"))
         .map(([id, reason]) => ({ path: c.node.path, id, reason })),
     );
   }
@@ -411,6 +411,7 @@ describe("7. cdk-nag acknowledgments: each matches a finding and has its own rea
     };
     try {
       new AwsSolutionsChecks(s.app).validateScope(s.stack);
+      new ServerlessChecks(s.app).validateScope(s.stack);
     } finally {
       proto.isAcknowledged = original;
     }
