@@ -201,7 +201,7 @@ export interface Plan {
 }
 
 /** What one model call draws from the provider's token quotas, and why. */
-export interface ModelQuota {
+interface ModelQuota {
   provider: "anthropic" | "bedrock";
   /** Quota tokens one output token draws (Bedrock's burndown rate: 5 for Claude 4-class models). */
   outputBurndown: number;
@@ -224,7 +224,7 @@ export interface ModelQuota {
  * The model-slot queue on paper. Model work waits for one of `modelSlots` slots as long as the
  * deadline allows: a burst becomes a backlog, and no draft fails because others arrived with it.
  */
-export interface QueuePlan {
+interface QueuePlan {
   modelSlots: number;
   /** Modelled seconds a draft holds a slot (its correct and judge steps). */
   slotSecondsPerDraft: number;
@@ -252,7 +252,7 @@ export interface QueuePlan {
 }
 
 /** One setting or quota to deploy for a daily volume, with where it is set and whether its basis is confirmed. */
-export interface DeploySetting {
+interface DeploySetting {
   name: string;
   /** What to deploy or request. */
   value: number;

@@ -13,7 +13,7 @@ const cdkContext = (
 ).context;
 
 /** The alarm topic an environment that requires one is synthesized with when a test gives none. */
-export const TEST_ALARM_TOPIC = "arn:aws:sns:us-east-1:123456789012:redraft-tests-oncall";
+const TEST_ALARM_TOPIC = "arn:aws:sns:us-east-1:123456789012:redraft-tests-oncall";
 
 export interface Synthesized {
   app: App;
