@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../app/inputs.js";
 import { type CountsFile, CountsFileSchema, OUTCOME_PATHS, type OutcomePath } from "../shared/plan/counts.js";
-import { type Plan, type PlanInput, plan } from "../shared/plan/planner.js";
+import { type Plan, type PlanInput, plan, TARGET_UTILISATION } from "../shared/plan/planner.js";
 import { type PricesFile, PricesFileSchema } from "../shared/plan/prices.js";
 import { renderTable, stdoutStyle } from "./output.js";
 
@@ -51,6 +51,8 @@ export interface PlanOptions {
   env?: string;
   region?: string;
   tier?: number;
+  maxTokens?: number;
+  deadlineHours?: number;
 }
 
 /** The plan input the options describe; usage errors for what they cannot mean. */
@@ -81,6 +83,8 @@ function planInput(opts: PlanOptions): PlanInput {
     ...(opts.env !== undefined && { env: opts.env }),
     ...(opts.region !== undefined && { region: opts.region }),
     ...(opts.tier !== undefined && { tier: opts.tier }),
+    ...(opts.maxTokens !== undefined && { maxTokens: opts.maxTokens }),
+    ...(opts.deadlineHours !== undefined && { deadlineHours: opts.deadlineHours }),
   };
 }
 
@@ -105,6 +109,44 @@ export const usd = (n: number): string =>
   n === 0 ? "0" : n >= 0.01 ? `$${n.toFixed(4)}` : `$${n.toPrecision(3)}`;
 export const rate = (n: number | null): string =>
   n === null ? "-" : n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toPrecision(3);
+
+const hours = (h: number): string =>
+  h < 1 / 60 ? `${Math.round(h * 3600)} s` : h < 1 ? `${(h * 60).toFixed(1)} min` : `${h.toFixed(1)} h`;
+const pct = (share: number): string =>
+  share === 0 ? "0 %" : share < 0.0001 ? "< 0.01 %" : `${(share * 100).toFixed(share < 0.01 ? 2 : 1)} %`;
+
+/** The model-slot queue and the model's quota draw, in a few lines. */
+function queueLines(p: Plan): string[] {
+  const q = p.queue;
+  const m = p.modelQuota;
+  const arrival =
+    q.arrival === "steady"
+      ? `the day's drafts arriving evenly (${pct(q.utilisation ?? 0)} of what the queue serves)`
+      : "the backlog arriving at once";
+  return [
+    `model-slot queue (${q.modelSlots} slots, ${q.slotSecondsPerDraft.toFixed(1)} slot-s per draft, served at ${rate(q.servicePerSecond)} drafts/s, limited by ${q.limitedBy}), ${arrival}:`,
+    `  failures from load: ${q.failedByLoad} (a burst waits for a slot, it does not fail); waiting past the ${q.deadlineHours} h deadline (failed / deadline): ${pct(q.failedByDeadlineShare)}`,
+    `  drained ${hours(q.drainHours)} after the first arrival; wait at the peak ${hours(q.peakWaitHours)} (${q.peakBacklog.toLocaleString("en-US")} drafts waiting), mean wait ${hours(q.meanWaitHours)}`,
+    `  model quota per call: ${m.quotaTokensPerCall.toLocaleString("en-US")} quota tokens${m.outputBurndown !== 1 ? ` (output tokens × ${m.outputBurndown}, ${m.outputBurndownSource})` : ""}; ${m.reservedPerCall.toLocaleString("en-US")} reserved while in flight (max_tokens ${m.maxTokens})${m.callsInFlight !== null ? `: ${Math.floor(m.callsInFlight).toLocaleString("en-US")} calls at once at most` : ""}${m.tokensPerDayUsed !== null ? `; ${pct(m.tokensPerDayUsed)} of the ${m.tokensPerDay?.toLocaleString("en-US")} tokens a day` : ""}`,
+  ];
+}
+
+/** What to deploy for the daily volume, each with where it is set and whether its basis is confirmed. */
+function settingsLines(p: Plan): string[] {
+  const after = p.withSettings;
+  return [
+    `settings to deploy for ${(p.workload.draftsPerDay ?? 0).toLocaleString("en-US")} drafts a day (sized to ${Math.round(TARGET_UTILISATION * 100)} % use at the day's mean rate):`,
+    ...(p.settings ?? []).map(
+      (s) =>
+        `  ${s.name}: ${s.value.toLocaleString("en-US")} ${s.unit}${s.change ? ` (now ${s.current.toLocaleString("en-US")})` : " (as now)"}; ${s.where}; ${s.confirmed ? "confirmed" : "unconfirmed"}: ${s.source}`,
+    ),
+    ...(after
+      ? [
+          `with these deployed: ${after.keepsUp ? "keeps up" : "still does not keep up"}, bottleneck ${after.bottleneck} (${rate(after.queue.servicePerSecond)} drafts/s); failures from load ${after.queue.failedByLoad}, past the deadline ${pct(after.queue.failedByDeadlineShare)}; wait at the peak ${hours(after.queue.peakWaitHours)}, mean ${hours(after.queue.meanWaitHours)}; the day's drafts done ${hours(after.queue.drainHours)} after its start`,
+        ]
+      : []),
+  ];
+}
 
 /** The plan for a person: the components table, the answer, what to raise, the numbers not confirmed. */
 export function planText(p: Plan, style = stdoutStyle()): string {
@@ -140,12 +182,14 @@ export function planText(p: Plan, style = stdoutStyle()): string {
     table,
     `cost per draft: ${usd(p.costPerDraftUsd)} (state transitions ${(p.transitionShare * 100).toFixed(2)} %; an Express per-draft machine: ${usd(p.express.costPerDraftUsd)})`,
     `bottleneck: ${p.bottleneck}; ${w.draftsPerDay !== undefined ? `a day's drafts take ${p.drainHours.toFixed(1)} h at its rate${p.keepsUp ? "" : ", more than a day: it does not keep up"}` : `the backlog drains in ${p.drainHours.toFixed(1)} h`}`,
+    ...queueLines(p),
     `once infra/config.ts's own limits are raised: ${p.bottleneckAfterConfig.name} at ${rate(p.bottleneckAfterConfig.ceilingPerSecond)} drafts/s, ${p.bottleneckAfterConfig.drainHours.toFixed(1)} h${p.bottleneckAfterConfig.keepsUp === false ? " (does not keep up)" : ""}`,
     "raise first:",
     ...p.raiseFirst.map(
       (r, i) => `  ${i + 1}. ${r.component} (${rate(r.ceilingPerSecond)} drafts/s): ${r.raise}`,
     ),
   ];
+  if (p.settings) lines.push(...settingsLines(p));
   const fallback = p.numbersUsed.filter((u) => u.fallback).map((u) => u.id);
   if (fallback.length > 0) lines.push(`no ${p.region} row, us-east-1's used: ${fallback.join(", ")}`);
   if (p.unconfirmed.length > 0)

@@ -7,7 +7,7 @@ import { runPrefix } from "../shared/store/bucket-layout.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
 import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
-import { emitOutcome, emitReview, metrics, tracer } from "./lib/observability.js";
+import { emitOutcome, emitReview, logger, metrics, tracer } from "./lib/observability.js";
 import { S3BlobStore } from "./lib/s3-blobs.js";
 
 /**
@@ -78,7 +78,56 @@ export const OutcomeHandlerEventSchema = z.union([
 /** What a timeout or an abort is counted as: the run record has no reason for it. */
 const STOPPED_REASON = { TIMED_OUT: "timed_out", ABORTED: "aborted" } as const;
 
+/**
+ * One message of λ outcome's retry queue: Lambda's on-failure record of an invocation whose retries
+ * were spent (the event under `requestPayload`), or an event EventBridge could not deliver (the
+ * event itself, the rules' dead-letter queue being the same queue).
+ */
+const OnFailureRecordSchema = z.object({
+  requestContext: z.object({ condition: z.string() }).loose(),
+  requestPayload: z.unknown(),
+});
+const SqsEventSchema = z.object({
+  Records: z
+    .array(z.object({ messageId: z.string().min(1), body: z.string(), eventSource: z.literal("aws:sqs") }))
+    .min(1),
+});
+
+/** The event a retry-queue message carries. */
+function retriedEvent(body: string): unknown {
+  const message: unknown = JSON.parse(body);
+  const record = OnFailureRecordSchema.safeParse(message);
+  return record.success ? record.data.requestPayload : message;
+}
+
+/**
+ * λ outcome. An event from a rule is handled, and a failure thrown: Lambda retries it twice, then
+ * sends it to the retry queue (its on-failure destination), which λ outcome also consumes, one
+ * message at a time; a message that fails again stays there (`batchItemFailures`) until the queue
+ * moves it to its dead-letter queue, which is alarmed. So the hold of a run needing review is
+ * retried until it is done or a person is told, never dropped while the run's clock runs.
+ */
 export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
+  const handleEvent = createEventHandler(getDeps);
+  return async (event: unknown): Promise<void | { batchItemFailures: { itemIdentifier: string }[] }> => {
+    const sqs = SqsEventSchema.safeParse(event);
+    if (!sqs.success) return handleEvent(event);
+    const batchItemFailures: { itemIdentifier: string }[] = [];
+    for (const record of sqs.data.Records) {
+      try {
+        await handleEvent(retriedEvent(record.body));
+      } catch (error) {
+        // A message that can never be handled (not an outcome event) fails as often as the queue
+        // allows and lands in the dead-letter queue too, where a person sees it.
+        logger.error("outcome: a retried event failed again", { messageId: record.messageId, error });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    return { batchItemFailures };
+  };
+}
+
+function createEventHandler(getDeps: () => OutcomeDeps) {
   return async (event: unknown): Promise<void> => {
     const parsed = OutcomeHandlerEventSchema.parse(event);
     try {

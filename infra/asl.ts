@@ -113,6 +113,18 @@ function fakeRefValue(ref: ResourceRef, resources: Resources, options: AslOption
       const name = literal("FunctionName") ?? ref.logicalId;
       return ref.attribute === undefined ? name : arn("lambda", `function:${name}`);
     }
+    case "AWS::Lambda::Alias": {
+      // A qualified function ARN: the aliased function's, then the alias's name.
+      const target = (props.FunctionName as { Ref?: unknown } | undefined)?.Ref;
+      const fnProps = typeof target === "string" ? resources[target]?.Properties : undefined;
+      const fnName =
+        typeof fnProps?.FunctionName === "string"
+          ? fnProps.FunctionName
+          : typeof target === "string"
+            ? target
+            : ref.logicalId;
+      return arn("lambda", `function:${fnName}:${literal("Name") ?? "live"}`);
+    }
     case "AWS::S3::Bucket": {
       const name = literal("BucketName") ?? ref.logicalId.toLowerCase();
       return ref.attribute === undefined || ref.attribute === "BucketName" ? name : arn("s3", name, false);

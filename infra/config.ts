@@ -55,14 +55,22 @@ export const EnvConfigSchema = z
       .strict(),
     /**
      * Where alarms are sent: an e-mail subscription on the stack's alarm topic, and/or an existing
-     * topic (its ARN) the alarms also notify. Both may be absent: the topic then has no subscriber
-     * and synth prints a warning. Overridable with `-c alarmEmail=` / `-c alarmTopicArn=`.
+     * topic (its ARN) the alarms also notify. Both may be absent where `requireAlarmDestination` is
+     * false: the topic then has no subscriber and synth says so in one line. Overridable with
+     * `-c alarmEmail=` / `-c alarmTopicArn=`.
      */
     alarmEmail: z.email().optional(),
     alarmTopicArn: z
       .string()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/)
       .optional(),
+    /**
+     * The stack refuses to synthesize without an alarm destination (alarmEmail or alarmTopicArn):
+     * an environment whose alarms must reach someone. Elsewhere synth says in one line that they reach nobody.
+     */
+    requireAlarmDestination: z.boolean(),
+    /** CloudFormation termination protection: `cdk destroy` (or a deleted stack) is refused. */
+    terminationProtection: z.boolean(),
     /** `destroy` empties and deletes the bucket and table with the stack; `retain` keeps them. */
     removalPolicy: z.enum(["destroy", "retain"]),
     /**
@@ -116,8 +124,18 @@ export const EnvConfigSchema = z
         reviewRateThreshold: z.number().gt(0).lt(1),
         /** …once at least this many runs finished in that hour, so one unlucky draft does not page. */
         reviewRateMinRuns: z.number().int().positive(),
-        /** Alarm when model spend over one hour goes above this. */
-        hourlyCostUsd: z.number().positive(),
+        /**
+         * Alarm when Failed / (every outcome) over an hour goes above this share, once at least
+         * `reviewRateMinRuns` runs ended in it: a rate, so one unlucky draft among thousands does not page.
+         */
+        failureRateThreshold: z.number().gt(0).lt(1),
+        /**
+         * The drafts a day this environment is run for. The hourly-cost alarm is scaled to it: the
+         * plan's cost per draft (shared/plan, `redraft plan --env <name>`) × its hourly share × `costHeadroom`.
+         */
+        expectedDraftsPerDay: z.number().int().positive(),
+        /** How far above the expected hourly model spend the cost alarm fires. */
+        costHeadroom: z.number().min(1),
       })
       .strict(),
   })
@@ -140,6 +158,8 @@ export type EnvConfig = z.infer<typeof EnvConfigSchema>;
 export const environments: Record<EnvName, EnvConfig> = {
   dev: {
     envName: "dev",
+    requireAlarmDestination: false,
+    terminationProtection: false,
     model: { provider: "anthropic", id: "claude-haiku-5-5" },
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 200_000, maxCostUsd: 0.5 },
@@ -164,10 +184,18 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 60,
       pollMaxSeconds: 900,
     },
-    alarms: { reviewRateThreshold: 0.5, reviewRateMinRuns: 5, hourlyCostUsd: 1 },
+    alarms: {
+      reviewRateThreshold: 0.5,
+      reviewRateMinRuns: 5,
+      failureRateThreshold: 0.25,
+      expectedDraftsPerDay: 1_000,
+      costHeadroom: 3,
+    },
   },
   staging: {
     envName: "staging",
+    requireAlarmDestination: false,
+    terminationProtection: false,
     model: { provider: "anthropic", id: DEFAULT_ANTHROPIC_MODEL },
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 300_000, maxCostUsd: 1 },
@@ -192,10 +220,18 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 60,
       pollMaxSeconds: 900,
     },
-    alarms: { reviewRateThreshold: 0.4, reviewRateMinRuns: 10, hourlyCostUsd: 5 },
+    alarms: {
+      reviewRateThreshold: 0.4,
+      reviewRateMinRuns: 10,
+      failureRateThreshold: 0.1,
+      expectedDraftsPerDay: 10_000,
+      costHeadroom: 2,
+    },
   },
   prod: {
     envName: "prod",
+    requireAlarmDestination: true,
+    terminationProtection: true,
     model: { provider: "bedrock", id: DEFAULT_BEDROCK_MODEL },
     deployment: {
       loop: { maxAttempts: 3, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 2 },
@@ -221,7 +257,13 @@ export const environments: Record<EnvName, EnvConfig> = {
       pollFirstSeconds: 120,
       pollMaxSeconds: 1_800,
     },
-    alarms: { reviewRateThreshold: 0.3, reviewRateMinRuns: 20, hourlyCostUsd: 25 },
+    alarms: {
+      reviewRateThreshold: 0.3,
+      reviewRateMinRuns: 20,
+      failureRateThreshold: 0.02,
+      expectedDraftsPerDay: 1_000_000,
+      costHeadroom: 2,
+    },
   },
 };
 

@@ -96,8 +96,10 @@ const DIRECT_BACKOFF = {
 // An error the service does not model for the operation arrives under the SDK's base exception
 // (`DynamoDB.AmazonDynamoDBException`, which the guide's synchronous Express sample retries;
 // `S3.S3Exception`). That one name covers AccessDenied, validation errors and a missing table or
-// bucket as well as S3's SlowDown, so it is never retried: a permanent error fails at once and is
-// recorded. `*.SdkClientException` is the SDK failing to get an answer at all, the name the guide's
+// bucket as well as S3's SlowDown. DynamoDB's is never retried: its throttling and faults have names
+// of their own. S3's is: CopyObject models no error, so SlowDown (503) and InternalError (500) arrive
+// only under it, and S3 asks to be retried with backoff on both; a permanent refusal then costs the
+// few backed-off tries before it is recorded. `*.SdkClientException` is the SDK failing to get an answer at all, the name the guide's
 // "Handle Lambda service exceptions" gives Lambda's (`Lambda.SdkClientException`) and that
 // cdklabs/construct-hub retries on its `aws-sdk:s3` states. `States.Timeout`: DIRECT_TASK_TIMEOUT.
 
@@ -122,10 +124,12 @@ export const DYNAMODB_TRANSIENT_ERRORS = [
 ] as const;
 
 /**
- * S3 CopyObject (Publish*): only a copy that got no answer. S3's own errors (SlowDown and
- * InternalError as much as AccessDenied) share `S3.S3Exception` and are not retried.
+ * S3 CopyObject (Publish*): a copy that got no answer, and S3's own errors, which share
+ * `S3.S3Exception`: SlowDown (503) and InternalError (500) as much as AccessDenied. The first two
+ * pass with backoff, which is what S3 asks for; the third is a deployment fault that fails after the
+ * same few tries and is recorded.
  */
-export const S3_TRANSIENT_ERRORS = ["S3.SdkClientException", "States.Timeout"] as const;
+export const S3_TRANSIENT_ERRORS = ["S3.S3Exception", "S3.SdkClientException", "States.Timeout"] as const;
 
 /**
  * EventBridge PutEvents (Announce*): the API's one modeled error (`InternalException`, HTTP 500) and
@@ -144,7 +148,7 @@ export const EVENTBRIDGE_TRANSIENT_ERRORS = [
 
 /** Mark* and Record*: throttling, DynamoDB's own faults and transaction conflicts; never a refusal. */
 export const DYNAMODB_RETRY: RetryProps = { errors: [...DYNAMODB_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
-/** Publish*: a copy that got no answer. */
+/** Publish*: S3's throttling and 5xx, and a copy that got no answer. */
 export const S3_RETRY: RetryProps = { errors: [...S3_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };
 /** Announce*: EventBridge's own fault, a throttled or failed entry. */
 export const EVENTBRIDGE_RETRY: RetryProps = { errors: [...EVENTBRIDGE_TRANSIENT_ERRORS], ...DIRECT_BACKOFF };

@@ -11,6 +11,7 @@ import { Observability } from "./constructs/observability.js";
 import { Storage } from "./constructs/storage.js";
 import { Triggers } from "./constructs/triggers.js";
 import { CorrectionWorkflow } from "./constructs/workflow.js";
+import { expectedHourlyModelCostUsd } from "./expected-cost.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING } from "./nag.js";
 
 export interface RedraftStackProps extends StackProps {
@@ -36,8 +37,17 @@ export class RedraftStack extends Stack {
   readonly access: AccessPolicies;
 
   constructor(scope: Construct, id: string, props: RedraftStackProps) {
-    super(scope, id, props);
+    super(scope, id, {
+      ...props,
+      terminationProtection: props.terminationProtection ?? props.config.terminationProtection,
+    });
     const { config } = props;
+    if (config.requireAlarmDestination && !config.alarmEmail && !config.alarmTopicArn) {
+      throw new Error(
+        `redraft ${config.envName}: alarms need somewhere to go: deploy with -c alarmEmail=<address> or ` +
+          "-c alarmTopicArn=<SNS topic ARN> (or set alarmEmail / alarmTopicArn in infra/config.ts)",
+      );
+    }
     const name = `redraft-${config.envName}`;
     const removalPolicy = config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
     Tags.of(this).add("project", "redraft");
@@ -136,7 +146,12 @@ export class RedraftStack extends Stack {
       batches: { stateMachine: this.batches.stateMachine, deadLetterQueue: this.batches.deadLetterQueue },
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
-      ...config.alarms,
+      reviewRateThreshold: config.alarms.reviewRateThreshold,
+      reviewRateMinRuns: config.alarms.reviewRateMinRuns,
+      failureRateThreshold: config.alarms.failureRateThreshold,
+      hourlyCostUsd:
+        expectedHourlyModelCostUsd(config.envName, config.alarms.expectedDraftsPerDay) *
+        config.alarms.costHeadroom,
     });
 
     this.access = new AccessPolicies(this, "Access", {

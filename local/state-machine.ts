@@ -24,6 +24,8 @@ const LOCAL_ARN = (service: string, resource: string) => `arn:aws:${service}:loc
 const LOCAL_VALUES: Record<string, (name: string) => string> = {
   FunctionArn: (name) => LOCAL_ARN("lambda", `function:${name}`),
   FunctionName: (name) => name,
+  // `${FunctionAliasArn:FunctionsvalidateLive}`: the function's `live` alias, as the cloud invokes it.
+  FunctionAliasArn: (name) => LOCAL_ARN("lambda", `function:${name.replace(/Live$/, "")}:live`),
   TableName: () => LOCAL_TABLE,
   TableArn: () => LOCAL_ARN("dynamodb", `table/${LOCAL_TABLE}`),
   BucketName: () => LOCAL_BUCKET,

@@ -27,6 +27,8 @@ const BATCH_ARTIFACT = "infra/batch-state-machine.asl.json";
 /** The kind a reference stands for, by resource type: what the loader knows how to fill. */
 const KINDS: Record<string, string> = {
   "AWS::Lambda::Function": "Function",
+  // A function's `live` alias (infra/constructs/functions.ts): its `Ref` is the alias's ARN.
+  "AWS::Lambda::Alias": "FunctionAlias",
   "AWS::DynamoDB::Table": "Table",
   "AWS::S3::Bucket": "Bucket",
   "AWS::Events::EventBus": "EventBus",
@@ -36,8 +38,9 @@ const KINDS: Record<string, string> = {
 /** `${FunctionArn:Functionsvalidate}`: the kind, the attribute (`Name` for a `Ref`), the logical id without its hash. */
 function placeholder(ref: ResourceRef): string {
   const kind = KINDS[ref.type] ?? ref.type.replaceAll("::", "");
-  // A state machine's `Ref` is its ARN; every other `Ref` here is a name.
-  const byRef = ref.type === "AWS::StepFunctions::StateMachine" ? "Arn" : "Name";
+  // A state machine's or an alias's `Ref` is its ARN; every other `Ref` here is a name.
+  const byRef =
+    ref.type === "AWS::StepFunctions::StateMachine" || ref.type === "AWS::Lambda::Alias" ? "Arn" : "Name";
   const attribute =
     ref.attribute === undefined ? byRef : ref.attribute.endsWith("Name") ? "Name" : ref.attribute;
   return `\${${kind}${attribute}:${ref.logicalId.replace(/[0-9A-F]{8}$/, "")}}`;

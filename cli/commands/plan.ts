@@ -47,6 +47,16 @@ export function registerPlan(cli: Command): void {
       "the AWS Region whose prices and quotas apply (us-east-1 where none is listed)",
     )
     .option("--tier <n>", "the Anthropic usage tier, for the anthropic provider (default 4)", whole)
+    .option(
+      "--max-tokens <n>",
+      "max_tokens of one model call, reserved from the minute's quota when it starts (default 8192)",
+      whole,
+    )
+    .option(
+      "--deadline-hours <n>",
+      "how long model work may wait for a slot before its run ends failed / deadline (default 24)",
+      positive,
+    )
     .option("--json", "one JSON object instead of the table")
     .addHelpText("after", "\nExample:\n  $ npx redraft plan --drafts-per-day 1000000 --env prod --json")
     .action(async (cmd: Record<string, unknown> & { json?: boolean }) => {

@@ -8,6 +8,7 @@ import { RUN_KEY_PREFIX } from "../../functions/lib/table.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../shared/events.js";
 import {
   BATCHES_PREFIX,
+  batchKeys,
   DRAFTS_PREFIX,
   RESULTS_PREFIX,
   RUNS_PREFIX,
@@ -46,16 +47,16 @@ export class AccessPolicies extends Construct {
     const stack = Stack.of(this);
     const { table, bucket, bus } = props;
     const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    // `redraft --stack redraft-<env>` asks for that spelling first and falls back to the stack's own
+    // (`Redraft-<env>`, cli/cloud/resources.ts); IAM matches ARNs case-sensitively, and a denied
+    // DescribeStacks is an AccessDenied the CLI does not fall back from, so both spellings are allowed.
+    const stackNames = [...new Set([stack.stackName, stack.stackName.toLowerCase()])];
     const readStack = new PolicyStatement({
       sid: "ReadStackOutputs",
       actions: ["cloudformation:DescribeStacks"],
-      resources: [
-        stack.formatArn({
-          service: "cloudformation",
-          resource: "stack",
-          resourceName: `${stack.stackName}/*`,
-        }),
-      ],
+      resources: stackNames.map((name) =>
+        stack.formatArn({ service: "cloudformation", resource: "stack", resourceName: `${name}/*` }),
+      ),
     });
 
     this.reviewer = new ManagedPolicy(this, "Reviewer", {
@@ -79,6 +80,12 @@ export class AccessPolicies extends Construct {
           sid: "ReadRunObjects",
           actions: ["s3:GetObject"],
           resources: [objects(RUNS_PREFIX), objects(RESULTS_PREFIX)],
+        }),
+        new PolicyStatement({
+          // `redraft batch … --json --stack` prints each item from the batch's per-item results.
+          sid: "ReadBatchResults",
+          actions: ["s3:GetObject"],
+          resources: [bucket.arnForObjects(batchKeys.results("*"))],
         }),
         new PolicyStatement({
           sid: "RetainDecidedRunObjects",
@@ -141,17 +148,26 @@ export class AccessPolicies extends Construct {
         }),
       ],
     });
-    const stackFinding = `Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${stack.stackName}/*`;
+    const stackFindings = stackNames.map(
+      (name) =>
+        `Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${name}/*`,
+    );
     const executionFindings = props.stateMachineNames.map(
       (name) => `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${name}:*`,
     );
-    const readStackReason = (who: string) => ({
-      id: `AwsSolutions-IAM5[${stackFinding}]`,
-      reason: `A ${who} finds the resources in this stack's outputs, under any of its stack ids (a stack id ends in a UUID).`,
-    });
+    const readStackReason = (who: string) =>
+      stackFindings.map((finding, i) => ({
+        id: `AwsSolutions-IAM5[${finding}]`,
+        reason: `A ${who} finds the resources in this stack's outputs, under any of its stack ids (a stack id ends in a UUID)${i === 0 ? "" : `, by the spelling ${stackNames[i]} that --stack tries first`}.`,
+      }));
     acknowledge(
       this.reviewer,
-      readStackReason("reviewer"),
+      ...readStackReason("reviewer"),
+      {
+        id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${batchKeys.results("*")}`)}]`,
+        reason:
+          "A batch's per-item results, batch-results/<batchId>/items.jsonl, named by batch id at run time.",
+      },
       {
         id: `AwsSolutions-IAM5[${referenceFinding(table, "/index/*")}]`,
         reason: "The table's indexes: the review queue and the listings query them.",
@@ -167,7 +183,7 @@ export class AccessPolicies extends Construct {
     );
     acknowledge(
       this.submitter,
-      readStackReason("submitter"),
+      ...readStackReason("submitter"),
       ...[DRAFTS_PREFIX, BATCHES_PREFIX].map((prefix) => ({
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${prefix}*`)}]`,
         reason: `Uploads are named by whoever submits them, under ${prefix} only.`,

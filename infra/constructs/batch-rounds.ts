@@ -30,7 +30,7 @@ import { acknowledge, referenceFinding } from "../nag.js";
 import { LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "../retries.js";
 import { BatchStateNames, StateNames } from "../state-names.js";
 import { childExecution } from "./child-execution.js";
-import { foundationModelId, redraftFunction } from "./functions.js";
+import { foundationModelId, liveAlias, redraftFunction } from "./functions.js";
 import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 import { CorrectionGraph } from "./workflow.js";
 
@@ -215,6 +215,11 @@ export class BatchRounds extends Construct {
         id: prefixFinding(BATCH_RESULTS_PREFIX),
         reason: "A round's lists and the Map's results under batch-results/<batchId>/.",
       },
+      {
+        id: "Serverless-LambdaDLQ",
+        reason:
+          "λ rounds is invoked synchronously by the batch state machine only, whose retries and catches handle a failure; no asynchronous invocation to dead-letter.",
+      },
     );
     if (serviceRole)
       acknowledge(fn, {
@@ -296,7 +301,7 @@ export class BatchRounds extends Construct {
     // ends the batch (and the items still under way) failed. Best effort: the step itself never fails.
     const abandon = new LambdaInvoke(this, BatchStateNames.AbandonRounds, {
       comment: "The batch fails: cancel the round's batch requests still running, then sum it up.",
-      lambdaFunction: fn,
+      lambdaFunction: liveAlias(fn),
       payload: TaskInput.fromObject({
         step: "abandon",
         batchId: JsonPath.stringAt("$.batchId"),
@@ -313,7 +318,7 @@ export class BatchRounds extends Construct {
 
     const roundStep = (name: string, step: "submit" | "poll" | "collect") => {
       const task = new LambdaInvoke(this, name, {
-        lambdaFunction: fn,
+        lambdaFunction: liveAlias(fn),
         payload: TaskInput.fromObject({
           step,
           batchId: JsonPath.stringAt("$.batchId"),

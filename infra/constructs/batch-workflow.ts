@@ -56,7 +56,7 @@ import {
 import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
-import { redraftFunction } from "./functions.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 
 export interface BatchWorkflowProps {
@@ -115,6 +115,11 @@ export class BatchWorkflow extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
     });
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
@@ -376,11 +381,6 @@ export class BatchWorkflow extends Construct {
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
       {
-        id: `AwsSolutions-IAM5[${referenceFinding(this.function, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      },
-      {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${BATCH_ITEMS_PREFIX}*`)}]`,
         reason:
           "The Distributed Map's ItemReader: the item list PrepareItems wrote under batch-items/<batchId>/.",
@@ -390,11 +390,6 @@ export class BatchWorkflow extends Construct {
         reason:
           "The Distributed Map's ResultWriter (its result files) and the rounds' item lists, under batch-results/<batchId>/.",
       },
-      ...[this.rounds.function, props.validate, props.revalidate].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted (batch pricing's rounds).",
-      })),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, "/runs/*")}]`,
         reason:
@@ -431,7 +426,7 @@ export class BatchWorkflow extends Construct {
         detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...STOPPED_STATUSES] },
       },
       targets: [
-        new LambdaTarget(this.function, {
+        new LambdaTarget(liveAlias(this.function), {
           deadLetterQueue: this.deadLetterQueue,
           retryAttempts: 8,
           maxEventAge: Duration.hours(6),
@@ -451,7 +446,7 @@ export class BatchWorkflow extends Construct {
   /** λ batch with one step's payload; Lambda's own timeout ends a stuck call first. */
   private batchStep(name: string, payload: Record<string, unknown>): LambdaInvoke {
     return new LambdaInvoke(this, name, {
-      lambdaFunction: this.function,
+      lambdaFunction: liveAlias(this.function),
       payload: TaskInput.fromObject(payload),
       taskTimeout: Timeout.duration(BATCH_FUNCTION_TIMEOUT.plus(LAMBDA_TASK_SLACK)),
       resultPath: name === BatchStateNames.PrepareItems ? "$.prepared" : "$.outcome",

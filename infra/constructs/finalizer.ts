@@ -9,7 +9,8 @@ import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import type { EnvConfig } from "../config.js";
-import { redraftFunction } from "./functions.js";
+import { acknowledge } from "../nag.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface FinalizerProps {
   readonly config: EnvConfig;
@@ -51,6 +52,11 @@ export class Finalizer extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
     this.function = redraftFunction(this, "finalize", {
       description: "Fail the run of a failed, timed-out or aborted execution, and announce it",
       timeout: Duration.seconds(30),
@@ -81,7 +87,7 @@ export class Finalizer extends Construct {
         detail: { stateMachineArn: [stateMachine.stateMachineArn], status: [...STOPPED_STATUSES] },
       },
       targets: [
-        new LambdaTarget(this.function, {
+        new LambdaTarget(liveAlias(this.function), {
           deadLetterQueue: this.deadLetterQueue,
           retryAttempts: props.retryAttempts ?? 8,
           maxEventAge: props.maxEventAge ?? Duration.hours(6),

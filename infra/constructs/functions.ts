@@ -3,8 +3,11 @@ import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
+  Alias,
   ApplicationLogLevel,
   Architecture,
+  type IFunction,
+  type IVersion,
   LoggingFormat,
   Runtime,
   SystemLogLevel,
@@ -265,6 +268,17 @@ export class Functions extends Construct {
       },
     );
     acknowledge(this.correct, { id: objects(RUNS_PREFIX), reason: perRun });
+    const synchronous = {
+      id: "Serverless-LambdaDLQ",
+      reason:
+        "Invoked synchronously by the state machines only (lambda:invoke): a dead-letter queue applies to asynchronous invocations; a failure is the task's, retried and caught in the ASL.",
+    };
+    for (const fn of [this.validate, this.correct, this.revalidate, this.judge]) acknowledge(fn, synchronous);
+    acknowledge(this.outcome, {
+      id: "Serverless-LambdaDLQ",
+      reason:
+        "Its failed asynchronous invocations go to its live alias's on-failure destination, the retry queue it consumes (infra/constructs/observability.ts), not to a function-level dead-letter queue.",
+    });
     acknowledge(this.revalidate, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(this.judge, { id: objects(RUNS_PREFIX), reason: perRun });
     acknowledge(
@@ -398,6 +412,9 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     }),
     bundling: lambdaBundling(props.modelSdk),
   });
+  // (Version and Alias declare `role` optional, which exactOptionalPropertyTypes tells apart from IFunction's.)
+  const version = fn.currentVersion as IVersion;
+  aliases.set(fn, new Alias(scope, `${name}Live`, { aliasName: LIVE_ALIAS, version }) as IFunction);
   acknowledge(
     fn,
     {
@@ -413,8 +430,33 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
       id: "AwsSolutions-IAM5[Resource::*]",
       reason: "X-Ray PutTraceSegments / PutTelemetryRecords support no resource-level permissions.",
     },
+    {
+      id: "Serverless-LambdaLatestVersion",
+      reason:
+        "cdk-nag's Serverless pack wants the newest Node runtime; redraft deploys the Node major its tests and bundles target (22), and moves with them.",
+    },
   );
+  if (props.deadLetterQueue) {
+    acknowledge(fn, {
+      id: "Serverless-LambdaAsyncFailureDestination",
+      reason:
+        "Its failed asynchronous invocations go to the function's dead-letter queue (DeadLetterConfig, alarmed), which Lambda applies to every version and so to the live alias too.",
+    });
+  }
   return fn;
+}
+
+/**
+ * The alias every caller invokes (the state machines' tasks, the rules' targets): a published
+ * version, so an execution that lasts hours keeps calling the code it started with while a deploy
+ * publishes the next, and a deploy can be rolled back by pointing the alias at the previous version.
+ */
+export const LIVE_ALIAS = "live";
+const aliases = new WeakMap<IFunction, IFunction>();
+
+/** What to invoke for a function: its `live` alias when redraftFunction built it, else the function. */
+export function liveAlias(fn: IFunction): IFunction {
+  return aliases.get(fn) ?? fn;
 }
 
 /** NODE_OPTIONS as the builder decides it: `--enable-source-maps` only when source maps are on. */

@@ -19,9 +19,11 @@ import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
+import { SqsDestination } from "aws-cdk-lib/aws-lambda-destinations";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
-import type { Queue } from "aws-cdk-lib/aws-sqs";
+import { type IQueue, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import {
@@ -32,12 +34,25 @@ import {
   SERVICE_NAME,
 } from "../../functions/lib/metric-names.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+import { acknowledge } from "../nag.js";
+import { liveAlias } from "./functions.js";
 
 export { METRIC_NAMESPACE };
 
 /** The EMF metrics' dimensions per kind and reason (Powertools adds `service`). */
 const EMF_DIMENSIONS = "{Redraft,kind,service}";
 const OUTCOME_DIMENSIONS = "{Redraft,kind,reason,service}";
+
+/** A function's error rate alarms above this share of its invocations… */
+const ERROR_RATE_THRESHOLD = 0.05;
+/** …in a five-minute period with at least this many invocations. */
+const ERROR_RATE_MIN_INVOCATIONS = 20;
+/** λ outcome's retry queue: how long a message is hidden while one is tried (6 × its 30 s timeout). */
+const OUTCOME_RETRY_VISIBILITY = Duration.minutes(3);
+/** An outcome waiting this long for its retry is alarmed on, well before its dead letter. */
+const OUTCOME_RETRY_AGE_ALARM = Duration.hours(1);
+
+const pct = (share: number): string => `${Math.round(share * 1000) / 10}%`;
 
 /** Table operations the steps and listings send, for the throttled-requests alarm. */
 const TABLE_OPERATIONS = ["GetItem", "PutItem", "UpdateItem", "Query", "BatchGetItem"] as const;
@@ -66,8 +81,10 @@ export interface ObservabilityProps {
   readonly reviewRateThreshold: number;
   /** …and at least this many runs finished in that hour. */
   readonly reviewRateMinRuns: number;
-  /** Alarm when the model spend of one hour is above this. */
+  /** Alarm when the model spend of one hour is above this (scaled to the expected volume by the stack). */
   readonly hourlyCostUsd: number;
+  /** Alarm when Failed / (every outcome) over an hour is above this share (and reviewRateMinRuns ended). */
+  readonly failureRateThreshold: number;
 }
 
 /**
@@ -77,6 +94,10 @@ export interface ObservabilityProps {
  */
 export class Observability extends Construct {
   readonly alarmTopic: Topic;
+  /** λ outcome's failed invocations (its on-failure destination) and undelivered events, retried by it. */
+  readonly outcomeRetries: Queue;
+  /** What λ outcome's retry queue could not pass in a day. */
+  readonly outcomeDeadLetters: Queue;
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
   readonly outcomeMetrics: Record<OutcomeStatus, Metric>;
@@ -101,6 +122,48 @@ export class Observability extends Construct {
       );
     }
 
+    // ── λ outcome's retries: a failed count or hold is retried, never dropped ─────────────────
+    // An invocation that fails (after Lambda's two retries) goes to the retry queue, which λ outcome
+    // consumes one message at a time for a day; what fails all day lands in the dead-letter queue
+    // (alarmed), kept 14 days. An event EventBridge could not deliver goes to the same retry queue.
+    this.outcomeDeadLetters = new Queue(this, "OutcomeDeadLetters", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(this.outcomeDeadLetters, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
+    this.outcomeRetries = new Queue(this, "OutcomeRetries", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(4),
+      // Six times the function's timeout, as Lambda's SQS event source asks.
+      visibilityTimeout: OUTCOME_RETRY_VISIBILITY,
+      deadLetterQueue: {
+        queue: this.outcomeDeadLetters,
+        maxReceiveCount: Math.ceil(Duration.days(1).toSeconds() / OUTCOME_RETRY_VISIBILITY.toSeconds()),
+      },
+    });
+    const outcome = liveAlias(props.outcome);
+    outcome.configureAsyncInvoke({
+      onFailure: new SqsDestination(this.outcomeRetries),
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+    });
+    outcome.addEventSource(
+      new SqsEventSource(this.outcomeRetries, { batchSize: 1, reportBatchItemFailures: true }),
+    );
+    acknowledge(outcome, {
+      id: "Serverless-LambdaEventSourceMappingDestination",
+      reason:
+        "An SQS event source takes no on-failure destination: a message that keeps failing is moved by the retry queue's redrive policy to OutcomeDeadLetters, alarmed.",
+    });
+    const outcomeTarget = () =>
+      new LambdaTarget(outcome, { retryAttempts: 8, deadLetterQueue: this.outcomeRetries });
+
     // ── Outcomes, counted by λ outcome from the events that announce them ────────────────────
     new Rule(this, "OutcomeAnnounced", {
       description: "Count validated and needs-review runs and reviewers' decisions (λ outcome)",
@@ -109,7 +172,7 @@ export class Observability extends Construct {
         source: [OUTCOME_EVENT_SOURCE],
         detailType: [OutcomeEvents.Validated, OutcomeEvents.NeedsReview, OutcomeEvents.Reviewed],
       },
-      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+      targets: [outcomeTarget()],
     });
     // An approval (a `Draft Reviewed` the run item bears out) is announced as `Draft Validated` by
     // λ outcome: the reviewer policy puts only `Draft Reviewed`.
@@ -136,7 +199,7 @@ export class Observability extends Construct {
           status: ["FAILED", "TIMED_OUT", "ABORTED"],
         },
       },
-      targets: [new LambdaTarget(props.outcome, { retryAttempts: 8 })],
+      targets: [outcomeTarget()],
     });
 
     const hourly = Duration.hours(1);
@@ -172,27 +235,73 @@ export class Observability extends Construct {
     });
 
     // ── Alarms ────────────────────────────────────────────────────────────────────────────────
-    const alarm = (name: string, metric: IMetric, threshold: number, description: string) => {
+    // Rates and ages, never "one in five minutes": at a million drafts a day single failures are
+    // normal and a burst is a backlog (model work waits for a slot), so nothing here fires by design
+    // under normal load. Throttles are not alarmed on (they are how reserved concurrency and the
+    // Step Functions quotas pace a burst); they stay on the dashboard. Every alarm says OK again too.
+    const notify = [new SnsAction(this.alarmTopic), ...(external ? [new SnsAction(external)] : [])];
+    const alarm = (
+      name: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      sustained: { evaluationPeriods: number; datapointsToAlarm: number } = {
+        evaluationPeriods: 1,
+        datapointsToAlarm: 1,
+      },
+      comparisonOperator = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    ) => {
       const created = new Alarm(this, name, {
         alarmDescription: `redraft ${props.envName}: ${description}`,
         metric,
         threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        ...sustained,
+        comparisonOperator,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      created.addAlarmAction(new SnsAction(this.alarmTopic));
-      if (external) created.addAlarmAction(new SnsAction(external));
+      created.addAlarmAction(...notify);
+      created.addOkAction(...notify);
       this.alarms.push(created);
       return created;
     };
     const sum = { period: fiveMinutes, statistic: "Sum" };
+    const fifteenMinutes = { evaluationPeriods: 3, datapointsToAlarm: 3 };
+
+    // Outcomes: the share of runs that failed, and the share that needed review, over an hour.
+    const outcomes = this.outcomeMetrics;
     alarm(
-      "ExecutionsFailed",
-      stateMachine.metricFailed(sum),
-      1,
-      "a correction run failed (RecordFailure wrote why on the run record)",
+      "FailureRate",
+      new MathExpression({
+        expression: `IF((FILL(v, 0) + FILL(r, 0) + FILL(j, 0) + FILL(f, 0)) >= ${props.reviewRateMinRuns}, FILL(f, 0) / (FILL(v, 0) + FILL(r, 0) + FILL(j, 0) + FILL(f, 0)), 0)`,
+        usingMetrics: {
+          v: outcomes.validated,
+          r: outcomes.needs_manual_review,
+          j: outcomes.rejected,
+          f: outcomes.failed,
+        },
+        label: "Failed / every outcome",
+        period: hourly,
+      }),
+      props.failureRateThreshold,
+      `more than ${pct(props.failureRateThreshold)} of the runs that ended in the last hour failed (failed, timed out or aborted; each run record says why)`,
+      undefined,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
     );
+    const reviewRateAlarm = alarm(
+      "ManualReviewRate",
+      reviewRate,
+      props.reviewRateThreshold,
+      `more than ${pct(props.reviewRateThreshold)} of finished runs needed manual review in the last hour`,
+      undefined,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
+    );
+    const costAlarm = alarm(
+      "HourlyModelCost",
+      costUsd(hourly),
+      props.hourlyCostUsd,
+      `model spend over ${props.hourlyCostUsd.toFixed(2)} USD in an hour (a multiple of what the expected volume spends)`,
+    );
+    // A run stopped by its timeout or by hand is never part of normal load.
     alarm(
       "ExecutionsTimedOut",
       stateMachine.metricTimedOut(sum),
@@ -205,16 +314,22 @@ export class Observability extends Construct {
       1,
       "a correction run was stopped by hand or by a deploy",
     );
-    alarm(
-      "ExecutionsThrottled",
-      stateMachine.metricThrottled(sum),
-      1,
-      "Step Functions throttled state transitions or StartExecution",
-    );
+    // Each function's error rate, sustained for 15 minutes, once it has had a few invocations.
     for (const [name, fn] of Object.entries(props.functions)) {
       const title = name.charAt(0).toUpperCase() + name.slice(1);
-      alarm(`${title}Errors`, fn.metricErrors(sum), 1, `λ ${name} failed an invocation`);
-      alarm(`${title}Throttles`, fn.metricThrottles(sum), 1, `λ ${name} was throttled`);
+      alarm(
+        `${title}ErrorRate`,
+        new MathExpression({
+          expression: `IF(FILL(n, 0) >= ${ERROR_RATE_MIN_INVOCATIONS}, FILL(e, 0) / n, 0)`,
+          usingMetrics: { e: fn.metricErrors(sum), n: fn.metricInvocations(sum) },
+          label: `λ ${name} errors / invocations`,
+          period: fiveMinutes,
+        }),
+        ERROR_RATE_THRESHOLD,
+        `more than ${pct(ERROR_RATE_THRESHOLD)} of λ ${name}'s invocations failed, 15 minutes in a row`,
+        fifteenMinutes,
+        ComparisonOperator.GREATER_THAN_THRESHOLD,
+      );
     }
     alarm(
       "TableThrottled",
@@ -223,37 +338,37 @@ export class Observability extends Construct {
         ...sum,
       }),
       1,
-      "DynamoDB throttled requests on the runs table",
+      "DynamoDB throttled requests on the runs table, 15 minutes in a row (not a burst's first minutes)",
+      fifteenMinutes,
     );
-    const reviewRateAlarm = alarm(
-      "ManualReviewRate",
-      reviewRate,
-      props.reviewRateThreshold,
-      `more than ${Math.round(props.reviewRateThreshold * 100)}% of finished runs needed manual review in the last hour`,
-    );
-    const costAlarm = alarm(
-      "HourlyModelCost",
-      costUsd(hourly),
-      props.hourlyCostUsd,
-      `model spend over ${props.hourlyCostUsd} USD in an hour`,
-    );
-    alarm(
+    // Dead letters: their age says how long a delivery has been waiting for a person.
+    const deadLetters = (name: string, queue: IQueue, description: string) =>
+      alarm(
+        name,
+        queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: "Maximum" }),
+        1,
+        description,
+      );
+    deadLetters(
       "TriggerDeadLetters",
-      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: fiveMinutes,
-        statistic: "Maximum",
-      }),
-      1,
+      props.deadLetterQueue,
       "submitted or uploaded drafts could not start a run (see the trigger DLQ)",
     );
-    alarm(
+    deadLetters(
       "FinalizerDeadLetters",
-      props.finalizerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: fiveMinutes,
-        statistic: "Maximum",
-      }),
-      1,
+      props.finalizerDeadLetterQueue,
       "a stopped execution's run could not be finalized (see the finalizer DLQ)",
+    );
+    deadLetters(
+      "OutcomeDeadLettersVisible",
+      this.outcomeDeadLetters,
+      "λ outcome could not count an outcome or hold a run needing review after a day of retries (see the outcome DLQ; redrive it before the run's retention ends)",
+    );
+    alarm(
+      "OutcomeRetriesAge",
+      this.outcomeRetries.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: "Maximum" }),
+      OUTCOME_RETRY_AGE_ALARM.toSeconds(),
+      `an outcome (a run needing review to hold) has waited in λ outcome's retry queue for over ${OUTCOME_RETRY_AGE_ALARM.toHumanString()}`,
     );
 
     if (props.batches) {
@@ -269,13 +384,9 @@ export class Observability extends Construct {
         1,
         "a batch hit its timeout (batchTimeoutHours); its record is finished as failed / TIMED_OUT",
       );
-      alarm(
+      deadLetters(
         "BatchDeadLetters",
-        props.batches.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: fiveMinutes,
-          statistic: "Maximum",
-        }),
-        1,
+        props.batches.deadLetterQueue,
         "a stopped batch's record could not be finished (see the batch DLQ)",
       );
     }

@@ -9,7 +9,8 @@ import { Construct } from "constructs";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
-import { redraftFunction } from "./functions.js";
+import { acknowledge } from "../nag.js";
+import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
   readonly config: EnvConfig;
@@ -59,6 +60,11 @@ export class Triggers extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
     this.starter = redraftFunction(this, "start", {
       description: "Start one execution per delivery, named after it",
       timeout: Duration.seconds(30),
@@ -73,7 +79,7 @@ export class Triggers extends Construct {
     });
     stateMachine.grantStartExecution(this.starter);
     props.batchStateMachine.grantStartExecution(this.starter);
-    const target = new LambdaFunction(this.starter, {
+    const target = new LambdaFunction(liveAlias(this.starter), {
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: props.retryAttempts ?? 8,
       maxEventAge: props.maxEventAge ?? Duration.hours(2),

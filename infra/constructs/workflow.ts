@@ -54,6 +54,7 @@ import {
   SERVICE_RETRY,
 } from "../retries.js";
 import { StateNames } from "../state-names.js";
+import { liveAlias } from "./functions.js";
 
 export interface CorrectionWorkflowProps {
   readonly validate: LambdaFunction;
@@ -140,11 +141,6 @@ export class CorrectionWorkflow extends Construct {
         reason:
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
-      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      })),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
         reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",
@@ -474,7 +470,7 @@ export class CorrectionGraph extends Construct {
   /** A Lambda step whose output is the returned LoopState itself (`$.Payload`). */
   private lambdaStep(name: string, fn: LambdaFunction, payload?: Record<string, unknown>): LambdaInvoke {
     return new LambdaInvoke(this, name, {
-      lambdaFunction: fn,
+      lambdaFunction: liveAlias(fn),
       ...(payload && { payload: TaskInput.fromObject(payload) }),
       // Lambda's own timeout ends the call first in the cloud; an explicit bound keeps runtimes
       // that default Task states to 60 s (aws-local-stepfunctions) from cutting a model call short.

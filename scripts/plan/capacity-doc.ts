@@ -1,6 +1,13 @@
 import { rate, usd } from "../../cli/plan.js";
 import type { CountsFile } from "../../shared/plan/counts.js";
-import { DEFAULT_MIX, DURATION_MODEL, type Plan, plan } from "../../shared/plan/planner.js";
+import {
+  DEFAULT_MIX,
+  DEFAULT_QUEUE_DEADLINE_HOURS,
+  DURATION_MODEL,
+  type Plan,
+  plan,
+  TARGET_UTILISATION,
+} from "../../shared/plan/planner.js";
 import type { PricesFile } from "../../shared/plan/prices.js";
 
 /** The daily volumes the document plans for. */
@@ -10,6 +17,9 @@ const row = (cells: readonly (string | number)[]) => `| ${cells.join(" | ")} |`;
 const head = (cells: readonly string[]) => [row(cells), row(cells.map(() => "---"))];
 const n = (x: number, digits = 1) => x.toFixed(digits);
 const hours = (p: Plan) => `${n(p.drainHours)} h${p.keepsUp ? "" : " (does not keep up)"}`;
+const wait = (h: number) =>
+  h < 1 / 60 ? `${Math.round(h * 3600)} s` : h < 1 ? `${n(h * 60)} min` : `${n(h)} h`;
+const share = (x: number) => (x === 0 ? "0 %" : x < 0.0001 ? "< 0.01 %" : `${n(x * 100)} %`);
 
 /**
  * docs/CAPACITY.md as `npm run plan:docs` writes it: deterministic (no dates but the ones the
@@ -48,6 +58,20 @@ export function capacityDoc(counts: CountsFile, prices: PricesFile): string {
       `${DURATION_MODEL.s3Ms} ms, a model call ${DURATION_MODEL.modelFirstTokenMs} ms to its first token then ` +
       `${DURATION_MODEL.modelOutputTokensPerSecond} output tokens/s; a call is ${mid.assumptions.inputTokens} input and ` +
       `${mid.assumptions.outputTokens} output tokens.`,
+    "",
+    "## The model-slot queue",
+    "",
+    "Model work waits for a model slot in a durable queue for as long as the run's deadline allows",
+    `(${DEFAULT_QUEUE_DEADLINE_HOURS} h unless \`--deadline-hours\` says otherwise): a burst becomes a backlog, and no draft fails because`,
+    "others arrived at the same time (**failed by load: 0** in every row). The queue is served at the",
+    "tightest of the model slots (`modelConcurrency`) and the model's quotas. A day's drafts arrive at an even",
+    "rate: when the queue keeps up, the wait at the peak is the 99th percentile of Erlang C's wait for a slot;",
+    "when it does not, the backlog grows all day and the drafts whose wait would pass the deadline end",
+    "`failed` / `deadline` (the column says what share). The model's quotas are counted as the provider",
+    "counts them: on Bedrock an output token of a Claude 4-class model draws 5 quota tokens from the",
+    "tokens-per-minute and tokens-per-day quotas; the tokens per day default to the minute's × 1,440; and a",
+    "call reserves its input and its whole `max_tokens` from the minute's quota while it is in flight,",
+    "which bounds the calls that can start at once.",
     "",
     "## Per draft, as measured",
     "",
@@ -109,6 +133,9 @@ export function capacityDoc(counts: CountsFile, prices: PricesFile): string {
         "bottleneck",
         "its ceiling (drafts/s)",
         "a day's drafts take",
+        "failed by load",
+        "wait at the peak",
+        "past the deadline (failed / deadline)",
         "then, with infra/config.ts raised",
         "raise first",
       ]),
@@ -119,11 +146,35 @@ export function capacityDoc(counts: CountsFile, prices: PricesFile): string {
           p.bottleneck,
           rate(p.raiseFirst[0]?.ceilingPerSecond ?? null),
           hours(p),
+          p.queue.failedByLoad,
+          wait(p.queue.peakWaitHours),
+          share(p.queue.failedByDeadlineShare),
           `${p.bottleneckAfterConfig.name}: ${rate(p.bottleneckAfterConfig.ceilingPerSecond)}/s, ${n(p.bottleneckAfterConfig.drainHours)} h${p.bottleneckAfterConfig.keepsUp === false ? " (does not keep up)" : ""}`,
           p.raiseFirst
             .slice(0, 3)
             .map((r) => r.raise)
             .join("; then "),
+        ]),
+      ),
+      "",
+      `What to deploy in ${env} for each volume (each sized so the day's mean rate uses ${TARGET_UTILISATION * 100} % of it; \`redraft plan --drafts-per-day N --env ${env}\` prints where each is set and what it rests on), and the queue once they are:`,
+      "",
+      ...head([
+        "drafts a day",
+        ...((ps[0] as Plan).settings ?? []).map((s) => `${s.name}${s.confirmed ? "" : " *"} (now)`),
+        "then: bottleneck",
+        "wait at the peak",
+        "past the deadline",
+      ]),
+      ...ps.map((p) =>
+        row([
+          (p.workload.draftsPerDay ?? 0).toLocaleString("en-US"),
+          ...(p.settings ?? []).map(
+            (s) => `${s.value.toLocaleString("en-US")} (${s.current.toLocaleString("en-US")})`,
+          ),
+          p.withSettings?.bottleneck ?? "-",
+          wait(p.withSettings?.queue.peakWaitHours ?? 0),
+          share(p.withSettings?.queue.failedByDeadlineShare ?? 0),
         ]),
       ),
       "",
@@ -221,11 +272,12 @@ export function capacityDoc(counts: CountsFile, prices: PricesFile): string {
     "",
     "## The largest uncertainty",
     "",
-    "The model's own quota. Every environment's first ceiling is the model: the correct step's reserved",
-    "concurrency (a setting of infra/config.ts, `modelConcurrency`) and behind it the provider's tokens per",
-    "minute. Bedrock's default tokens-per-minute quota for the configured Claude model was not found in a",
+    "The model's own quota. Every environment's first ceiling is the model: the provider's tokens per minute",
+    "(on Bedrock drawn 5x per output token) and the model slots (a setting of infra/config.ts, `modelConcurrency`).",
+    "Bedrock's default tokens-per-minute quota for the configured Claude model was not found in a",
     "published page (the figure used is an older Claude's, unconfirmed); it is set per account and Region and",
-    "is what Service Quotas shows. After it come the modelled durations (the model call's time scales every",
+    "is what Service Quotas shows. Whether the configured model's generation draws 5x is taken, not read",
+    "(the page names the Claude 4 models). After it come the modelled durations (the model call's time scales every",
     "concurrency ceiling) and the Step Functions throttling rates, also unconfirmed. The prices that make",
     "up the cost per draft are dominated by the model's tokens, whose rates are the project's own price table.",
     "",

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../loop/limits.js";
 import { costUsd, type PriceClass } from "../model/pricing.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../store/bucket-layout.js";
 import {
@@ -46,6 +47,20 @@ const LOG_MODEL = {
   customMetrics: 40,
 } as const;
 
+/**
+ * How long model work may wait for a slot before its run ends `failed` / `deadline`: the cloud's
+ * default (model work waits in a durable queue for a slot; nothing fails because other drafts
+ * arrived at the same time). `--deadline-hours` plans with another.
+ */
+export const DEFAULT_QUEUE_DEADLINE_HOURS = 24;
+
+/**
+ * Utilisation the settings printed for a daily volume aim at: slots and quotas sized so the day's
+ * mean rate uses this share of them, which keeps the wait for a slot short (Erlang C) and leaves
+ * room for a busier hour than the mean.
+ */
+export const TARGET_UTILISATION = 0.6;
+
 const MixSchema = z
   .record(z.enum(OUTCOME_PATHS), z.number().nonnegative())
   .refine((m) => Object.values(m).some((v) => v > 0), { message: "the mix needs one path above 0" });
@@ -82,6 +97,25 @@ const PlanInputSchema = z
     region: z.string().optional(),
     /** The Anthropic usage tier whose rate limits apply (provider anthropic). */
     tier: z.number().int().min(1).max(4).default(4),
+    /** The `max_tokens` of one model call: what the provider reserves from the minute's quota when it starts. */
+    maxTokens: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_TOKENS),
+    /** How long a run may wait in the model-slot queue before it ends `failed` / `deadline`. */
+    deadlineHours: z.number().positive().default(DEFAULT_QUEUE_DEADLINE_HOURS),
+    /**
+     * Limits as they would be deployed instead of the environment's and the published defaults: how
+     * the plan checks its own settings (`withSettings`). Not a command-line option.
+     */
+    deployed: z
+      .object({
+        modelSlots: z.number().int().positive(),
+        batchConcurrency: z.number().int().positive(),
+        lambdaConcurrency: z.number().positive(),
+        tokensPerMinute: z.number().positive(),
+        tokensPerDay: z.number().positive(),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((i) => !(i.draftsPerDay !== undefined && i.backlog !== undefined), {
@@ -156,6 +190,83 @@ export interface Plan {
   express: { costPerDraftUsd: number; orchestrationUsd: number; standardOrchestrationUsd: number };
   numbersUsed: UsedNumber[];
   unconfirmed: string[];
+  /** The model-slot queue: how long drafts wait and take, and which fail (only past the deadline). */
+  queue: QueuePlan;
+  /** What one model call draws from the provider's token quotas. */
+  modelQuota: ModelQuota;
+  /** For a daily volume: the settings and quotas to deploy so that the volume keeps up. */
+  settings?: DeploySetting[];
+  /** The same workload with `settings` deployed: what binds then, and the queue. */
+  withSettings?: { bottleneck: string; drainHours: number; keepsUp: boolean; queue: QueuePlan };
+}
+
+/** What one model call draws from the provider's token quotas, and why. */
+interface ModelQuota {
+  provider: "anthropic" | "bedrock";
+  /** Quota tokens one output token draws (Bedrock's burndown rate: 5 for Claude 4-class models). */
+  outputBurndown: number;
+  /** The prices.json item the multiplier comes from; null when it is the standard 1:1. */
+  outputBurndownSource: string | null;
+  /** Quota tokens one call draws in all: input + output × burndown (Bedrock), or output alone (Anthropic OTPM). */
+  quotaTokensPerCall: number;
+  /** `max_tokens` of a call, reserved from the minute's quota when the call starts. */
+  maxTokens: number;
+  /** Quota tokens held while a call is in flight (input + max_tokens on Bedrock, max_tokens of OTPM on Anthropic). */
+  reservedPerCall: number;
+  /** Calls the minute's quota lets start at once: quota ÷ reservedPerCall. */
+  callsInFlight: number | null;
+  /** The provider's tokens-per-day quota (Bedrock), and the share of it a day of this workload uses. */
+  tokensPerDay: number | null;
+  tokensPerDayUsed: number | null;
+}
+
+/**
+ * The model-slot queue on paper. Model work waits for one of `modelSlots` slots as long as the
+ * deadline allows: a burst becomes a backlog, and no draft fails because others arrived with it.
+ */
+interface QueuePlan {
+  modelSlots: number;
+  /** Modelled seconds a draft holds a slot (its correct and judge steps). */
+  slotSecondsPerDraft: number;
+  /** Drafts per second the queue serves: the tightest of the model slots and the model's quotas. */
+  servicePerSecond: number;
+  /** Which component sets that rate. */
+  limitedBy: string;
+  deadlineHours: number;
+  /** Drafts that fail because of load (throttling, 429s): none by design; they wait instead. */
+  failedByLoad: 0;
+  /** The day's drafts arriving at an even rate (a daily volume), or all at once (a backlog). */
+  arrival: "steady" | "burst";
+  /** Utilisation of the queue's service rate by the arrivals (above 1: it does not keep up). */
+  utilisation: number | null;
+  /** Hours from the first draft's arrival until the last one is done. */
+  drainHours: number;
+  /** The most drafts waiting for a slot at once. */
+  peakBacklog: number;
+  /** Hours the longest-waiting draft waits for a slot (Erlang C's 99th percentile when it keeps up). */
+  peakWaitHours: number;
+  /** Mean hours a draft waits for a slot. */
+  meanWaitHours: number;
+  /** Share of the drafts that wait past the deadline and end `failed` / `deadline` (0 when it keeps up). */
+  failedByDeadlineShare: number;
+}
+
+/** One setting or quota to deploy for a daily volume, with where it is set and whether its basis is confirmed. */
+interface DeploySetting {
+  name: string;
+  /** What to deploy or request. */
+  value: number;
+  /** What it is now (the environment's setting or the published default). */
+  current: number;
+  unit: string;
+  /** Where it is set: `infra/config.ts …` or `Service Quotas: …`. */
+  where: string;
+  /** The numbers it comes from: prices.json items, config files, the measured counts. */
+  source: string;
+  /** False when a number it rests on was not read on the provider's own page. */
+  confirmed: boolean;
+  /** Whether it must change from `current`. */
+  change: boolean;
 }
 
 const SECONDS_PER_DAY = 86_400;
@@ -250,13 +361,24 @@ function expected(counts: CountsFile, input: z.output<typeof PlanInputSchema>): 
 /** Builds the plan. Throws a plain Error naming the problem when the environment is unknown. */
 export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile): Plan {
   const input = PlanInputSchema.parse(rawInput);
-  const env: EnvSnapshot | undefined = counts.environments[input.env];
-  if (!env)
+  const snapshot: EnvSnapshot | undefined = counts.environments[input.env];
+  if (!snapshot)
     throw new Error(
       `unknown environment "${input.env}": one of ${Object.keys(counts.environments).join(", ")}`,
     );
+  const deployed = input.deployed ?? {};
+  const env: EnvSnapshot = {
+    ...snapshot,
+    ...(deployed.modelSlots !== undefined && { modelConcurrency: deployed.modelSlots }),
+    ...(deployed.batchConcurrency !== undefined && { batchConcurrency: deployed.batchConcurrency }),
+  };
   const region = input.region ?? "us-east-1";
   const book = new PriceBook(prices, region);
+  /** A published quota, or the value `deployed` puts in its place (the published one is still listed). */
+  const quota = (id: string, instead: number | undefined) => {
+    const published = book.get(id);
+    return instead ?? published;
+  };
   const v = expected(counts, input);
   const n = (k: string) => v[k] ?? 0;
 
@@ -369,7 +491,7 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
   // Lambda.
   const gbSecondUsd = book.get(`lambda.${env.lambdaArchitecture}.gbSecondUsd`);
   const requestUsd = book.get("lambda.requestUsd");
-  const accountConcurrency = book.get("lambda.concurrentExecutions");
+  const accountConcurrency = quota("lambda.concurrentExecutions", deployed.lambdaConcurrency);
   const gb = env.lambdaMemoryMb / 1024;
   component(
     {
@@ -381,18 +503,21 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     },
     ["lambda.concurrentExecutions", "lambda.requestUsd", `lambda.${env.lambdaArchitecture}.gbSecondUsd`],
   );
-  for (const fn of ["correct", "judge"] as const) {
-    const seconds = draftCounts.modelStepSeconds[fn];
-    const reserved = env.reservedConcurrency[fn];
-    if (seconds <= 0 || reserved === undefined) continue;
+  // The model slots: Correct and Judge take their model work from one queue, at most
+  // modelConcurrency calls at once; beyond it the work waits for a slot (it does not fail).
+  const slotSecondsPerDraft = draftCounts.modelStepSeconds.correct + draftCounts.modelStepSeconds.judge;
+  const modelSlots = env.modelConcurrency;
+  const queueLimits = new Set<string>();
+  if (slotSecondsPerDraft > 0) {
+    queueLimits.add(MODEL_SLOTS);
     components.push({
-      name: `Lambda reserved concurrency: ${fn}`,
-      ceilingPerSecond: reserved / seconds,
+      name: MODEL_SLOTS,
+      ceilingPerSecond: modelSlots / slotSecondsPerDraft,
       costPerDraftUsd: 0,
       source:
-        "infra/config.ts deployment.modelConcurrency, split by modelConcurrencyShares in infra/constructs/functions.ts",
-      raise: `infra/config.ts ${env.envName}.deployment.modelConcurrency (${env.modelConcurrency}: ${fn} gets ${reserved})`,
-      note: `${seconds.toFixed(1)} modelled s of ${fn} per draft; the model calls in flight are bounded here`,
+        "infra/config.ts deployment.modelConcurrency: the model work queue's consumers (correct and judge)",
+      raise: `infra/config.ts ${env.envName}.deployment.modelConcurrency (${modelSlots})`,
+      note: `${slotSecondsPerDraft.toFixed(1)} modelled s of correct and judge per draft hold a slot; beyond ${modelSlots} at once, model work waits in the queue`,
       unconfirmed: false,
     });
   }
@@ -513,6 +638,7 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
   };
   const perCall = costUsd(env.modelId, usage, input.pricing);
   const calls = draftCounts.modelCalls;
+  const heldPerDraft = calls * heldCallSeconds;
   // Batch pricing: each model call of a draft waits for its round, one after the other.
   const rounds = Math.max(
     0,
@@ -521,6 +647,31 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
       .map((d) => d.invocations.reduce((s, i) => s + i.modelCalls, 0)),
   );
   const roundHours = (rounds * env.batchRoundEstimateMinutes) / 60;
+  const burndown = outputBurndown(env, book);
+  const modelQuota: ModelQuota = {
+    provider: env.modelProvider,
+    outputBurndown: burndown.multiplier,
+    outputBurndownSource: burndown.id,
+    quotaTokensPerCall:
+      env.modelProvider === "bedrock"
+        ? input.inputTokens + burndown.multiplier * input.outputTokens
+        : input.outputTokens,
+    maxTokens: input.maxTokens,
+    reservedPerCall: 0,
+    callsInFlight: null,
+    tokensPerDay: null,
+    tokensPerDayUsed: null,
+  };
+  /** A ceiling set by the model's quotas: the queue's service rate is the tightest of these and the slots. */
+  const modelComponent = (c: Omit<Component, "unconfirmed" | "source">, ids: string[], extra = "") => {
+    if (c.ceilingPerSecond !== null) queueLimits.add(c.name);
+    component(c, ids, extra);
+  };
+  const burnIds = burndown.id ? [burndown.id] : [];
+  const burnNote =
+    burndown.multiplier === 1
+      ? ""
+      : `; each output token draws ${burndown.multiplier} quota tokens (${burndown.id}), so a call draws ${modelQuota.quotaTokensPerCall.toLocaleString("en-US")}`;
   if (input.pricing === "batch") {
     const discount = book.get(
       env.modelProvider === "anthropic" ? "anthropic.batchDiscount" : "bedrock.batchDiscount",
@@ -544,8 +695,8 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     const t = `anthropic.tier${input.tier}`;
     const rpm = book.get(`${t}.rpm`);
     const itpm = book.get(`${t}.itpm`);
-    const otpm = book.get(`${t}.otpm`);
-    component(
+    const otpm = quota(`${t}.otpm`, deployed.tokensPerMinute);
+    modelComponent(
       {
         name: `Model (${env.modelId}, Anthropic tier ${input.tier})`,
         ceilingPerSecond:
@@ -557,22 +708,65 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
       [`${t}.rpm`, `${t}.itpm`, `${t}.otpm`],
       "shared/model/pricing.ts",
     );
+    // OTPM is counted from max_tokens when a call starts and settled when it ends.
+    const reserved = book.get("anthropic.maxTokensReservedAtStart") * input.maxTokens;
+    modelQuota.reservedPerCall = reserved;
+    modelQuota.callsInFlight = otpm / reserved;
+    if (heldPerDraft > 0)
+      modelComponent(
+        {
+          name: "Model max_tokens reservation (calls in flight)",
+          ceilingPerSecond: modelQuota.callsInFlight / heldPerDraft,
+          costPerDraftUsd: 0,
+          raise: `Anthropic usage tier (now ${input.tier}), or a lower max_tokens per call (now ${input.maxTokens})`,
+          note: `each call starts by counting max_tokens (${input.maxTokens}) against ${otpm.toLocaleString("en-US")} output tokens a minute: ${Math.floor(modelQuota.callsInFlight).toLocaleString("en-US")} calls in flight at most, each ${heldCallSeconds.toFixed(1)} modelled s`,
+        },
+        [`${t}.otpm`, "anthropic.maxTokensReservedAtStart"],
+      );
   } else {
-    const tpm = book.get("bedrock.crossRegionTpm");
-    const rpm = book.get("bedrock.crossRegionRpm");
-    component(
+    // Requests per minute are no longer enforced on bedrock-runtime (prices.json bedrock.crossRegionRpm):
+    // the tokens are the limit.
+    const tpm = quota("bedrock.crossRegionTpm", deployed.tokensPerMinute);
+    const perCallQuota = modelQuota.quotaTokensPerCall;
+    modelComponent(
       {
         name: `Model (${env.modelId}, Bedrock cross-Region)`,
-        ceilingPerSecond:
-          Math.min(rpm / calls, tpm / (calls * (input.inputTokens + input.outputTokens))) / 60,
+        ceilingPerSecond: tpm / (calls * perCallQuota) / 60,
         costPerDraftUsd: calls * perCall,
-        raise:
-          "Service Quotas: Bedrock cross-Region InvokeModel tokens (and requests) per minute for the model",
-        note: `${calls.toFixed(2)} calls per draft of ${input.inputTokens} input and ${input.outputTokens} output tokens`,
+        raise: "Service Quotas: Bedrock cross-Region InvokeModel tokens per minute for the model",
+        note: `${calls.toFixed(2)} calls per draft of ${input.inputTokens} input and ${input.outputTokens} output tokens${burnNote}`,
       },
-      ["bedrock.crossRegionTpm", "bedrock.crossRegionRpm"],
+      ["bedrock.crossRegionTpm", ...burnIds],
       "shared/model/pricing.ts",
     );
+    const tpd = deployed.tokensPerDay ?? tpm * book.get("bedrock.tokensPerDayPerTpm");
+    modelQuota.tokensPerDay = tpd;
+    modelQuota.tokensPerDayUsed = perDay !== undefined ? (perDay * calls * perCallQuota) / tpd : null;
+    modelComponent(
+      {
+        name: `Model tokens per day (${env.modelId}, Bedrock)`,
+        ceilingPerSecond: tpd / (calls * perCallQuota) / SECONDS_PER_DAY,
+        costPerDraftUsd: 0,
+        raise: "Service Quotas: Bedrock model invocation max tokens per day for the model",
+        note: `the default is the minute's quota × 1,440 (${tpd.toLocaleString("en-US")}); new accounts get less${burnNote}`,
+      },
+      ["bedrock.crossRegionTpm", "bedrock.tokensPerDayPerTpm", ...burnIds],
+    );
+    // Bedrock deducts input + max_tokens when a call starts and settles it when the call ends.
+    const reserved = input.inputTokens + book.get("bedrock.maxTokensReservedAtStart") * input.maxTokens;
+    modelQuota.reservedPerCall = reserved;
+    modelQuota.callsInFlight = tpm / reserved;
+    if (heldPerDraft > 0)
+      modelComponent(
+        {
+          name: "Model max_tokens reservation (calls in flight)",
+          ceilingPerSecond: modelQuota.callsInFlight / heldPerDraft,
+          costPerDraftUsd: 0,
+          raise: `Service Quotas: Bedrock cross-Region InvokeModel tokens per minute for the model, or a lower max_tokens per call (now ${input.maxTokens})`,
+          note: `each call starts by reserving ${reserved.toLocaleString("en-US")} tokens (input + max_tokens) of ${tpm.toLocaleString("en-US")} a minute: ${Math.floor(modelQuota.callsInFlight).toLocaleString("en-US")} calls in flight at most, each ${heldCallSeconds.toFixed(1)} modelled s`,
+        },
+        ["bedrock.crossRegionTpm", "bedrock.maxTokensReservedAtStart"],
+      );
   }
 
   // The Map bounds only drafts submitted in batches.
@@ -602,6 +796,28 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     raiseFirst.push({ component: c.name, raise: c.raise, ceilingPerSecond: c.ceilingPerSecond });
     if (c.ceilingPerSecond > target && raiseFirst.length >= 1) break;
   }
+  const queue = queuePlan({
+    modelSlots,
+    slotSecondsPerDraft,
+    service: bottleneck,
+    deadlineHours: input.deadlineHours,
+    ...(perDay !== undefined ? { perDay } : { backlog: drafts }),
+    executionSeconds,
+  });
+  const settings =
+    perDay !== undefined && input.deployed === undefined
+      ? deploySettings({
+          perDay,
+          env,
+          book,
+          draftCounts,
+          slotSecondsPerDraft,
+          modelQuota,
+          burnIds,
+          tier: input.tier,
+          batch: input.pricing === "batch",
+        })
+      : undefined;
   const numbersUsed = [...book.used.values()];
   return {
     env: env.envName,
@@ -650,5 +866,258 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
     },
     numbersUsed,
     unconfirmed: numbersUsed.filter((u) => u.status === "unconfirmed").map((u) => u.id),
+    queue,
+    modelQuota,
+    ...(settings && { settings, withSettings: withSettings(rawInput, settings, counts, prices) }),
   };
+}
+
+/** The plan again with its own settings deployed: whether they keep up, and the queue then. */
+function withSettings(
+  rawInput: PlanInput,
+  settings: DeploySetting[],
+  counts: CountsFile,
+  prices: PricesFile,
+): NonNullable<Plan["withSettings"]> {
+  const value = (name: string) => settings.find((s) => s.name === name)?.value;
+  const deployed = Object.fromEntries(
+    Object.entries({
+      modelSlots: value("model slots"),
+      batchConcurrency: value("batch concurrency"),
+      lambdaConcurrency: value("Lambda concurrent executions"),
+      tokensPerMinute:
+        value("Bedrock tokens per minute (cross-Region)") ?? value("Anthropic output tokens per minute"),
+      tokensPerDay: value("Bedrock tokens per day"),
+    }).filter(([, v]) => v !== undefined && v > 0),
+  );
+  const after = plan({ ...rawInput, deployed }, counts, prices);
+  return {
+    bottleneck: after.bottleneck,
+    drainHours: after.drainHours,
+    keepsUp: after.keepsUp ?? true,
+    queue: after.queue,
+  };
+}
+
+/** The component of the model slots, by name (the queue's own limit). */
+const MODEL_SLOTS = "Model slots (queue consumers)";
+
+/**
+ * The output-token burndown multiplier of the configured model: Bedrock draws 5 quota tokens per
+ * output token of an Anthropic Claude 4-class model (a later generation is taken to be the same,
+ * marked unconfirmed); other Bedrock models and the Anthropic API (whose output tokens have their
+ * own per-minute quota) count 1:1.
+ */
+function outputBurndown(env: EnvSnapshot, book: PriceBook): { multiplier: number; id: string | null } {
+  if (env.modelProvider !== "bedrock") return { multiplier: 1, id: null };
+  const generation = Number(
+    /claude-(?:opus|sonnet|haiku)-(\d+)/.exec(env.modelId)?.[1] ??
+      /claude-(\d+)-/.exec(env.modelId)?.[1] ??
+      Number.NaN,
+  );
+  if (!(generation >= 4)) return { multiplier: 1, id: null };
+  const id = generation === 4 ? "bedrock.claude4.outputBurndown" : "bedrock.laterClaude.outputBurndown";
+  return { multiplier: book.get(id), id };
+}
+
+/**
+ * Erlang C: the probability that an arrival waits for one of `servers` slots when `load` of them
+ * are busy on average (load = arrival rate × service time). Erlang B by its stable recursion first.
+ */
+export function erlangC(servers: number, load: number): number {
+  if (load >= servers) return 1;
+  let b = 1;
+  for (let k = 1; k <= servers; k++) b = (load * b) / (k + load * b);
+  const rho = load / servers;
+  return b / (1 - rho * (1 - b));
+}
+
+/**
+ * The model-slot queue for a workload. A daily volume arrives at an even rate over the day: when the
+ * queue's service rate keeps up, the wait is Erlang C's (Poisson arrivals, `modelSlots` servers);
+ * when it does not, the backlog grows all day (a fluid model) and the drafts whose wait would pass
+ * the deadline end `failed` / `deadline` — first-in first-out, so once the queue is a deadline
+ * long, the share of the later arrivals the queue cannot serve. A backlog arrives all at once.
+ */
+function queuePlan(q: {
+  modelSlots: number;
+  slotSecondsPerDraft: number;
+  service: Component & { ceilingPerSecond: number };
+  deadlineHours: number;
+  perDay?: number;
+  backlog?: number;
+  executionSeconds: number;
+}): QueuePlan {
+  const mu = q.service.ceilingPerSecond;
+  const deadline = q.deadlineHours * 3600;
+  const base = {
+    modelSlots: q.modelSlots,
+    slotSecondsPerDraft: q.slotSecondsPerDraft,
+    servicePerSecond: mu,
+    limitedBy: q.service.name,
+    deadlineHours: q.deadlineHours,
+    failedByLoad: 0 as const,
+  };
+  const h = (seconds: number) => seconds / 3600;
+  if (q.perDay === undefined) {
+    const drafts = q.backlog ?? 0;
+    const all = drafts / mu;
+    const served = Math.min(drafts, mu * deadline);
+    return {
+      ...base,
+      arrival: "burst",
+      utilisation: null,
+      drainHours: h(Math.min(all, deadline) + q.executionSeconds),
+      peakBacklog: drafts,
+      peakWaitHours: h(Math.min(all, deadline)),
+      meanWaitHours: h(Math.min(all, deadline) / 2),
+      failedByDeadlineShare: drafts > 0 ? 1 - served / drafts : 0,
+    };
+  }
+  const lambda = q.perDay / SECONDS_PER_DAY;
+  const utilisation = lambda / mu;
+  if (utilisation < 1) {
+    // Servers whose full use gives the service rate: the slots, or fewer when a quota binds first.
+    const servers = Math.max(1, Math.floor(mu * q.slotSecondsPerDraft) || q.modelSlots);
+    const perServer = mu / servers;
+    const waits = erlangC(servers, lambda / perServer);
+    const spare = mu - lambda;
+    const p99 = waits > 0.01 ? Math.log(waits / 0.01) / spare : 0;
+    return {
+      ...base,
+      arrival: "steady",
+      utilisation,
+      drainHours: 24 + h(p99 + q.executionSeconds),
+      peakBacklog: Math.ceil(lambda * p99),
+      peakWaitHours: h(p99),
+      meanWaitHours: h(waits / spare),
+      failedByDeadlineShare: waits * Math.exp(-spare * deadline),
+    };
+  }
+  // It does not keep up: the backlog grows by (λ − μ) a second all day. A draft arriving at t waits
+  // (λ − μ)·t / μ; from t0 on that is past the deadline, and of the later arrivals the queue serves
+  // μ/λ (FIFO with the expired ones leaving the queue at the deadline).
+  const grow = lambda - mu;
+  const t0 = (deadline * mu) / grow;
+  const lateShare = Math.max(0, (SECONDS_PER_DAY - t0) / SECONDS_PER_DAY);
+  const lastWait = Math.min((grow * SECONDS_PER_DAY) / mu, deadline);
+  return {
+    ...base,
+    arrival: "steady",
+    utilisation,
+    drainHours: h(Math.min(q.perDay / mu, SECONDS_PER_DAY + deadline)),
+    peakBacklog: Math.ceil(Math.min(grow * SECONDS_PER_DAY, mu * deadline)),
+    peakWaitHours: h(lastWait),
+    meanWaitHours: h(lastWait / 2),
+    failedByDeadlineShare: lateShare * (1 - mu / lambda),
+  };
+}
+
+/**
+ * The settings and quotas a daily volume needs: each sized so the day's mean rate uses at most
+ * TARGET_UTILISATION of it (never below what is there now), with where it is set, what it rests on
+ * and whether that is confirmed.
+ */
+function deploySettings(a: {
+  perDay: number;
+  env: EnvSnapshot;
+  book: PriceBook;
+  draftCounts: DraftCounts;
+  slotSecondsPerDraft: number;
+  modelQuota: ModelQuota;
+  burnIds: string[];
+  tier: number;
+  batch: boolean;
+}): DeploySetting[] {
+  const { env, book, draftCounts: d, modelQuota: m } = a;
+  const lambda = a.perDay / SECONDS_PER_DAY;
+  const headroom = 1 / TARGET_UTILISATION;
+  const confirmed = (...ids: string[]) => ids.every((id) => book.used.get(id)?.status === "confirmed");
+  const src = (...ids: string[]) => ids.map((id) => `prices.json ${id}`).join(" ; ");
+  const out: DeploySetting[] = [];
+  // Never below what is deployed or granted now: a setting that already suffices stays as it is.
+  const add = (s: Omit<DeploySetting, "change">) => {
+    const value = Math.max(s.value, s.current);
+    out.push({ ...s, value, change: value !== s.current });
+  };
+  const measured = "counts.json (measured per-draft counts) × DURATION_MODEL (modelled durations)";
+
+  const slots = Math.max(2, env.modelConcurrency, Math.ceil(lambda * a.slotSecondsPerDraft * headroom));
+  add({
+    name: "model slots",
+    value: slots,
+    current: env.modelConcurrency,
+    unit: "calls at once",
+    where: `infra/config.ts ${env.envName}.deployment.modelConcurrency`,
+    source: `${measured}: ${a.slotSecondsPerDraft.toFixed(1)} slot-s per draft`,
+    confirmed: true,
+  });
+  const account = book.get("lambda.concurrentExecutions");
+  add({
+    name: "Lambda concurrent executions",
+    value: Math.ceil(lambda * d.lambdaSeconds * headroom) + slots,
+    current: account,
+    unit: "executions",
+    where: "Service Quotas: Lambda concurrent executions (account and Region)",
+    source: `${measured}: ${d.lambdaSeconds.toFixed(1)} Lambda-s per draft, the model slots besides ; ${src("lambda.concurrentExecutions")}`,
+    confirmed: confirmed("lambda.concurrentExecutions"),
+  });
+  if (!a.batch && m.provider === "bedrock") {
+    const tpm = book.get("bedrock.crossRegionTpm");
+    const perMinute = lambda * 60 * d.modelCalls * m.quotaTokensPerCall * headroom;
+    const ids = ["bedrock.crossRegionTpm", ...a.burnIds, "bedrock.maxTokensReservedAtStart"];
+    add({
+      name: "Bedrock tokens per minute (cross-Region)",
+      value: roundUp(Math.max(perMinute, slots * m.reservedPerCall)),
+      current: tpm,
+      unit: "quota tokens per minute",
+      where: "Service Quotas: Bedrock cross-Region InvokeModel tokens per minute for the model",
+      source: `${m.quotaTokensPerCall.toLocaleString("en-US")} quota tokens per call (output × ${m.outputBurndown}), and every slot's reservation of ${m.reservedPerCall.toLocaleString("en-US")} (input + max_tokens) in flight ; ${src(...ids)}`,
+      confirmed: confirmed(...ids),
+    });
+    const perDayTokens = a.perDay * d.modelCalls * m.quotaTokensPerCall;
+    const tpdIds = ["bedrock.tokensPerDayPerTpm", ...a.burnIds];
+    add({
+      name: "Bedrock tokens per day",
+      value: roundUp(perDayTokens * headroom),
+      current: m.tokensPerDay ?? 0,
+      unit: "quota tokens per day",
+      where: "Service Quotas: Bedrock model invocation max tokens per day for the model",
+      source: `the day's ${roundUp(perDayTokens).toLocaleString("en-US")} quota tokens ; ${src(...tpdIds)}`,
+      confirmed: confirmed(...tpdIds),
+    });
+  } else if (!a.batch) {
+    const t = `anthropic.tier${a.tier}`;
+    const otpm = book.get(`${t}.otpm`);
+    const perMinute = lambda * 60 * d.modelCalls * m.quotaTokensPerCall * headroom;
+    add({
+      name: "Anthropic output tokens per minute",
+      value: roundUp(Math.max(perMinute, slots * m.reservedPerCall)),
+      current: otpm,
+      unit: "output tokens per minute",
+      where: `Anthropic usage tier (now ${a.tier}), then a custom limit through Anthropic sales`,
+      source: `${m.quotaTokensPerCall.toLocaleString("en-US")} output tokens per call, and every slot's max_tokens (${m.maxTokens}) in flight ; ${src(`${t}.otpm`, "anthropic.maxTokensReservedAtStart")}`,
+      confirmed: confirmed(`${t}.otpm`, "anthropic.maxTokensReservedAtStart"),
+    });
+  }
+  // A batch's children each run a draft; the slots serve them, the rest wait in the queue. Enough
+  // children to keep every slot busy, and no more than a Map runs.
+  const children = Math.ceil((slots * d.executionSeconds) / Math.max(a.slotSecondsPerDraft, 1e-9));
+  add({
+    name: "batch concurrency",
+    value: Math.min(book.get("sfn.distributedMap.childConcurrency"), Math.max(slots, children)),
+    current: env.batchConcurrency,
+    unit: "child executions",
+    where: `infra/config.ts ${env.envName}.batchConcurrency`,
+    source: `${measured}: ${d.executionSeconds.toFixed(1)} s per execution of which ${a.slotSecondsPerDraft.toFixed(1)} hold a slot ; ${src("sfn.distributedMap.childConcurrency")}`,
+    confirmed: confirmed("sfn.distributedMap.childConcurrency"),
+  });
+  return out;
+}
+
+/** Up to two significant figures, so a quota request reads as one. */
+function roundUp(n: number): number {
+  if (n <= 0) return 0;
+  const step = 10 ** Math.max(0, Math.floor(Math.log10(n)) - 1);
+  return Math.ceil(n / step) * step;
 }

@@ -9,7 +9,7 @@ import { makeRun } from "../stores/fixtures.js";
  * The metrics `run` published, each as its name and dimensions. The test environment disables
  * Powertools' output (vitest.config.ts), so the single metrics are recorded where they are made.
  */
-async function emf(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+async function emf(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
   const published: Record<string, unknown>[] = [];
   const spy = vi.spyOn(metrics, "singleMetric").mockImplementation(() => {
     const dimensions: Record<string, string> = {};

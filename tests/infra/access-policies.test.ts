@@ -58,6 +58,11 @@ describe("the policies people are given", () => {
         Resource: [objects("results/"), objects("runs/")],
       }),
       Match.objectLike({
+        Sid: "ReadBatchResults",
+        Action: "s3:GetObject",
+        Resource: { "Fn::Join": ["", [{ "Fn::GetAtt": [bucket, "Arn"] }, "/batch-results/*/items.jsonl"]] },
+      }),
+      Match.objectLike({
         Sid: "RetainDecidedRunObjects",
         Action: "s3:PutObjectTagging",
         Resource: [objects("results/"), objects("runs/")],
@@ -131,5 +136,186 @@ describe("child executions of a batch", () => {
       asl.match(/AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID\.\$\\*":\\*"\$\$\.Execution\.Id/g) ?? [];
     expect(children.length).toBeGreaterThan(0);
     expect(linked).toHaveLength(children.length);
+  });
+});
+
+/**
+ * What `redraft --stack` calls, command by command (cli/cloud/resources.ts, cli/cloud/runtime.ts,
+ * cli/batch.ts, functions/lib/dynamo-store.ts, functions/lib/s3-blobs.ts): each AWS action and the
+ * resource IAM evaluates it on. Written from the code, not recorded from a run.
+ */
+const ARN = {
+  stack: (name: string) =>
+    `arn:aws:cloudformation:us-east-1:123456789012:stack/${name}/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b`,
+  table: "arn:aws:dynamodb:us-east-1:123456789012:table/runs",
+  index: (name: string) => `arn:aws:dynamodb:us-east-1:123456789012:table/runs/index/${name}`,
+  object: (key: string) => `arn:aws:s3:::drafts-bucket/${key}`,
+  bucket: "arn:aws:s3:::drafts-bucket",
+  bus: "arn:aws:events:us-east-1:123456789012:event-bus/redraft-dev",
+  execution: (machine: string, name: string) =>
+    `arn:aws:states:us-east-1:123456789012:execution:${machine}:${name}`,
+};
+interface Call {
+  action: string;
+  resource: string;
+  context?: Record<string, string>;
+}
+const findStack: Call[] = [
+  // `--stack redraft-dev` asks for that spelling first, then the stack's own.
+  { action: "cloudformation:DescribeStacks", resource: ARN.stack("redraft-dev") },
+  { action: "cloudformation:DescribeStacks", resource: ARN.stack("Redraft-dev") },
+];
+const COMMANDS: Record<string, { policy: "reviewer" | "submitter"; calls: Call[] }> = {
+  "runs --stack": {
+    policy: "reviewer",
+    calls: [...findStack, { action: "dynamodb:Query", resource: ARN.index("byStatus") }],
+  },
+  "show <run> --stack": {
+    policy: "reviewer",
+    calls: [
+      ...findStack,
+      { action: "dynamodb:GetItem", resource: ARN.table },
+      { action: "dynamodb:Query", resource: ARN.table },
+      { action: "s3:GetObject", resource: ARN.object("runs/r1/attempt-1.json") },
+      { action: "s3:GetObject", resource: ARN.object("results/d1/r1.json") },
+      { action: "states:GetExecutionHistory", resource: ARN.execution("redraft-dev", "r1") },
+    ],
+  },
+  "review <run> --stack": {
+    policy: "reviewer",
+    calls: [
+      ...findStack,
+      { action: "dynamodb:UpdateItem", resource: ARN.table, context: { "dynamodb:LeadingKeys": "RUN#r1" } },
+      { action: "s3:ListBucket", resource: ARN.bucket, context: { "s3:prefix": "runs/r1/" } },
+      { action: "s3:PutObjectTagging", resource: ARN.object("runs/r1/attempt-1.json") },
+      {
+        action: "events:PutEvents",
+        resource: ARN.bus,
+        context: { "events:detail-type": "Draft Reviewed", "events:source": "redraft" },
+      },
+    ],
+  },
+  "batch <id> --json --stack": {
+    policy: "reviewer",
+    calls: [
+      ...findStack,
+      { action: "dynamodb:GetItem", resource: ARN.table },
+      { action: "s3:GetObject", resource: ARN.object("batch-results/b1/items.jsonl") },
+    ],
+  },
+  "run <draft> --stack (submit)": {
+    policy: "submitter",
+    calls: [...findStack, { action: "s3:PutObject", resource: ARN.object("drafts/d1.json") }],
+  },
+  "batch <manifest> --stack (submit)": {
+    policy: "submitter",
+    calls: [
+      ...findStack,
+      { action: "s3:PutObject", resource: ARN.object("batches/b1.jsonl") },
+      {
+        action: "events:PutEvents",
+        resource: ARN.bus,
+        context: { "events:detail-type": "Batch Submitted", "events:source": "redraft.client" },
+      },
+    ],
+  },
+};
+
+/** The policy's statements with CloudFormation's references resolved to the ARNs above. */
+function resolvedStatements(name: string): { Action: string[]; Resource: string[]; Condition?: Json }[] {
+  const [policy] = Object.values(
+    template.findResources("AWS::IAM::ManagedPolicy", { Properties: { ManagedPolicyName: name } }),
+  ) as { Properties: { PolicyDocument: { Statement: Json[] } } }[];
+  const resolve = (v: Json): string => {
+    if (typeof v === "string") return v;
+    if (v.Ref === "AWS::Partition") return "aws";
+    if (v.Ref === "AWS::Region") return "us-east-1";
+    if (v.Ref === "AWS::AccountId") return "123456789012";
+    if (v["Fn::GetAtt"]?.[0] === bucket) return ARN.bucket;
+    if (v["Fn::GetAtt"]?.[0] === table) return ARN.table;
+    if (v["Fn::GetAtt"]?.[0] === bus) return ARN.bus;
+    if (v["Fn::Join"]) return (v["Fn::Join"][1] as Json[]).map(resolve).join(v["Fn::Join"][0]);
+    throw new Error(`unresolved ${JSON.stringify(v)}`);
+  };
+  return (policy?.Properties.PolicyDocument.Statement ?? []).map((s) => ({
+    Action: [s.Action].flat(),
+    Resource: [s.Resource].flat().map(resolve),
+    ...(s.Condition && { Condition: s.Condition }),
+  }));
+}
+type Json = ReturnType<typeof JSON.parse>;
+
+const glob = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".")}$`,
+  );
+
+/** Whether an Allow statement of the policy covers the call, its conditions included. */
+function allows(statements: ReturnType<typeof resolvedStatements>, call: Call): boolean {
+  return statements.some((s) => {
+    if (!s.Action.some((a) => glob(a).test(call.action))) return false;
+    if (!s.Resource.some((r) => glob(r).test(call.resource))) return false;
+    for (const [operator, keys] of Object.entries(s.Condition ?? {}) as [string, Record<string, unknown>][])
+      for (const [key, expected] of Object.entries(keys)) {
+        const value = call.context?.[key];
+        if (value === undefined) return false;
+        const wanted = [expected].flat() as string[];
+        const ok = operator.endsWith("StringLike")
+          ? wanted.some((w) => glob(w).test(value))
+          : wanted.includes(value);
+        if (!ok) return false;
+      }
+    return true;
+  });
+}
+
+describe("the policies allow what `redraft --stack` calls", () => {
+  it.each(Object.entries(COMMANDS))("%s", (_command, { policy, calls }) => {
+    const statements = resolvedStatements(`redraft-dev-${policy}`);
+    const denied = calls.filter((c) => !allows(statements, c)).map((c) => `${c.action} on ${c.resource}`);
+    expect(denied).toEqual([]);
+  });
+
+  it("and not more: a reviewer writes no batch record, reads no upload, puts no submission; a submitter reads nothing", () => {
+    const reviewer = resolvedStatements("redraft-dev-reviewer");
+    const submitter = resolvedStatements("redraft-dev-submitter");
+    const refused: [typeof reviewer, Call][] = [
+      [
+        reviewer,
+        {
+          action: "dynamodb:UpdateItem",
+          resource: ARN.table,
+          context: { "dynamodb:LeadingKeys": "BATCH#b1" },
+        },
+      ],
+      [reviewer, { action: "s3:GetObject", resource: ARN.object("drafts/d1.json") }],
+      // (batch-results/*/items.jsonl also matches a round's list, rounds/<n>/items.jsonl: IAM's `*`
+      // crosses slashes, and a batch id is named at run time.)
+      [reviewer, { action: "s3:ListBucket", resource: ARN.bucket, context: { "s3:prefix": "drafts/" } }],
+      [
+        reviewer,
+        {
+          action: "events:PutEvents",
+          resource: ARN.bus,
+          context: { "events:detail-type": "Draft Submitted", "events:source": "redraft.client" },
+        },
+      ],
+      [reviewer, { action: "cloudformation:DescribeStacks", resource: ARN.stack("Redraft-prod") }],
+      [submitter, { action: "s3:GetObject", resource: ARN.object("runs/r1/attempt-1.json") }],
+      [submitter, { action: "dynamodb:GetItem", resource: ARN.table }],
+      [
+        submitter,
+        {
+          action: "events:PutEvents",
+          resource: ARN.bus,
+          context: { "events:detail-type": "Draft Reviewed", "events:source": "redraft" },
+        },
+      ],
+    ];
+    for (const [statements, call] of refused)
+      expect(allows(statements, call), `${call.action} ${call.resource}`).toBe(false);
   });
 });

@@ -1,11 +1,12 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { liveAlias } from "../../infra/constructs/functions.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("prod");
 const finalizer = stack.finalizer;
-const finalizeArn = { "Fn::GetAtt": [logicalId(finalizer.function), "Arn"] };
+const finalizeArn = { Ref: logicalId(liveAlias(finalizer.function)) };
 const dlqArn = { "Fn::GetAtt": [logicalId(finalizer.deadLetterQueue), "Arn"] };
 
 describe("finalizer: stopped executions finish their runs", () => {

@@ -1,14 +1,19 @@
 import { readFileSync } from "node:fs";
 import { App, Duration, Stack, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
-import { AwsSolutionsChecks, NagPack } from "cdk-nag";
+import { AwsSolutionsChecks, NagPack, ServerlessChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { RETENTION_TAG } from "../../functions/lib/retention.js";
 import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
 import { BUNDLE_TARGET } from "../../infra/bundling.js";
 import { ENV_NAMES, environments, loadConfig } from "../../infra/config.js";
-import { LAMBDA_RUNTIME, redraftFunction, SOURCE_MAPS_CONTEXT } from "../../infra/constructs/functions.js";
+import {
+  LAMBDA_RUNTIME,
+  liveAlias,
+  redraftFunction,
+  SOURCE_MAPS_CONTEXT,
+} from "../../infra/constructs/functions.js";
 import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
 import { acknowledge } from "../../infra/nag.js";
 import { StateNames } from "../../infra/state-names.js";
@@ -222,6 +227,15 @@ describe("7. least privilege, justified", () => {
         `s3:PutObjectTagging on ${objects("results/")}`,
         // An approval's Draft Validated (condition on the detail type, tests/infra/observability.test.ts).
         `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
+        // Its retry queue: its own failed invocations go there (on-failure destination), and it consumes them.
+        ...[
+          "ChangeMessageVisibility",
+          "DeleteMessage",
+          "GetQueueAttributes",
+          "GetQueueUrl",
+          "ReceiveMessage",
+          "SendMessage",
+        ].map((a) => `sqs:${a} on ${logicalId(stack.observability.outcomeRetries)}.Arn`),
       ],
     },
     finalize: {
@@ -304,10 +318,10 @@ describe("7. least privilege, justified", () => {
 
   it("state machine: invoke the four steps, update runs, publish runs/ → results/, put outcome events", () => {
     const grants = grantsOf(stack.workflow.stateMachine.role);
-    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].flatMap((f) => [
-      `lambda:InvokeFunction on ${logicalId(f)}.Arn`,
-      `lambda:InvokeFunction on ${logicalId(f)}.Arn:*`,
-    ]);
+    // Only each function's `live` alias: never $LATEST, never another version.
+    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].map(
+      (f) => `lambda:InvokeFunction on ${logicalId(liveAlias(f))}`,
+    );
     const logDelivery = grants.filter((g) => g.startsWith("logs:"));
     expect(logDelivery.every((g) => g.endsWith(" on *"))).toBe(true);
     expect(grants.filter((g) => !g.startsWith("logs:")).sort()).toEqual(
@@ -362,14 +376,14 @@ describe("7. cdk-nag acknowledgments: each matches a finding and has its own rea
   /** aws-cdk-lib records `Annotation::AwsSolutions-S1`; cdk-nag matches `AwsSolutions-S1`. */
   const ruleIdOf = (key: string) => key.replace(/^annotation::/i, "");
 
-  /** Every AwsSolutions acknowledgment in a stack, as construct path → rule id → reason. */
+  /** Every AwsSolutions and Serverless acknowledgment in a stack, as construct path → rule id → reason. */
   function acknowledgments(root: IConstruct): { path: string; id: string; reason: string }[] {
     return root.node.findAll().flatMap((c) =>
       c.node.metadata
         .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
         .flatMap((m) => Object.entries(m.data as Record<string, string>))
         .map(([id, reason]) => [ruleIdOf(id), reason] as const)
-        .filter(([id]) => id.startsWith("AwsSolutions-"))
+        .filter(([id]) => id.startsWith("AwsSolutions-") || id.startsWith("Serverless-"))
         .map(([id, reason]) => ({ path: c.node.path, id, reason })),
     );
   }
@@ -399,6 +413,7 @@ describe("7. cdk-nag acknowledgments: each matches a finding and has its own rea
     };
     try {
       new AwsSolutionsChecks(s.app).validateScope(s.stack);
+      new ServerlessChecks(s.app).validateScope(s.stack);
     } finally {
       proto.isAcknowledged = original;
     }

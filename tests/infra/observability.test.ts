@@ -1,14 +1,21 @@
+import { App } from "aws-cdk-lib";
 import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { loadPlanData } from "../../cli/plan.js";
 import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../functions/lib/metric-names.js";
-import { environments } from "../../infra/config.js";
+import { environments, loadConfig } from "../../infra/config.js";
+import { liveAlias } from "../../infra/constructs/functions.js";
 import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
+import { expectedHourlyModelCostUsd } from "../../infra/expected-cost.js";
+import { RedraftStack } from "../../infra/stack.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+import { plan } from "../../shared/plan/planner.js";
 import { logicalId, synthesize } from "./synth.js";
 
 /** A synthesized resource's properties, read as the JSON they are. */
 type Json = ReturnType<typeof JSON.parse>;
 
+const planData = await loadPlanData();
 const OPS = "ops@redraft.dev";
 const EXTERNAL_TOPIC = "arn:aws:sns:eu-west-1:123456789012:oncall";
 const { stack, template } = synthesize("dev", { alarmEmail: OPS });
@@ -26,6 +33,10 @@ type AlarmProps = {
     MetricStat?: { Metric: { MetricName: string; Dimensions?: unknown[] } };
   }[];
   AlarmActions: unknown[];
+  OKActions?: unknown[];
+  EvaluationPeriods: number;
+  DatapointsToAlarm?: number;
+  ComparisonOperator: string;
 };
 const alarmsOf = (t: typeof template) =>
   Object.entries(t.findResources("AWS::CloudWatch::Alarm")).map(([id, r]) => ({
@@ -51,7 +62,11 @@ describe("observability: where alarms go", () => {
         ]),
       },
     });
-    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([topicRef]);
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toEqual([topicRef]);
+      // …and says so again when it is over.
+      expect(alarm.OKActions).toEqual([topicRef]);
+    }
   });
 
   it("also notifies an existing topic when its ARN is configured", () => {
@@ -60,18 +75,37 @@ describe("observability: where alarms go", () => {
     t.resourceCountIs("AWS::SNS::Subscription", 0);
   });
 
-  it.each(["dev", "staging", "prod"] as const)(
-    "%s configures no placeholder address: no subscription, and a warning at synth",
+  it.each(["dev", "staging"] as const)(
+    "%s may synthesize without a destination: no subscription, and one line at synth that alarms reach nobody",
     (env) => {
       expect(environments[env].alarmEmail ?? "").not.toMatch(/example\.com$/);
       const { stack: s, template: t } = synthesize(env);
       t.resourceCountIs("AWS::SNS::Subscription", 0);
-      Annotations.fromStack(s).hasWarning(
+      const warnings = Annotations.fromStack(s).findWarning(
         `/${s.stackName}/Observability/AlarmTopic`,
-        Match.stringLikeRegexp("no alarmEmail or alarmTopicArn is configured"),
+        Match.stringLikeRegexp("no alarmEmail or alarmTopicArn is configured, so alarms reach nobody"),
       );
+      expect(warnings).toHaveLength(1);
+      expect(String(warnings[0]?.entry.data)).not.toContain("\n");
     },
   );
+
+  it("prod does not synthesize without an alarm destination, and does with an e-mail or a topic", () => {
+    expect(environments.prod.alarmEmail).toBeUndefined();
+    expect(environments.prod.alarmTopicArn).toBeUndefined();
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    expect(() => new RedraftStack(app, "Redraft-prod", { config: loadConfig("prod") })).toThrow(
+      /alarms need somewhere to go: deploy with -c alarmEmail=<address> or -c alarmTopicArn=/,
+    );
+    const byEmail = synthesize("prod", { alarmEmail: OPS });
+    byEmail.template.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: OPS });
+    const byTopic = synthesize("prod", { alarmTopicArn: EXTERNAL_TOPIC });
+    for (const alarm of alarmsOf(byTopic.template)) expect(alarm.AlarmActions).toContainEqual(EXTERNAL_TOPIC);
+    for (const s of [byEmail.stack, byTopic.stack])
+      expect(
+        Annotations.fromStack(s).findWarning("*", Match.stringLikeRegexp("alarms reach nobody")),
+      ).toEqual([]);
+  });
 
   it("refuses an example.com address", () => {
     expect(() => synthesize("prod", { alarmEmail: "redraft-alerts@example.com" })).toThrow(/placeholder/);
@@ -79,8 +113,8 @@ describe("observability: where alarms go", () => {
 });
 
 describe("observability: the alarms that matter", () => {
-  it.each(["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted", "ExecutionThrottled"])(
-    "alarms on %s of the state machine",
+  it.each(["ExecutionsTimedOut", "ExecutionsAborted"])(
+    "alarms on %s of the state machine (never part of normal load)",
     (metricName) => {
       template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         Namespace: "AWS/States",
@@ -92,7 +126,23 @@ describe("observability: the alarms that matter", () => {
     },
   );
 
-  it("alarms on errors and throttles of every function, the starter, outcome counter and finalizer included", () => {
+  it("has no alarm that fires by design under load: no throttle alarm, no single failed execution or Lambda error", () => {
+    const metricsOf = (a: (typeof alarms)[number]) => [
+      a.MetricName,
+      ...(a.Metrics ?? []).map((m) => m.MetricStat?.Metric.MetricName),
+    ];
+    for (const a of alarms) {
+      expect(metricsOf(a)).not.toContain("Throttles");
+      expect(metricsOf(a)).not.toContain("ExecutionThrottled");
+      // A batch that fails its tolerance is alarmed on; a per-draft run only as a share (FailureRate).
+      if (JSON.stringify(a.Dimensions ?? a.Metrics).includes(logicalId(stack.workflow.stateMachine)))
+        expect(metricsOf(a)).not.toContain("ExecutionsFailed");
+      // A Lambda's errors only as a share of its invocations.
+      if (metricsOf(a).includes("Errors")) expect(metricsOf(a)).toContain("Invocations");
+    }
+  });
+
+  it("alarms on each function's error rate, sustained 15 minutes: the starter, outcome counter and finalizer included", () => {
     const fns = [
       ...Object.values({ ...stack.functions }).filter(
         (f) => typeof f === "object" && f && "functionName" in f,
@@ -104,22 +154,29 @@ describe("observability: the alarms that matter", () => {
     ];
     expect(fns.length).toBe(9);
     for (const fn of fns) {
-      for (const metricName of ["Errors", "Throttles"]) {
-        template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-          Namespace: "AWS/Lambda",
-          MetricName: metricName,
-          Dimensions: [{ Name: "FunctionName", Value: { Ref: logicalId(fn) } }],
-          Threshold: 1,
-        });
-      }
+      const ref = { Ref: logicalId(fn) };
+      const alarm = alarms.find((a) =>
+        a.Metrics?.some(
+          (m) =>
+            m.MetricStat?.Metric.MetricName === "Errors" &&
+            JSON.stringify(m.MetricStat.Metric.Dimensions) ===
+              JSON.stringify([{ Name: "FunctionName", Value: ref }]),
+        ),
+      );
+      expect(alarm?.Metrics?.find((m) => m.Expression)?.Expression).toMatch(
+        /^IF\(FILL\(\w+, 0\) >= 20, FILL\(\w+, 0\) \/ \w+, 0\)$/,
+      );
+      expect(alarm?.Threshold).toBe(0.05);
+      expect([alarm?.EvaluationPeriods, alarm?.DatapointsToAlarm]).toEqual([3, 3]);
     }
   });
 
-  it("alarms on DynamoDB throttled requests of the table", () => {
+  it("alarms on DynamoDB throttled requests of the table only when they last 15 minutes", () => {
     const alarm = alarms.find((a) => a.id.startsWith("ObservabilityTableThrottled"));
     const stats = alarm?.Metrics?.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
     expect(new Set(stats)).toEqual(new Set(["ThrottledRequests"]));
     expect(alarm?.Threshold).toBe(1);
+    expect([alarm?.EvaluationPeriods, alarm?.DatapointsToAlarm]).toEqual([3, 3]);
   });
 
   it("alarms on trigger dead letters", () => {
@@ -136,11 +193,24 @@ describe("observability: the alarms that matter", () => {
     });
   });
 
-  it("alarms on a rising manual-review rate: NeedsReview / (Validated + NeedsReview) from the handlers' metrics", () => {
-    const alarm = alarms.find((a) =>
-      a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === OUTCOME_METRICS.needs_manual_review),
+  it("alarms on the share of runs that failed in an hour, from the handlers' outcome metrics", () => {
+    const alarm = alarms.find((a) => a.id.startsWith("ObservabilityFailureRate"));
+    expect(alarm?.Threshold).toBe(environments.dev.alarms.failureRateThreshold);
+    expect(alarm?.ComparisonOperator).toBe("GreaterThanThreshold");
+    const ids = Object.fromEntries(
+      (alarm?.Metrics ?? []).flatMap((m) => (m.MetricStat ? [[m.MetricStat.Metric.MetricName, m.Id]] : [])),
     );
+    expect(Object.keys(ids).sort()).toEqual(Object.values(OUTCOME_METRICS).sort());
+    const failed = ids[OUTCOME_METRICS.failed];
+    expect(alarm?.Metrics?.find((m) => m.Expression)?.Expression).toMatch(
+      new RegExp(`>= ${environments.dev.alarms.reviewRateMinRuns}, FILL\\(${failed}, 0\\) / \\(`),
+    );
+  });
+
+  it("alarms on a rising manual-review rate: NeedsReview / (Validated + NeedsReview) from the handlers' metrics", () => {
+    const alarm = alarms.find((a) => a.id.startsWith("ObservabilityManualReviewRate"));
     expect(alarm?.Threshold).toBe(environments.dev.alarms.reviewRateThreshold);
+    expect(alarm?.ComparisonOperator).toBe("GreaterThanThreshold");
     const ids = Object.fromEntries(
       (alarm?.Metrics ?? []).flatMap((m) => (m.MetricStat ? [[m.MetricStat.Metric.MetricName, m.Id]] : [])),
     );
@@ -155,10 +225,29 @@ describe("observability: the alarms that matter", () => {
     }
   });
 
-  it("alarms on the model cost of one hour over the environment's budget", () => {
-    const cost = alarms.find((a) => a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === COST_METRIC));
-    expect(cost?.Threshold).toBe(environments.dev.alarms.hourlyCostUsd);
-    expect(cost?.id).toMatch(/^ObservabilityHourlyModelCost/);
+  it.each(["dev", "staging", "prod"] as const)(
+    "%s alarms on the model cost of one hour at a multiple of what its expected volume spends",
+    (env) => {
+      const { template: t } = synthesize(env);
+      const cost = alarmsOf(t).find((a) =>
+        a.Metrics?.some((m) => m.MetricStat?.Metric.MetricName === COST_METRIC),
+      );
+      const { expectedDraftsPerDay, costHeadroom } = environments[env].alarms;
+      const expected = expectedHourlyModelCostUsd(env, expectedDraftsPerDay);
+      expect(cost?.Threshold).toBeCloseTo(expected * costHeadroom, 9);
+      expect(cost?.id).toMatch(/^ObservabilityHourlyModelCost/);
+      // The plan's model cost per draft × the drafts of an hour.
+      const p = plan({ draftsPerDay: expectedDraftsPerDay, env }, planData.counts, planData.prices);
+      const perDraft = p.components.find((c) => c.name.startsWith("Model ("))?.costPerDraftUsd ?? 0;
+      expect(expected).toBeCloseTo((perDraft * expectedDraftsPerDay) / 24, 9);
+    },
+  );
+
+  it("prod's hourly-cost alarm is sized for a million drafts a day, not a fixed $25", () => {
+    const { template: t } = synthesize("prod");
+    const cost = alarmsOf(t).find((a) => a.id.startsWith("ObservabilityHourlyModelCost"));
+    expect(environments.prod.alarms.expectedDraftsPerDay).toBe(1_000_000);
+    expect(cost?.Threshold).toBeGreaterThan(500);
   });
 });
 
@@ -168,7 +257,7 @@ describe("observability: outcomes are embedded metrics, not log filters", () => 
   });
 
   it("sends the outcome events, reviewers' decisions and stopped executions to λ outcome", () => {
-    const outcome = { "Fn::GetAtt": [logicalId(stack.functions.outcome), "Arn"] };
+    const outcome = { Ref: logicalId(liveAlias(stack.functions.outcome)) };
     template.hasResourceProperties("AWS::Events::Rule", {
       EventBusName: { Ref: logicalId(stack.projectBus.bus) },
       EventPattern: {
@@ -278,5 +367,61 @@ describe("observability: reviewers' decisions", () => {
         },
       }),
     ]);
+  });
+});
+
+describe("observability: λ outcome's dead-letter path (a run awaiting review is never left unheld)", () => {
+  const retries = logicalId(stack.observability.outcomeRetries);
+  const deadLetters = logicalId(stack.observability.outcomeDeadLetters);
+  const alias = logicalId(liveAlias(stack.functions.outcome));
+
+  it("sends a failed invocation of λ outcome's alias to the retry queue, after Lambda's two retries", () => {
+    template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      FunctionName: { Ref: logicalId(stack.functions.outcome) },
+      // The alias's name, taken from its ARN: the qualifier the rules invoke.
+      Qualifier: { "Fn::Select": [7, { "Fn::Split": [":", { Ref: alias }] }] },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [retries, "Arn"] } } },
+    });
+  });
+
+  it("sends an event the rules could not deliver to the same queue", () => {
+    const rules = Object.values(template.findResources("AWS::Events::Rule")).filter((r) =>
+      JSON.stringify(r).includes(alias),
+    ) as Json[];
+    expect(rules).toHaveLength(2);
+    for (const rule of rules)
+      expect(rule.Properties.Targets[0].DeadLetterConfig).toEqual({
+        Arn: { "Fn::GetAtt": [retries, "Arn"] },
+      });
+  });
+
+  it("consumes the retry queue with λ outcome, one message at a time, reporting each failure", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [retries, "Arn"] },
+      FunctionName: {
+        "Fn::Join": ["", [{ "Fn::Select": [6, { "Fn::Split": [":", { Ref: alias }] }] }, ":live"]],
+      },
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
+
+  it("retries for a day, then keeps what failed 14 days in a dead-letter queue that is alarmed on, as is the retry's age", () => {
+    const queues = template.toJSON().Resources as Record<string, { Properties: Json }>;
+    const redrive = queues[retries]?.Properties.RedrivePolicy;
+    expect(redrive.deadLetterTargetArn).toEqual({ "Fn::GetAtt": [deadLetters, "Arn"] });
+    const visibility = queues[retries]?.Properties.VisibilityTimeout;
+    expect(redrive.maxReceiveCount * visibility).toBeGreaterThanOrEqual(24 * 3600);
+    expect(queues[deadLetters]?.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    const onQueue = (name: string, metric: string) =>
+      alarms.find(
+        (a) =>
+          a.MetricName === metric &&
+          JSON.stringify(a.Dimensions) ===
+            JSON.stringify([{ Name: "QueueName", Value: { "Fn::GetAtt": [name, "QueueName"] } }]),
+      );
+    expect(onQueue(deadLetters, "ApproximateNumberOfMessagesVisible")?.Threshold).toBe(1);
+    expect(onQueue(retries, "ApproximateAgeOfOldestMessage")?.Threshold).toBe(3600);
   });
 });

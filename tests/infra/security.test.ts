@@ -1,11 +1,11 @@
 import { Match, type Template } from "aws-cdk-lib/assertions";
 import type { CfnTable } from "aws-cdk-lib/aws-dynamodb";
-import type { IFunction } from "aws-cdk-lib/aws-lambda";
-import { AwsSolutionsChecks } from "cdk-nag";
+import type { CfnFunction, IFunction } from "aws-cdk-lib/aws-lambda";
+import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
 import { environments } from "../../infra/config.js";
-import { foundationModelId } from "../../infra/constructs/functions.js";
+import { foundationModelId, liveAlias } from "../../infra/constructs/functions.js";
 import { logicalId, synthesize, synthesizeFresh } from "./synth.js";
 
 const dev = synthesize("dev");
@@ -294,9 +294,10 @@ describe("least-privilege IAM per function", () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: "lambda:InvokeFunction",
-        Resource: expect.arrayContaining(
-          [validate, correct, revalidate, judge].map((fn) => ({ "Fn::GetAtt": [logicalId(fn), "Arn"] })),
-        ),
+        // Each function's `live` alias, and nothing else: an execution never calls $LATEST.
+        Resource: [validate, correct, revalidate, judge]
+          .map((fn) => ({ Ref: logicalId(liveAlias(fn)) }))
+          .sort((a, b) => a.Ref.localeCompare(b.Ref)),
       }),
     );
     const model = actionsOf(statements).filter(
@@ -454,12 +455,15 @@ describe("storage security", () => {
   });
 });
 
-describe("cdk-nag AwsSolutions", () => {
+describe("cdk-nag AwsSolutions and Serverless", () => {
   it.each([
-    ["dev", dev],
-    ["prod", prod],
-  ])("%s has no unacknowledged finding", (_env, { app, stack }) => {
-    const report = new AwsSolutionsChecks(app).validateScope(stack);
+    ["dev", "AwsSolutions", dev],
+    ["prod", "AwsSolutions", prod],
+    ["dev", "Serverless", dev],
+    ["prod", "Serverless", prod],
+  ] as const)("%s has no unacknowledged %s finding", (_env, pack, { app, stack }) => {
+    const checks = pack === "AwsSolutions" ? new AwsSolutionsChecks(app) : new ServerlessChecks(app);
+    const report = checks.validateScope(stack);
     const findings = report.violations.map(
       (v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(", ")}`,
     );
@@ -472,5 +476,12 @@ describe("cdk-nag AwsSolutions", () => {
     (stack.storage.table.node.defaultChild as CfnTable).pointInTimeRecoverySpecification = undefined;
     const report = new AwsSolutionsChecks(app).validateScope(stack);
     expect(report.violations.map((v) => v.ruleName)).toContain("AwsSolutions-DDB3");
+  });
+
+  it("the Serverless pack catches a finding when one is introduced (the check is live)", () => {
+    const { app, stack } = synthesizeFresh("dev");
+    (stack.triggers.starter.node.defaultChild as CfnFunction).tracingConfig = undefined;
+    const report = new ServerlessChecks(app).validateScope(stack);
+    expect(report.violations.map((v) => v.ruleName)).toContain("Serverless-LambdaTracing");
   });
 });

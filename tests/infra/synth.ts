@@ -12,6 +12,9 @@ const cdkContext = (
   }
 ).context;
 
+/** The alarm topic an environment that requires one is synthesized with when a test gives none. */
+const TEST_ALARM_TOPIC = "arn:aws:sns:us-east-1:123456789012:redraft-tests-oncall";
+
 export interface Synthesized {
   app: App;
   stack: RedraftStack;
@@ -25,7 +28,14 @@ export interface Synthesized {
  */
 export function synthesizeFresh(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
   const app = new App({ context: { ...cdkContext, "aws:cdk:bundling-stacks": [] } });
-  const stack = new RedraftStack(app, stackName(envName), { config: loadConfig(envName, overrides) });
+  const config = loadConfig(envName, overrides);
+  // An environment that refuses to synthesize without an alarm destination (prod) gets a test topic
+  // when the test names none; tests/infra/observability.test.ts checks the refusal itself.
+  const destined =
+    config.requireAlarmDestination && !config.alarmEmail && !config.alarmTopicArn
+      ? { ...config, alarmTopicArn: TEST_ALARM_TOPIC }
+      : config;
+  const stack = new RedraftStack(app, stackName(envName), { config: destined });
   return { app, stack, template: Template.fromStack(stack) };
 }
 

@@ -1,5 +1,6 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { liveAlias } from "../../infra/constructs/functions.js";
 import { SubmissionEvent } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
@@ -8,7 +9,7 @@ const stateMachineRef = { Ref: logicalId(stack.workflow.stateMachine) };
 const dlqArn = { "Fn::GetAtt": [logicalId(stack.triggers.deadLetterQueue), "Arn"] };
 
 describe("triggers", () => {
-  const starterArn = { "Fn::GetAtt": [logicalId(stack.triggers.starter), "Arn"] };
+  const starterArn = { Ref: logicalId(liveAlias(stack.triggers.starter)) };
 
   it("sends each upload under drafts/ to λ start (S3 → default bus → rule), the whole event as input", () => {
     template.hasResourceProperties("AWS::Events::Rule", {
@@ -92,7 +93,9 @@ describe("triggers", () => {
   it("keeps exactly the four triggers, plus the two outcome-counting rules and the two finalizers'", () => {
     const rules = Object.values(template.findResources("AWS::Events::Rule"));
     expect(rules).toHaveLength(8);
-    const starting = rules.filter((r) => JSON.stringify(r).includes(logicalId(stack.triggers.starter)));
+    const starting = rules.filter((r) =>
+      JSON.stringify(r).includes(logicalId(liveAlias(stack.triggers.starter))),
+    );
     // drafts/ and Draft Submitted, batches/ and Batch Submitted.
     expect(starting).toHaveLength(4);
   });

@@ -132,7 +132,8 @@ describe("correction workflow: Lambda steps", () => {
     expect(invoked.map(([name]) => name).sort()).toEqual([...LAMBDA_STATES].sort());
     for (const [name, fn] of invoked) {
       expect(stateOf(asl, name).Resource).toBe("arn:aws:states:::lambda:invoke");
-      expect(params(name).FunctionName).toBe(functionArn(fn));
+      // Through the function's `live` alias: an execution keeps the version it started with.
+      expect(params(name).FunctionName).toBe(`${functionArn(fn)}:live`);
     }
   });
 
@@ -443,7 +444,7 @@ describe("correction workflow: outcomes through direct integrations", () => {
   });
 
   it.each([
-    ["S3 CopyObject", PUBLISH_STATES, S3_TRANSIENT_ERRORS, "S3.S3Exception"],
+    ["S3 CopyObject", PUBLISH_STATES, S3_TRANSIENT_ERRORS, "S3.AccessDeniedException"],
     ["DynamoDB UpdateItem", RECORD_STATES, DYNAMODB_TRANSIENT_ERRORS, "DynamoDB.AmazonDynamoDBException"],
     [
       "EventBridge PutEvents",
@@ -465,6 +466,13 @@ describe("correction workflow: outcomes through direct integrations", () => {
       }
     },
   );
+
+  it("Publish retries S3's throttling and 5xx (SlowDown and InternalError arrive as S3.S3Exception)", () => {
+    for (const name of PUBLISH_STATES)
+      expect(retriesOf(name)).toContainEqual(
+        expect.objectContaining({ ErrorEquals: expect.arrayContaining(["S3.S3Exception"]), MaxAttempts: 3 }),
+      );
+  });
 
   it("retries a crashed or timed-out Lambda (Lambda.Unknown, Sandbox.Timedout) on every Lambda step", () => {
     for (const name of LAMBDA_STATES) {

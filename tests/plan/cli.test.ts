@@ -24,6 +24,35 @@ describe("redraft plan", () => {
     for (const key of ["transitions", "invocations", "reads", "writes"])
       expect(plan.counts[key]).toBeGreaterThan(0);
     expect(plan.components.map((c: { name: string }) => c.name)).toContain(plan.bottleneck);
+    // Extended, never renamed: the fields before the queue are all still there.
+    for (const key of [
+      "keepsUp",
+      "raiseFirst",
+      "bottleneckAfterConfig",
+      "express",
+      "numbersUsed",
+      "unconfirmed",
+    ])
+      expect(plan).toHaveProperty(key);
+    expect(plan.queue.failedByLoad).toBe(0);
+    expect(plan.modelQuota.outputBurndown).toBe(5);
+    for (const s of plan.settings)
+      expect(Object.keys(s)).toEqual(
+        expect.arrayContaining(["name", "value", "current", "where", "source", "confirmed"]),
+      );
+    expect(plan.withSettings.keepsUp).toBe(true);
+  });
+
+  it("--drafts-per-day prints the queue and the settings to deploy, each confirmed or not", async () => {
+    const out = await redraft(["plan", "--drafts-per-day", "1000000", "--env", "prod"]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("failures from load: 0");
+    expect(out.stdout).toMatch(/settings to deploy for 1,000,000 drafts a day/);
+    expect(out.stdout).toMatch(
+      /model slots: [\d,]+ calls at once \(now 12\); infra\/config\.ts prod\.deployment\.modelConcurrency; confirmed/,
+    );
+    expect(out.stdout).toMatch(/Bedrock tokens per minute \(cross-Region\): [\d,]+ .*; unconfirmed/);
+    expect(out.stdout).toMatch(/with these deployed: keeps up/);
   });
 
   it("prints a table, the bottleneck and what to raise first for a person", async () => {

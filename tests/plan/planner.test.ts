@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadPlanData } from "../../cli/plan.js";
 import type { CountsFile } from "../../shared/plan/counts.js";
-import { DEFAULT_MIX, type PlanInput, plan } from "../../shared/plan/planner.js";
+import { DEFAULT_MIX, erlangC, type PlanInput, plan, TARGET_UTILISATION } from "../../shared/plan/planner.js";
 import type { PricesFile } from "../../shared/plan/prices.js";
 
 const { counts, prices } = await loadPlanData();
@@ -57,12 +57,20 @@ describe("the planner's per-draft counts", () => {
 describe("the planner's answer", () => {
   const cases: [string, PlanInput, (p: ReturnType<typeof plan>) => void][] = [
     [
-      "prod's model steps are bounded by its reserved concurrency",
+      "prod's model is bounded by Bedrock's tokens per minute, drawn 5x per output token",
       { draftsPerDay: 1_000_000, env: "prod" },
       (p) => {
-        expect(p.bottleneck).toBe("Lambda reserved concurrency: correct");
+        expect(p.bottleneck).toMatch(/^Model \(.*Bedrock cross-Region/);
         expect(p.keepsUp).toBe(false);
-        expect(p.raiseFirst[0]?.raise).toContain("modelConcurrency");
+        const tpm = prices.items["bedrock.crossRegionTpm"]?.values["us-east-1"] ?? Number.NaN;
+        // 3,000 input + 5 x 800 output quota tokens per call, not 3,800.
+        expect(p.modelQuota.outputBurndown).toBe(5);
+        expect(p.modelQuota.quotaTokensPerCall).toBe(3_000 + 5 * 800);
+        expect(component(p, "Model (")?.ceilingPerSecond).toBeCloseTo(
+          tpm / (p.counts.modelCalls * 7_000) / 60,
+          9,
+        );
+        expect(p.unconfirmed).toContain("bedrock.laterClaude.outputBurndown");
         // Raising modelConcurrency leaves Bedrock's tokens per minute as the limit.
         expect(p.bottleneckAfterConfig.name).toMatch(/^Model \(.*Bedrock/);
       },
@@ -88,8 +96,8 @@ describe("the planner's answer", () => {
       { draftsPerDay: 10_000, pricing: "batch" },
       (p) => {
         const onDemand = plan({ draftsPerDay: 10_000 }, counts, prices);
-        expect(component(p, "Model")?.costPerDraftUsd).toBeCloseTo(
-          (component(onDemand, "Model")?.costPerDraftUsd ?? 0) / 2,
+        expect(component(p, "Model (")?.costPerDraftUsd).toBeCloseTo(
+          (component(onDemand, "Model (")?.costPerDraftUsd ?? 0) / 2,
           9,
         );
         expect(p.via).toBe("batch");
@@ -120,7 +128,7 @@ describe("the planner's answer", () => {
       "dev calls Anthropic: its tier's limits bound the model",
       { draftsPerDay: 10_000, env: "dev", tier: 1 },
       (p) => {
-        expect(component(p, "Model")?.name).toContain("Anthropic tier 1");
+        expect(component(p, "Model (")?.name).toContain("Anthropic tier 1");
         expect(p.unconfirmed).toContain("anthropic.tier1.otpm");
       },
     ],
@@ -158,5 +166,133 @@ describe("the planner's answer", () => {
   it("refuses a mix whose every weight is 0", () => {
     const zeros = Object.fromEntries(Object.keys(DEFAULT_MIX).map((p) => [p, 0]));
     expect(() => plan({ mix: zeros as typeof DEFAULT_MIX }, counts as CountsFile, prices)).toThrow();
+  });
+});
+
+/** counts.json with one environment's model replaced, for the burndown per model family. */
+const withModel = (env: string, modelId: string): CountsFile => {
+  const copy = structuredClone(counts);
+  const e = copy.environments[env];
+  if (e) e.modelId = modelId;
+  return copy;
+};
+
+describe("the model's quotas", () => {
+  const tpm = prices.items["bedrock.crossRegionTpm"]?.values["us-east-1"] ?? Number.NaN;
+
+  it.each([
+    ["global.anthropic.claude-sonnet-4-5-20250929-v1:0", 5, "bedrock.claude4.outputBurndown"],
+    ["us.anthropic.claude-opus-4-1-20250805-v1:0", 5, "bedrock.claude4.outputBurndown"],
+    ["global.anthropic.claude-sonnet-5-5", 5, "bedrock.laterClaude.outputBurndown"],
+    ["anthropic.claude-3-5-haiku-20241022-v1:0", 1, null],
+    ["amazon.nova-pro-v1:0", 1, null],
+  ] as const)("%s on Bedrock draws %d quota tokens per output token", (modelId, multiplier, id) => {
+    const p = plan({ draftsPerDay: 10_000, env: "prod" }, withModel("prod", modelId), prices);
+    expect(p.modelQuota.outputBurndown).toBe(multiplier);
+    expect(p.modelQuota.outputBurndownSource).toBe(id);
+    expect(p.modelQuota.quotaTokensPerCall).toBe(3_000 + multiplier * 800);
+  });
+
+  it("the Anthropic API counts output tokens 1:1 (they have their own per-minute quota)", () => {
+    const p = plan({ draftsPerDay: 10_000, env: "dev" }, counts, prices);
+    expect(p.modelQuota.outputBurndown).toBe(1);
+    expect(p.modelQuota.reservedPerCall).toBe(8192);
+  });
+
+  it("has a tokens-per-day quota, by default the minute's x 1,440, and says how much of it a day uses", () => {
+    const p = plan({ draftsPerDay: 1_000_000, env: "prod" }, counts, prices);
+    expect(p.modelQuota.tokensPerDay).toBe(tpm * 1440);
+    expect(p.modelQuota.tokensPerDayUsed).toBeCloseTo(
+      (1_000_000 * p.counts.modelCalls * 7_000) / (tpm * 1440),
+      9,
+    );
+    expect(component(p, "Model tokens per day")?.ceilingPerSecond).toBeCloseTo(
+      (tpm * 1440) / (p.counts.modelCalls * 7_000) / 86_400,
+      9,
+    );
+    expect(p.numbersUsed.map((u) => u.id)).toContain("bedrock.tokensPerDayPerTpm");
+  });
+
+  it("counts max_tokens as reserved while a call is in flight: a lower max_tokens lets more calls start", () => {
+    const p = plan({ draftsPerDay: 10_000, env: "prod" }, counts, prices);
+    expect(p.modelQuota.maxTokens).toBe(8192);
+    expect(p.modelQuota.reservedPerCall).toBe(3_000 + 8192);
+    expect(p.modelQuota.callsInFlight).toBeCloseTo(tpm / (3_000 + 8192), 9);
+    const lower = plan({ draftsPerDay: 10_000, env: "prod", maxTokens: 2_000 }, counts, prices);
+    expect(lower.modelQuota.callsInFlight).toBeCloseTo(tpm / 5_000, 9);
+    expect(component(lower, "Model max_tokens reservation")?.ceilingPerSecond).toBeGreaterThan(
+      component(p, "Model max_tokens reservation")?.ceilingPerSecond ?? Number.POSITIVE_INFINITY,
+    );
+  });
+});
+
+describe("the model-slot queue", () => {
+  it("Erlang C: an M/M/1 queue waits with probability rho; two slots at load 1 with 1/3", () => {
+    expect(erlangC(1, 0.5)).toBeCloseTo(0.5, 12);
+    expect(erlangC(2, 1)).toBeCloseTo(1 / 3, 12);
+    expect(erlangC(4, 4)).toBe(1);
+  });
+
+  it("never fails a draft for load; a volume it does not serve waits, and past the deadline ends `deadline`", () => {
+    const p = plan({ draftsPerDay: 1_000_000, env: "prod" }, counts, prices);
+    const q = p.queue;
+    expect(q.failedByLoad).toBe(0);
+    expect(q.servicePerSecond).toBeCloseTo(component(p, p.bottleneck)?.ceilingPerSecond ?? 0, 12);
+    expect(q.utilisation).toBeGreaterThan(1);
+    expect(q.peakWaitHours).toBe(24);
+    // The queue serves mu a second; of the day's arrivals, those it cannot serve within the deadline fail.
+    const lambda = 1_000_000 / 86_400;
+    const t0 = (24 * 3600 * q.servicePerSecond) / (lambda - q.servicePerSecond);
+    expect(q.failedByDeadlineShare).toBeCloseTo(
+      ((86_400 - t0) / 86_400) * (1 - q.servicePerSecond / lambda),
+      12,
+    );
+    // A longer deadline fails fewer.
+    const longer = plan({ draftsPerDay: 1_000_000, env: "prod", deadlineHours: 72 }, counts, prices);
+    expect(longer.queue.failedByDeadlineShare).toBeLessThan(q.failedByDeadlineShare);
+  });
+
+  it("a backlog waits at once: drained in backlog / rate, and nothing fails within the deadline", () => {
+    const p = plan({ backlog: 10_000, env: "prod" }, counts, prices);
+    const q = p.queue;
+    expect(q.arrival).toBe("burst");
+    expect(q.peakWaitHours).toBeCloseTo(10_000 / q.servicePerSecond / 3600, 9);
+    expect(q.failedByDeadlineShare).toBe(0);
+    const huge = plan({ backlog: 1_000_000, env: "prod" }, counts, prices).queue;
+    expect(huge.peakWaitHours).toBe(24);
+    expect(huge.failedByDeadlineShare).toBeCloseTo(1 - (huge.servicePerSecond * 24 * 3600) / 1_000_000, 9);
+  });
+
+  it("prints the settings a daily volume needs, each with where it is set, its source and whether it is confirmed; deployed, they keep up", () => {
+    const p = plan({ draftsPerDay: 1_000_000, env: "prod" }, counts, prices);
+    const names = (p.settings ?? []).map((s) => s.name);
+    expect(names).toEqual([
+      "model slots",
+      "Lambda concurrent executions",
+      "Bedrock tokens per minute (cross-Region)",
+      "Bedrock tokens per day",
+      "batch concurrency",
+    ]);
+    for (const s of p.settings ?? []) {
+      expect(s.source).not.toBe("");
+      expect(s.where).toMatch(/^(infra\/config\.ts|Service Quotas)/);
+      expect(typeof s.confirmed).toBe("boolean");
+    }
+    const tpmSetting = p.settings?.find((s) => s.name.startsWith("Bedrock tokens per minute"));
+    expect(tpmSetting?.confirmed).toBe(false);
+    expect(tpmSetting?.value).toBeGreaterThanOrEqual(
+      ((1_000_000 / 86_400) * 60 * p.counts.modelCalls * 7_000) / TARGET_UTILISATION,
+    );
+    const slots = p.settings?.find((s) => s.name === "model slots");
+    // Every slot's max_tokens reservation fits in the minute's quota requested.
+    expect((tpmSetting?.value ?? 0) / p.modelQuota.reservedPerCall).toBeGreaterThanOrEqual(slots?.value ?? 0);
+    expect(p.withSettings?.keepsUp).toBe(true);
+    expect(p.withSettings?.queue.failedByLoad).toBe(0);
+    expect(p.withSettings?.queue.failedByDeadlineShare).toBeLessThan(1e-9);
+    expect(p.withSettings?.queue.utilisation).toBeLessThanOrEqual(TARGET_UTILISATION + 1e-9);
+  });
+
+  it("a backlog prints no daily settings", () => {
+    expect(plan({ backlog: 1_000, env: "prod" }, counts, prices).settings).toBeUndefined();
   });
 });
