@@ -136,11 +136,20 @@ export async function openSqliteBackend(
       return updateItem(input);
     },
     putItem: async (input) => {
-      // CreateBatch writes string attributes only (infra/batch-state-machine.asl.json).
+      // CreateBatch writes string attributes only (infra/batch-state-machine.asl.json). Its start
+      // time is `$$.State.EnteredTime`, which the interpreter passes as a marker (one context per
+      // execution): stamped here with the time of the write, as the dynalite path does.
+      const [{ BatchRecordSchema }, { ENTERED_TIME_MARKER }] = await Promise.all([
+        import("../shared/batch/record.js"),
+        import("./asl-interpreter.js"),
+      ]);
+      const at = new Date().toISOString();
       const item = Object.fromEntries(
-        Object.entries(input.Item ?? {}).map(([name, value]) => [name, "S" in value ? value.S : undefined]),
+        Object.entries(input.Item ?? {}).map(([name, value]) => [
+          name,
+          "S" in value ? value.S?.replaceAll(ENTERED_TIME_MARKER, at) : undefined,
+        ]),
       ) as Record<string, string | undefined>;
-      const { BatchRecordSchema } = await import("../shared/batch/record.js");
       const record = BatchRecordSchema.parse({
         batchId: item.batchId,
         status: item.status,

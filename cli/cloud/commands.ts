@@ -72,7 +72,7 @@ export async function cloudBatches(
   cmd: { limit: number; json?: boolean },
 ): Promise<void> {
   const cloud = await openCloud(opts);
-  const { batchesTable } = await import("../batch.js");
+  const { batchesTable } = await import("../batch-view.js");
   const records = await cloud.batches.list(cmd.limit);
   if (cmd.json) for (const r of records) out(JSON.stringify(r));
   else out(records.length ? batchesTable(records) : "No batches.");
@@ -218,10 +218,11 @@ export async function cloudBatch(
   manifest: string,
   cmd: { json?: boolean; wait: boolean; progress: boolean; via: Via; pricing?: string },
 ): Promise<number> {
-  const [{ readFile }, batch, { splitManifest }, { childRunId }, { default: cliProgress }] =
+  const [{ readFile }, batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] =
     await Promise.all([
       import("node:fs/promises"),
       import("../batch.js"),
+      import("../batch-view.js"),
       import("../../shared/batch/manifest.js"),
       import("../../shared/batch/record.js"),
       import("cli-progress"),
@@ -300,10 +301,10 @@ export async function cloudBatch(
   bar?.stop();
   const done = record as NonNullable<typeof record>;
   if (cmd.json) {
-    for (const item of await batch.batchItems(cloud, done)) out(await batch.itemLine(cloud, id, item, false));
-    out(batch.summaryLine(done));
+    for (const item of await view.batchItems(cloud, done)) out(await view.itemLine(cloud, id, item, false));
+    out(view.summaryLine(done));
   } else {
-    out(batch.batchSummary(done));
+    out(view.batchSummary(done));
     say(`See its items: npx redraft --stack ${opts.stack ?? "…"} show ${id}`);
   }
   return done.status === "failed" ? 1 : 0;
