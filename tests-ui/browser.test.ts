@@ -9,6 +9,7 @@ import {
   batchDataDir,
   CASSETTE,
   examplesDataDir,
+  manyRunsDataDir,
   ROOT,
   type Served,
   serve,
@@ -440,6 +441,12 @@ describe("the viewer in a browser", () => {
       await page.waitForSelector("table.items tbody tr");
       const counts = await page.locator(".batch-counts").innerText();
       expect(counts).toMatch(/Items\s+4/i);
+      // The date the batch started, as the record has it (it said "Invalid Date" on SQLite).
+      const record = await batch.runtime.batches.get(batchId);
+      expect(Date.parse(record?.startedAt ?? "")).toBeGreaterThan(Date.parse("2020-01-01"));
+      expect(await page.locator('[data-field="started"]').innerText()).toBe(
+        await page.evaluate((iso) => new Date(iso).toLocaleString(), record?.startedAt ?? ""),
+      );
       expect(counts).toMatch(/validated\s+3/i);
       expect(counts).toMatch(/rejected\s+1/i);
       expect(await page.locator('table.reasons tr[data-reason="invalid_input"]').innerText()).toMatch(
@@ -473,6 +480,35 @@ describe("the viewer in a browser", () => {
       expect(await page.locator("table.runs a.batch-link").count()).toBe(4);
     } finally {
       await batch.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says the true totals of 2,500 runs (250 awaiting review) and pages through them", async () => {
+    const dir = await manyRunsDataDir(2500, 250);
+    const many = await serve(dir);
+    try {
+      await page.goto(many.viewer.url);
+      const rows = page.locator("table.runs tbody tr");
+      await expect.poll(() => rows.count()).toBe(100);
+      const cards = await page.locator(".cards").innerText();
+      expect(cards).toMatch(/Drafts\s+2,500/i);
+      expect(cards).toMatch(/2,500 runs/);
+      expect(cards).toMatch(/Needs review\s+250/i);
+      expect(await page.locator(".card .decisions").innerText()).toContain("250 awaiting");
+      // The list is cut, and says so.
+      expect(await page.locator("table.runs caption").innerText()).toBe("100 of 2,500 runs, newest first");
+      await page.getByRole("button", { name: "Show 100 more" }).click();
+      await expect.poll(() => rows.count()).toBe(200);
+      expect(await page.locator("table.runs caption").innerText()).toBe("200 of 2,500 runs, newest first");
+      // The review queue: 250 in the card and the caption, whatever the page holds.
+      await page.goto(`${many.viewer.url}#/?status=needs_manual_review`);
+      await expect
+        .poll(() => page.locator("table.runs caption").innerText())
+        .toBe("100 of 250 runs, newest first");
+      expect(await page.locator(".cards").innerText()).toMatch(/Needs review\s+250/i);
+    } finally {
+      await many.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

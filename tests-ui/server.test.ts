@@ -11,6 +11,7 @@ import {
   BATCH_DRAFTS,
   batchDataDir,
   examplesDataDir,
+  manyRunsDataDir,
   ROOT,
   redraft,
   type Served,
@@ -394,6 +395,55 @@ describe("the viewer's batches", () => {
     expect((await get(`/api/batches/${"b-".padEnd(80, "a")}`)).status).toBe(400);
     const post = await fetch(`${batchServed.viewer.url}api/batches/${batchId}`, { method: "POST" });
     expect(post.status).toBe(405);
+  });
+});
+
+describe("the runs list at 2,500 runs", () => {
+  let manyDir: string;
+  let many: Served;
+  const get = async (path: string) => {
+    const res = await fetch(`${many.viewer.url}${path.slice(1)}`);
+    return { status: res.status, body: await res.json() };
+  };
+  beforeAll(async () => {
+    manyDir = await manyRunsDataDir(2500, 250);
+    many = await serve(manyDir);
+  });
+  afterAll(async () => {
+    await many?.close();
+    await rm(manyDir, { recursive: true, force: true });
+  });
+
+  it("counts every run in its totals, not the runs of a page", async () => {
+    const first = await get("/api/runs");
+    expect(first.body.runs).toHaveLength(100);
+    expect(first.body.totals).toMatchObject({ runs: 2500, drafts: 2500, needsReview: 250, validated: 2250 });
+    expect(first.body.totals.decisions.awaiting).toBe(250);
+    expect(first.body.totalsCut).toBe(false);
+    const queue = await get("/api/runs?status=needs_manual_review&limit=500");
+    expect(queue.body.totals.runs).toBe(250);
+    expect(queue.body.runs).toHaveLength(250);
+    expect(queue.body.next).toBeNull();
+  });
+
+  it("pages through every run once, newest first, each page after the last one's run", async () => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const page = await get(`/api/runs?limit=500${after ? `&after=${after}` : ""}`);
+      expect(page.status).toBe(200);
+      // Only the first page counts the totals (the others are the same list, further on).
+      if (after) expect(page.body.totals).toBeUndefined();
+      seen.push(...page.body.runs.map((r: { runId: string }) => r.runId));
+      after = page.body.next;
+      pages += 1;
+    } while (after);
+    expect(pages).toBe(5);
+    expect(new Set(seen).size).toBe(2500);
+    expect(seen).toEqual([...seen].sort().reverse());
+    expect((await get("/api/runs?limit=501")).status).toBe(400);
+    expect((await get("/api/runs?after=no-such-run")).status).toBe(404);
   });
 });
 

@@ -248,11 +248,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         Object.fromEntries([...url.searchParams].filter(([, value]) => value !== "")),
       );
       if (!query.success) throw new HttpError(400, describeZodError(query.error));
-      return sendJson(
-        res,
-        200,
-        await listRunsView(runtime, query.data, (await viewerRunIds(options)?.()) ?? []),
+      const listed = await listRunsView(runtime, query.data, (await viewerRunIds(options)?.()) ?? []).catch(
+        (error: unknown) => {
+          // A page after a run the store no longer has (or never had): the page asks from the start.
+          if (error instanceof RangeError) throw new HttpError(404, error.message);
+          throw error;
+        },
       );
+      return sendJson(res, 200, listed);
     }
     if (url.pathname === "/api/batches" || url.pathname.startsWith("/api/batches/")) {
       if (req.method !== "GET") throw new HttpError(405, "method not allowed");
