@@ -166,10 +166,19 @@ describe("the viewer in a browser", () => {
     await page.getByRole("link", { name: "mcq-breaker" }).click();
     await page.waitForSelector(".review");
     await page.fill("#review-note", "homogeneity is fine here");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve…" }).click();
+    // Asked first, naming the draft and the decision; its errors must be said to be overridden.
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.innerText()).toContain("Approve draft mcq-breaker?");
+    const approve = dialog.getByRole("button", { name: "Approve", exact: true });
+    expect(await approve.isDisabled()).toBe(true);
+    await dialog.getByRole("checkbox").check();
+    await approve.click();
     await expect.poll(() => page.locator("h1 .status").innerText()).toBe("validated");
     expect(await page.locator("[data-review]").innerText()).toContain("homogeneity is fine here");
-    expect(await page.locator(".review").count()).toBe(0);
+    // What is left is the way back, for a stated time.
+    expect(await page.locator(".review").innerText()).toMatch(/can be taken back by them until/);
+    expect(await page.getByRole("button", { name: "Approve…" }).count()).toBe(0);
     // The same record `redraft review … approve` writes.
     const run = await served.runtime.runs.getRun(runId);
     expect(run).toMatchObject({
@@ -177,6 +186,7 @@ describe("the viewer in a browser", () => {
       reason: "approved",
       review: { decision: "approve", reviewer: "tester", note: "homogeneity is fine here" },
     });
+    expect(run?.review?.overriddenRules?.length).toBeGreaterThan(0);
     // An approval is a person's decision: the loop's validated count does not grow, the review queue
     // shows no rate ("Validated 0 %" would be false), and the decision is counted apart.
     await page.goto(`${served.viewer.url}#/?status=needs_manual_review`);
@@ -186,6 +196,36 @@ describe("the viewer in a browser", () => {
     await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 approved");
     expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
     expect(await page.locator(".cards").innerText()).toMatch(/Validated by the loop\s+78%/i);
+  });
+
+  it("asks before a rejection, and takes it back on Undo", async () => {
+    const [waiting] = await served.runtime.runs.listRuns({ status: "needs_manual_review" });
+    if (!waiting) throw new Error("no run waits for review");
+    await page.goto(`${served.viewer.url}#/run/${waiting.runId}`);
+    await page.waitForSelector(".review");
+    // Cancel: nothing is written.
+    await page.getByRole("button", { name: "Reject…" }).click();
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.innerText()).toContain(`Reject draft ${waiting.draftId}?`);
+    expect(await dialog.innerText()).toContain(`Run ${waiting.runId} is closed`);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    expect((await served.runtime.runs.getRun(waiting.runId))?.status).toBe("needs_manual_review");
+    // Confirmed: rejected, and Undo offered.
+    await page.getByRole("button", { name: "Reject…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Reject", exact: true }).click();
+    await expect.poll(() => page.locator("h1 .status").innerText()).toBe("rejected");
+    expect(await served.runtime.runs.getRun(waiting.runId)).toMatchObject({
+      status: "rejected",
+      reason: "rejected_by_reviewer",
+    });
+    await page.getByRole("button", { name: "Undo rejection" }).click();
+    await expect.poll(() => page.locator("h1 .status").innerText()).toBe("needs manual review");
+    const after = await served.runtime.runs.getRun(waiting.runId);
+    expect(after).toMatchObject({ status: "needs_manual_review", reason: waiting.reason });
+    expect(after?.review).toBeUndefined();
+    // Waiting again: the review box is back.
+    await expect.poll(() => page.getByRole("button", { name: "Reject…" }).count()).toBe(1);
   });
 
   it("shows a run started by `redraft run` in another process without a reload, and its progress", async () => {

@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNDO_MS } from "../app/review.js";
 import { loadAsl } from "../local/state-machine.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { RunRecord } from "../shared/store/types.js";
@@ -150,6 +151,39 @@ describe("the viewer's server", () => {
     expect((await post(stuck.runId, { decision: "approve", note: "x".repeat(2001) })).status).toBe(400);
     expect((await http(`/api/runs/${stuck.runId}/review`)).status).toBe(405);
     expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+  });
+
+  it("refuses an approval over error violations unless it says so, and lets its reviewer take it back", async () => {
+    const stuck = await byDraft("paper-stuck");
+    const refused = await post(stuck.runId, { decision: "approve" });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body).error).toMatch(/still has error violations \(.+\).*--override/);
+    expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+    const approved = await post(stuck.runId, { decision: "approve", override: true });
+    expect(approved.status).toBe(200);
+    const decided = await byDraft("paper-stuck");
+    expect(decided).toMatchObject({ status: "validated", review: { decision: "approve" } });
+    expect(decided.review?.overriddenRules?.length).toBeGreaterThan(0);
+    expect(Date.parse(JSON.parse(approved.body).undoUntil) - Date.parse(String(decided.review?.at))).toBe(
+      UNDO_MS,
+    );
+    const undo = (headers: Record<string, string> = {}) =>
+      http(`/api/runs/${stuck.runId}/undo`, {
+        method: "POST",
+        headers: { ...json, [TOKEN_HEADER]: served.viewer.token, ...headers },
+        body: "{}",
+      });
+    expect((await undo({ [TOKEN_HEADER]: "" })).status).toBe(403);
+    expect((await undo({ origin: "http://evil.example" })).status).toBe(403);
+    expect((await http(`/api/runs/${stuck.runId}/undo`)).status).toBe(405);
+    expect((await byDraft("paper-stuck")).status).toBe("validated");
+    expect((await undo()).status).toBe(200);
+    const back = await byDraft("paper-stuck");
+    expect(back).toMatchObject({ status: "needs_manual_review", reason: stuck.reason });
+    expect(back.review).toBeUndefined();
+    const again = await undo();
+    expect(again.status).toBe(409);
+    expect(JSON.parse(again.body).error).toContain("no decision to take back");
   });
 
   it("refuses to review a run that is not waiting for review", async () => {

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { explainReason } from "../app/explain.js";
 import { shortIds } from "../app/ids.js";
+import { UNDO_MS } from "../app/review.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
@@ -383,6 +384,11 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
       before: r.before,
       after: r.after,
     })),
+    /**
+     * Until when the run's approval or rejection may be taken back by its reviewer (app/review.ts
+     * undoReview), while the run is where the decision put it; null otherwise.
+     */
+    undoUntil: undoDeadline(run),
     /** The run's reason in a sentence (app/explain.ts), for the review box. */
     reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
@@ -421,6 +427,16 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },
   };
+}
+
+function undoDeadline(run: RunRecord): string | null {
+  const review = run.review;
+  const standing =
+    (review?.decision === "approve" && run.reason === "approved") ||
+    (review?.decision === "reject" && run.reason === "rejected_by_reviewer");
+  if (!review || !standing || !review.from) return null;
+  const until = Date.parse(review.at) + UNDO_MS;
+  return until > Date.now() ? new Date(until).toISOString() : null;
 }
 
 /** An execution ARN a run record may carry (a stack's records written with one); none locally. */

@@ -8,7 +8,14 @@ import { extname, join } from "node:path";
 import * as z from "zod";
 import { localRunIds, type RunIdLister } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
-import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../app/review.js";
+import {
+  REVIEW_DECISIONS,
+  type ReviewOptions,
+  type ReviewRuntime,
+  reviewRun,
+  UNDO_MS,
+  undoReview,
+} from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { describeZodError } from "../shared/draft.js";
@@ -57,6 +64,8 @@ const ReviewBodySchema = z
     decision: z.enum(REVIEW_DECISIONS),
     note: z.string().max(2000).optional(),
     reviewer: z.string().trim().min(1).max(100).optional(),
+    /** Approve a draft that still has error violations: the page's checkbox, ticked. */
+    override: z.boolean().optional(),
     /** The edited draft's JSON text (edit only). */
     draft: z.string().min(1).optional(),
   })
@@ -64,6 +73,8 @@ const ReviewBodySchema = z
     message: "an edit needs the edited draft, and only an edit takes one",
     path: ["draft"],
   });
+
+const UndoBodySchema = z.strictObject({ reviewer: z.string().trim().min(1).max(100).optional() });
 
 /**
  * Every run id of the store: as the options list them (a stack's runtime), or a local runtime's data
@@ -167,6 +178,15 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  try {
+    return JSON.parse(await readBody(req));
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(400, "the body is not JSON");
+  }
+}
+
 const sameToken = (given: string | undefined, token: string) =>
   given !== undefined &&
   given.length === token.length &&
@@ -186,7 +206,8 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   // One review at a time: a double click must not approve twice or race an edit.
   let reviews: Promise<unknown> = Promise.resolve();
 
-  async function review(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+  /** A write must come as JSON from the page itself: its origin, and its token. */
+  function checkWrite(req: IncomingMessage): void {
     if (!/^application\/json(;|$)/i.test(req.headers["content-type"] ?? ""))
       throw new HttpError(415, "a review is sent as application/json");
     const origin = req.headers.origin;
@@ -195,13 +216,30 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     const given = req.headers[TOKEN_HEADER];
     if (!sameToken(typeof given === "string" ? given : undefined, token))
       throw new HttpError(403, "missing or wrong page token");
-    let json: unknown;
+  }
+
+  /** Takes back the page's reviewer's approval or rejection (app/review.ts undoReview). */
+  async function undo(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+    checkWrite(req);
+    const parsed = UndoBodySchema.safeParse(await readJsonBody(req));
+    if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
     try {
-      json = JSON.parse(await readBody(req));
+      const outcome = await undoReview(runtime, runId, {
+        reviewer: parsed.data.reviewer ?? options.reviewer,
+      });
+      return { message: outcome.message, status: outcome.status };
     } catch (error) {
-      if (error instanceof HttpError) throw error;
-      throw new HttpError(400, "the body is not JSON");
+      if (error instanceof UsageError) throw new HttpError(409, error.message);
+      throw error;
     }
+  }
+
+  async function review(
+    runId: string,
+    req: IncomingMessage,
+  ): Promise<{ message: string; status: string; undoUntil?: string }> {
+    checkWrite(req);
+    const json = await readJsonBody(req);
     const parsed = ReviewBodySchema.safeParse(json);
     if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
     const body = parsed.data;
@@ -212,15 +250,26 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       const message = await reviewRun(runtime, runId, body.decision, {
         ...(file && { file }),
         ...(body.note && { note: body.note }),
+        ...(body.override && { override: true }),
         reviewer: body.reviewer ?? options.reviewer,
         submit: options.submit,
       });
       const run = await runtime.runs.getRun(runId);
-      return { message, status: run?.status ?? "unknown" };
+      // An approval or a rejection may be taken back by its reviewer for a while: the page offers it.
+      const undoUntil =
+        run?.review && body.decision !== "edit"
+          ? new Date(Date.parse(run.review.at) + UNDO_MS).toISOString()
+          : undefined;
+      return { message, status: run?.status ?? "unknown", ...(undoUntil && { undoUntil }) };
     } catch (error) {
-      // The review's own refusals (not under review, a bad edit, another reviewer's decision first)
-      // are the person's to read, not a server fault.
-      if (error instanceof UsageError || (error as Error).name === "ReviewConflictError") {
+      // The review's own refusals (not under review, a bad edit, another reviewer's decision first,
+      // errors left that the approval did not say it overrides) are the person's to read, not a
+      // server fault.
+      if (
+        error instanceof UsageError ||
+        (error as Error).name === "ReviewConflictError" ||
+        (error as Error).name === "OverrideRequiredError"
+      ) {
         const { message } = error as Error;
         const text = file ? message.replaceAll(file, "the edited draft") : message;
         throw new HttpError(409, text);
@@ -278,14 +327,15 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         await batchDetailView(runtime, found, (await viewerRunIds(options)?.()) ?? []),
       );
     }
-    const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
+    const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review|\/undo)?$/.exec(url.pathname);
     if (match) {
       const runId = RunIdSchema.safeParse(decodedSegment(match[1] ?? "", "run"));
       if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
       const id = await viewerRunId(options, runId.data);
-      if (match[2] === "/review") {
+      if (match[2] === "/review" || match[2] === "/undo") {
         if (req.method !== "POST") throw new HttpError(405, "a review is a POST");
-        const done = reviews.then(() => review(id, req));
+        const write = match[2] === "/review" ? review : undo;
+        const done = reviews.then(() => write(id, req));
         reviews = done.catch(() => undefined);
         return sendJson(res, 200, await done);
       }

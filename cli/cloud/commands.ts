@@ -1,5 +1,5 @@
 import { UsageError } from "../../app/inputs.js";
-import { type ReviewDecision, reviewRun } from "../../app/review.js";
+import { type ReviewDecision, reviewRun, undoReview } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { BATCHES_PREFIX } from "../../shared/store/bucket-layout.js";
@@ -85,14 +85,17 @@ const FOLLOW_MS = 15 * 60 * 1000;
 export async function cloudReview(
   opts: CloudOptions,
   runId: string,
-  decision: ReviewDecision,
-  cmd: { file?: string; note?: string; reviewer: string },
+  decision: ReviewDecision | "undo",
+  cmd: { file?: string; note?: string; reviewer: string; override?: boolean },
 ): Promise<string> {
   const cloud = await openCloud(opts);
   const run = await resolveRun(cloud.runs, runId, cloud.where);
+  if (decision === "undo")
+    return (await undoReview(cloud, run.runId, { reviewer: cmd.reviewer, where: cloud.where })).message;
   return reviewRun(cloud, run.runId, decision, {
     ...(cmd.file && { file: cmd.file }),
     ...(cmd.note && { note: cmd.note }),
+    ...(cmd.override && { override: true }),
     reviewer: cmd.reviewer,
     submit: async (source, parentRunId) =>
       followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
