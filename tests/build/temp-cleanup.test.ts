@@ -23,7 +23,7 @@ afterAll(async () => {
 
 it("a run that synthesizes stacks leaves nothing in the temp folder", async () => {
   temp = await mkdtemp(join(tmpdir(), "redraft-temp-check-"));
-  const env = { ...process.env, TMPDIR: temp };
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: temp };
   // The child is a run of its own: not this worker's CDK_OUTDIR, nor this run's temp root.
   delete env.CDK_OUTDIR;
   delete env.REDRAFT_TEST_TMP;
