@@ -116,6 +116,35 @@ export async function manyRunsDataDir(total: number, awaitingReview: number): Pr
   return dir;
 }
 
+/**
+ * A data dir holding one run waiting for review whose draft is `bytes` long (a JSON record with a
+ * long list), its best draft stored where the run page reads it: a large run page.
+ */
+export async function largeRunDataDir(
+  bytes: number,
+): Promise<{ dir: string; runId: string; draft: unknown }> {
+  const dir = await mkdtemp(join(tmpdir(), "redraft-ui-large-"));
+  const runtime = await LocalRuntime.open({ dataDir: dir, asl: await loadAsl(), retryDelayMs: 0 });
+  try {
+    const runId = "large-run-1";
+    const items: { name: string }[] = [];
+    for (let size = 0; size < bytes; size += 40)
+      items.push({ name: `author ${items.length} of a long list` });
+    const draft = { id: "large-draft", kind: "json", context: {}, content: { authors: items } };
+    const run = newRunRecord(runId, "large-draft", "json", "2026-01-01T00:00:00.000Z");
+    Object.assign(run, {
+      status: "needs_manual_review",
+      reason: "max_attempts",
+      finalRef: `runs/${runId}/final.json`,
+    });
+    await runtime.runs.createRun(run);
+    await runtime.blobs.put(`runs/${runId}/final.json`, JSON.stringify(draft));
+    return { dir, runId, draft };
+  } finally {
+    await runtime.close();
+  }
+}
+
 /** The draft id of a run whose model has no price: its cost must read "unpriced", never $0.00. */
 export const UNPRICED_DRAFT = "mcq-unpriced";
 

@@ -12,6 +12,7 @@ import {
   BATCH_DRAFTS,
   batchDataDir,
   examplesDataDir,
+  largeRunDataDir,
   manyRunsDataDir,
   ROOT,
   redraft,
@@ -478,6 +479,54 @@ describe("the runs list at 2,500 runs", () => {
     expect(seen).toEqual([...seen].sort().reverse());
     expect((await get("/api/runs?limit=501")).status).toBe(400);
     expect((await get("/api/runs?after=no-such-run")).status).toBe(404);
+  });
+});
+
+describe("large run pages", () => {
+  it("twenty large pages at once do not hold a small request behind them", async () => {
+    const { dir, runId, draft } = await largeRunDataDir(4 * 1024 * 1024);
+    // The viewer in a process of its own, as a person runs it: this process only asks and counts.
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin", "redraft.js"), "ui", "--port", "0", "--data-dir", dir, "--llm", "none"],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk) => {
+          out += chunk;
+          const line = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
+          if (line?.[1]) resolve(line[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`redraft ui exited with ${code}`)));
+      });
+      const finished: string[] = [];
+      const page = async (i: number) => {
+        const res = await fetch(`${url}api/runs/${runId}`);
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        if (i === 0) expect(JSON.parse(text).finalDraft).toEqual(draft);
+        expect(text.length).toBeGreaterThan(4_000_000);
+        finished.push(`large ${i}`);
+      };
+      const pages = Array.from({ length: 20 }, (_, i) => page(i));
+      // Asked once the large pages are on their way (the first has started to arrive).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const small = fetch(`${url}api/runs?limit=1`).then(async (res) => {
+        expect(res.status).toBe(200);
+        expect((await res.json()).totals.runs).toBe(1);
+        finished.push("small");
+      });
+      await Promise.all([...pages, small]);
+      expect(finished).toHaveLength(21);
+      // Two pages are built and written at a time: the small request waits behind none of the
+      // eighteen others (it used to wait for all twenty).
+      expect(finished.indexOf("small")).toBeLessThan(6);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
+import pLimit from "p-limit";
 import * as z from "zod";
 import { localRunIds, type RunIdLister } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
@@ -21,6 +22,7 @@ import type { AslDefinition } from "../infra/asl.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
 import { type BatchReader, batchDetailView, findBatch, listBatchesView } from "./batches.js";
+import { writeJsonStream } from "./stream-json.js";
 
 /** The only interface the viewer listens on: it shows drafts and takes review decisions, for this machine alone. */
 const VIEWER_HOST = "127.0.0.1";
@@ -149,16 +151,23 @@ class HttpError extends Error {
   }
 }
 
+/** How many run pages are built and written at once; the others wait their turn (see route). */
+const RUN_PAGES_AT_ONCE = 2;
+
+const SECURITY_HEADERS = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  // Mermaid writes a <style> into each SVG it draws; scripts come from this server only.
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
+
 function send(res: ServerResponse, status: number, body: string | Buffer, type: string, extra = {}) {
   res.writeHead(status, {
     "content-type": type,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-    // Mermaid writes a <style> into each SVG it draws; scripts come from this server only.
-    "content-security-policy":
-      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    ...SECURITY_HEADERS,
     ...extra,
   });
   res.end(body);
@@ -203,6 +212,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const { runtime, asl } = options;
   const batches = batchReader(runtime);
   let origins: Set<string> = new Set();
+  const runPages = pLimit(RUN_PAGES_AT_ONCE);
   // One review at a time: a double click must not approve twice or race an edit.
   let reviews: Promise<unknown> = Promise.resolve();
 
@@ -340,16 +350,25 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         return sendJson(res, 200, await done);
       }
       if (req.method !== "GET") throw new HttpError(405, "method not allowed");
-      const detail = await runDetailView(runtime, asl, id);
-      if (!detail) throw new HttpError(404, `no run ${id}`);
-      if (match[2] === "/final.json") {
-        if (!detail.finalDraft) throw new HttpError(404, `run ${id} has no final draft`);
-        const name = `${detail.run.draftId.replace(/[^A-Za-z0-9._-]+/g, "_")}.final.json`;
-        return send(res, 200, `${JSON.stringify(detail.finalDraft, null, 2)}\n`, "application/json", {
-          "content-disposition": `attachment; filename="${name}"`,
-        });
-      }
-      return sendJson(res, 200, detail);
+      // A run page holds the run's drafts, reports and history: megabytes for a large draft. At
+      // most RUN_PAGES_AT_ONCE are built and written at a time, each written in pieces, so twenty
+      // large pages asked at once neither hold the memory of twenty nor a small request behind them.
+      return runPages(async () => {
+        // Reading a large run is one long turn (its draft parsed whole): the requests that came in
+        // meanwhile are let in first, so a small one never waits for more than the page in hand.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const detail = await runDetailView(runtime, asl, id);
+        if (!detail) throw new HttpError(404, `no run ${id}`);
+        if (match[2] === "/final.json") {
+          if (!detail.finalDraft) throw new HttpError(404, `run ${id} has no final draft`);
+          const name = `${detail.run.draftId.replace(/[^A-Za-z0-9._-]+/g, "_")}.final.json`;
+          return send(res, 200, `${JSON.stringify(detail.finalDraft, null, 2)}\n`, "application/json", {
+            "content-disposition": `attachment; filename="${name}"`,
+          });
+        }
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" });
+        await writeJsonStream(res, detail);
+      });
     }
     throw new HttpError(404, "not found");
   }
