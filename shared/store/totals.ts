@@ -117,7 +117,7 @@ export class TotalsFold {
   }
 }
 
-export function emptyTotals(): RunTotals {
+function emptyTotals(): RunTotals {
   return {
     runs: 0,
     drafts: 0,
