@@ -29,6 +29,7 @@ const BENCHES: readonly { section: string; script?: string; args?: readonly stri
   { section: "batch-pricing", script: "batch", args: ["--pricing", "batch"] },
   { section: "suite" },
   { section: "sandbox" },
+  { section: "viewer" },
 ];
 
 const SMOKE = process.argv.includes("--smoke");
