@@ -56,6 +56,8 @@ export function runsView(main, params) {
   function apply(event) {
     const { name, value } = event.currentTarget;
     if (name in filters) filters[name] = value;
+    // Other filters, another list: it starts again at its first page.
+    pages = 1;
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
     history.replaceState(null, "", `#/${query ? `?${query}` : ""}`);
     refresh().catch(() => setLive(false));
