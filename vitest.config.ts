@@ -17,6 +17,7 @@ export default defineConfig({
     maxWorkers: 2,
     isolate: false,
     setupFiles: ["tests/setup/shared-worker.ts"],
+    globalSetup: ["tests/setup/temp-root.ts"],
     // The handlers log and emit metrics to stdout as Lambda wants; in tests that is noise.
     env: { POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true" },
   },

@@ -5,6 +5,7 @@ import { OutcomeEvents } from "../shared/events.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import {
+  type BlobStore,
   REVIEW_CLAIM_MS,
   type Review,
   type RunRecord,
@@ -22,6 +23,8 @@ const REVIEWABLE: readonly RunStatus[] = ["needs_manual_review", "failed"];
 /** What a review needs of a runtime (local, or a deployed stack): its runs, its packs, and its bus. */
 export interface ReviewRuntime {
   readonly runs: RunStore;
+  /** The runs' reports: an approval reads what still fails in the draft it approves. */
+  readonly blobs: BlobStore;
   readonly deps: Pick<LoopDeps, "registry">;
   publish(detailType: string, detail: Record<string, unknown>): Promise<void>;
   /**
@@ -29,6 +32,8 @@ export interface ReviewRuntime {
    * until a decision). Absent where nothing expires (a local folder).
    */
   retainDecided?(run: RunRecord): Promise<void>;
+  /** Holds a run's objects for review again, when its decision is taken back. Absent where nothing expires. */
+  retainAwaiting?(run: RunRecord): Promise<void>;
   /**
    * Whether an approval is also announced as `Draft Validated`, like the loop's own outcomes. A
    * deployment's reviewers may put only `Draft Reviewed` (their policy): false there. @default true
@@ -39,6 +44,11 @@ export interface ReviewRuntime {
 export interface ReviewOptions {
   file?: string;
   note?: string;
+  /**
+   * Approve a draft that still has error violations (`--override`, the viewer's checkbox): without
+   * it such an approval is refused, and with it the record keeps the rules that still failed.
+   */
+  override?: boolean;
   reviewer: string;
   /** Starts a run of an edited draft, linked to the run under review. */
   submit: (source: DraftSource, parentRunId: string) => Promise<RunResult>;
@@ -70,6 +80,105 @@ function conflict(run: RunRecord | undefined, runId: string, mine: Review): Revi
 /** The edited draft's run failed (a system fault), so the run under review keeps its place in the queue. */
 export class EditedRunFailedError extends Error {
   override readonly name = "EditedRunFailedError";
+}
+
+/**
+ * An approval of a draft that still has error violations, not said to be meant: a refusal (one line,
+ * exit code 2) naming the rules and how to say it is meant.
+ */
+export class OverrideRequiredError extends Error {
+  override readonly name = "OverrideRequiredError";
+  constructor(
+    run: RunRecord,
+    readonly rules: readonly string[],
+  ) {
+    super(
+      `run ${run.runId} was not approved: draft ${run.draftId} still has error violations (${rules.join(", ")}); approving it anyway must be said explicitly (--override, or the viewer's checkbox)`,
+    );
+  }
+}
+
+/** The rules that fail with error severity in the run's best draft (its final check and the judge's blocking findings). */
+async function errorRules(runtime: ReviewRuntime, run: RunRecord): Promise<string[]> {
+  const { buildRunResult } = await import("../shared/loop/run.js");
+  const result = await buildRunResult(run.runId, { runs: runtime.runs, blobs: runtime.blobs }, run);
+  return [...new Set(result.finalViolations.filter((v) => v.severity === "error").map((v) => v.ruleId))];
+}
+
+/** How long a reviewer may take their approval or rejection back (`redraft review <run> undo`, the viewer's Undo). */
+export const UNDO_MS = 5 * 60 * 1000;
+
+/**
+ * Takes back an approval or a rejection: only its own reviewer, within {@link UNDO_MS} of the
+ * decision, and only while the run is where the decision put it (an edit has started a run of its
+ * own: it has moved on). The run goes back to the status and reason the decision found it in,
+ * waiting for a decision again; a `Draft Reviewed` with `decision: "undo"` says so on the bus.
+ */
+export async function undoReview(
+  runtime: ReviewRuntime,
+  given: string,
+  options: Pick<ReviewOptions, "reviewer" | "listIds" | "where"> & { now?: () => Date },
+): Promise<ReviewOutcome> {
+  const { runId } = await resolveRun(
+    runtime.runs,
+    given,
+    options.where ?? "this data folder",
+    options.listIds,
+  );
+  const run = await runtime.runs.getRun(runId);
+  const review = run?.review;
+  if (!run || !review) throw new UsageError(`run ${runId} has no decision to take back`);
+  const decided =
+    (review.decision === "approve" && run.status === "validated" && run.reason === "approved") ||
+    (review.decision === "reject" && run.status === "rejected" && run.reason === "rejected_by_reviewer");
+  if (!decided)
+    throw new UsageError(
+      review.decision === "edit"
+        ? `run ${runId} was edited into run ${review.newRunId ?? "another"}: an edit cannot be taken back, the new run has moved on`
+        : `run ${runId} is ${run.status}: the decision of ${review.at} has been carried no further, or the run has moved on`,
+    );
+  if ((review.reviewer ?? "") !== options.reviewer)
+    throw new UsageError(
+      `run ${runId} was decided by ${review.reviewer ?? "another reviewer"}: only they can take the decision back`,
+    );
+  const now = (options.now ?? (() => new Date()))();
+  const age = now.getTime() - Date.parse(review.at);
+  if (!(age <= UNDO_MS))
+    throw new UsageError(
+      `run ${runId}'s decision (${review.decision}, ${review.at}) can no longer be taken back: a decision can be taken back for ${UNDO_MS / 60_000} minutes`,
+    );
+  if (!review.from)
+    throw new UsageError(
+      `run ${runId}'s decision was recorded without where it found the run: it cannot be taken back`,
+    );
+  const at = now.toISOString();
+  // The status first: should the process die before the claim is withdrawn, the run waits for
+  // review again, held by this reviewer's claim until it goes stale (REVIEW_CLAIM_MS).
+  await runtime.runs.setStatus(runId, review.from.status, at, {
+    ...(review.from.reason && { reason: review.from.reason }),
+  });
+  await runtime.runs.releaseReview(runId, review);
+  await runtime.retainAwaiting?.(run);
+  await runtime.publish(OutcomeEvents.Reviewed, {
+    runId,
+    draftId: run.draftId,
+    kind: run.kind,
+    status: review.from.status,
+    ...(review.from.reason && { reason: review.from.reason }),
+    decision: "undo",
+    undid: review.decision,
+    reviewer: options.reviewer,
+  });
+  const after = await runtime.runs.getRun(runId);
+  return {
+    runId,
+    draftId: run.draftId,
+    decision: review.decision,
+    status: after?.status ?? review.from.status,
+    reason: after?.reason ?? null,
+    review: after?.review ?? null,
+    message: `Run ${runId}: the ${review.decision === "approve" ? "approval" : "rejection"} is taken back; draft ${run.draftId} is ${after?.status ?? review.from.status} again.`,
+  };
 }
 
 /**
@@ -173,12 +282,18 @@ async function decide(
     reviewer: options.reviewer,
     at,
     ...(options.note && { note: options.note }),
+    from: { status: run.status, ...(run.reason && { reason: run.reason }) },
   };
   if (!REVIEWABLE.includes(run.status)) {
     if (run.review) throw conflict(run, runId, review);
     throw new UsageError(
       `run ${runId} is ${run.status}: only a draft that needs review, or whose run failed, can be reviewed`,
     );
+  }
+  if (decision === "approve") {
+    const failing = await errorRules(runtime, run);
+    if (failing.length > 0 && !options.override) throw new OverrideRequiredError(run, failing);
+    if (failing.length > 0) review.overriddenRules = failing;
   }
   // A bad edit is refused before the run is claimed, so it takes nobody's turn.
   const source =
@@ -194,7 +309,7 @@ async function decide(
   let said: string;
   if (decision === "approve") {
     decided = { status: "validated", reason: "approved" };
-    said = `Run ${runId} approved: draft ${run.draftId} is validated.`;
+    said = `Run ${runId} approved: draft ${run.draftId} is validated${review.overriddenRules ? `, its error violations overridden (${review.overriddenRules.join(", ")})` : ""}.`;
   } else if (decision === "reject") {
     decided = { status: "rejected", reason: "rejected_by_reviewer" };
     said = `Run ${runId} rejected: draft ${run.draftId} is closed.`;

@@ -30,6 +30,7 @@ const BENCHES: readonly { section: string; script?: string; args?: readonly stri
   { section: "suite" },
   { section: "sandbox" },
   { section: "grounding" },
+  { section: "viewer" },
 ];
 
 const SMOKE = process.argv.includes("--smoke");

@@ -2,7 +2,8 @@
  * `npm run bench:startup`: how long the command line takes to answer, as a multiple of an empty node.
  *
  * Measures whatever `bin/redraft.js` runs (TypeScript through tsx, or compiled JavaScript): the wall
- * time of `redraft --help`, `redraft runs` (its default page), `redraft show <run>` and a full
+ * time of `redraft --help`, `redraft runs` (its default page), `redraft show <run>`, `redraft batches`,
+ * `redraft export <run>` (the read-only commands, held within 1.5× of each other) and a full
  * listing `redraft runs --json --limit <all>`, on data dirs holding 1,000 and 10,000 runs (`--sizes`),
  * each divided by the wall time of `node -e 0`, medians of `--n` processes each (7 by default),
  * measured interleaved so that the machine's load weighs on all alike. Each size is measured on the
@@ -141,6 +142,15 @@ function binPath(): string {
     : `the TypeScript sources through tsx: dist/ is stale, ${stale.length} of its sources changed since the build (${stale.slice(0, 3).join(", ")}${stale.length > 3 ? ", …" : ""})`;
 }
 
+/** The read-only listings and readers, held within READ_ONLY_SPREAD of each other's start-up. */
+const READ_ONLY: readonly string[] = [
+  "redraft runs",
+  "redraft show <run>",
+  "redraft batches",
+  "redraft export <run>",
+];
+const READ_ONLY_SPREAD = 1.5;
+
 function main(): void {
   say("redraft bench:startup");
   say(machine());
@@ -150,6 +160,7 @@ function main(): void {
   );
   const rows: string[][] = [];
   const verdicts: string[] = [];
+  const spreads: string[] = [];
   let phaseDir: string | undefined;
   for (const size of SIZES) {
     const cases: { name: string; store: string; args: string[] }[] = [
@@ -170,6 +181,8 @@ function main(): void {
       cases.push(
         { name: "redraft runs", store, args: [BIN, "runs", "--data-dir", dataDir] },
         { name: "redraft show <run>", store, args: [BIN, "show", oneRun, "--data-dir", dataDir] },
+        { name: "redraft batches", store, args: [BIN, "batches", "--data-dir", dataDir] },
+        { name: "redraft export <run>", store, args: [BIN, "export", oneRun, "--data-dir", dataDir] },
         {
           name: `redraft runs --json (all ${size})`,
           store,
@@ -183,6 +196,18 @@ function main(): void {
         times[c]?.push(run(args, store).ms);
       });
     const base = median(times[0] ?? []);
+    // The read-only commands load only what they read (issue 37): each within 1.5× of the others.
+    const readOnly = cases
+      .map(({ name, store }, c) => ({ name, store, t: median(times[c] ?? []) }))
+      .filter(({ name, store }) => store === "sqlite" && READ_ONLY.includes(name));
+    if (readOnly.length > 1) {
+      const slowest = readOnly.reduce((a, b) => (b.t > a.t ? b : a));
+      const fastest = readOnly.reduce((a, b) => (b.t < a.t ? b : a));
+      const spread = slowest.t / fastest.t;
+      spreads.push(
+        `${fmtInt(size)} runs, ${readOnly.map((r) => r.name).join(", ")}: slowest (${slowest.name}) ${spread.toFixed(2)}× the fastest (${fastest.name}), goal ≤ ${READ_ONLY_SPREAD}×: ${spread <= READ_ONLY_SPREAD ? "met" : "NOT met"}`,
+      );
+    }
     cases.forEach(({ name, store }, c) => {
       const t = median(times[c] ?? []);
       const ratio = t / base;
@@ -207,6 +232,7 @@ function main(): void {
     say("");
     for (const v of verdicts) say(`goal ${v}`);
   }
+  for (const s of spreads) say(`goal ${s}`);
   if (phaseDir && existsSync(DIST_MAIN)) {
     const phases: Record<string, number>[] = [];
     for (let i = 0; i < N; i++)

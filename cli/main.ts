@@ -127,7 +127,8 @@ function reportError(error: unknown, cli: Command): number {
       (error.name === ErrorNames.InvalidPack ||
         error.name === "DataDirError" ||
         error.name === "RepairRefusedError" ||
-        error.name === "ReviewConflictError"))
+        error.name === "ReviewConflictError" ||
+        error.name === "OverrideRequiredError"))
   ) {
     say(`redraft: ${oneLine(error.message)}`);
     return 2;

@@ -7,8 +7,9 @@
 process.env.POWERTOOLS_LOG_LEVEL ??= "SILENT";
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 
-// The AWS SDK warns on Node < 22 about its releases after January 2027. Locally it only talks to
-// the embedded dynalite, and the lockfile pins the SDK; the warning would only bury the output.
+// The AWS SDK warns on Node < 22 about its releases after January 2027. Locally it talks at most to
+// the embedded dynalite of a folder made before SQLite, and the lockfile pins the SDK; the warning
+// would only bury the output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 export {};

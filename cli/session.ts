@@ -7,7 +7,7 @@ import { say } from "./options.js";
 
 // Everything here is imported by the command that uses it: `redraft --help` loads commander and
 // the option schemas, `redraft runs` the database but no state machine, model SDK or viewer.
-// LocalRuntime alone takes about a second to import (dynalite, the AWS SDK, the handlers).
+// The state machine's interpreter, the handlers and the packs load only when a draft is run.
 
 /** The options given before the command, read by every command. */
 export interface GlobalOptions {

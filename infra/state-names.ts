@@ -76,7 +76,7 @@ export const LAMBDA_STATES = [
 /** Task states that copy the best draft under `results/` (a blob copy locally). */
 export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.PublishBestDraft] as const;
 
-/** Task states doing a DynamoDB UpdateItem on the run record (the same update against dynalite locally). */
+/** Task states doing a DynamoDB UpdateItem on the run record (locally the same update, against the data folder's store: local/update-item.ts). */
 export const RECORD_STATES = [
   StateNames.MarkValidated,
   StateNames.MarkNeedsReview,

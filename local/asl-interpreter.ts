@@ -11,7 +11,8 @@ import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 /**
  * How the committed state machine runs in aws-local-stepfunctions, whatever stores lie behind it:
  * every Task state bound by name to a Lambda step or to a stand-in for its direct integration. The
- * local runtime (dynalite, a folder, an event log) and the in-process `correctDraft` (memory stores)
+ * local runtime (its data folder's store, SQLite or dynalite, and an event log) and the in-process
+ * `correctDraft` (memory stores)
  * both bind through here.
  */
 

@@ -4,6 +4,7 @@ import type { DynamoDBClient, PutItemCommandInput, UpdateItemCommandInput } from
 import type { BatchRecord } from "../shared/batch/record.js";
 import type { RoundRecord } from "../shared/batch/rounds.js";
 import type { BatchFinisher } from "../shared/batch/steps.js";
+import type { RunFacets, RunFilter, RunTotals } from "../shared/store/totals.js";
 import type {
   BlobStore,
   RunOutcome,
@@ -64,6 +65,10 @@ export interface LocalBackend {
   putItem(input: PutItemCommandInput): Promise<unknown>;
   /** A page of runs, newest first, after `after` (see SqliteRunStore.listPage). */
   listPage(query: RunQuery & { after?: RunCursor | undefined }): Promise<RunRecord[]>;
+  /** Totals over every run `filter` matches, and the kinds and reasons of all runs (the viewer's cards). */
+  runTotals(filter: RunFilter): Promise<{ totals: RunTotals; facets: RunFacets }>;
+  /** A page of the runs `filter` matches, newest first, after `after` (the viewer's list). */
+  filteredPage(filter: RunFilter, limit: number, after?: RunCursor): Promise<RunRecord[]>;
   /** Every run id (to resolve a prefix the user typed). */
   runIds(): Promise<string[]>;
   saveHistory(name: string, summary: unknown): Promise<void>;
@@ -136,11 +141,20 @@ export async function openSqliteBackend(
       return updateItem(input);
     },
     putItem: async (input) => {
-      // CreateBatch writes string attributes only (infra/batch-state-machine.asl.json).
+      // CreateBatch writes string attributes only (infra/batch-state-machine.asl.json). Its start
+      // time is `$$.State.EnteredTime`, which the interpreter passes as a marker (one context per
+      // execution): stamped here with the time of the write, as the dynalite path does.
+      const [{ BatchRecordSchema }, { ENTERED_TIME_MARKER }] = await Promise.all([
+        import("../shared/batch/record.js"),
+        import("./asl-interpreter.js"),
+      ]);
+      const at = new Date().toISOString();
       const item = Object.fromEntries(
-        Object.entries(input.Item ?? {}).map(([name, value]) => [name, "S" in value ? value.S : undefined]),
+        Object.entries(input.Item ?? {}).map(([name, value]) => [
+          name,
+          "S" in value ? value.S?.replaceAll(ENTERED_TIME_MARKER, at) : undefined,
+        ]),
       ) as Record<string, string | undefined>;
-      const { BatchRecordSchema } = await import("../shared/batch/record.js");
       const record = BatchRecordSchema.parse({
         batchId: item.batchId,
         status: item.status,
@@ -153,6 +167,8 @@ export async function openSqliteBackend(
       return {};
     },
     listPage: async (query) => runs.listPage(query),
+    runTotals: async (filter) => runs.totals(filter),
+    filteredPage: async (filter, limit, after) => runs.filteredPage(filter, limit, after),
     runIds: async () => runs.runIds(),
     saveHistory: async (name, summary) => executions.put(name, summary),
     history: async (name) => executions.get(name),

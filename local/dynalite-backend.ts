@@ -11,6 +11,8 @@ import { DynamoDBDocumentClient, QueryCommand, type QueryCommandOutput } from "@
 import { DynamoBatchStore } from "../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
 import { CREATED_PARTITIONS, INDEXES, PARTITION_KEY, RUN_KEY_PREFIX } from "../functions/lib/table.js";
+import { matchesFilter, TotalsFold } from "../shared/store/totals.js";
+import type { RunRecord } from "../shared/store/types.js";
 import { dynamoDbIntegrationError, ENTERED_TIME_MARKER } from "./asl-interpreter.js";
 import type { LocalBackend } from "./backend.js";
 import { ensureTable } from "./dynalite.js";
@@ -91,6 +93,23 @@ export async function openDynaliteBackend(
         (r) => time(r) < after.at || (time(r) === after.at && r.runId < after.runId),
       );
       return start < 0 ? [] : all.slice(start, query.limit === undefined ? undefined : start + query.limit);
+    },
+    // DynamoDB adds nothing up: the table is read whole, one run at a time into the counts.
+    runTotals: async (filter) => {
+      const fold = new TotalsFold(filter);
+      for (const run of await runs.listRuns()) fold.add(run);
+      return { totals: fold.totals, facets: fold.facets };
+    },
+    filteredPage: async (filter, limit, after) => {
+      const time = (r: RunRecord) => (filter.status ? r.updatedAt : r.createdAt);
+      const all = await runs.listRuns(filter.status ? { status: filter.status } : {});
+      return all
+        .filter(
+          (r) =>
+            matchesFilter(r, filter) &&
+            (!after || time(r) < after.at || (time(r) === after.at && r.runId < after.runId)),
+        )
+        .slice(0, limit);
     },
     runIds: () => tableRunIds(db.client),
     // Atomic: `redraft show` in another process may read it while it is written.

@@ -7,7 +7,7 @@ import { prepareDataDir } from "./data-dir.js";
 import { createExclusive, isAlive, type ProcessIdentity, readIfExists, SELF } from "./lock.js";
 import { LOCK_FILE } from "./shared-db.js";
 
-/** LevelDB's binding as dynalite itself loads it: the store redraft's database is kept in. */
+/** LevelDB's binding as dynalite itself loads it: the store of a data folder made before SQLite. */
 const fromDynalite = createRequire(createRequire(import.meta.url).resolve("dynalite"));
 
 /** The repair could not start: another process has the folder. Said in one line, nothing changed. */

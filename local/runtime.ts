@@ -11,6 +11,7 @@ import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import type { PackRegistry } from "../shared/registry.js";
 import { claimHash } from "../shared/store/claim.js";
+import type { RunFacets, RunFilter, RunTotals } from "../shared/store/totals.js";
 import type { BlobStore, RunQuery, RunRecord, RunStatus } from "../shared/store/types.js";
 import type { parseDraft } from "../shared/validate.js";
 import type { ExecutionSummary, PutEventsInput, TaskHandler } from "./asl-interpreter.js";
@@ -192,6 +193,16 @@ export class LocalRuntime {
   /** A page of runs, newest first, after `after` (`redraft runs --after`). */
   listPage(query: RunQuery & { after?: RunCursor | undefined }): Promise<RunRecord[]> {
     return this.#backend.listPage(query);
+  }
+
+  /** Totals over every run `filter` matches, counted by the store, and the kinds and reasons of all runs. */
+  runTotals(filter: RunFilter): Promise<{ totals: RunTotals; facets: RunFacets }> {
+    return this.#backend.runTotals(filter);
+  }
+
+  /** A page of the runs `filter` matches, newest first, after `after` (the viewer's list). */
+  filteredPage(filter: RunFilter, limit: number, after?: RunCursor): Promise<RunRecord[]> {
+    return this.#backend.filteredPage(filter, limit, after);
   }
 
   /** Reads the whole store (`redraft doctor`); returns how many records it holds. */

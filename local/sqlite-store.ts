@@ -8,6 +8,13 @@ import type { RoundRecord } from "../shared/batch/rounds.js";
 import { BlobNotFoundError, RunFinishedError, RunNotFoundError } from "../shared/errors.js";
 import { claimTerms, mayTakeClaim } from "../shared/store/claim.js";
 import {
+  DECISION_REASONS,
+  FINAL_STATUSES,
+  type RunFacets,
+  type RunFilter,
+  type RunTotals,
+} from "../shared/store/totals.js";
+import {
   type AttemptRecord,
   addTotals,
   type BlobStore,
@@ -424,6 +431,21 @@ export class SqliteDb {
 const parseRun = (row: Record<string, unknown> | undefined): RunRecord | undefined =>
   row ? (JSON.parse(String(row.record)) as RunRecord) : undefined;
 
+/**
+ * A filter as SQL. The part of the draft id is matched case-insensitively by lower() (ASCII letters,
+ * as SQLite folds them), the kind and reason read from the record.
+ */
+function filterSql(filter: RunFilter): { where: string; params: SQLInputValue[] } {
+  const clauses: string[] = [];
+  const params: SQLInputValue[] = [];
+  if (filter.status) clauses.push("status = ?") && params.push(filter.status);
+  if (filter.reason) clauses.push("json_extract(record, '$.reason') = ?") && params.push(filter.reason);
+  if (filter.kind) clauses.push("json_extract(record, '$.kind') = ?") && params.push(filter.kind);
+  const needle = filter.q?.trim().toLowerCase();
+  if (needle) clauses.push("instr(lower(draft_id), ?) > 0") && params.push(needle);
+  return { where: clauses.length ? ` WHERE ${clauses.join(" AND ")}` : "", params };
+}
+
 /** A listing's position: the last run of the previous page, as `redraft runs --after` takes it. */
 export interface RunCursor {
   at: string;
@@ -609,6 +631,87 @@ export class SqliteRunStore implements RunStore {
       where.push(`(${time}, run_id) < (?, ?)`) && params.push(query.after.at, query.after.runId);
     const sql = `SELECT record FROM runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${time} DESC, run_id DESC LIMIT ?`;
     return this.db.all(sql, ...params, query.limit ?? -1).map((row) => parseRun(row) as RunRecord);
+  }
+
+  /**
+   * Totals over every run `filter` matches, counted by SQLite in one pass over the table (the
+   * viewer's cards: true however many runs there are, and nothing held but the counts), and the
+   * kinds and reasons of all runs. Counted as {@link TotalsFold} counts, which tests hold it to.
+   */
+  totals(filter: RunFilter): { totals: RunTotals; facets: RunFacets } {
+    const { where, params } = filterSql(filter);
+    const decided = DECISION_REASONS.map((r) => `'${r}'`).join(", ");
+    const final = FINAL_STATUSES.map((s) => `'${s}'`).join(", ");
+    const row = this.db.get(
+      `WITH r AS (SELECT status, draft_id, coalesce(json_extract(record, '$.reason'), '') AS reason,
+         json_extract(record, '$.tokens.total') AS tokens, json_extract(record, '$.costUsd') AS cost
+         FROM runs${where})
+       SELECT count(*) AS runs, count(DISTINCT draft_id) AS drafts,
+         total(status IN (${final})) AS finished, total(status = 'validated') AS validated,
+         total(status = 'needs_manual_review') AS needs_review,
+         total(status = 'validated' AND reason NOT IN (${decided})) AS loop_validated,
+         total(status = 'needs_manual_review' OR reason IN (${decided})) AS sent_to_review,
+         total(status = 'rejected' AND reason NOT IN (${decided})) AS loop_rejected,
+         total(status = 'failed') AS failed, total(reason = 'approved') AS approved,
+         total(reason = 'rejected_by_reviewer') AS rejected_by_reviewer,
+         total(reason = 'superseded_by_edit') AS edited, total(tokens) AS tokens,
+         total(CASE WHEN tokens = 0 OR cost > 0 THEN cost ELSE 0 END) AS usd,
+         total(NOT (tokens = 0 OR cost > 0)) AS unpriced
+       FROM r`,
+      ...params,
+    ) as Record<string, number>;
+    const n = (name: string) => Number(row[name] ?? 0);
+    const outcomes = {
+      validated: n("loop_validated"),
+      sentToReview: n("sent_to_review"),
+      rejected: n("loop_rejected"),
+      failed: n("failed"),
+    };
+    const strings = (sql: string) =>
+      this.db
+        .all(sql)
+        .map((r) => r.v)
+        .filter((v): v is string => typeof v === "string")
+        .sort();
+    return {
+      totals: {
+        runs: n("runs"),
+        drafts: n("drafts"),
+        finished: n("finished"),
+        validated: n("validated"),
+        needsReview: n("needs_review"),
+        outcomes: {
+          finished: outcomes.validated + outcomes.sentToReview + outcomes.rejected + outcomes.failed,
+          ...outcomes,
+        },
+        decisions: {
+          approved: n("approved"),
+          rejected: n("rejected_by_reviewer"),
+          edited: n("edited"),
+          awaiting: n("needs_review"),
+        },
+        tokens: n("tokens"),
+        cost: { usd: n("usd"), priced: n("unpriced") === 0 },
+        unpricedRuns: n("unpriced"),
+      },
+      facets: {
+        kinds: strings("SELECT DISTINCT json_extract(record, '$.kind') AS v FROM runs"),
+        reasons: strings("SELECT DISTINCT json_extract(record, '$.reason') AS v FROM runs"),
+      },
+    };
+  }
+
+  /**
+   * A page of the runs `filter` matches, newest first (by creation; by entering the status for a
+   * listing by status, as {@link listPage}), after `after`: the viewer's list, a page at a time.
+   */
+  filteredPage(filter: RunFilter, limit: number, after?: RunCursor): RunRecord[] {
+    const time = filter.status ? "updated_at" : "created_at";
+    const { where, params } = filterSql(filter);
+    const clauses = where ? [where.slice(" WHERE ".length)] : [];
+    if (after) clauses.push(`(${time}, run_id) < (?, ?)`) && params.push(after.at, after.runId);
+    const sql = `SELECT record FROM runs${clauses.length ? ` WHERE ${clauses.join(" AND ")}` : ""} ORDER BY ${time} DESC, run_id DESC LIMIT ?`;
+    return this.db.all(sql, ...params, limit).map((row) => parseRun(row) as RunRecord);
   }
 
   /** Every run id, for resolving a prefix the user typed: the index alone is read, not the records. */

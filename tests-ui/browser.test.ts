@@ -10,6 +10,7 @@ import {
   batchDataDir,
   CASSETTE,
   examplesDataDir,
+  manyRunsDataDir,
   ROOT,
   redraft,
   type Served,
@@ -167,10 +168,19 @@ describe("the viewer in a browser", () => {
     await page.getByRole("link", { name: "mcq-breaker" }).click();
     await page.waitForSelector(".review");
     await page.fill("#review-note", "homogeneity is fine here");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve…" }).click();
+    // Asked first, naming the draft and the decision; its errors must be said to be overridden.
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.innerText()).toContain("Approve draft mcq-breaker?");
+    const approve = dialog.getByRole("button", { name: "Approve", exact: true });
+    expect(await approve.isDisabled()).toBe(true);
+    await dialog.getByRole("checkbox").check();
+    await approve.click();
     await expect.poll(() => page.locator("h1 .status").innerText()).toBe("validated");
     expect(await page.locator("[data-review]").innerText()).toContain("homogeneity is fine here");
-    expect(await page.locator(".review").count()).toBe(0);
+    // What is left is the way back, for a stated time.
+    expect(await page.locator(".review").innerText()).toMatch(/can be taken back by them until/);
+    expect(await page.getByRole("button", { name: "Approve…" }).count()).toBe(0);
     // The same record `redraft review … approve` writes.
     const run = await served.runtime.runs.getRun(runId);
     expect(run).toMatchObject({
@@ -178,6 +188,7 @@ describe("the viewer in a browser", () => {
       reason: "approved",
       review: { decision: "approve", reviewer: "tester", note: "homogeneity is fine here" },
     });
+    expect(run?.review?.overriddenRules?.length).toBeGreaterThan(0);
     // An approval is a person's decision: the loop's validated count does not grow, the review queue
     // shows no rate ("Validated 0 %" would be false), and the decision is counted apart.
     await page.goto(`${served.viewer.url}#/?status=needs_manual_review`);
@@ -187,6 +198,36 @@ describe("the viewer in a browser", () => {
     await expect.poll(() => page.locator(".card .decisions").innerText()).toContain("1 approved");
     expect(await page.locator(".card .outcomes").innerText()).toContain("7 validated · 2 sent to review");
     expect(await page.locator(".cards").innerText()).toMatch(/Validated by the loop\s+78%/i);
+  });
+
+  it("asks before a rejection, and takes it back on Undo", async () => {
+    const [waiting] = await served.runtime.runs.listRuns({ status: "needs_manual_review" });
+    if (!waiting) throw new Error("no run waits for review");
+    await page.goto(`${served.viewer.url}#/run/${waiting.runId}`);
+    await page.waitForSelector(".review");
+    // Cancel: nothing is written.
+    await page.getByRole("button", { name: "Reject…" }).click();
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.innerText()).toContain(`Reject draft ${waiting.draftId}?`);
+    expect(await dialog.innerText()).toContain(`Run ${waiting.runId} is closed`);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    expect((await served.runtime.runs.getRun(waiting.runId))?.status).toBe("needs_manual_review");
+    // Confirmed: rejected, and Undo offered.
+    await page.getByRole("button", { name: "Reject…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Reject", exact: true }).click();
+    await expect.poll(() => page.locator("h1 .status").innerText()).toBe("rejected");
+    expect(await served.runtime.runs.getRun(waiting.runId)).toMatchObject({
+      status: "rejected",
+      reason: "rejected_by_reviewer",
+    });
+    await page.getByRole("button", { name: "Undo rejection" }).click();
+    await expect.poll(() => page.locator("h1 .status").innerText()).toBe("needs manual review");
+    const after = await served.runtime.runs.getRun(waiting.runId);
+    expect(after).toMatchObject({ status: "needs_manual_review", reason: waiting.reason });
+    expect(after?.review).toBeUndefined();
+    // Waiting again: the review box is back.
+    await expect.poll(() => page.getByRole("button", { name: "Reject…" }).count()).toBe(1);
   });
 
   it("shows a run started by `redraft run` in another process without a reload, and its progress", async () => {
@@ -442,6 +483,12 @@ describe("the viewer in a browser", () => {
       await page.waitForSelector("table.items tbody tr");
       const counts = await page.locator(".batch-counts").innerText();
       expect(counts).toMatch(/Items\s+4/i);
+      // The date the batch started, as the record has it (it said "Invalid Date" on SQLite).
+      const record = await batch.runtime.batches.get(batchId);
+      expect(Date.parse(record?.startedAt ?? "")).toBeGreaterThan(Date.parse("2020-01-01"));
+      expect(await page.locator('[data-field="started"]').innerText()).toBe(
+        await page.evaluate((iso) => new Date(iso).toLocaleString(), record?.startedAt ?? ""),
+      );
       expect(counts).toMatch(/validated\s+3/i);
       expect(counts).toMatch(/rejected\s+1/i);
       expect(await page.locator('table.reasons tr[data-reason="invalid_input"]').innerText()).toMatch(
@@ -515,6 +562,35 @@ describe("the viewer in a browser", () => {
       if (SCREENSHOTS) await page.screenshot({ path: join(SHOTS, "grounding.png") });
     } finally {
       await grounded.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says the true totals of 2,500 runs (250 awaiting review) and pages through them", async () => {
+    const dir = await manyRunsDataDir(2500, 250);
+    const many = await serve(dir);
+    try {
+      await page.goto(many.viewer.url);
+      const rows = page.locator("table.runs tbody tr");
+      await expect.poll(() => rows.count()).toBe(100);
+      const cards = await page.locator(".cards").innerText();
+      expect(cards).toMatch(/Drafts\s+2,500/i);
+      expect(cards).toMatch(/2,500 runs/);
+      expect(cards).toMatch(/Needs review\s+250/i);
+      expect(await page.locator(".card .decisions").innerText()).toContain("250 awaiting");
+      // The list is cut, and says so.
+      expect(await page.locator("table.runs caption").innerText()).toBe("100 of 2,500 runs, newest first");
+      await page.getByRole("button", { name: "Show 100 more" }).click();
+      await expect.poll(() => rows.count()).toBe(200);
+      expect(await page.locator("table.runs caption").innerText()).toBe("200 of 2,500 runs, newest first");
+      // The review queue: 250 in the card and the caption, whatever the page holds.
+      await page.goto(`${many.viewer.url}#/?status=needs_manual_review`);
+      await expect
+        .poll(() => page.locator("table.runs caption").innerText())
+        .toBe("100 of 250 runs, newest first");
+      expect(await page.locator(".cards").innerText()).toMatch(/Needs review\s+250/i);
+    } finally {
+      await many.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

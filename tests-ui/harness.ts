@@ -9,6 +9,7 @@ import { LOCAL_BUCKET, LocalRuntime } from "../local/runtime.js";
 import { loadAsl } from "../local/state-machine.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import { ReplayModelClient } from "../shared/model/replay.js";
+import { newRunRecord } from "../shared/store/types.js";
 import { startViewer, type Viewer } from "../ui/server.js";
 
 export const ROOT = join(import.meta.dirname, "..");
@@ -82,6 +83,66 @@ export async function batchDataDir(): Promise<{ dir: string; batchId: string }> 
   const summary = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { batchId?: string };
   if (!summary.batchId) throw new Error(`redraft batch printed no batch id: ${run.stdout}`);
   return { dir, batchId: summary.batchId };
+}
+
+/**
+ * A data dir holding `total` finished runs, of which `awaitingReview` wait for a person (every
+ * tenth, from the newest): written through the folder's own run store (SQLite), as the loop's
+ * records, so that the list's totals and pages are tried at a size no example folder reaches.
+ */
+export async function manyRunsDataDir(total: number, awaitingReview: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "redraft-ui-many-"));
+  const runtime = await LocalRuntime.open({ dataDir: dir, asl: await loadAsl(), retryDelayMs: 0 });
+  try {
+    const start = Date.parse("2026-01-01T00:00:00.000Z");
+    const writes: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) {
+      const at = new Date(start + i * 1000).toISOString();
+      const review = (total - 1 - i) % 10 === 0 && (total - 1 - i) / 10 < awaitingReview;
+      const run = newRunRecord(`many-${String(i).padStart(6, "0")}`, `draft-${i}`, "mcq", at);
+      Object.assign(run, {
+        status: review ? "needs_manual_review" : "validated",
+        ...(review && { reason: "max_attempts" }),
+        attempts: review ? 3 : 0,
+        tokens: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15 },
+        costUsd: 0.001,
+      });
+      writes.push(runtime.runs.createRun(run));
+    }
+    await Promise.all(writes);
+  } finally {
+    await runtime.close();
+  }
+  return dir;
+}
+
+/**
+ * A data dir holding one run waiting for review whose draft is `bytes` long (a JSON record with a
+ * long list), its best draft stored where the run page reads it: a large run page.
+ */
+export async function largeRunDataDir(
+  bytes: number,
+): Promise<{ dir: string; runId: string; draft: unknown }> {
+  const dir = await mkdtemp(join(tmpdir(), "redraft-ui-large-"));
+  const runtime = await LocalRuntime.open({ dataDir: dir, asl: await loadAsl(), retryDelayMs: 0 });
+  try {
+    const runId = "large-run-1";
+    const items: { name: string }[] = [];
+    for (let size = 0; size < bytes; size += 40)
+      items.push({ name: `author ${items.length} of a long list` });
+    const draft = { id: "large-draft", kind: "json", context: {}, content: { authors: items } };
+    const run = newRunRecord(runId, "large-draft", "json", "2026-01-01T00:00:00.000Z");
+    Object.assign(run, {
+      status: "needs_manual_review",
+      reason: "max_attempts",
+      finalRef: `runs/${runId}/final.json`,
+    });
+    await runtime.runs.createRun(run);
+    await runtime.blobs.put(`runs/${runId}/final.json`, JSON.stringify(draft));
+    return { dir, runId, draft };
+  } finally {
+    await runtime.close();
+  }
 }
 
 /** The draft id of a run whose model has no price: its cost must read "unpriced", never $0.00. */

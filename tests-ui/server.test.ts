@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNDO_MS } from "../app/review.js";
 import { loadAsl } from "../local/state-machine.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { RunRecord } from "../shared/store/types.js";
@@ -11,6 +12,8 @@ import {
   BATCH_DRAFTS,
   batchDataDir,
   examplesDataDir,
+  largeRunDataDir,
+  manyRunsDataDir,
   ROOT,
   redraft,
   type Served,
@@ -149,6 +152,39 @@ describe("the viewer's server", () => {
     expect((await post(stuck.runId, { decision: "approve", note: "x".repeat(2001) })).status).toBe(400);
     expect((await http(`/api/runs/${stuck.runId}/review`)).status).toBe(405);
     expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+  });
+
+  it("refuses an approval over error violations unless it says so, and lets its reviewer take it back", async () => {
+    const stuck = await byDraft("paper-stuck");
+    const refused = await post(stuck.runId, { decision: "approve" });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body).error).toMatch(/still has error violations \(.+\).*--override/);
+    expect((await byDraft("paper-stuck")).status).toBe("needs_manual_review");
+    const approved = await post(stuck.runId, { decision: "approve", override: true });
+    expect(approved.status).toBe(200);
+    const decided = await byDraft("paper-stuck");
+    expect(decided).toMatchObject({ status: "validated", review: { decision: "approve" } });
+    expect(decided.review?.overriddenRules?.length).toBeGreaterThan(0);
+    expect(Date.parse(JSON.parse(approved.body).undoUntil) - Date.parse(String(decided.review?.at))).toBe(
+      UNDO_MS,
+    );
+    const undo = (headers: Record<string, string> = {}) =>
+      http(`/api/runs/${stuck.runId}/undo`, {
+        method: "POST",
+        headers: { ...json, [TOKEN_HEADER]: served.viewer.token, ...headers },
+        body: "{}",
+      });
+    expect((await undo({ [TOKEN_HEADER]: "" })).status).toBe(403);
+    expect((await undo({ origin: "http://evil.example" })).status).toBe(403);
+    expect((await http(`/api/runs/${stuck.runId}/undo`)).status).toBe(405);
+    expect((await byDraft("paper-stuck")).status).toBe("validated");
+    expect((await undo()).status).toBe(200);
+    const back = await byDraft("paper-stuck");
+    expect(back).toMatchObject({ status: "needs_manual_review", reason: stuck.reason });
+    expect(back.review).toBeUndefined();
+    const again = await undo();
+    expect(again.status).toBe(409);
+    expect(JSON.parse(again.body).error).toContain("no decision to take back");
   });
 
   it("refuses to review a run that is not waiting for review", async () => {
@@ -394,6 +430,103 @@ describe("the viewer's batches", () => {
     expect((await get(`/api/batches/${"b-".padEnd(80, "a")}`)).status).toBe(400);
     const post = await fetch(`${batchServed.viewer.url}api/batches/${batchId}`, { method: "POST" });
     expect(post.status).toBe(405);
+  });
+});
+
+describe("the runs list at 2,500 runs", () => {
+  let manyDir: string;
+  let many: Served;
+  const get = async (path: string) => {
+    const res = await fetch(`${many.viewer.url}${path.slice(1)}`);
+    return { status: res.status, body: await res.json() };
+  };
+  beforeAll(async () => {
+    manyDir = await manyRunsDataDir(2500, 250);
+    many = await serve(manyDir);
+  });
+  afterAll(async () => {
+    await many?.close();
+    await rm(manyDir, { recursive: true, force: true });
+  });
+
+  it("counts every run in its totals, not the runs of a page", async () => {
+    const first = await get("/api/runs");
+    expect(first.body.runs).toHaveLength(100);
+    expect(first.body.totals).toMatchObject({ runs: 2500, drafts: 2500, needsReview: 250, validated: 2250 });
+    expect(first.body.totals.decisions.awaiting).toBe(250);
+    expect(first.body.totalsCut).toBe(false);
+    const queue = await get("/api/runs?status=needs_manual_review&limit=500");
+    expect(queue.body.totals.runs).toBe(250);
+    expect(queue.body.runs).toHaveLength(250);
+    expect(queue.body.next).toBeNull();
+  });
+
+  it("pages through every run once, newest first, each page after the last one's run", async () => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const page = await get(`/api/runs?limit=500${after ? `&after=${after}` : ""}`);
+      expect(page.status).toBe(200);
+      // Only the first page counts the totals (the others are the same list, further on).
+      if (after) expect(page.body.totals).toBeUndefined();
+      seen.push(...page.body.runs.map((r: { runId: string }) => r.runId));
+      after = page.body.next;
+      pages += 1;
+    } while (after);
+    expect(pages).toBe(5);
+    expect(new Set(seen).size).toBe(2500);
+    expect(seen).toEqual([...seen].sort().reverse());
+    expect((await get("/api/runs?limit=501")).status).toBe(400);
+    expect((await get("/api/runs?after=no-such-run")).status).toBe(404);
+  });
+});
+
+describe("large run pages", () => {
+  it("twenty large pages at once do not hold a small request behind them", async () => {
+    const { dir, runId, draft } = await largeRunDataDir(4 * 1024 * 1024);
+    // The viewer in a process of its own, as a person runs it: this process only asks and counts.
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin", "redraft.js"), "ui", "--port", "0", "--data-dir", dir, "--llm", "none"],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk) => {
+          out += chunk;
+          const line = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
+          if (line?.[1]) resolve(line[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`redraft ui exited with ${code}`)));
+      });
+      const finished: string[] = [];
+      const page = async (i: number) => {
+        const res = await fetch(`${url}api/runs/${runId}`);
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        if (i === 0) expect(JSON.parse(text).finalDraft).toEqual(draft);
+        expect(text.length).toBeGreaterThan(4_000_000);
+        finished.push(`large ${i}`);
+      };
+      const pages = Array.from({ length: 20 }, (_, i) => page(i));
+      // Asked once the large pages are on their way (the first has started to arrive).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const small = fetch(`${url}api/runs?limit=1`).then(async (res) => {
+        expect(res.status).toBe(200);
+        expect((await res.json()).totals.runs).toBe(1);
+        finished.push("small");
+      });
+      await Promise.all([...pages, small]);
+      expect(finished).toHaveLength(21);
+      // Two pages are built and written at a time: the small request waits behind none of the
+      // eighteen others (it used to wait for all twenty).
+      expect(finished.indexOf("small")).toBeLessThan(6);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { explainReason } from "../app/explain.js";
 import { shortIds } from "../app/ids.js";
+import { UNDO_MS } from "../app/review.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
@@ -11,6 +12,14 @@ import { isPriced } from "../shared/model/pricing.js";
 import type { TokenUsage } from "../shared/model/types.js";
 import { fromPointer } from "../shared/pointer.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
+import {
+  isPricedRun,
+  matchesFilter,
+  type RunFacets,
+  type RunFilter,
+  type RunTotals,
+  TotalsFold,
+} from "../shared/store/totals.js";
 import {
   type AttemptRecord,
   type BlobStore,
@@ -40,7 +49,23 @@ export interface ViewerData {
   readonly batches?: BatchReader;
   /** The console page of a run's execution, when the runtime builds it itself (else built from the ARN). */
   consoleUrl?(runId: string): string | undefined;
+  /**
+   * Totals over every run a filter matches, counted by the store, and the kinds and reasons of all
+   * runs: a data folder's runtime has them (LocalRuntime.runTotals). Without them the list reads up
+   * to CLOUD_LIST_LIMIT runs and says when it was cut.
+   */
+  runTotals?(filter: RunFilter): Promise<{ totals: RunTotals; facets: RunFacets }>;
+  /** A page of the runs a filter matches, newest first, after a run's cursor (LocalRuntime.filteredPage). */
+  filteredPage?(
+    filter: RunFilter,
+    limit: number,
+    after?: { at: string; runId: string },
+  ): Promise<RunRecord[]>;
 }
+
+/** Runs in a page of the list unless the page asks for another number, and the most it may ask. */
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 500;
 
 /** The run's execution in the cloud, for the console link (nothing for a local run). */
 function executionLink(data: ViewerData, runId: string) {
@@ -49,18 +74,28 @@ function executionLink(data: ViewerData, runId: string) {
   return { ...(executionArn && { executionArn }), ...(consoleUrl && { consoleUrl }) };
 }
 
-/** The filters of the runs list, as the page sends them in the query string. */
+/** The filters of the runs list, as the page sends them in the query string, and the page wanted. */
 export const RunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
   reason: StopReasonSchema.optional(),
   kind: z.string().max(64).optional(),
   q: z.string().max(200).optional(),
+  /** Runs in the page. */
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+  /** The last run of the page before (its id, as `next` gave it): the page starts after it. */
+  after: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,100}$/, "not a run id")
+    .optional(),
 });
 export type RunsQuery = z.infer<typeof RunsQuerySchema>;
 
-/** How many runs the list reads before filtering: a local data dir, not a warehouse. */
-const LIST_LIMIT = 2000;
-const FINAL_STATUSES = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
+/**
+ * How many runs a store that cannot count or page by filter (a deployed stack's table) is read for
+ * the list and its totals; a list cut there says so (`totalsCut`). A data folder's store counts and
+ * pages itself, however many runs it holds.
+ */
+const CLOUD_LIST_LIMIT = 2000;
 
 /** A cost with whether it means anything: a model missing from the price table costs "$0", which is not true. */
 export interface Cost {
@@ -69,12 +104,7 @@ export interface Cost {
   priced: boolean;
 }
 
-const runCost = (run: RunRecord): Cost => ({
-  usd: run.costUsd,
-  // A priced call always costs something, so tokens at $0 were spent on a model with no price (the
-  // run's own `model` names the client, "replay" for a cassette, not the model each answer stands for).
-  priced: run.tokens.total === 0 || run.costUsd > 0,
-});
+const runCost = (run: RunRecord): Cost => ({ usd: run.costUsd, priced: isPricedRun(run) });
 
 /** Rule ids with error severity at a run's first check, read once per run (the report never changes). */
 const firstFailures = new WeakMap<BlobStore, Map<string, string[]>>();
@@ -102,86 +132,106 @@ async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined
   }
 }
 
-/** The reasons a person's decision writes (app/review.ts): the run's status is theirs, not the loop's. */
-const DECISION_REASONS = new Set(["approved", "rejected_by_reviewer", "superseded_by_edit"]);
+/** The runs, their totals and facets, however the store gives them. */
+interface RunSource {
+  totals(filter: RunFilter): Promise<{ totals: RunTotals; facets: RunFacets; cut: boolean }>;
+  page(filter: RunFilter, limit: number, after: RunRecord | undefined): Promise<RunRecord[]>;
+}
+
+const cursorOf = (run: RunRecord, filter: RunFilter) => ({
+  at: filter.status ? run.updatedAt : run.createdAt,
+  runId: run.runId,
+});
 
 /**
- * What the loop itself decided, before any person: an approved run counts as sent to review, not as
- * validated, and a draft a reviewer rejected is not an input the loop rejected.
+ * A data folder's runtime counts and pages by filter itself (SQLite in one query); any other store
+ * (a deployed stack's) is read up to CLOUD_LIST_LIMIT runs and added up here, the cut said.
  */
-function countOutcomes(runs: readonly RunRecord[]) {
-  const decided = (r: RunRecord) => r.reason !== undefined && DECISION_REASONS.has(r.reason);
-  const loopValidated = runs.filter((r) => r.status === "validated" && !decided(r)).length;
-  const sentToReview = runs.filter((r) => r.status === "needs_manual_review" || decided(r)).length;
-  const rejected = runs.filter((r) => r.status === "rejected" && !decided(r)).length;
-  const failed = runs.filter((r) => r.status === "failed").length;
+function runSource(data: ViewerData): RunSource {
+  const { runTotals, filteredPage } = data;
+  if (runTotals && filteredPage)
+    return {
+      totals: async (filter) => ({ ...(await runTotals.call(data, filter)), cut: false }),
+      page: (filter, limit, after) =>
+        filteredPage.call(data, filter, limit, after && cursorOf(after, filter)),
+    };
+  const listing = async (filter: RunFilter) =>
+    data.runs.listRuns({ ...(filter.status && { status: filter.status }), limit: CLOUD_LIST_LIMIT });
   return {
-    finished: loopValidated + sentToReview + rejected + failed,
-    validated: loopValidated,
-    sentToReview,
-    rejected,
-    failed,
+    totals: async (filter) => {
+      const runs = await listing(filter);
+      const fold = new TotalsFold(filter);
+      for (const run of runs) fold.add(run);
+      return { totals: fold.totals, facets: fold.facets, cut: runs.length >= CLOUD_LIST_LIMIT };
+    },
+    page: async (filter, limit, after) => {
+      const runs = (await listing(filter)).filter((r) => matchesFilter(r, filter));
+      const start = after ? runs.findIndex((r) => r.runId === after.runId) + 1 : 0;
+      return runs.slice(start, start + limit);
+    },
   };
 }
 
-/** What people decided on the runs the loop sent them, and how many still wait. */
-function countDecisions(runs: readonly RunRecord[]) {
-  const by = (reason: string) => runs.filter((r) => r.reason === reason).length;
-  return {
-    approved: by("approved"),
-    rejected: by("rejected_by_reviewer"),
-    edited: by("superseded_by_edit"),
-    awaiting: runs.filter((r) => r.status === "needs_manual_review").length,
-  };
-}
+/** How many runs the rules chart reads a report of, newest first: a chart of the recent past, said so. */
+const TOP_RULES_RUNS = 1000;
 
-/** The runs list: newest first, filtered, with totals over what is shown and the rules failing most. */
-export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds: readonly string[] = []) {
-  const all = await data.runs.listRuns({ ...(query.status && { status: query.status }), limit: LIST_LIMIT });
-  const needle = query.q?.trim().toLowerCase();
-  const runs = all.filter(
-    (r) =>
-      (!query.reason || r.reason === query.reason) &&
-      (!query.kind || r.kind === query.kind) &&
-      (!needle || r.draftId.toLowerCase().includes(needle)),
-  );
-  // As the command line prints them: unique among every run of the data dir, so `#/run/<shortId>` works.
-  const short = shortIds(
-    runs.map((r) => r.runId),
-    [...knownIds, ...all.map((r) => r.runId)],
-  );
-  const finished = runs.filter((r) => FINAL_STATUSES.has(r.status));
-  const costs = runs.map(runCost);
+/**
+ * The rules failing most often at the first check, over the newest TOP_RULES_RUNS runs the filter
+ * matches (each run's report is read once and remembered), and how many runs that was.
+ */
+async function topRules(data: ViewerData, source: RunSource, filter: RunFilter) {
   const ruleCounts = new Map<string, number>();
-  for (const r of runs) {
-    for (const rule of await initialErrorRules(data.blobs, r.runId))
-      ruleCounts.set(rule, (ruleCounts.get(rule) ?? 0) + 1);
+  let counted = 0;
+  let after: RunRecord | undefined;
+  while (counted < TOP_RULES_RUNS) {
+    const page = await source.page(filter, Math.min(MAX_PAGE, TOP_RULES_RUNS - counted), after);
+    for (const r of page) {
+      for (const rule of await initialErrorRules(data.blobs, r.runId))
+        ruleCounts.set(rule, (ruleCounts.get(rule) ?? 0) + 1);
+    }
+    counted += page.length;
+    after = page.at(-1);
+    if (page.length === 0 || !after) break;
   }
   return {
-    totals: {
-      runs: runs.length,
-      drafts: new Set(runs.map((r) => r.draftId)).size,
-      finished: finished.length,
-      /** Runs whose status is validated, approvals included; `outcomes` and `decisions` tell them apart. */
-      validated: finished.filter((r) => r.status === "validated").length,
-      needsReview: runs.filter((r) => r.status === "needs_manual_review").length,
-      outcomes: countOutcomes(runs),
-      decisions: countDecisions(runs),
-      tokens: runs.reduce((sum, r) => sum + r.tokens.total, 0),
-      cost: {
-        usd: costs.reduce((sum, c) => sum + (c.priced ? c.usd : 0), 0),
-        priced: costs.every((c) => c.priced),
-      },
-      unpricedRuns: costs.filter((c) => !c.priced).length,
-    },
-    topRules: [...ruleCounts]
+    over: counted,
+    rules: [...ruleCounts]
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, 8)
       .map(([ruleId, runs]) => ({ ruleId, runs })),
-    facets: {
-      kinds: [...new Set(all.map((r) => r.kind))].sort(),
-      reasons: [...new Set(all.flatMap((r) => (r.reason ? [r.reason] : [])))].sort(),
-    },
+  };
+}
+
+/**
+ * One page of the runs list, newest first, filtered. The first page (no `after`) carries the totals
+ * over every run the filter matches, counted by the store (not the runs of the page), the rules
+ * failing most and the filters' choices; `next` names the run the following page starts after, null
+ * on the last page.
+ */
+export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds: readonly string[] = []) {
+  const { limit, after: afterId, ...filter } = query;
+  const source = runSource(data);
+  const after = afterId === undefined ? undefined : await data.runs.getRun(afterId);
+  if (afterId !== undefined && !after) throw new RangeError(`no run ${afterId} to page after`);
+  const fetched = await source.page(filter, limit + 1, after);
+  const runs = fetched.slice(0, limit);
+  const next = fetched.length > limit ? (runs.at(-1)?.runId ?? null) : null;
+  // As the command line prints them: unique among every run of the data dir, so `#/run/<shortId>` works.
+  const short = shortIds(
+    runs.map((r) => r.runId),
+    [...knownIds, ...runs.map((r) => r.runId)],
+  );
+  const first =
+    after === undefined
+      ? await (async () => {
+          const { totals, facets, cut } = await source.totals(filter);
+          const rules = await topRules(data, source, filter);
+          return { totals, totalsCut: cut, topRules: rules.rules, topRulesOver: rules.over, facets };
+        })()
+      : {};
+  return {
+    ...first,
+    next,
     runs: runs.map((r) => ({
       runId: r.runId,
       shortId: short.get(r.runId) ?? r.runId,
@@ -362,6 +412,11 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
       before: r.before,
       after: r.after,
     })),
+    /**
+     * Until when the run's approval or rejection may be taken back by its reviewer (app/review.ts
+     * undoReview), while the run is where the decision put it; null otherwise.
+     */
+    undoUntil: undoDeadline(run),
     /** The run's reason in a sentence (app/explain.ts), for the review box. */
     reasonExplained: explainReason(run.reason) ?? null,
     initial: initial
@@ -402,6 +457,16 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },
   };
+}
+
+function undoDeadline(run: RunRecord): string | null {
+  const review = run.review;
+  const standing =
+    (review?.decision === "approve" && run.reason === "approved") ||
+    (review?.decision === "reject" && run.reason === "rejected_by_reviewer");
+  if (!review || !standing || !review.from) return null;
+  const until = Date.parse(review.at) + UNDO_MS;
+  return until > Date.now() ? new Date(until).toISOString() : null;
 }
 
 /** An execution ARN a run record may carry (a stack's records written with one); none locally. */

@@ -5,15 +5,24 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
+import pLimit from "p-limit";
 import * as z from "zod";
 import { localRunIds, type RunIdLister } from "../app/ids.js";
 import { UsageError } from "../app/inputs.js";
-import { REVIEW_DECISIONS, type ReviewOptions, type ReviewRuntime, reviewRun } from "../app/review.js";
+import {
+  REVIEW_DECISIONS,
+  type ReviewOptions,
+  type ReviewRuntime,
+  reviewRun,
+  UNDO_MS,
+  undoReview,
+} from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
 import { type BatchReader, batchDetailView, findBatch, listBatchesView } from "./batches.js";
+import { writeJsonStream } from "./stream-json.js";
 
 /** The only interface the viewer listens on: it shows drafts and takes review decisions, for this machine alone. */
 const VIEWER_HOST = "127.0.0.1";
@@ -57,6 +66,8 @@ const ReviewBodySchema = z
     decision: z.enum(REVIEW_DECISIONS),
     note: z.string().max(2000).optional(),
     reviewer: z.string().trim().min(1).max(100).optional(),
+    /** Approve a draft that still has error violations: the page's checkbox, ticked. */
+    override: z.boolean().optional(),
     /** The edited draft's JSON text (edit only). */
     draft: z.string().min(1).optional(),
   })
@@ -64,6 +75,8 @@ const ReviewBodySchema = z
     message: "an edit needs the edited draft, and only an edit takes one",
     path: ["draft"],
   });
+
+const UndoBodySchema = z.strictObject({ reviewer: z.string().trim().min(1).max(100).optional() });
 
 /**
  * Every run id of the store: as the options list them (a stack's runtime), or a local runtime's data
@@ -138,16 +151,23 @@ class HttpError extends Error {
   }
 }
 
+/** How many run pages are built and written at once; the others wait their turn (see route). */
+const RUN_PAGES_AT_ONCE = 2;
+
+const SECURITY_HEADERS = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  // Mermaid writes a <style> into each SVG it draws; scripts come from this server only.
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
+
 function send(res: ServerResponse, status: number, body: string | Buffer, type: string, extra = {}) {
   res.writeHead(status, {
     "content-type": type,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-    // Mermaid writes a <style> into each SVG it draws; scripts come from this server only.
-    "content-security-policy":
-      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    ...SECURITY_HEADERS,
     ...extra,
   });
   res.end(body);
@@ -167,6 +187,15 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  try {
+    return JSON.parse(await readBody(req));
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(400, "the body is not JSON");
+  }
+}
+
 const sameToken = (given: string | undefined, token: string) =>
   given !== undefined &&
   given.length === token.length &&
@@ -183,10 +212,12 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const { runtime, asl } = options;
   const batches = batchReader(runtime);
   let origins: Set<string> = new Set();
+  const runPages = pLimit(RUN_PAGES_AT_ONCE);
   // One review at a time: a double click must not approve twice or race an edit.
   let reviews: Promise<unknown> = Promise.resolve();
 
-  async function review(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+  /** A write must come as JSON from the page itself: its origin, and its token. */
+  function checkWrite(req: IncomingMessage): void {
     if (!/^application\/json(;|$)/i.test(req.headers["content-type"] ?? ""))
       throw new HttpError(415, "a review is sent as application/json");
     const origin = req.headers.origin;
@@ -195,13 +226,30 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     const given = req.headers[TOKEN_HEADER];
     if (!sameToken(typeof given === "string" ? given : undefined, token))
       throw new HttpError(403, "missing or wrong page token");
-    let json: unknown;
+  }
+
+  /** Takes back the page's reviewer's approval or rejection (app/review.ts undoReview). */
+  async function undo(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+    checkWrite(req);
+    const parsed = UndoBodySchema.safeParse(await readJsonBody(req));
+    if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
     try {
-      json = JSON.parse(await readBody(req));
+      const outcome = await undoReview(runtime, runId, {
+        reviewer: parsed.data.reviewer ?? options.reviewer,
+      });
+      return { message: outcome.message, status: outcome.status };
     } catch (error) {
-      if (error instanceof HttpError) throw error;
-      throw new HttpError(400, "the body is not JSON");
+      if (error instanceof UsageError) throw new HttpError(409, error.message);
+      throw error;
     }
+  }
+
+  async function review(
+    runId: string,
+    req: IncomingMessage,
+  ): Promise<{ message: string; status: string; undoUntil?: string }> {
+    checkWrite(req);
+    const json = await readJsonBody(req);
     const parsed = ReviewBodySchema.safeParse(json);
     if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
     const body = parsed.data;
@@ -212,15 +260,26 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       const message = await reviewRun(runtime, runId, body.decision, {
         ...(file && { file }),
         ...(body.note && { note: body.note }),
+        ...(body.override && { override: true }),
         reviewer: body.reviewer ?? options.reviewer,
         submit: options.submit,
       });
       const run = await runtime.runs.getRun(runId);
-      return { message, status: run?.status ?? "unknown" };
+      // An approval or a rejection may be taken back by its reviewer for a while: the page offers it.
+      const undoUntil =
+        run?.review && body.decision !== "edit"
+          ? new Date(Date.parse(run.review.at) + UNDO_MS).toISOString()
+          : undefined;
+      return { message, status: run?.status ?? "unknown", ...(undoUntil && { undoUntil }) };
     } catch (error) {
-      // The review's own refusals (not under review, a bad edit, another reviewer's decision first)
-      // are the person's to read, not a server fault.
-      if (error instanceof UsageError || (error as Error).name === "ReviewConflictError") {
+      // The review's own refusals (not under review, a bad edit, another reviewer's decision first,
+      // errors left that the approval did not say it overrides) are the person's to read, not a
+      // server fault.
+      if (
+        error instanceof UsageError ||
+        (error as Error).name === "ReviewConflictError" ||
+        (error as Error).name === "OverrideRequiredError"
+      ) {
         const { message } = error as Error;
         const text = file ? message.replaceAll(file, "the edited draft") : message;
         throw new HttpError(409, text);
@@ -248,11 +307,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         Object.fromEntries([...url.searchParams].filter(([, value]) => value !== "")),
       );
       if (!query.success) throw new HttpError(400, describeZodError(query.error));
-      return sendJson(
-        res,
-        200,
-        await listRunsView(runtime, query.data, (await viewerRunIds(options)?.()) ?? []),
+      const listed = await listRunsView(runtime, query.data, (await viewerRunIds(options)?.()) ?? []).catch(
+        (error: unknown) => {
+          // A page after a run the store no longer has (or never had): the page asks from the start.
+          if (error instanceof RangeError) throw new HttpError(404, error.message);
+          throw error;
+        },
       );
+      return sendJson(res, 200, listed);
     }
     if (url.pathname === "/api/batches" || url.pathname.startsWith("/api/batches/")) {
       if (req.method !== "GET") throw new HttpError(405, "method not allowed");
@@ -275,28 +337,38 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         await batchDetailView(runtime, found, (await viewerRunIds(options)?.()) ?? []),
       );
     }
-    const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review)?$/.exec(url.pathname);
+    const match = /^\/api\/runs\/([^/]+)(\/final\.json|\/review|\/undo)?$/.exec(url.pathname);
     if (match) {
       const runId = RunIdSchema.safeParse(decodedSegment(match[1] ?? "", "run"));
       if (!runId.success) throw new HttpError(400, describeZodError(runId.error, "runId"));
       const id = await viewerRunId(options, runId.data);
-      if (match[2] === "/review") {
+      if (match[2] === "/review" || match[2] === "/undo") {
         if (req.method !== "POST") throw new HttpError(405, "a review is a POST");
-        const done = reviews.then(() => review(id, req));
+        const write = match[2] === "/review" ? review : undo;
+        const done = reviews.then(() => write(id, req));
         reviews = done.catch(() => undefined);
         return sendJson(res, 200, await done);
       }
       if (req.method !== "GET") throw new HttpError(405, "method not allowed");
-      const detail = await runDetailView(runtime, asl, id);
-      if (!detail) throw new HttpError(404, `no run ${id}`);
-      if (match[2] === "/final.json") {
-        if (!detail.finalDraft) throw new HttpError(404, `run ${id} has no final draft`);
-        const name = `${detail.run.draftId.replace(/[^A-Za-z0-9._-]+/g, "_")}.final.json`;
-        return send(res, 200, `${JSON.stringify(detail.finalDraft, null, 2)}\n`, "application/json", {
-          "content-disposition": `attachment; filename="${name}"`,
-        });
-      }
-      return sendJson(res, 200, detail);
+      // A run page holds the run's drafts, reports and history: megabytes for a large draft. At
+      // most RUN_PAGES_AT_ONCE are built and written at a time, each written in pieces, so twenty
+      // large pages asked at once neither hold the memory of twenty nor a small request behind them.
+      return runPages(async () => {
+        // Reading a large run is one long turn (its draft parsed whole): the requests that came in
+        // meanwhile are let in first, so a small one never waits for more than the page in hand.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const detail = await runDetailView(runtime, asl, id);
+        if (!detail) throw new HttpError(404, `no run ${id}`);
+        if (match[2] === "/final.json") {
+          if (!detail.finalDraft) throw new HttpError(404, `run ${id} has no final draft`);
+          const name = `${detail.run.draftId.replace(/[^A-Za-z0-9._-]+/g, "_")}.final.json`;
+          return send(res, 200, `${JSON.stringify(detail.finalDraft, null, 2)}\n`, "application/json", {
+            "content-disposition": `attachment; filename="${name}"`,
+          });
+        }
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" });
+        await writeJsonStream(res, detail);
+      });
     }
     throw new HttpError(404, "not found");
   }

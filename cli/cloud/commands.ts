@@ -1,5 +1,5 @@
 import { UsageError } from "../../app/inputs.js";
-import { type ReviewDecision, reviewRun } from "../../app/review.js";
+import { type ReviewDecision, reviewRun, undoReview } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { BATCHES_PREFIX } from "../../shared/store/bucket-layout.js";
@@ -72,7 +72,7 @@ export async function cloudBatches(
   cmd: { limit: number; json?: boolean },
 ): Promise<void> {
   const cloud = await openCloud(opts);
-  const { batchesTable } = await import("../batch.js");
+  const { batchesTable } = await import("../batch-view.js");
   const records = await cloud.batches.list(cmd.limit);
   if (cmd.json) for (const r of records) out(JSON.stringify(r));
   else out(records.length ? batchesTable(records) : "No batches.");
@@ -85,14 +85,17 @@ const FOLLOW_MS = 15 * 60 * 1000;
 export async function cloudReview(
   opts: CloudOptions,
   runId: string,
-  decision: ReviewDecision,
-  cmd: { file?: string; note?: string; reviewer: string },
+  decision: ReviewDecision | "undo",
+  cmd: { file?: string; note?: string; reviewer: string; override?: boolean },
 ): Promise<string> {
   const cloud = await openCloud(opts);
   const run = await resolveRun(cloud.runs, runId, cloud.where);
+  if (decision === "undo")
+    return (await undoReview(cloud, run.runId, { reviewer: cmd.reviewer, where: cloud.where })).message;
   return reviewRun(cloud, run.runId, decision, {
     ...(cmd.file && { file: cmd.file }),
     ...(cmd.note && { note: cmd.note }),
+    ...(cmd.override && { override: true }),
     reviewer: cmd.reviewer,
     submit: async (source, parentRunId) =>
       followRun(cloud, await submitDraft(cloud, source, "event", { parentRunId }), FOLLOW_MS),
@@ -253,10 +256,11 @@ export async function cloudBatch(
   manifest: string,
   cmd: { json?: boolean; wait: boolean; progress: boolean; via: Via; pricing?: string },
 ): Promise<number> {
-  const [{ readFile }, batch, { splitManifest }, { childRunId }, { default: cliProgress }] =
+  const [{ readFile }, batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] =
     await Promise.all([
       import("node:fs/promises"),
       import("../batch.js"),
+      import("../batch-view.js"),
       import("../../shared/batch/manifest.js"),
       import("../../shared/batch/record.js"),
       import("cli-progress"),
@@ -335,10 +339,10 @@ export async function cloudBatch(
   bar?.stop();
   const done = record as NonNullable<typeof record>;
   if (cmd.json) {
-    for (const item of await batch.batchItems(cloud, done)) out(await batch.itemLine(cloud, id, item, false));
-    out(batch.summaryLine(done));
+    for (const item of await view.batchItems(cloud, done)) out(await view.itemLine(cloud, id, item, false));
+    out(view.summaryLine(done));
   } else {
-    out(batch.batchSummary(done));
+    out(view.batchSummary(done));
     say(`See its items: npx redraft --stack ${opts.stack ?? "…"} show ${id}`);
   }
   return done.status === "failed" ? 1 : 0;

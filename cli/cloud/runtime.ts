@@ -98,6 +98,12 @@ export class CloudRuntime implements ReviewRuntime {
     await this.blobs.retain(prefix, run.resultRef ? [run.resultRef] : [], "standard");
   }
 
+  /** A decision taken back: the run's objects are held for review again, as λ outcome holds them. */
+  async retainAwaiting(run: RunRecord): Promise<void> {
+    const prefix = blobKeys.original(run.runId).replace(/[^/]+$/, "");
+    await this.blobs.retain(prefix, run.resultRef ? [run.resultRef] : [], "review");
+  }
+
   /** The execution of a run, when the state machine is known. */
   executionArn(runId: string): string | undefined {
     return this.resources.stateMachineArn && executionArn(this.resources.stateMachineArn, runId);

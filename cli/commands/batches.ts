@@ -13,7 +13,7 @@ export function registerBatches(cli: Command, ctx: CommandContext): void {
       const opts = globalOptions(ctx);
       if (inCloud(opts)) return (await cloud()).cloudBatches(opts, cmd);
       await withRuntime(opts, READ_ONLY, async (runtime) => {
-        const { batchesTable } = await import("../batch.js");
+        const { batchesTable } = await import("../batch-view.js");
         const records = await runtime.batches.list(cmd.limit);
         if (cmd.json) for (const r of records) process.stdout.write(`${JSON.stringify(r)}\n`);
         else process.stdout.write(records.length ? `${batchesTable(records)}\n` : "No batches.\n");

@@ -27,7 +27,7 @@ export function registerShow(cli: Command, ctx: CommandContext): void {
         const listIds = ids.localRunIds(runtime);
         if (runId.startsWith("b-")) {
           // A batch id: the batch's summary and its items by status.
-          const { showBatch } = await import("../batch.js");
+          const { showBatch } = await import("../batch-view.js");
           const batches = runtime.batches;
           const batch =
             (await batches.get(runId)) ??

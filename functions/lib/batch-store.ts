@@ -18,7 +18,7 @@ import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./t
  *
  * The record is created by the batch state machine's own `CreateBatch` state (a conditional
  * PutItem: {@link batchItemKeys} and the attribute names here are what it writes), summed up by
- * λ batch-aggregate, and read by `redraft batches` / `show`.
+ * λ batch at its AggregateBatch step, and read by `redraft batches` / `show`.
  */
 export const BATCH_KEY_PREFIX = "BATCH#";
 export const BATCH_SORT_KEY = "BATCH";

@@ -105,8 +105,8 @@ const cached = new Map<boolean, Promise<LoopDeps>>();
 /**
  * The loop's dependencies in Lambda, built once per container from the environment. Only the
  * steps that call the model build a client (and read its key); the others only learn from
- * MODEL_PROVIDER whether one is configured. The local runtime builds the same shape from dynalite
- * and a folder instead.
+ * MODEL_PROVIDER whether one is configured. The local runtime builds the same shape from its data
+ * folder's store instead (SQLite by default; dynalite for a folder made before it).
  */
 export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
   let deps = cached.get(options.model);

@@ -124,7 +124,7 @@ export class Storage extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       encryption: TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      // Retention only: nothing reads or conditions on it (dynalite, used locally, has no TTL).
+      // Retention only: nothing reads or conditions on it (the local stores, SQLite and dynalite, have no TTL).
       timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy,
       deletionProtection: !destroy,

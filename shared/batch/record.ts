@@ -36,7 +36,7 @@ export const BatchInputSchema = z.object({
 });
 export type BatchInput = z.infer<typeof BatchInputSchema>;
 
-/** `running` until λ batch-aggregate writes its summary: `completed`, or `failed` with the Map's error. */
+/** `running` until λ batch (AggregateBatch) writes its summary: `completed`, or `failed` with the Map's error. */
 const BatchStatusSchema = z.enum(["running", "completed", "failed"]);
 export type BatchStatus = z.infer<typeof BatchStatusSchema>;
 

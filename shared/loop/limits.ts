@@ -4,8 +4,11 @@ import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
 import type { LoopLimits } from "./state.js";
 import { DEFAULT_BREAKER_AFTER } from "./verdict.js";
 
-// The loop's defaults live here, beside the limits resolved per run. The draft size and depth
-// defaults stay beside parseDraft (shared/validate.ts), which enforces them before anything else.
+// Where the loop's defaults live: the settings a pack may change (maxAttempts, stuckAfter,
+// maxLogicAttempts, the judge's threshold) and the caps in shared/pack.ts (DEFAULT_LOOP_SETTINGS,
+// DEFAULT_JUDGE_SETTINGS, DEFAULT_LOOP_CAPS), the breaker's in shared/loop/verdict.ts, and the
+// defaults of a run's delivery and calls below; docs/DESIGN.md §2 lists them. The draft size and
+// depth defaults stay beside parseDraft (shared/validate.ts), which enforces them before anything else.
 
 /**
  * A repeated delivery of the same content within this window starts no second run (0 disables the

@@ -62,6 +62,13 @@ const ReviewSchema = z.object({
   note: z.string().optional(),
   at: z.string(),
   newRunId: z.string().optional(),
+  /**
+   * An approval of a draft that still had error violations, said so explicitly (`--override`, the
+   * viewer's checkbox): the rules that still failed.
+   */
+  overriddenRules: z.array(z.string()).optional(),
+  /** Where the decision found the run, so that its reviewer can take it back (app/review.ts). */
+  from: z.object({ status: RunStatusSchema, reason: StopReasonSchema.optional() }).optional(),
 });
 export type Review = z.infer<typeof ReviewSchema>;
 

@@ -163,7 +163,7 @@ describe("every id a table prints works in every command that takes one", () => 
     expect(ids.some((id) => id.startsWith("b-"))).toBe(true);
     expect(ids.some((id) => !id.startsWith("b-"))).toBe(true);
     for (const id of ids) {
-      const reviewed = await cli("review", id, "approve", "--json");
+      const reviewed = await cli("review", id, "approve", "--override", "--json");
       expect(reviewed.code, `${id}: ${reviewed.stderr}`).toBe(0);
       const outcome = JSON.parse(reviewed.stdout) as Record<string, unknown>;
       expect(outcome).toMatchObject({ decision: "approve", status: "validated", reason: "approved" });

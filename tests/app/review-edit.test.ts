@@ -6,7 +6,7 @@ import { UsageError } from "../../app/inputs.js";
 import { EditedRunFailedError, type ReviewRuntime, reviewRun } from "../../app/review.js";
 import type { RunResult } from "../../shared/loop/run.js";
 import { PackRegistry } from "../../shared/registry.js";
-import { MemoryRunStore } from "../../shared/store/memory.js";
+import { MemoryBlobStore, MemoryRunStore } from "../../shared/store/memory.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { redraft as runCli } from "../helpers/run-cli.js";
 import { synthesizedAsl } from "../workflow/harness.js";
@@ -142,7 +142,12 @@ describe("reviewRun when the edited draft's run does not end well", () => {
     const runs = new MemoryRunStore();
     const run: RunRecord = { ...stuckRun, runId: "under-review", status: "needs_manual_review" };
     await runs.createRun(run);
-    const runtime: ReviewRuntime = { runs, deps: { registry: new PackRegistry() }, publish: async () => {} };
+    const runtime: ReviewRuntime = {
+      runs,
+      blobs: new MemoryBlobStore(),
+      deps: { registry: new PackRegistry() },
+      publish: async () => {},
+    };
     const file = await edit("edit-valid.json", {
       ...stuck,
       content: { title: "Another title", year: 2020, authors: [{ name: "A. B." }] },

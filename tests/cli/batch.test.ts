@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { batchesTable } from "../../cli/batch.js";
+import { batchesTable } from "../../cli/batch-view.js";
 import { CASSETTE, jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 /** `redraft batch`, `batches` and `show <batchId>`, in this process, on a temp data folder. */

@@ -134,10 +134,27 @@ describe("redraft run on the examples", () => {
   it("records a reviewer's decisions: approve, and edit as a new linked run", async () => {
     const breaker = results.find((r) => r.draftId === "mcq-breaker");
     const stuck = results.find((r) => r.draftId === "paper-stuck");
+    // An approval over the error violations left must say so; one said so may be taken back.
+    const unsaid = await redraft(["review", String(breaker?.runId), "approve", "--data-dir", dataDir()]);
+    expect(unsaid.code).toBe(2);
+    expect(unsaid.stderr).toMatch(/still has error violations \(.+\).*--override/);
+    const first = await redraft([
+      "review",
+      String(breaker?.runId),
+      "approve",
+      "--override",
+      "--data-dir",
+      dataDir(),
+    ]);
+    expect(first.code, first.stderr).toBe(0);
+    const undone = await redraft(["review", String(breaker?.runId), "undo", "--data-dir", dataDir()]);
+    expect(undone.code, undone.stderr).toBe(0);
+    expect(undone.stdout).toContain("approval is taken back");
     const approved = await redraft([
       "review",
       String(breaker?.runId),
       "approve",
+      "--override",
       "--note",
       "fine for a quiz",
       "--data-dir",

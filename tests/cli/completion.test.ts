@@ -47,7 +47,12 @@ describe("redraft completion", () => {
     expect(await complete("redraft", "--data-dir", "d", "sh")).toEqual(["show"]);
     expect(await complete("redraft", "runs", "--status", "")).toContain("needs_manual_review");
     expect(await complete("redraft", "runs", "--li")).toEqual(["--limit"]);
-    expect(await complete("redraft", "review", "3f2c9a1e", "")).toEqual(["approve", "reject", "edit"]);
+    expect(await complete("redraft", "review", "3f2c9a1e", "")).toEqual([
+      "approve",
+      "reject",
+      "edit",
+      "undo",
+    ]);
     expect(await complete("redraft", "review", "--note", "why", "3f2c9a1e", "a")).toEqual(["approve"]);
     expect(await complete("redraft", "completion", "")).toEqual(["bash", "zsh", "fish"]);
   }, 60_000);

@@ -184,7 +184,14 @@ describe("a run killed mid-way", () => {
     const failed = (await listRuns(dataDir)).filter((r) => r.reason === "interrupted");
     const [first] = failed;
     if (!first) return;
-    const approved = await redraft(["review", String(first.runId), "approve", "--data-dir", dataDir]);
+    const approved = await redraft([
+      "review",
+      String(first.runId),
+      "approve",
+      "--override",
+      "--data-dir",
+      dataDir,
+    ]);
     expect(approved.code, approved.stderr).toBe(0);
     expect((await listRuns(dataDir)).find((r) => r.runId === first.runId)).toMatchObject({
       status: "validated",

@@ -62,7 +62,7 @@ describe("two reviewers decide one run at the same moment", () => {
           spawned(
             i % 2 === 0
               ? ["review", runId, "edit", file, "--reviewer", "bob"]
-              : ["review", runId, "approve", "--reviewer", "bob"],
+              : ["review", runId, "approve", "--override", "--reviewer", "bob"],
           ),
         ]);
         const won = [a, b].filter((r) => r.code === 0);

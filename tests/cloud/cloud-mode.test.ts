@@ -123,7 +123,7 @@ describe("redraft --stack review", () => {
       const runId = queued.get(draftId) as string;
       const opts = { stack: "redraft-test" };
       const settled = await Promise.allSettled([
-        cloudReview(opts, runId, "approve", { reviewer: "ada" }),
+        cloudReview(opts, runId, "approve", { reviewer: "ada", override: true }),
         cloudReview(opts, runId, "reject", { reviewer: "bob" }),
       ]);
       const won = settled.filter((s) => s.status === "fulfilled");

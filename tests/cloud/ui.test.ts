@@ -79,7 +79,7 @@ describe("redraft --stack ui", () => {
       api(`/api/runs/${runId}/review`, {
         method: "POST",
         headers: { "content-type": "application/json", [TOKEN_HEADER]: viewer.token },
-        body: JSON.stringify({ decision: "approve", note: "fine" }),
+        body: JSON.stringify({ decision: "approve", note: "fine", override: true }),
       });
     const first = await review();
     expect(first.status, JSON.stringify(first.body)).toBe(200);

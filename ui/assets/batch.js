@@ -111,7 +111,7 @@ function renderBatchHead(el, d) {
       h("span", { className: "muted" }, "Manifest"),
       h("code", {}, b.manifest),
       h("span", { className: "muted" }, "Started"),
-      h("span", {}, time(b.startedAt)),
+      h("span", { "data-field": "started" }, time(b.startedAt)),
       h("span", { className: "muted" }, "Ended"),
       h("span", {}, b.endedAt ? time(b.endedAt) : "still running"),
       b.pricing

@@ -35,7 +35,12 @@ export function cost(c) {
 }
 
 export const json = (value) => (value === undefined ? "(none)" : JSON.stringify(value, null, 2));
-export const time = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+/** A time for a person; one that is no date (a record written before batches carried their start) says so. */
+export const time = (iso) => {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? "unknown" : date.toLocaleString();
+};
 
 /** A duration as a person reads it: 840 ms, 2.35 s, 3 min 4 s. */
 export function formatDuration(ms) {

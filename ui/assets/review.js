@@ -1,8 +1,70 @@
 // The review box of a run waiting for a person (or failed): approve, reject, or edit and resubmit,
 // writing the same record as `redraft review`; the reason in plain words and what still fails.
+// Approve and Reject ask first, naming the draft and the decision; approving a draft whose errors
+// remain needs the box ticked that says so; a decision may be taken back for a while (Undo).
 import { fill, h, token } from "./dom.js";
 
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-redraft-token": token },
+    body: JSON.stringify(body),
+  });
+  const answer = await res.json();
+  if (!res.ok) throw new Error(answer.error);
+  return answer;
+}
+
+const clock = (iso) => new Date(iso).toLocaleTimeString();
+
+/** A decided run whose reviewer may still take the decision back: what was decided, and Undo. */
+function renderUndo(el, d, reload) {
+  const message = h("div", { className: "message", role: "status", "aria-live": "polite" });
+  const what = d.run.review.decision === "approve" ? "approval" : "rejection";
+  const box = h(
+    "div",
+    { className: "review undo" },
+    h("h2", {}, "Review"),
+    h(
+      "p",
+      {},
+      `${d.run.review.reviewer ?? "A reviewer"}'s ${what} of draft ${d.run.draftId} can be taken back by them until ${clock(d.undoUntil)}.`,
+    ),
+    h(
+      "div",
+      { className: "actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          onclick: async () => {
+            message.className = "message";
+            message.textContent = "Sending…";
+            try {
+              message.textContent = (await post(`/api/runs/${d.run.runId}/undo`, {})).message;
+              await reload();
+            } catch (error) {
+              message.className = "message error";
+              message.textContent = error.message;
+            }
+          },
+        },
+        `Undo ${what}`,
+      ),
+    ),
+    message,
+  );
+  fill(el, box);
+  // Past the deadline the server refuses: the button goes when the time is up.
+  const left = Date.parse(d.undoUntil) - Date.now();
+  setTimeout(() => box.isConnected && fill(el), Math.max(0, left));
+}
+
 export function renderReview(el, d, reload) {
+  if (d.undoUntil && d.run.review) {
+    renderUndo(el, d, reload);
+    return;
+  }
   // The statuses `redraft review` accepts: a draft waiting for review, or a run that failed.
   if (d.run.status !== "needs_manual_review" && d.run.status !== "failed") {
     fill(el);
@@ -12,6 +74,7 @@ export function renderReview(el, d, reload) {
   const note = h("textarea", { id: "review-note", rows: 2, maxlength: 2000 });
   const editor = h("textarea", { id: "review-draft", rows: 14, spellcheck: "false" });
   editor.value = JSON.stringify(d.finalDraft, null, 2);
+  const errors = [...new Set(d.finalViolations.filter((v) => v.severity === "error").map((v) => v.ruleId))];
   const editBox = h(
     "div",
     { hidden: true },
@@ -27,21 +90,16 @@ export function renderReview(el, d, reload) {
       ),
     ),
   );
-  async function send(decision) {
+  async function send(decision, override = false) {
     message.className = "message";
     message.textContent = "Sending…";
     try {
-      const res = await fetch(`/api/runs/${d.run.runId}/review`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-redraft-token": token },
-        body: JSON.stringify({
-          decision,
-          ...(note.value.trim() && { note: note.value.trim() }),
-          ...(decision === "edit" && { draft: editor.value }),
-        }),
+      const body = await post(`/api/runs/${d.run.runId}/review`, {
+        decision,
+        ...(note.value.trim() && { note: note.value.trim() }),
+        ...(decision === "edit" && { draft: editor.value }),
+        ...(override && { override: true }),
       });
-      const body = await res.json();
-      if (!res.ok) throw new Error(body.error);
       message.textContent = body.message;
       await reload();
     } catch (error) {
@@ -49,6 +107,56 @@ export function renderReview(el, d, reload) {
       message.textContent = error.message;
     }
   }
+
+  /** Asks before a decision: the draft, the decision and what it does; an approval over errors needs the box ticked. */
+  function confirm(decision) {
+    const approving = decision === "approve";
+    const needsOverride = approving && errors.length > 0;
+    const override = h("input", { type: "checkbox", id: "review-override" });
+    const go = h(
+      "button",
+      { type: "button", className: approving ? "primary" : "danger", disabled: needsOverride },
+      approving ? "Approve" : "Reject",
+    );
+    const dialog = h(
+      "dialog",
+      { className: "confirm", "aria-labelledby": "confirm-title" },
+      h("h2", { id: "confirm-title" }, `${approving ? "Approve" : "Reject"} draft ${d.run.draftId}?`),
+      h(
+        "p",
+        {},
+        approving
+          ? `Run ${d.run.runId} becomes validated: its draft goes out as it is.`
+          : `Run ${d.run.runId} is closed: its draft is rejected.`,
+        " You can take the decision back for a few minutes.",
+      ),
+      needsOverride
+        ? h(
+            "label",
+            { className: "override" },
+            override,
+            ` Approve although ${errors.length} error violation${errors.length === 1 ? "" : "s"} remain (${errors.join(", ")})`,
+          )
+        : null,
+      h(
+        "div",
+        { className: "actions" },
+        go,
+        h("button", { type: "button", onclick: () => dialog.close() }, "Cancel"),
+      ),
+    );
+    override.addEventListener("change", () => {
+      go.disabled = !override.checked;
+    });
+    go.addEventListener("click", () => {
+      dialog.close();
+      send(decision, needsOverride && override.checked);
+    });
+    dialog.addEventListener("close", () => dialog.remove());
+    document.body.append(dialog);
+    dialog.showModal();
+  }
+
   fill(
     el,
     h(
@@ -86,8 +194,8 @@ export function renderReview(el, d, reload) {
       h(
         "div",
         { className: "actions" },
-        h("button", { type: "button", className: "primary", onclick: () => send("approve") }, "Approve"),
-        h("button", { type: "button", className: "danger", onclick: () => send("reject") }, "Reject"),
+        h("button", { type: "button", className: "primary", onclick: () => confirm("approve") }, "Approve…"),
+        h("button", { type: "button", className: "danger", onclick: () => confirm("reject") }, "Reject…"),
         h(
           "button",
           {

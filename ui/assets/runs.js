@@ -56,6 +56,8 @@ export function runsView(main, params) {
   function apply(event) {
     const { name, value } = event.currentTarget;
     if (name in filters) filters[name] = value;
+    // Other filters, another list: it starts again at its first page.
+    pages = 1;
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
     history.replaceState(null, "", `#/${query ? `?${query}` : ""}`);
     refresh().catch(() => setLive(false));
@@ -64,14 +66,29 @@ export function runsView(main, params) {
   // A poll sent before the filters changed can answer after the one sent on the change: only the
   // newest request's answer is drawn, so the table never goes back to the old filters.
   let sent = 0;
+  // The list is read a page at a time: the pages shown so far are read again at each poll, one
+  // request each, and "Show more" adds one. The first page's answer carries the store's totals.
+  let pages = 1;
   async function refresh() {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
     const mine = ++sent;
-    const data = await getJson(`/api/runs?${query}`);
+    const first = await getJson(`/api/runs?${query}`);
     if (mine !== sent) return;
-    buildForm(data.facets);
-    renderSummary(summary, data, filters.status);
-    renderTable(table, data.runs);
+    const runs = [...first.runs];
+    let next = first.next;
+    for (let page = 1; page < pages && next; page++) {
+      query.set("after", next);
+      const more = await getJson(`/api/runs?${query}`).catch(() => ({ runs: [], next: null }));
+      if (mine !== sent) return;
+      runs.push(...more.runs.filter((r) => !runs.some((s) => s.runId === r.runId)));
+      next = more.next;
+    }
+    buildForm(first.facets);
+    renderSummary(summary, first, filters.status);
+    renderTable(table, runs, first.totals.runs, next, first.totalsCut, () => {
+      pages += 1;
+      refresh().catch(() => setLive(false));
+    });
   }
   return { refresh, stop: () => {} };
 }
@@ -131,13 +148,13 @@ function renderSummary(el, data, status) {
     { className: "cards" },
     card(
       "Drafts",
-      String(t.drafts),
-      h("div", { className: "muted" }, `${t.runs} run${t.runs === 1 ? "" : "s"}`),
+      t.drafts.toLocaleString(),
+      h("div", { className: "muted" }, `${t.runs.toLocaleString()} run${t.runs === 1 ? "" : "s"}`),
     ),
     outcomeCards(t, status),
     card(
       "Needs review",
-      String(t.needsReview),
+      t.needsReview.toLocaleString(),
       h("a", { href: "#/?status=needs_manual_review" }, "open queue"),
     ),
     card("Tokens", t.tokens.toLocaleString()),
@@ -155,8 +172,23 @@ function renderSummary(el, data, status) {
   );
   fill(
     el,
+    data.totalsCut
+      ? h(
+          "p",
+          { className: "message error", role: "note" },
+          "These totals count only the newest runs the store lists at once: there are more.",
+        )
+      : null,
     cards,
-    h("div", {}, h("h2", { id: "rules-title" }, "Rules failing most often"), bars(data.topRules)),
+    h(
+      "div",
+      {},
+      h("h2", { id: "rules-title" }, "Rules failing most often"),
+      data.topRulesOver < t.runs
+        ? h("p", { className: "muted" }, `In the newest ${data.topRulesOver.toLocaleString()} runs.`)
+        : null,
+      bars(data.topRules),
+    ),
   );
 }
 
@@ -194,11 +226,31 @@ function bars(rules) {
   return svg;
 }
 
-function renderTable(el, runs) {
+/**
+ * The runs shown, and, when they are not all the runs the filters match, how many there are and a
+ * button for the next page: a cut list says so.
+ */
+function renderTable(el, runs, total, next, totalsCut, showMore) {
   if (runs.length === 0) {
     fill(el, h("p", { className: "muted" }, "No runs match."));
     return;
   }
+  const of = total.toLocaleString();
+  const caption =
+    runs.length < total || next
+      ? `${runs.length.toLocaleString()} of ${totalsCut ? "at least " : ""}${of} runs, newest first`
+      : `${of} runs, newest first`;
+  const more = next
+    ? h(
+        "div",
+        { className: "actions more" },
+        h(
+          "button",
+          { type: "button", onclick: showMore },
+          `Show ${Math.min(100, total - runs.length) || 100} more`,
+        ),
+      )
+    : null;
   const head = [
     "Draft",
     "Kind",
@@ -215,7 +267,7 @@ function renderTable(el, runs) {
     h(
       "table",
       { className: "runs" },
-      h("caption", { className: "muted" }, `${runs.length} runs, newest first`),
+      h("caption", { className: "muted", "data-shown": String(runs.length) }, caption),
       h(
         "thead",
         {},
@@ -262,5 +314,6 @@ function renderTable(el, runs) {
         ),
       ),
     ),
+    more,
   );
 }
