@@ -46,6 +46,8 @@ export interface ModelRequest {
   user: string;
   tool: ToolSpec;
   maxTokens: number;
+  /** The model to ask, when a model ladder (loop `models`) picks one; the client's own otherwise. */
+  model?: string;
   /**
    * What a correction prompt was built from, as data. Never sent to a model: it lets a simulated
    * corrector (the policy benchmark, tests) read the request without parsing the prompt's wording.
@@ -61,6 +63,8 @@ export interface CorrectionSubject {
   /** The best draft's content, which the prompt asks the model to correct. */
   content: unknown;
   violations: { ruleId: string; path?: string }[];
+  /** Field-level correction: the paths a patch may change (everything else locked); absent: the whole draft. */
+  open?: string[];
 }
 
 export interface ModelResponse {
@@ -78,6 +82,8 @@ export interface ModelResponse {
    * that came back from a Message Batch or a Bedrock batch inference job (half price).
    */
   priceClass?: "batch";
+  /** How the answer was asked for (structured.ts): constrained by the provider, or plain tool use. */
+  outputMode?: "json_schema" | "strict_tool" | "tool";
 }
 
 /**

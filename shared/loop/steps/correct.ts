@@ -5,7 +5,9 @@ import { costUsd } from "../../model/pricing.js";
 import { valueAt } from "../../pointer.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { packFor } from "../../validate.js";
+import { modelFor } from "../ladder.js";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
+import { applyPatch, patchScope } from "../patch.js";
 import { buildCorrectionPrompt } from "../prompt.js";
 import { parseCorrectionAnswer } from "../response.js";
 import { attemptsMade, type LoopState, type Pending } from "../state.js";
@@ -35,6 +37,10 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
   const violations = judged ? judged.blocking : errorsOf(report);
   const promptAttempt = logic ? state.counters.logic + 1 : state.counters.execution + 1;
   const maxAttempts = logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts;
+  // Field-level when every violation names a field (execution phase): a patch over those paths.
+  const scope = logic ? undefined : patchScope(resolved.kind, best.content, violations);
+  // The model ladder: a rule still failing after the cheap model's attempts goes to the next rung.
+  const ladderModel = modelFor(resolved.loop.models, violations, state, attemptsMade(state));
   const prompt = buildCorrectionPrompt({
     resolved,
     draft: best,
@@ -44,6 +50,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     hints: state.hints,
     phase: state.phase,
     personas: judged?.personas ?? [],
+    ...(scope && { scope }),
   });
   const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
     model.complete({
@@ -54,6 +61,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
       user: prompt.user,
       tool: prompt.tool,
       maxTokens: deps.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      ...(ladderModel !== undefined && { model: ladderModel }),
       subject: {
         phase: state.phase,
         attempt: promptAttempt,
@@ -63,6 +71,7 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
           ruleId: v.ruleId,
           ...(v.path !== undefined && { path: v.path }),
         })),
+        ...(scope && { open: scope.open }),
       },
     }),
   );
@@ -77,15 +86,35 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
     model: response.model,
     latencyMs: response.latencyMs,
     at: now(deps),
+    outputMode: response.outputMode ?? "tool",
   };
-  const touched = parsed.ok
-    ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content)
-    : undefined;
-  if (parsed.ok && touched) {
+  // A patch answer becomes content here, over the best draft; a patch outside its scope is refused.
+  let content: unknown = parsed.ok ? parsed.answer.content : undefined;
+  let refused: string | undefined;
+  if (parsed.ok && parsed.answer.patch) {
+    const applied = scope
+      ? applyPatch(best.content, parsed.answer.patch, scope)
+      : { ok: false as const, failure: "the answer is a patch, but the whole draft was asked for" };
+    if (applied.ok) {
+      content = applied.content;
+      // The state stays small (Step Functions' 256 KiB): a large patch is in the attempt's diff only.
+      if (JSON.stringify(applied.applied).length <= 16_384) pending.patch = applied.applied;
+    } else {
+      refused = applied.failure;
+      if ("locked" in applied && applied.locked !== undefined) pending.lockedPath = applied.locked;
+    }
+  }
+  const touched =
+    parsed.ok && content !== undefined
+      ? protectedChange(resolved.pack.protectedContent, best.content, content)
+      : undefined;
+  if (refused) {
+    pending.failure = refused;
+  } else if (parsed.ok && touched) {
     pending.failure = `the answer changed ${touched}, which a correction may not change`;
   } else if (parsed.ok) {
     // Only content comes from the model: id, kind, metadata, context and options are the best draft's.
-    const candidate: Draft = { ...best, content: parsed.answer.content };
+    const candidate: Draft = { ...best, content };
     const candidateRef = blobKeys.attemptCandidate(state.runId, attempt);
     await deps.blobs.put(candidateRef, JSON.stringify(candidate));
     pending.candidateRef = candidateRef;

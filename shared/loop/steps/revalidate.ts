@@ -151,6 +151,9 @@ export async function revalidateStep(state: LoopState, deps: LoopDeps): Promise<
   if (draftRef) record.draftRef = draftRef;
   if (failure) record.failure = failure;
   if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
+  if (pending.outputMode) record.outputMode = pending.outputMode;
+  if (pending.patch) record.patch = pending.patch;
+  if (pending.lockedPath) record.lockedPath = pending.lockedPath;
   // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
   const recorded = await deps.runs.putAttempt(record);
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);

@@ -1,0 +1,141 @@
+import type { Violation } from "../draft.js";
+import { fromPointer } from "../pointer.js";
+
+/**
+ * Field-level corrections: when every violation names a field of an object content, the model is
+ * asked for the changed values only (a patch over those paths), every other field locked. Output
+ * tokens then grow with the errors, not with the draft, and a rewrite cannot regress a field nobody
+ * flagged: a patch that touches a locked field is refused as a regression.
+ */
+
+/** Kinds whose violations name fields a value can be written to. Others (code, text) answer whole. */
+const PATCH_KINDS = new Set(["json", "mcq"]);
+
+/** One change the model answers with: a value set at a path, or the path removed. */
+export interface PatchOp {
+  op: "set" | "remove";
+  path: string;
+  value?: unknown;
+}
+
+/** What the correction may touch, or `undefined` when the whole draft must be answered. */
+export interface PatchScope {
+  /** JSON Pointers the patch may write at or under; everything else is locked. */
+  open: string[];
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The paths a correction of these violations may touch, or `undefined` when the structure itself is
+ * wrong (a violation with no path or at the root, content that is not an object, a kind whose
+ * violations do not name fields): then the whole draft is asked for.
+ */
+export function patchScope(
+  kind: string,
+  content: unknown,
+  violations: readonly Violation[],
+): PatchScope | undefined {
+  if (!PATCH_KINDS.has(kind) || !isRecord(content) || violations.length === 0) return undefined;
+  const open = new Set<string>();
+  for (const v of violations) {
+    if (!v.path || v.path === "/") return undefined;
+    open.add(v.path);
+    // What a fix must touch beside the flagged field: re-keyed or rewritten options move the answer key.
+    if (kind === "mcq" && v.path.startsWith("/options")) open.add("/correct_answer");
+    if (kind === "mcq" && v.path === "/correct_answer") open.add("/options");
+  }
+  // A path under another open path adds nothing.
+  const paths = [...open].sort();
+  return { open: paths.filter((p) => !paths.some((q) => q !== p && within(p, q))) };
+}
+
+/** Whether `path` is `scope` or lies under it. */
+const within = (path: string, scope: string) => path === scope || path.startsWith(`${scope}/`);
+
+export type PatchResult =
+  | { ok: true; content: unknown; applied: PatchOp[] }
+  | { ok: false; locked?: string; failure: string };
+
+/**
+ * Applies the model's patch to a copy of `content`. A path outside the scope is a locked field: the
+ * whole patch is refused (a regression), nothing of it applied. Paths are JSON Pointers; setting a
+ * key under a missing object creates it, an array index must exist or be the next one.
+ */
+export function applyPatch(content: unknown, ops: readonly PatchOp[], scope: PatchScope): PatchResult {
+  for (const op of ops) {
+    if (!scope.open.some((open) => within(op.path, open)))
+      return { ok: false, locked: op.path, failure: `the patch touched the locked field ${op.path}` };
+  }
+  const next = structuredClone(content);
+  const applied: PatchOp[] = [];
+  for (const op of ops) {
+    const segments = fromPointer(op.path);
+    const last = segments.at(-1);
+    if (last === undefined) return { ok: false, failure: "the patch wrote the whole content" };
+    let node: unknown = next;
+    for (const key of segments.slice(0, -1)) {
+      const container = node as Record<string, unknown>;
+      if (!Object.hasOwn(container, key) || typeof container[key] !== "object" || container[key] === null) {
+        if (op.op === "remove") break;
+        if (Array.isArray(container))
+          return { ok: false, failure: `the patch path ${op.path} does not exist` };
+        container[key] = {};
+      }
+      node = container[key];
+    }
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      const index = Number(last);
+      if (!Number.isInteger(index) || index < 0 || index > node.length)
+        return { ok: false, failure: `the patch path ${op.path} is not an index of the array` };
+      if (op.op === "remove") {
+        if (index < node.length) node.splice(index, 1);
+      } else node[index] = op.value;
+    } else if (op.op === "remove") {
+      delete (node as Record<string, unknown>)[last];
+    } else {
+      // Own data property, never a prototype setter (`__proto__` in a hostile answer).
+      Object.defineProperty(node, last, {
+        value: op.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    applied.push(
+      op.op === "remove" ? { op: "remove", path: op.path } : { op: "set", path: op.path, value: op.value },
+    );
+  }
+  return { ok: true, content: next, applied };
+}
+
+/** The current values at the open paths: what the prompt shows the model in patch mode. */
+export function openValues(content: unknown, scope: PatchScope): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const path of scope.open) {
+    let node: unknown = content;
+    for (const key of fromPointer(path)) {
+      node = isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
+    }
+    out[path] = node === undefined ? "(absent)" : node;
+  }
+  return out;
+}
+
+/** The JSON Schema of a patch answer: changed values only, by path. */
+export const PATCH_JSON_SCHEMA = {
+  type: "array",
+  description: "Only the changed values, each by its JSON Pointer; every other field is kept as it is.",
+  items: {
+    type: "object",
+    properties: {
+      op: { type: "string", enum: ["set", "remove"] },
+      path: { type: "string", description: "JSON Pointer, e.g. /options/2/text" },
+      value: { description: "The new value (op set)" },
+    },
+    required: ["op", "path"],
+    additionalProperties: false,
+  },
+} as const;
