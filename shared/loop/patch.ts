@@ -124,18 +124,44 @@ export function openValues(content: unknown, scope: PatchScope): Record<string, 
   return out;
 }
 
-/** The JSON Schema of a patch answer: changed values only, by path. */
-export const PATCH_JSON_SCHEMA = {
-  type: "array",
-  description: "Only the changed values, each by its JSON Pointer; every other field is kept as it is.",
-  items: {
-    type: "object",
-    properties: {
-      op: { type: "string", enum: ["set", "remove"] },
-      path: { type: "string", description: "JSON Pointer, e.g. /options/2/text" },
-      value: { description: "The new value (op set)" },
+const PRIMITIVES = [{ type: "string" }, { type: "number" }, { type: "boolean" }];
+
+/** The schema node at a pointer of a content schema (through properties and items), if it is plain. */
+function schemaAt(schema: unknown, path: string): Record<string, unknown> | undefined {
+  let node = schema;
+  for (const key of fromPointer(path)) {
+    if (!isRecord(node)) return undefined;
+    if (/^\d+$/.test(key) && isRecord(node.items)) node = node.items;
+    else node = isRecord(node.properties) ? node.properties[key] : undefined;
+  }
+  return isRecord(node) ? node : undefined;
+}
+
+const primitiveTypes = new Set(["string", "number", "integer", "boolean", "null"]);
+
+/**
+ * The JSON Schema of a patch answer: changed values only, by path. The value is typed (so that the
+ * provider can constrain the answer, structured.ts) when the content schema gives every open path a
+ * scalar or a closed object or array of them: the union of those nodes; untyped otherwise.
+ */
+export function patchJsonSchema(scope: PatchScope, contentSchema: unknown): Record<string, unknown> {
+  const values: Record<string, unknown>[] = [...PRIMITIVES];
+  let typed = true;
+  for (const path of scope.open) {
+    const node = schemaAt(contentSchema, path);
+    const types = node ? (Array.isArray(node.type) ? node.type : [node.type]) : [undefined];
+    if (node && types.every((t) => typeof t === "string" && primitiveTypes.has(t))) continue;
+    if (node && (types.includes("object") || types.includes("array"))) values.push(node);
+    else typed = false;
+  }
+  return {
+    type: "array",
+    items: {
+      type: "object",
+      // No `op`: an item without a value removes the field (the parser reads both forms).
+      properties: { path: { type: "string" }, value: typed ? { anyOf: values } : {} },
+      required: ["path"],
+      additionalProperties: false,
     },
-    required: ["op", "path"],
-    additionalProperties: false,
-  },
-} as const;
+  };
+}

@@ -5,7 +5,21 @@ import type { PatchOp } from "./patch.js";
 const CorrectionAnswerSchema = z.looseObject({
   content: z.unknown().optional(),
   patch: z
-    .array(z.strictObject({ op: z.enum(["set", "remove"]), path: z.string(), value: z.unknown().optional() }))
+    .array(
+      z
+        .strictObject({
+          op: z.enum(["set", "remove"]).optional(),
+          path: z.string(),
+          value: z.unknown().optional(),
+        })
+        // `{path, value}` sets, `{path}` alone removes; an explicit op wins.
+        .transform(
+          (o): PatchOp =>
+            (o.op ?? (o.value === undefined ? "remove" : "set")) === "remove"
+              ? { op: "remove", path: o.path }
+              : { op: "set", path: o.path, value: o.value },
+        ),
+    )
     .optional(),
   analysis: z.string(),
   fixDescription: z.string(),
@@ -121,7 +135,7 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
     return {
       ok: true,
       answer: {
-        patch: answer.patch as PatchOp[],
+        patch: answer.patch,
         analysis: answer.analysis,
         fixDescription: answer.fixDescription,
       },
