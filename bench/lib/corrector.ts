@@ -312,7 +312,7 @@ function shaped(request: ModelRequest, output: NonNullable<Answer["output"]>): R
   const patch = ops.map((o) =>
     o.op === "remove" ? { path: o.path } : { path: o.path, value: (o as { value?: unknown }).value },
   );
-  return { patch, analysis: output.analysis ?? "", fixDescription: output.fixDescription ?? "" };
+  return { patch };
 }
 
 /**

@@ -21,8 +21,8 @@ const CorrectionAnswerSchema = z.looseObject({
         ),
     )
     .optional(),
-  analysis: z.string(),
-  fixDescription: z.string(),
+  analysis: z.string().optional(),
+  fixDescription: z.string().optional(),
 });
 /** A whole-draft answer carries `content`; a field-level one carries `patch` (see patch.ts). */
 type CorrectionAnswer = {
@@ -120,32 +120,46 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
     return { ok: false, failure: `the answer breaks the output schema: ${issues}`, analysis: "" };
   }
   const answer = parsed.data;
+  // A whole-draft answer accounts for itself in words; a patch (patch.ts) is its own account.
+  if (answer.patch === undefined || answer.content !== undefined) {
+    const missing = (["analysis", "fixDescription"] as const).filter((k) => typeof answer[k] !== "string");
+    if (missing.length > 0)
+      return {
+        ok: false,
+        failure: `the answer breaks the output schema: ${missing.map((k) => `${k}: expected string`).join("; ")}`,
+        analysis: "",
+      };
+  }
   for (const field of PROTECTED) {
     if (field in answer) {
       return {
         ok: false,
         failure: `the answer tried to change the protected field "${field}"`,
-        analysis: answer.analysis,
+        analysis: answer.analysis ?? "",
       };
     }
   }
   if (answer.patch !== undefined && answer.content === undefined) {
     if (answer.patch.length === 0)
-      return { ok: false, failure: "the answer's patch is empty", analysis: answer.analysis };
+      return { ok: false, failure: "the answer's patch is empty", analysis: answer.analysis ?? "" };
     return {
       ok: true,
       answer: {
         patch: answer.patch,
-        analysis: answer.analysis,
-        fixDescription: answer.fixDescription,
+        analysis: answer.analysis ?? "",
+        fixDescription: answer.fixDescription ?? `patched ${answer.patch.map((o) => o.path).join(", ")}`,
       },
     };
   }
   if (isEmpty(answer.content)) {
-    return { ok: false, failure: "the answer's content is empty", analysis: answer.analysis };
+    return { ok: false, failure: "the answer's content is empty", analysis: answer.analysis ?? "" };
   }
   return {
     ok: true,
-    answer: { content: answer.content, analysis: answer.analysis, fixDescription: answer.fixDescription },
+    answer: {
+      content: answer.content,
+      analysis: answer.analysis ?? "",
+      fixDescription: answer.fixDescription ?? "",
+    },
   };
 }
