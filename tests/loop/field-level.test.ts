@@ -44,7 +44,7 @@ describe("field-level corrections: a patch over the violated paths, every other 
     for (const o of GOOD_PATCH) expect(diffPaths).toContain(`/content${o.path}`);
     // Nothing outside the patch moved: every other field is the draft's.
     expect(result.finalDraft?.content).toMatchObject({
-      vignette: DRAFT_WITH_ERRORS.content.vignette,
+      vignette: (DRAFT_WITH_ERRORS.content as { vignette: string }).vignette,
       options: expect.arrayContaining([{ key: "B", text: "PCI" }]),
     });
   });
@@ -81,6 +81,7 @@ describe("field-level corrections: a patch over the violated paths, every other 
     const v = (path: string | undefined): Violation => ({
       ruleId: "r",
       severity: "error",
+      source: "schema",
       message: "m",
       ...(path !== undefined && { path }),
     });
@@ -169,7 +170,13 @@ describe("the model ladder", () => {
   });
 
   it("moves only the rules a rung names, and keeps the client's model without a ladder", () => {
-    const v = (ruleId: string): Violation => ({ ruleId, severity: "error", message: "m", path: "/x" });
+    const v = (ruleId: string): Violation => ({
+      ruleId,
+      severity: "error",
+      source: "rule",
+      message: "m",
+      path: "/x",
+    });
     const rungs = [{ model: "cheap" }, { model: "strong", after: 2, rules: ["hard"] }];
     const state = { ruleFailures: { easy: 5, hard: 1 }, initialErrorRules: [] };
     expect(modelFor(rungs, [v("easy"), v("hard")], state, 3)).toBe("cheap");
