@@ -237,7 +237,7 @@ async function redraft(
     tokens: result.tokens.total,
     costUsd: result.costUsd,
     reason: result.reason ?? "validated",
-    refused: result.attemptsDetail.filter((a) => a.lockedPath !== undefined).length,
+    refused: result.attemptsDetail.reduce((n, a) => n + (a.refusedPaths?.length ?? 0), 0),
     patches: result.attemptsDetail.filter((a) => a.patch !== undefined).length,
     modes: result.attemptsDetail.map((a) => a.outputMode ?? "tool"),
     models: result.attemptsDetail.map((a) => a.model),
@@ -515,7 +515,7 @@ function report(profile: CorrectorProfile, runs: Runs, cases: readonly Case[]): 
     for (const m of o.models ?? []) models.set(m, (models.get(m) ?? 0) + 1);
   }
   human(
-    `redraft's ${attempts} attempts: ${count((o) => o.patches ?? 0)} field-level patches applied, ${count((o) => o.refused ?? 0)} patches refused for touching a locked field; ` +
+    `redraft's ${attempts} attempts: ${count((o) => o.patches ?? 0)} field-level patches applied, ${count((o) => o.refused ?? 0)} changes to locked fields refused; ` +
       `answer modes ${[...modes].map(([k, v]) => `${k} ${v}`).join(", ")}; models ${[...models].map(([k, v]) => `${k} ${v}`).join(", ")}`,
   );
   const reasons = new Map<string, number>();

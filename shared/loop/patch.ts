@@ -55,33 +55,39 @@ export function patchScope(
 const within = (path: string, scope: string) => path === scope || path.startsWith(`${scope}/`);
 
 export type PatchResult =
-  | { ok: true; content: unknown; applied: PatchOp[] }
-  | { ok: false; locked?: string; failure: string };
+  | { ok: true; content: unknown; applied: PatchOp[]; refused: string[] }
+  | { ok: false; refused: string[]; failure: string };
 
 /**
- * Applies the model's patch to a copy of `content`. A path outside the scope is a locked field: the
- * whole patch is refused (a regression), nothing of it applied. Paths are JSON Pointers; setting a
- * key under a missing object creates it, an array index must exist or be the next one.
+ * Applies the model's patch to a copy of `content`. A change outside the scope touches a locked
+ * field: it is refused as a regression (not applied, its path reported), the changes inside the
+ * scope are applied; a patch with nothing left to apply is a failed attempt. Paths are JSON
+ * Pointers; setting a key under a missing object creates it, an array index must exist or be the next.
  */
 export function applyPatch(content: unknown, ops: readonly PatchOp[], scope: PatchScope): PatchResult {
-  for (const op of ops) {
-    if (!scope.open.some((open) => within(op.path, open)))
-      return { ok: false, locked: op.path, failure: `the patch touched the locked field ${op.path}` };
-  }
+  const refused = ops.filter((op) => !scope.open.some((open) => within(op.path, open))).map((op) => op.path);
+  const allowed = ops.filter((op) => scope.open.some((open) => within(op.path, open)));
+  if (allowed.length === 0)
+    return { ok: false, refused, failure: `the patch touched only locked fields (${refused.join(", ")})` };
   const next = structuredClone(content);
   const applied: PatchOp[] = [];
-  for (const op of ops) {
+  for (const op of allowed) {
     const segments = fromPointer(op.path);
     const last = segments.at(-1);
-    if (last === undefined) return { ok: false, failure: "the patch wrote the whole content" };
+    if (last === undefined) return { ok: false, refused, failure: "the patch wrote the whole content" };
     let node: unknown = next;
     for (const key of segments.slice(0, -1)) {
       const container = node as Record<string, unknown>;
       if (!Object.hasOwn(container, key) || typeof container[key] !== "object" || container[key] === null) {
         if (op.op === "remove") break;
         if (Array.isArray(container))
-          return { ok: false, failure: `the patch path ${op.path} does not exist` };
-        container[key] = {};
+          return { ok: false, refused, failure: `the patch path ${op.path} does not exist` };
+        Object.defineProperty(container, key, {
+          value: {},
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       node = container[key];
     }
@@ -89,7 +95,7 @@ export function applyPatch(content: unknown, ops: readonly PatchOp[], scope: Pat
     if (Array.isArray(node)) {
       const index = Number(last);
       if (!Number.isInteger(index) || index < 0 || index > node.length)
-        return { ok: false, failure: `the patch path ${op.path} is not an index of the array` };
+        return { ok: false, refused, failure: `the patch path ${op.path} is not an index of the array` };
       if (op.op === "remove") {
         if (index < node.length) node.splice(index, 1);
       } else node[index] = op.value;
@@ -108,7 +114,7 @@ export function applyPatch(content: unknown, ops: readonly PatchOp[], scope: Pat
       op.op === "remove" ? { op: "remove", path: op.path } : { op: "set", path: op.path, value: op.value },
     );
   }
-  return { ok: true, content: next, applied };
+  return { ok: true, content: next, applied, refused };
 }
 
 /** The current values at the open paths: what the prompt shows the model in patch mode. */
@@ -137,6 +143,11 @@ function schemaAt(schema: unknown, path: string): Record<string, unknown> | unde
   return isRecord(node) ? node : undefined;
 }
 
+/** A schema node without its descriptions: every character of the tool is sent with every call. */
+function withoutDescriptions(node: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(node, (key, value) => (key === "description" ? undefined : value)));
+}
+
 const primitiveTypes = new Set(["string", "number", "integer", "boolean", "null"]);
 
 /**
@@ -151,7 +162,7 @@ export function patchJsonSchema(scope: PatchScope, contentSchema: unknown): Reco
     const node = schemaAt(contentSchema, path);
     const types = node ? (Array.isArray(node.type) ? node.type : [node.type]) : [undefined];
     if (node && types.every((t) => typeof t === "string" && primitiveTypes.has(t))) continue;
-    if (node && (types.includes("object") || types.includes("array"))) values.push(node);
+    if (node && (types.includes("object") || types.includes("array"))) values.push(withoutDescriptions(node));
     else typed = false;
   }
   return {

@@ -84,8 +84,8 @@ const PendingSchema = z.object({
   patch: z
     .array(z.object({ op: z.enum(["set", "remove"]), path: z.string(), value: z.unknown().optional() }))
     .optional(),
-  /** The locked field a refused patch touched (a regression). */
-  lockedPath: z.string().optional(),
+  /** Locked fields the patch tried to change: those changes were refused as regressions. */
+  refusedPaths: z.array(z.string()).optional(),
 });
 export type Pending = z.infer<typeof PendingSchema>;
 

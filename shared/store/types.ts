@@ -191,8 +191,8 @@ export const AttemptRecordSchema = z.object({
   patch: z
     .array(z.object({ op: z.enum(["set", "remove"]), path: z.string(), value: z.unknown().optional() }))
     .optional(),
-  /** The locked field a refused patch touched: the answer was refused as a regression. */
-  lockedPath: z.string().optional(),
+  /** Locked fields the patch tried to change: those changes were refused as regressions, not applied. */
+  refusedPaths: z.array(z.string()).optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 

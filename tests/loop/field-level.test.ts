@@ -49,17 +49,32 @@ describe("field-level corrections: a patch over the violated paths, every other 
     });
   });
 
-  it("refuses a patch that touches a locked field as a regression, applies none of it, and records the field", async () => {
+  it("refuses a patch's change to a locked field as a regression (counted, not applied) and applies the rest", async () => {
     const { deps } = makeDeps([
       patchAnswer([...GOOD_PATCH, { path: "/vignette", value: "A 60-year-old man has chest pain." }]),
     ]);
     const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 1 } }, deps);
     const attempt = result.attemptsDetail[0];
-    expect(attempt?.failure).toMatch(/locked field \/vignette/);
-    expect(attempt?.lockedPath).toBe("/vignette");
-    expect(attempt?.patch).toBeUndefined();
-    expect(attempt?.rolledBack).toBe(true);
-    expect(result.finalDraft?.content).toEqual(DRAFT_WITH_ERRORS.content);
+    expect(attempt?.refusedPaths).toEqual(["/vignette"]);
+    expect(attempt?.patch).toEqual(GOOD_PATCH.map((o) => ({ op: "set", ...o })));
+    expect((attempt?.diff ?? []).map((d) => d.path)).not.toContain("/content/vignette");
+    expect((result.finalDraft?.content as { vignette: string }).vignette).toBe(
+      (DRAFT_WITH_ERRORS.content as { vignette: string }).vignette,
+    );
+  });
+
+  it("refuses a patch that touches only locked fields: a failed attempt, the draft unchanged, the next prompt told", async () => {
+    const { deps, model } = makeDeps([
+      patchAnswer([{ path: "/vignette", value: "A 60-year-old man has chest pain." }]),
+      patchAnswer(GOOD_PATCH),
+    ]);
+    const result = await correctDraft({ ...DRAFT_WITH_ERRORS, options: { maxAttempts: 2 } }, deps);
+    const [first] = result.attemptsDetail;
+    expect(first?.failure).toMatch(/only locked fields \(\/vignette\)/);
+    expect(first?.refusedPaths).toEqual(["/vignette"]);
+    expect(first?.rolledBack).toBe(true);
+    expect(first?.draftRef).toBeUndefined();
+    expect(model?.requests[1]?.user).toMatch(/changes to locked fields were refused: \/vignette/);
   });
 
   it("refuses a patch path that reaches the prototype, and writes hostile keys as own data", () => {
@@ -73,7 +88,7 @@ describe("field-level corrections: a patch over the violated paths, every other 
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(applyPatch({ a: 1 }, [{ op: "set", path: "/b", value: 2 }], scope)).toMatchObject({
       ok: false,
-      locked: "/b",
+      refused: ["/b"],
     });
   });
 

@@ -94,15 +94,18 @@ export async function correctStep(state: LoopState, deps: LoopDeps): Promise<Loo
   if (parsed.ok && parsed.answer.patch) {
     const applied = scope
       ? applyPatch(best.content, parsed.answer.patch, scope)
-      : { ok: false as const, failure: "the answer is a patch, but the whole draft was asked for" };
+      : {
+          ok: false as const,
+          refused: [],
+          failure: "the answer is a patch, but the whole draft was asked for",
+        };
+    // Changes to locked fields are refused as regressions and counted; the rest of the patch stands.
+    if (applied.refused.length > 0) pending.refusedPaths = applied.refused.slice(0, 50);
     if (applied.ok) {
       content = applied.content;
       // The state stays small (Step Functions' 256 KiB): a large patch is in the attempt's diff only.
       if (JSON.stringify(applied.applied).length <= 16_384) pending.patch = applied.applied;
-    } else {
-      refused = applied.failure;
-      if ("locked" in applied && applied.locked !== undefined) pending.lockedPath = applied.locked;
-    }
+    } else refused = applied.failure;
   }
   const touched =
     parsed.ok && content !== undefined
