@@ -117,19 +117,6 @@ export function applyPatch(content: unknown, ops: readonly PatchOp[], scope: Pat
   return { ok: true, content: next, applied, refused };
 }
 
-/** The current values at the open paths: what the prompt shows the model in patch mode. */
-export function openValues(content: unknown, scope: PatchScope): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const path of scope.open) {
-    let node: unknown = content;
-    for (const key of fromPointer(path)) {
-      node = isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
-    }
-    out[path] = node === undefined ? "(absent)" : node;
-  }
-  return out;
-}
-
 const PRIMITIVES = [{ type: "string" }, { type: "number" }, { type: "boolean" }];
 
 /** The schema node at a pointer of a content schema (through properties and items), if it is plain. */
