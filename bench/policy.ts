@@ -3,7 +3,8 @@
  * model calls, corrected by two hand-written retry loops, by the peer libraries (instructor-js and the
  * Vercel AI SDK, the real packages with fake clients), and by redraft (`correctDraft`).
  *
- *   npm run bench:policy [-- --drafts 500] [-- --seed N] [-- --corrector <profile|module>]... [-- --no-diagnose]
+ *   npm run bench:policy [-- --drafts 500] [-- --seed N | --seeds a,b,c] [-- --corrector <profile|module>]... [-- --no-diagnose]
+ *   npm run bench:policy -- --json           # per corrector profile one JSON object on stdout (the report on stderr)
  *   npm run bench:policy -- --smoke          # 24 drafts, every built-in profile (CI)
  *   npm run bench:policy -- --write-docs     # rewrites the policy section of docs/BENCHMARKS.md
  *
@@ -15,10 +16,14 @@
  *     with empty optional pattern fields as well (seed 001).
  *   Each draft keeps its clean version as the reference: what a correct answer contains.
  *
- * THE CORRECTOR (`bench/lib/corrector.ts`) reads each request's structured `subject`, never the prompt's
- * wording, and behaves the same for every policy in the same situation (keyed draws). Its behaviour is a
- * profile (`bench/lib/profiles.ts`): each `--corrector` is a built-in name or the path of a module
- * exporting a `CorrectorProfile`; without one, every built-in profile runs.
+ * THE CORRECTOR (`bench/lib/corrector.ts`) reads each request's structured `subject` and behaves the
+ * same for every policy in the same situation (keyed draws). Its behaviour is a profile
+ * (`bench/lib/profiles.ts`): three ignore the prompt's wording; four read it (follow its "Fix:" lines,
+ * degrade as it grows past 1,000 tokens) or answer as an unconstrained model does (prose or fences,
+ * lazily); one is two models for redraft's model ladder (the peers call the strong one). A field-level
+ * request gets the difference of the model's rewrite as its patch; a constrained request (structured
+ * outputs, `outputModeFor`) never comes back as prose. Each `--corrector` is a built-in name or the path
+ * of a module exporting a `CorrectorProfile`; without one, every built-in profile runs.
  *
  * THE POLICIES, each with at most `--attempts` (3) model calls per draft:
  *   - conversation retry (grows the transcript) and last-answer retry (plain prompt): the bench's own
@@ -30,7 +35,9 @@
  *
  * SCORING: every delivered draft is judged by the same yardstick, the rules and the schema WITHOUT
  * repair ("validated" = no error-severity violation left), and against its reference ("faithful" =
- * every value of the reference still there, unchanged). The headline is faithful AND valid.
+ * every value of the reference still there, unchanged). The headline is USD per faithful AND valid
+ * draft, online price against online price (redraft's batch lane is reported apart); the goal (GOAL)
+ * is checked per kind against the best peer and written with the tables.
  */
 
 import { correctDraft } from "../local/in-process.js";
