@@ -130,9 +130,33 @@ function schemaAt(schema: unknown, path: string): Record<string, unknown> | unde
   return isRecord(node) ? node : undefined;
 }
 
-/** A schema node without its descriptions: every character of the tool is sent with every call. */
+/**
+ * A schema node without descriptions and bounds: every character of the tool is sent with every
+ * call, and the bounds are checked on the answer anyway (the pack's rules and Ajv), as the
+ * structured-output subset would leave them to be.
+ */
+const DROPPED_KEYWORDS = new Set([
+  "description",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+]);
 function withoutDescriptions(node: unknown): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(node, (key, value) => (key === "description" ? undefined : value)));
+  const walk = (value: unknown, inProperties: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((v) => walk(v, false));
+    if (!isRecord(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, sub] of Object.entries(value)) {
+      // Inside `properties` the keys are field names (a field may be called "description"), not keywords.
+      if (!inProperties && DROPPED_KEYWORDS.has(key)) continue;
+      out[key] = walk(sub, !inProperties && (key === "properties" || key === "$defs"));
+    }
+    return out;
+  };
+  return walk(node, false) as Record<string, unknown>;
 }
 
 const primitiveTypes = new Set(["string", "number", "integer", "boolean", "null"]);
@@ -149,8 +173,12 @@ export function patchJsonSchema(scope: PatchScope, contentSchema: unknown): Reco
     const node = schemaAt(contentSchema, path);
     const types = node ? (Array.isArray(node.type) ? node.type : [node.type]) : [undefined];
     if (node && types.every((t) => typeof t === "string" && primitiveTypes.has(t))) continue;
-    if (node && (types.includes("object") || types.includes("array"))) values.push(withoutDescriptions(node));
-    else typed = false;
+    // An array's own items are reached field by field (/options/2/text), so the array schema alone
+    // covers it: its item schema is not repeated beside it (every character is sent with every call).
+    if (node && (types.includes("object") || types.includes("array"))) {
+      const stripped = withoutDescriptions(node);
+      if (!values.some((v) => JSON.stringify(v) === JSON.stringify(stripped))) values.push(stripped);
+    } else typed = false;
   }
   return {
     type: "array",

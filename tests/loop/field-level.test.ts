@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import type { Violation } from "../../shared/draft.js";
 import { modelFor } from "../../shared/loop/ladder.js";
-import { applyPatch, patchScope } from "../../shared/loop/patch.js";
+import { applyPatch, patchJsonSchema, patchScope } from "../../shared/loop/patch.js";
 import { extractJsonObject, parseCorrectionAnswer } from "../../shared/loop/response.js";
 import { costUsd } from "../../shared/model/pricing.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
@@ -105,6 +105,33 @@ describe("field-level corrections: a patch over the violated paths, every other 
     expect(patchScope("json", [1, 2], [v("/0")])).toBeUndefined();
     expect(patchScope("code", { a: 1 }, [v("/a")])).toBeUndefined();
     expect(patchScope("json", { a: { b: 1 } }, [v("/a"), v("/a/b")])).toEqual({ open: ["/a"] });
+  });
+});
+
+describe("the patch tool's value schema", () => {
+  it("types the value from the content schema, drops descriptions and bounds, and keeps fields named like keywords", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        n: { type: "integer", minimum: 1 },
+        meta: {
+          type: "object",
+          description: "about",
+          properties: { description: { type: "string", minLength: 2 } },
+          additionalProperties: false,
+        },
+      },
+    };
+    const value = (open: string[]) =>
+      (patchJsonSchema({ open }, schema).items as { properties: { value: unknown } }).properties.value;
+    expect(value(["/n"])).toEqual({ anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }] });
+    expect(value(["/meta"])).toMatchObject({
+      anyOf: expect.arrayContaining([
+        { type: "object", properties: { description: { type: "string" } }, additionalProperties: false },
+      ]),
+    });
+    // A path the schema does not describe: the value stays untyped (and the answer unconstrained).
+    expect(value(["/other"])).toEqual({});
   });
 });
 
