@@ -64,6 +64,16 @@ export const JudgeSettingsSchema = z.object({
 });
 export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 
+/** One rung of a model ladder: a model, and after how many failed attempts of a rule it takes over. */
+const ModelRungSchema = z.strictObject({
+  model: z.string().min(1),
+  /** Attempts a rule must have failed before this rung answers for it (not for the first rung). */
+  after: z.number().int().min(1).max(10).optional(),
+  /** Only these rules move to this rung; every rule when absent. */
+  rules: z.array(z.string().min(1)).min(1).optional(),
+});
+export type ModelRung = z.infer<typeof ModelRungSchema>;
+
 /** Bounds of the correction loop; docs/DESIGN.md §2 gives the defaults and the stop rules. */
 export const LoopSettingsSchema = z.object({
   maxAttempts: z.number().int().min(0).max(10),
@@ -78,6 +88,12 @@ export const LoopSettingsSchema = z.object({
   maxLogicAttempts: z.number().int().min(0).max(5),
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
+  /**
+   * A model ladder: `[{ model: "<cheap>" }, { model: "<strong>", after: 1 }]`. Every correction starts
+   * on the first; a rule still failing after a rung's `after` attempts moves to it. Each attempt is
+   * priced by the model that answered it.
+   */
+  models: z.array(ModelRungSchema).min(1).optional(),
 });
 export type LoopSettings = z.infer<typeof LoopSettingsSchema>;
 
@@ -121,6 +137,11 @@ export interface Pack<C = unknown, S extends Record<string, unknown> = Record<st
   readonly grounding?: GroundingSettings;
   /** Pack rules in words, put in the stable part of the correction prompt. */
   readonly instructions?: string;
+  /**
+   * The same checks one line per rule id: a correction prompt then sends only the lines of the rules
+   * the draft fails (and whose violations carry no suggestion), not `instructions` whole.
+   */
+  readonly checks?: Readonly<Record<string, string>>;
   /** JSON Schema of `content`, handed to the model as the shape of the corrected content. */
   contentJsonSchema?(draft: Draft, settings?: S): Record<string, unknown> | undefined;
   /**

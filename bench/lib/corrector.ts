@@ -1,3 +1,5 @@
+import fastJsonPatch from "fast-json-patch";
+import { outputModeFor } from "../../shared/model/messages.js";
 import { DEFAULT_ANTHROPIC_MODEL } from "../../shared/model/pricing.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
 import { fromPointer } from "../../shared/pointer.js";
@@ -16,6 +18,8 @@ import { type PromptCache, type PromptSegment, redraftSegments } from "./prompt-
 import { keyedRng, keyedUniform, Rng } from "./rng.js";
 
 export const CORRECTOR_MODEL = DEFAULT_ANTHROPIC_MODEL;
+/** The cheap, weaker model of the two-model corrector (the ladder's first rung). */
+export const CHEAP_MODEL = "claude-haiku-5-5";
 
 /** How the simulated corrector behaves; every probability is per answer unless said otherwise. */
 export interface Behaviour {
@@ -38,15 +42,41 @@ export interface Behaviour {
    * violation of one of them is never fixed, only rewritten its own way (with s) or left as it is.
    */
   stubborn?: readonly string[];
+  /** Reads the prompt: p for a violation whose rule the prompt follows with a "Fix:" line. */
+  withFix?: number;
+  /** Reads the prompt: p falls by `perThousand` per 1,000 prompt tokens (system + user + tool, chars/4) above `above`. */
+  decay?: { above: number; perThousand: number };
+  /** Probability that an answer that is not constrained comes as text: the JSON in prose or a fence. */
+  prose?: number;
+  /** Lazy: fixes at most this many violations per answer, the first ones listed. */
+  lazy?: number;
+  /** Per model (request.model): another behaviour, for the two-model corrector of the ladder. */
+  byModel?: Readonly<Record<string, Partial<Behaviour>>>;
 }
 
 export const describe = (b: Behaviour) =>
-  `p=${b.p} c=${b.c} s=${b.s} g=${b.g} q=${b.q} r=${b.r} m=${b.m}${b.stubborn?.length ? ` stubborn on ${b.stubborn.join(", ")}` : ""}`;
+  `p=${b.p} c=${b.c} s=${b.s} g=${b.g} q=${b.q} r=${b.r} m=${b.m}${b.stubborn?.length ? ` stubborn on ${b.stubborn.join(", ")}` : ""}` +
+  (b.withFix !== undefined ? ` p with a Fix line=${b.withFix}` : "") +
+  (b.decay ? ` p −${b.decay.perThousand} per 1,000 prompt tokens above ${b.decay.above}` : "") +
+  (b.prose !== undefined ? ` prose=${b.prose}` : "") +
+  (b.lazy !== undefined ? ` fixes at most ${b.lazy} per answer` : "") +
+  (b.byModel
+    ? ` ${Object.entries(b.byModel)
+        .map(
+          ([m, o]) =>
+            `${m}: ${Object.entries(o)
+              .map(([k, v]) => `${k}=${String(v)}`)
+              .join(" ")}`,
+        )
+        .join("; ")}`
+    : "");
 
 /** What a corrector answers: the tool input (`{content, analysis, fixDescription}`) or, unusable, text. */
 export interface Answer {
   output?: { content: unknown; analysis?: string; fixDescription?: string };
   raw?: string;
+  /** The model would answer this in text (prose or a fence) unless the output is constrained. */
+  prose?: "prose" | "fence";
 }
 
 /**
@@ -68,6 +98,11 @@ export interface CorrectorProfile {
   summary: string;
   /** A corrector for one policy run: `references` are the clean drafts by draft id. */
   create(references: ReadonlyMap<string, Question | JsonObject>, seed: number): Corrector;
+  /**
+   * Two models: the peers call `strong`; redraft runs the model ladder `[cheap, strong after 1]`.
+   * The corrector answers by `request.model` and each call is priced by the model that answered.
+   */
+  ladder?: { cheap: string; strong: string };
 }
 
 interface Flagged {
@@ -182,8 +217,26 @@ export class BehaviourCorrector implements Corrector {
   ) {}
 
   answer(request: ModelRequest): Answer {
-    const { p, c, s, g, q, r, m } = this.behaviour;
-    const stubborn = new Set(this.behaviour.stubborn ?? []);
+    const behaviour = { ...this.behaviour, ...this.behaviour.byModel?.[request.model ?? CORRECTOR_MODEL] };
+    const { p: p0, c, s, g, q, r, m } = behaviour;
+    const stubborn = new Set(behaviour.stubborn ?? []);
+    // What a model reading the prompt does with it: its length, and the "Fix:" lines it names.
+    const promptTokens =
+      (request.system.reduce((n, b) => n + b.text.length, 0) +
+        request.user.length +
+        JSON.stringify(request.tool).length) /
+      4;
+    const decay = behaviour.decay
+      ? Math.max(0, promptTokens - behaviour.decay.above) * (behaviour.decay.perThousand / 1000)
+      : 0;
+    const pFor = (v: Flagged) => {
+      const named =
+        behaviour.withFix !== undefined &&
+        new RegExp(`\\[${v.ruleId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\][^\n]*\n\\s*Fix:`).test(
+          request.user,
+        );
+      return Math.max(0.05, (named ? (behaviour.withFix as number) : p0) - decay);
+    };
     const { attempt, content, flagged } = readRequest(request);
     const reference = this.references.get(request.draftId);
     if (!reference) throw new Error(`no reference for ${request.draftId}`);
@@ -205,10 +258,12 @@ export class BehaviourCorrector implements Corrector {
       seen.add(id);
       let outcome: Outcome;
       if (previous !== undefined && keyedUniform(...key, "correlated", id) < c) outcome = previous;
-      else if (keyedUniform(...key, "fix", id) < p) outcome = "fixed";
+      else if (keyedUniform(...key, "fix", id) < pFor(v)) outcome = "fixed";
       else outcome = keyedUniform(...key, "ignore", id) < s ? "ignored" : "untouched";
       if (outcome === "fixed" && stubborn.has(v.ruleId))
         outcome = keyedUniform(...key, "ignore", id) < s ? "ignored" : "untouched";
+      if (outcome === "fixed" && behaviour.lazy !== undefined && fixed >= behaviour.lazy)
+        outcome = "untouched";
       previous = outcome;
       if (outcome === "fixed") {
         fixed += 1;
@@ -232,14 +287,32 @@ export class BehaviourCorrector implements Corrector {
     if (!isMcq && keyedUniform(...key, "empty") < q) {
       fillEmptyOptionals(next as JsonObject, rngFor("empty-which"), 0.5);
     }
+    const proseDraw = keyedUniform(...key, "prose");
     return {
       output: {
         content: next,
         analysis: `Attempt ${attempt}: ${flagged.length} violations flagged.`,
         fixDescription: `Fixed ${fixed} of them.`,
       },
+      ...(behaviour.prose !== undefined &&
+        proseDraw < behaviour.prose && { prose: proseDraw < behaviour.prose / 2 ? "prose" : "fence" }),
     };
   }
+}
+
+/**
+ * The answer as the request asked for it: a patch of the changed values when the request is a
+ * field-level one (`subject.open`), the whole content otherwise. The patch is the difference the
+ * model's rewrite makes, so a regression next to a fix lands in it, on a locked field.
+ */
+function shaped(request: ModelRequest, output: NonNullable<Answer["output"]>): Record<string, unknown> {
+  const open = request.subject?.open;
+  if (!open) return output;
+  const ops = fastJsonPatch.compare(request.subject?.content as object, output.content as object);
+  const patch = ops.map((o) =>
+    o.op === "remove" ? { path: o.path } : { path: o.path, value: (o as { value?: unknown }).value },
+  );
+  return { patch };
 }
 
 /**
@@ -266,13 +339,28 @@ export class SimulatedCorrector implements ModelClient {
     this.calls += 1;
     this.onRequest?.(request);
     const answer = this.corrector.answer(request);
-    const outputChars = answer.output ? JSON.stringify(answer.output).length : (answer.raw ?? "").length;
+    const model = request.model ?? CORRECTOR_MODEL;
+    // Constrained output (structured.ts) cannot come back as prose: the provider decodes to the schema.
+    const mode = outputModeFor(request, model).mode;
+    let output = answer.output ? shaped(request, answer.output) : undefined;
+    let raw = answer.raw;
+    if (output && answer.prose && mode === "tool") {
+      const json = JSON.stringify(output);
+      raw =
+        answer.prose === "fence"
+          ? `Here is the corrected draft:\n\n\`\`\`json\n${json}\n\`\`\``
+          : `I fixed the flagged fields. ${json} Let me know if anything else needs a change.`;
+      output = undefined;
+    }
+    const outputChars = output ? JSON.stringify(output).length : (raw ?? "").length;
     return {
-      ...answer,
+      ...(output !== undefined && { output }),
+      ...(raw !== undefined && { raw }),
       usage: this.cache.usage(segments, outputChars),
-      model: CORRECTOR_MODEL,
+      model,
       latencyMs: 0,
-      stopReason: answer.output ? "tool_use" : "end_turn",
+      stopReason: output ? "tool_use" : "end_turn",
+      outputMode: mode,
     };
   }
 }

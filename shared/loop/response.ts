@@ -1,12 +1,36 @@
 import * as z from "zod";
 import type { ModelResponse } from "../model/types.js";
+import type { PatchOp } from "./patch.js";
 
 const CorrectionAnswerSchema = z.looseObject({
-  content: z.unknown(),
-  analysis: z.string(),
-  fixDescription: z.string(),
+  content: z.unknown().optional(),
+  patch: z
+    .array(
+      z
+        .strictObject({
+          op: z.enum(["set", "remove"]).optional(),
+          path: z.string(),
+          value: z.unknown().optional(),
+        })
+        // `{path, value}` sets, `{path}` alone removes; an explicit op wins.
+        .transform(
+          (o): PatchOp =>
+            (o.op ?? (o.value === undefined ? "remove" : "set")) === "remove"
+              ? { op: "remove", path: o.path }
+              : { op: "set", path: o.path, value: o.value },
+        ),
+    )
+    .optional(),
+  analysis: z.string().optional(),
+  fixDescription: z.string().optional(),
 });
-type CorrectionAnswer = { content: unknown; analysis: string; fixDescription: string };
+/** A whole-draft answer carries `content`; a field-level one carries `patch` (see patch.ts). */
+type CorrectionAnswer = {
+  content?: unknown;
+  patch?: PatchOp[];
+  analysis: string;
+  fixDescription: string;
+};
 
 export type ParsedAnswer =
   | { ok: true; answer: CorrectionAnswer }
@@ -20,11 +44,44 @@ function isEmpty(value: unknown): boolean {
   return false;
 }
 
-/** A text answer may still hold the JSON (fenced or bare); anything else is a parse failure. */
+/**
+ * The first balanced `{…}` in `text` that parses as JSON, scanning braces outside strings: a model
+ * that wraps its answer in prose ("Here is the fix: {…} Let me know…") or in a fence still answered.
+ * Not a regular expression: nested objects and braces inside strings are counted as JSON counts them.
+ */
+export function extractJsonObject(text: string): unknown {
+  for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
+    let depth = 0;
+    let inString = false;
+    for (let i = start; i < text.length; i++) {
+      const ch = text[i];
+      if (inString) {
+        if (ch === "\\") i += 1;
+        else if (ch === '"') inString = false;
+      } else if (ch === '"') inString = true;
+      else if (ch === "{") depth += 1;
+      else if (ch === "}") {
+        depth -= 1;
+        if (depth === 0) {
+          try {
+            return JSON.parse(text.slice(start, i + 1));
+          } catch {
+            break; // not JSON from this brace: try the next one
+          }
+        }
+      }
+    }
+  }
+  throw new SyntaxError("no JSON object in the text");
+}
+
+/** A text answer may still hold the JSON (whole, fenced, or wrapped in prose); anything else is a parse failure. */
 function fromText(raw: string): unknown {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(raw);
-  const text = (fenced?.[1] ?? raw).trim();
-  return JSON.parse(text);
+  try {
+    return JSON.parse(raw.trim());
+  } catch {
+    return extractJsonObject(raw);
+  }
 }
 
 /**
@@ -63,20 +120,46 @@ export function parseCorrectionAnswer(response: ModelResponse): ParsedAnswer {
     return { ok: false, failure: `the answer breaks the output schema: ${issues}`, analysis: "" };
   }
   const answer = parsed.data;
+  // A whole-draft answer accounts for itself in words; a patch (patch.ts) is its own account.
+  if (answer.patch === undefined || answer.content !== undefined) {
+    const missing = (["analysis", "fixDescription"] as const).filter((k) => typeof answer[k] !== "string");
+    if (missing.length > 0)
+      return {
+        ok: false,
+        failure: `the answer breaks the output schema: ${missing.map((k) => `${k}: expected string`).join("; ")}`,
+        analysis: "",
+      };
+  }
   for (const field of PROTECTED) {
     if (field in answer) {
       return {
         ok: false,
         failure: `the answer tried to change the protected field "${field}"`,
-        analysis: answer.analysis,
+        analysis: answer.analysis ?? "",
       };
     }
   }
+  if (answer.patch !== undefined && answer.content === undefined) {
+    if (answer.patch.length === 0)
+      return { ok: false, failure: "the answer's patch is empty", analysis: answer.analysis ?? "" };
+    return {
+      ok: true,
+      answer: {
+        patch: answer.patch,
+        analysis: answer.analysis ?? "",
+        fixDescription: answer.fixDescription ?? `patched ${answer.patch.map((o) => o.path).join(", ")}`,
+      },
+    };
+  }
   if (isEmpty(answer.content)) {
-    return { ok: false, failure: "the answer's content is empty", analysis: answer.analysis };
+    return { ok: false, failure: "the answer's content is empty", analysis: answer.analysis ?? "" };
   }
   return {
     ok: true,
-    answer: { content: answer.content, analysis: answer.analysis, fixDescription: answer.fixDescription },
+    answer: {
+      content: answer.content,
+      analysis: answer.analysis ?? "",
+      fixDescription: answer.fixDescription ?? "",
+    },
   };
 }

@@ -96,6 +96,14 @@ const PendingSchema = z.object({
   model: z.string(),
   latencyMs: z.number().nonnegative(),
   at: z.string(),
+  /** How the answer was asked for (constrained by the provider, or plain tool use). */
+  outputMode: z.enum(["json_schema", "strict_tool", "tool"]).optional(),
+  /** A field-level answer as applied to the best draft. */
+  patch: z
+    .array(z.object({ op: z.enum(["set", "remove"]), path: z.string(), value: z.unknown().optional() }))
+    .optional(),
+  /** Locked fields the patch tried to change: those changes were refused as regressions. */
+  refusedPaths: z.array(z.string()).optional(),
 });
 export type Pending = z.infer<typeof PendingSchema>;
 

@@ -9,6 +9,7 @@ import type {
   Message,
   MessageCreateParamsNonStreaming,
   TextBlockParam,
+  Tool,
   ToolChoice,
 } from "@anthropic-ai/sdk/resources/messages";
 import {
@@ -19,6 +20,7 @@ import {
   ModelTimeoutError,
 } from "../errors.js";
 import { isPriced, normalizeModelId } from "./pricing.js";
+import { type OutputMode, supportsStructuredOutputs, toStrictSchema } from "./structured.js";
 import type { ModelClient, ModelRequest, ModelResponse, TokenUsage } from "./types.js";
 
 /** The one method of the SDK both providers share; an injected test double only needs this. */
@@ -42,8 +44,26 @@ export function acceptsForcedToolChoice(model: string): boolean {
 }
 
 /**
+ * How the answer is asked for: constrained when the model has structured outputs and the tool's
+ * schema fits their subset (a strict tool where a forced tool choice is accepted, else
+ * `output_config.format`, since a model asked with `tool_choice: auto` may answer in text), plain
+ * tool use otherwise. The schema is the one {@link toStrictSchema} made, bounds moved to descriptions.
+ */
+export function outputModeFor(
+  request: ModelRequest,
+  model: string,
+): { mode: OutputMode; schema: Record<string, unknown> } {
+  const strict = supportsStructuredOutputs(model)
+    ? toStrictSchema({ ...request.tool.inputSchema, type: "object" })
+    : undefined;
+  if (!strict) return { mode: "tool", schema: { ...request.tool.inputSchema, type: "object" } };
+  return { mode: acceptsForcedToolChoice(model) ? "strict_tool" : "json_schema", schema: strict };
+}
+
+/**
  * The Messages API request for a ModelRequest: the system prompt as text blocks with a cache
- * breakpoint on the last block marked `cache`, one user message, and the answer tool.
+ * breakpoint on the last block marked `cache`, one user message, and the answer tool (strict when
+ * {@link outputModeFor} says so) or, for `json_schema`, the answer's schema as `output_config.format`.
  */
 export function buildMessageParams(request: ModelRequest, model: string): MessageCreateParamsNonStreaming {
   const lastCached = request.system.findLastIndex((block) => block.cache === true);
@@ -53,19 +73,28 @@ export function buildMessageParams(request: ModelRequest, model: string): Messag
         ? { type: "text", text: block.text, cache_control: { type: "ephemeral" } }
         : { type: "text", text: block.text },
   );
+  const base = {
+    model,
+    max_tokens: request.maxTokens,
+    system,
+    messages: [{ role: "user" as const, content: request.user }],
+  };
+  const { mode, schema } = outputModeFor(request, model);
+  if (mode === "json_schema") {
+    // No tool: the answer is the text, constrained to the schema (the parser reads it as JSON).
+    return { ...base, output_config: { format: { type: "json_schema", schema } } };
+  }
   const toolChoice: ToolChoice = acceptsForcedToolChoice(model)
     ? { type: "tool", name: request.tool.name, disable_parallel_tool_use: true }
     : { type: "auto", disable_parallel_tool_use: true };
   return {
-    model,
-    max_tokens: request.maxTokens,
-    system,
-    messages: [{ role: "user", content: request.user }],
+    ...base,
     tools: [
       {
         name: request.tool.name,
         description: request.tool.description,
-        input_schema: { ...request.tool.inputSchema, type: "object" },
+        input_schema: schema as Tool.InputSchema,
+        ...(mode === "strict_tool" && { strict: true }),
       },
     ],
     tool_choice: toolChoice,
@@ -161,6 +190,8 @@ export class MessagesModelClient implements ModelClient {
   ) {}
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
+    // A model ladder names the model per request; the client's model otherwise.
+    const model = request.model ?? this.model;
     const params = this.requestParams(request);
     const started = performance.now();
     let message: Message;
@@ -170,7 +201,10 @@ export class MessagesModelClient implements ModelClient {
       throw toModelError(error, this.provider);
     }
     const latencyMs = Math.round(performance.now() - started);
-    return toModelResponse(message, request.tool.name, request.model ?? this.model, latencyMs);
+    return {
+      ...toModelResponse(message, request.tool.name, model, latencyMs),
+      outputMode: outputModeFor(request, model).mode,
+    };
   }
 
   /** The request body; a provider adds what its endpoint needs. `request.model` overrides the client's. */

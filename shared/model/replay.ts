@@ -235,7 +235,8 @@ export class ReplayModelClient implements ModelClient {
       ...("output" in entry ? { output: entry.output } : {}),
       ...(entry.raw !== undefined ? { raw: entry.raw } : {}),
       usage: usageFromCassette(entry.usage),
-      model: entry.model ?? "replay",
+      // An entry that names no model answers as the model asked for (a ladder's rung), else as "replay".
+      model: entry.model ?? request.model ?? "replay",
       latencyMs: 0,
     };
   }

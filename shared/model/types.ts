@@ -46,7 +46,10 @@ export interface ModelRequest {
   user: string;
   tool: ToolSpec;
   maxTokens: number;
-  /** The model to answer with, when not the client's own (`judge.model`: a judge that is not the author). */
+  /**
+   * The model to answer with, when not the client's own: a judge that is not the author
+   * (`judge.model`), or the model a ladder (loop `models`) picks for a correction.
+   */
   model?: string;
   /**
    * What a correction prompt was built from, as data. Never sent to a model: it lets a simulated
@@ -63,6 +66,8 @@ export interface CorrectionSubject {
   /** The best draft's content, which the prompt asks the model to correct. */
   content: unknown;
   violations: { ruleId: string; path?: string }[];
+  /** Field-level correction: the paths a patch may change (everything else locked); absent: the whole draft. */
+  open?: string[];
 }
 
 export interface ModelResponse {
@@ -80,6 +85,8 @@ export interface ModelResponse {
    * that came back from a Message Batch or a Bedrock batch inference job (half price).
    */
   priceClass?: "batch";
+  /** How the answer was asked for (structured.ts): constrained by the provider, or plain tool use. */
+  outputMode?: "json_schema" | "strict_tool" | "tool";
 }
 
 /**

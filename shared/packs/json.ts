@@ -133,6 +133,12 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
     return proportionalScore(violations, jsonPack.scoreUnits?.(ctx) ?? 1);
   },
   instructions: JSON_INSTRUCTIONS,
+  // The general part of JSON_INSTRUCTIONS is the system prompt's; what is left is per rule.
+  checks: {
+    "schema:additionalProperties": "Add no property the schema does not define.",
+    "schema:unevaluatedProperties": "Add no property the schema does not define.",
+    "schema:required": "Give required fields valid values from the source; do not invent facts.",
+  },
   contentJsonSchema(draft, settings = jsonPack.settings) {
     return draftSchema(draft, settings)?.schema;
   },

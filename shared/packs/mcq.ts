@@ -683,6 +683,25 @@ const INSTRUCTIONS = `The content is a single-best-answer exam question written 
 - The rationale explains why the correct option is best and why each distractor is wrong.
 Add no field beyond these (any other key is removed); change only what the violations name.`;
 
+/** The same checks one line per rule: a correction prompt sends the lines of the rules a draft fails. */
+const CHECKS: Readonly<Record<string, string>> = {
+  nbme_negation_detection:
+    'The stem is a closed, positively phrased question (no NOT, EXCEPT, LEAST, "is not", "false").',
+  mcq_stem_asks_question: "The stem ends with a closed question.",
+  nbme_answer_homogeneity:
+    "Options are homogeneous: the same kind of answer, grammatical form and similar length.",
+  mcq_correct_not_longest: "The correct option is not conspicuously the longest.",
+  nbme_absolute_terms: "Options use no absolute terms (always, never, all, none, only, must, completely).",
+  mcq_no_all_none_of_above: 'No "all of the above" / "none of the above".',
+  mcq_answer_key_valid: "correct_answer is the key of exactly one option.",
+  mcq_duplicate_options: "Each option has a unique key and unique text.",
+  mcq_option_count: "Usually 4-5 options.",
+  ext_rationale_completeness:
+    "The rationale explains why the correct option is best and each distractor wrong.",
+  mcq_unknown_keys:
+    "Add no field beyond { type, vignette?, stem, options: [{ key, text }], correct_answer, rationale }.",
+};
+
 const OPTION_JSON_SCHEMA = {
   type: "object",
   properties: {
@@ -721,6 +740,7 @@ export const mcqPack: Pack<McqContent, McqSettings> = {
   // facts are in the vignette, the lead-in only asks) and the correct answer's justification (the
   // rationale) must be quoted from the source.
   grounding: { fields: ["/vignette", "/rationale"], mode: "quotes" },
+  checks: CHECKS,
   contentJsonSchema() {
     // What the model must return: stricter than McqContentSchema (which tolerates what rules report).
     return {

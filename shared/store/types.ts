@@ -193,6 +193,14 @@ export const AttemptRecordSchema = z.object({
   isBest: z.boolean(),
   /** Logic phase: the persona constraints the judge applied. */
   personas: z.array(z.string()).optional(),
+  /** How the answer was asked for: `json_schema` / `strict_tool` (constrained by the provider) or `tool`. */
+  outputMode: z.enum(["json_schema", "strict_tool", "tool"]).optional(),
+  /** A field-level answer (only the changed values), as applied to the previous best draft. */
+  patch: z
+    .array(z.object({ op: z.enum(["set", "remove"]), path: z.string(), value: z.unknown().optional() }))
+    .optional(),
+  /** Locked fields the patch tried to change: those changes were refused as regressions, not applied. */
+  refusedPaths: z.array(z.string()).optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 

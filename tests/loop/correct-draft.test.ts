@@ -530,7 +530,7 @@ describe("a json draft's context.schema is untrusted input", () => {
     expect((await runs.getRun(result.runId))?.status).toBe("rejected");
   });
 
-  it("corrects a draft whose draft-07 schema carries vendor keywords and tuple items, sending that schema as the tool's content", async () => {
+  it("corrects a draft whose draft-07 schema carries vendor keywords and tuple items, sending that schema as the tool's content when the whole draft is asked for", async () => {
     const schema = {
       $schema: "http://json-schema.org/draft-07/schema#",
       "x-owner": "extraction",
@@ -538,7 +538,9 @@ describe("a json draft's context.schema is untrusted input", () => {
       required: ["point"],
       properties: { point: { type: "array", items: [{ type: "number" }, { type: "number" }] } },
     };
-    const draft: Draft = { id: "tuple", kind: "json", context: { schema }, content: { point: ["1", 2] } };
+    // An array where an object belongs: a violation at the root, so the whole draft is asked for (a
+    // violation at a field is answered with a patch, whose tool carries no content schema).
+    const draft: Draft = { id: "tuple", kind: "json", context: { schema }, content: [1, 2] };
     const { deps, model } = makeDeps([answer("tuple", { point: [1, 2] })]);
     const result = await correctDraft(draft, deps);
     expect(result).toMatchObject({ status: "validated", attempts: 1 });

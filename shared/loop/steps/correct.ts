@@ -5,7 +5,9 @@ import { costUsd } from "../../model/pricing.js";
 import { valueAt } from "../../pointer.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { packFor } from "../../validate.js";
+import { modelFor } from "../ladder.js";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
+import { applyPatch, patchScope } from "../patch.js";
 import { buildCorrectionPrompt } from "../prompt.js";
 import { parseCorrectionAnswer } from "../response.js";
 import { attemptsMade, type LoopState, type Pending } from "../state.js";
@@ -41,6 +43,10 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
   const violations = judged ? judged.blocking : errorsOf(report);
   const promptAttempt = logic ? state.counters.logic + 1 : state.counters.execution + 1;
   const maxAttempts = logic ? state.limits.maxLogicAttempts : state.limits.maxAttempts;
+  // Field-level when every violation names a field (execution phase): a patch over those paths.
+  const scope = logic ? undefined : patchScope(resolved.kind, best.content, violations);
+  // The model ladder: a rule still failing after the cheap model's attempts goes to the next rung.
+  const ladderModel = modelFor(resolved.loop.models, violations, state, attemptsMade(state));
   const prompt = buildCorrectionPrompt({
     resolved,
     draft: best,
@@ -53,6 +59,7 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
     sourceExcerpts: (judged?.grounding?.fields ?? []).flatMap((f) =>
       f.excerpt ? [{ path: f.path, text: f.excerpt.text }] : [],
     ),
+    ...(scope && { scope }),
   });
   const response = await answerOnce(deps, blobKeys.attemptAnswer(state.runId, attempt), () =>
     model.complete({
@@ -63,6 +70,7 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
       user: prompt.user,
       tool: prompt.tool,
       maxTokens: deps.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      ...(ladderModel !== undefined && { model: ladderModel }),
       subject: {
         phase: state.phase,
         attempt: promptAttempt,
@@ -72,6 +80,7 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
           ruleId: v.ruleId,
           ...(v.path !== undefined && { path: v.path }),
         })),
+        ...(scope && { open: scope.open }),
       },
     }),
   );
@@ -86,15 +95,38 @@ async function correctWork(state: LoopState, deps: LoopDeps): Promise<LoopState>
     model: response.model,
     latencyMs: response.latencyMs,
     at: now(deps),
+    outputMode: response.outputMode ?? "tool",
   };
-  const touched = parsed.ok
-    ? protectedChange(resolved.pack.protectedContent, best.content, parsed.answer.content)
-    : undefined;
-  if (parsed.ok && touched) {
+  // A patch answer becomes content here, over the best draft; a patch outside its scope is refused.
+  let content: unknown = parsed.ok ? parsed.answer.content : undefined;
+  let refused: string | undefined;
+  if (parsed.ok && parsed.answer.patch) {
+    const applied = scope
+      ? applyPatch(best.content, parsed.answer.patch, scope)
+      : {
+          ok: false as const,
+          refused: [],
+          failure: "the answer is a patch, but the whole draft was asked for",
+        };
+    // Changes to locked fields are refused as regressions and counted; the rest of the patch stands.
+    if (applied.refused.length > 0) pending.refusedPaths = applied.refused.slice(0, 50);
+    if (applied.ok) {
+      content = applied.content;
+      // The state stays small (Step Functions' 256 KiB): a large patch is in the attempt's diff only.
+      if (JSON.stringify(applied.applied).length <= 16_384) pending.patch = applied.applied;
+    } else refused = applied.failure;
+  }
+  const touched =
+    parsed.ok && content !== undefined
+      ? protectedChange(resolved.pack.protectedContent, best.content, content)
+      : undefined;
+  if (refused) {
+    pending.failure = refused;
+  } else if (parsed.ok && touched) {
     pending.failure = `the answer changed ${touched}, which a correction may not change`;
   } else if (parsed.ok) {
     // Only content comes from the model: id, kind, metadata, context and options are the best draft's.
-    const candidate: Draft = { ...best, content: parsed.answer.content };
+    const candidate: Draft = { ...best, content };
     const candidateRef = blobKeys.attemptCandidate(state.runId, attempt);
     await deps.blobs.put(candidateRef, JSON.stringify(candidate));
     pending.candidateRef = candidateRef;

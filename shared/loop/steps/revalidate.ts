@@ -157,6 +157,9 @@ async function revalidateWork(state: LoopState, deps: LoopDeps): Promise<LoopSta
   if (draftRef) record.draftRef = draftRef;
   if (failure) record.failure = failure;
   if (judged) record.personas = judged.personas.map((p) => `${p.name}: ${p.constraints.join("; ")}`);
+  if (pending.outputMode) record.outputMode = pending.outputMode;
+  if (pending.patch) record.patch = pending.patch;
+  if (pending.refusedPaths) record.refusedPaths = pending.refusedPaths;
   // Both writes are conditional on the attempt number: a retried task neither duplicates nor double-counts.
   const recorded = await deps.runs.putAttempt(record);
   await deps.runs.addUsage(state.runId, n, usage, pending.costUsd);
@@ -170,6 +173,12 @@ async function revalidateWork(state: LoopState, deps: LoopDeps): Promise<LoopSta
   const hints = keepHints([
     ...state.hints,
     ...attemptHints(n, failure, inputErrors, report, beats, state.best.attempt),
+    // A patch's changes to locked fields were refused: the next answer should leave them alone.
+    ...(pending.refusedPaths?.length
+      ? [
+          `Attempt ${n}: changes to locked fields were refused: ${pending.refusedPaths.slice(0, 5).join(", ")}.`,
+        ]
+      : []),
   ]);
 
   const tokens = addTotals(state.tokens, usage);
