@@ -109,9 +109,12 @@ function retriedEvent(body: string): unknown {
  */
 export function createOutcomeHandler(getDeps: () => OutcomeDeps) {
   const handleEvent = createEventHandler(getDeps);
-  return async (event: unknown): Promise<void | { batchItemFailures: { itemIdentifier: string }[] }> => {
+  return async (event: unknown): Promise<undefined | { batchItemFailures: { itemIdentifier: string }[] }> => {
     const sqs = SqsEventSchema.safeParse(event);
-    if (!sqs.success) return handleEvent(event);
+    if (!sqs.success) {
+      await handleEvent(event);
+      return undefined;
+    }
     const batchItemFailures: { itemIdentifier: string }[] = [];
     for (const record of sqs.data.Records) {
       try {

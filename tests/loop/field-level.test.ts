@@ -58,7 +58,7 @@ describe("field-level corrections: a patch over the violated paths, every other 
     expect(attempt?.refusedPaths).toEqual(["/vignette"]);
     expect(attempt?.patch).toEqual(GOOD_PATCH.map((o) => ({ op: "set", ...o })));
     expect((attempt?.diff ?? []).map((d) => d.path)).not.toContain("/content/vignette");
-    expect((result.finalDraft?.content as { vignette: string }).vignette).toBe(
+    expect((result.finalDraft?.content as { vignette: string } | undefined)?.vignette).toBe(
       (DRAFT_WITH_ERRORS.content as { vignette: string }).vignette,
     );
   });

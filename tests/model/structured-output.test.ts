@@ -141,7 +141,7 @@ describe("constrained output where the provider offers it (the SDK's request sha
       }),
     });
     const response = await client("claude-haiku-4-5").complete(open);
-    const tool = (server.received[0]?.body.tools as Record<string, unknown>[])[0];
+    const tool = (server.received[0]?.body.tools as Record<string, unknown>[] | undefined)?.[0];
     expect(tool?.strict).toBeUndefined();
     expect(tool?.input_schema).toEqual({
       type: "object",
@@ -164,7 +164,7 @@ describe("constrained output where the provider offers it (the SDK's request sha
     const request = await requestFor(DRAFT_WITH_ERRORS);
     server.reply({ status: 200, body: toolUseMessage("claude-sonnet-4-0", "submit_correction", PATCH) });
     const response = await client("claude-sonnet-4-0").complete(request);
-    const tool = (server.received[0]?.body.tools as Record<string, unknown>[])[0];
+    const tool = (server.received[0]?.body.tools as Record<string, unknown>[] | undefined)?.[0];
     expect(tool?.strict).toBeUndefined();
     expect(response.outputMode).toBe("tool");
   });
