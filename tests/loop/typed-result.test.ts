@@ -6,12 +6,9 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
-import {
-  ContentSchemaMismatchError,
-  correctDraft,
-  type RunResult,
-  type TypedRunResult,
-} from "../../index.js";
+import { correctDraft } from "../../local/in-process.js";
+import type { RunResult } from "../../shared/loop/run.js";
+import { ContentSchemaMismatchError, type TypedRunResult } from "../../shared/loop/schema-option.js";
 import { answer, makeDeps } from "./harness.js";
 
 const Point = z.object({
