@@ -22,6 +22,11 @@ export { type DraftLimits, parseDraft, type ValidateOptions, validateDraft } fro
 
 export { type CorrectDraftOptions, correctDraft, type EventSink } from "./local/in-process.js";
 export { buildRunResult, type RunResult } from "./shared/loop/run.js";
+export {
+  type ContentSchema,
+  ContentSchemaMismatchError,
+  type TypedRunResult,
+} from "./shared/loop/schema-option.js";
 export type { LoopDeps } from "./shared/loop/steps/deps.js";
 export type {
   ModelClient,

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
+import type * as z from "zod";
 import type { AslDefinition } from "../infra/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
+import {
+  type ContentSchema,
+  draftWithSchema,
+  type TypedRunResult,
+  typedResult,
+} from "../shared/loop/schema-option.js";
 import { LoopStateSchema } from "../shared/loop/state.js";
 import { correctStep } from "../shared/loop/steps/correct.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
@@ -37,6 +44,12 @@ export interface CorrectDraftOptions {
    * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
    */
   retryDelayMs?: number | undefined;
+  /**
+   * A zod schema (v4) for a json draft's content: the loop checks the content against
+   * `z.toJSONSchema(schema)` as the draft's `context.schema`, and the result's `finalDraft.content`
+   * is typed `z.output<typeof schema>` once `status` is `validated` (see TypedRunResult).
+   */
+  schema?: ContentSchema | undefined;
 }
 
 /** `correctDraft` called without what it needs: what is missing, and how to give it. */
@@ -82,8 +95,17 @@ function stateMachine() {
  * Choice, Retry and Catch is the ASL's. Returns the run result; a model or system failure ends the
  * run as `failed` with the reason recorded, not as an exception.
  */
-export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult> {
+export async function correctDraft<S extends ContentSchema>(
+  draft: unknown,
+  deps: LoopDeps & CorrectDraftOptions & { schema: S },
+): Promise<TypedRunResult<z.output<S>>>;
+export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult>;
+export async function correctDraft(given: unknown, deps: LoopDeps & CorrectDraftOptions): Promise<RunResult> {
   checkDeps(deps);
+  const { schema } = deps;
+  const typed = schema === undefined ? { ok: true as const, draft: given } : draftWithSchema(given, schema);
+  if (!typed.ok) throw new CorrectDraftUsageError(typed.problem);
+  const draft = typed.draft;
   const { asl, machine } = await stateMachine();
   const runId = deps.runId ?? randomUUID();
   const now = () => deps.clock?.() ?? new Date();
@@ -141,5 +163,6 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
       message: `${execution.error?.error ?? "ExecutionFailed"}: ${execution.error?.cause ?? ""}`,
     });
   }
-  return buildRunResult(runId, deps);
+  const result = await buildRunResult(runId, deps);
+  return schema === undefined ? result : typedResult(result, schema);
 }

@@ -151,6 +151,7 @@ const CONSUMER = `
 import { correctDraft, type Draft, MemoryBlobStore, MemoryRunStore, type Pack, PackRegistry,
   type RunResult, UnknownKindError, type ValidationReport, validateDraft } from "redraft";
 import { ReplayModelClient } from "redraft/models";
+import * as z from "zod";
 
 const haiku: Pack<{ lines: string[] }> = {
   kind: "haiku",
@@ -175,4 +176,19 @@ const result: RunResult = await correctDraft(draft, {
   model: ReplayModelClient.fromFile("example.cassette.json"),
 });
 console.log(report.passed, score, result.status, new UnknownKindError("x", []).name);
+
+// Results typed from a zod schema: the content is the schema's type once the run is validated.
+const Point = z.object({ label: z.string(), point: z.tuple([z.number(), z.number()]) });
+const typed = await correctDraft(
+  { id: "p1", content: { label: "origin", point: [0, 0] } },
+  { registry, runs: new MemoryRunStore(), blobs: new MemoryBlobStore(), schema: Point },
+);
+// @ts-expect-error the content is only typed once the status says validated
+typed.finalDraft?.content.label;
+if (typed.status === "validated") {
+  const label: string = typed.finalDraft.content.label;
+  // @ts-expect-error the point holds numbers
+  const x: string = typed.finalDraft.content.point[0];
+  console.log(label, x);
+}
 `;
