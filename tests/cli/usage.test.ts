@@ -71,7 +71,7 @@ describe("usage errors: exit 2 and one line, before anything is opened", () => {
     [
       "no command",
       [],
-      /missing command: one of run, ([a-z]+, )*runs, show, ([a-z]+, )*review, asl, watch(, [a-z]+)* \(redraft --help/,
+      /missing command: one of run, ([a-z]+, )*runs, show, ([a-z]+, )*review, ([a-z]+, )*asl, watch(, [a-z]+)* \(redraft --help/,
     ],
     ["an unknown option", ["run", DRAFT, "--bogus"], /unknown option '--bogus'/],
     ["an unknown global option before the command", ["--bogus", "run", DRAFT], /unknown option '--bogus'/],

@@ -198,7 +198,8 @@ describe("batch triggers", () => {
     expect(first.machine).toBe("batch");
     expect(first.input).toEqual({
       batchId: first.name,
-      manifestRef: { bucket: "b", key: "batches/m.jsonl", versionId: "v1" },
+      // An upload's key arrives URL-encoded: only its own notification may have it decoded.
+      manifestRef: { bucket: "b", key: "batches/m.jsonl", versionId: "v1", keyForm: "notification" },
     });
     expect(startFor(upload("batches/m.jsonl", "v1", "evt-redelivered")).name).toBe(first.name);
     expect(startFor(upload("batches/m.jsonl", "v2")).name).not.toBe(first.name);

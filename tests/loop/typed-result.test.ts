@@ -28,12 +28,11 @@ describe("correctDraft with a zod schema", () => {
     );
     expect(result).toMatchObject({ status: "validated", attempts: 1 });
     expect(result.initialViolations.some((v) => v.source === "schema" && v.path === "/point/0")).toBe(true);
-    // The model is handed the zod schema as JSON Schema, the tool's content.
-    expect(model?.requests[0]?.tool?.inputSchema).toMatchObject({
-      properties: {
-        content: { type: "object", required: ["label", "point"], additionalProperties: false },
-      },
-    });
+    // The violation the converted schema found sits at a path, so the model is asked for a patch
+    // over it (field-level correction), the schema's violation named in the prompt.
+    const request = model?.requests[0];
+    expect(request?.tool?.inputSchema).toMatchObject({ properties: { patch: { type: "array" } } });
+    expect(JSON.stringify(request?.user)).toContain("/point/0");
     if (result.status !== "validated") throw new Error(`expected validated, got ${result.status}`);
     expectTypeOf(result.finalDraft.content).toEqualTypeOf<Point>();
     const [x, y] = result.finalDraft.content.point;
