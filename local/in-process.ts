@@ -14,6 +14,7 @@ import {
   boundInlineDraft,
   buildMachine,
   copyObjectIn,
+  type ExecutionSummary,
   type Integrations,
   type LambdaSteps,
   retryIntervals,
@@ -37,6 +38,13 @@ export interface CorrectDraftOptions {
    * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
    */
   retryDelayMs?: number | undefined;
+  /**
+   * How each Lambda step is invoked: the identity by default. An emulated deployment wraps them the
+   * way Lambda stands between Step Functions and a function (bench/burst.ts: reserved concurrency).
+   */
+  invoke?: ((steps: LambdaSteps) => LambdaSteps) | undefined;
+  /** Told of each execution as it ends, with its event history (bench/burst.ts counts its transitions). */
+  onExecution?: ((execution: ExecutionSummary) => void) | undefined;
 }
 
 let machine: Promise<{ asl: AslDefinition; machine: ReturnType<typeof buildMachine> }> | undefined;
@@ -58,7 +66,7 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
   const { asl, machine } = await stateMachine();
   const runId = deps.runId ?? randomUUID();
   const now = () => deps.clock?.() ?? new Date();
-  const steps: LambdaSteps = {
+  const ownSteps: LambdaSteps = {
     validate: (event) => {
       const { runId, input } = event as ValidateEvent;
       return validateStep(
@@ -76,6 +84,7 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     revalidate: (event) => revalidateStep(LoopStateSchema.parse(event), deps),
     judge: (event) => judgeStep(LoopStateSchema.parse(event), deps),
   };
+  const steps = deps.invoke?.(ownSteps) ?? ownSteps;
   const integrations: Integrations = {
     updateItem: statusUpdateIn(deps.runs, now),
     copyObject: copyObjectIn(deps.blobs),
@@ -101,6 +110,7 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     handlers: bindTasks(asl, steps, integrations),
     retryIntervals: retryIntervals(asl, delayMs),
   });
+  deps.onExecution?.(execution);
   if (!(await deps.runs.getRun(runId))) {
     // The execution failed before any run record existed (Validate itself failed for good): record
     // it as the CLI does, so the caller still gets a result.

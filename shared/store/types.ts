@@ -34,6 +34,7 @@ export const StopReasonSchema = z.enum([
   "duplicate",
   "system_error",
   "model_error",
+  "deadline",
   "interrupted",
   "timed_out",
   "aborted",

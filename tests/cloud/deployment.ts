@@ -6,6 +6,7 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from 
 import { GetExecutionHistoryCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
+import pLimit from "p-limit";
 import { notificationKey } from "../../cli/cloud/submit.js";
 import {
   BATCH_KEY_PREFIX,
@@ -18,7 +19,7 @@ import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { startFor } from "../../functions/start.js";
 import { type LocalDynamo, startDynalite } from "../../local/dynalite.js";
-import { correctDraft } from "../../local/in-process.js";
+import { type CorrectDraftOptions, correctDraft } from "../../local/in-process.js";
 import type { BatchInput } from "../../shared/batch/record.js";
 import { aggregateBatch, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
@@ -63,11 +64,27 @@ export interface Deployment {
   bus: PutEventsRequestEntry[];
   /** Runs the deployment started, by execution name. */
   started: string[];
+  /** Resolves once every detached delivery's run has ended. */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startDeployment(options: { model?: ModelClient } = {}): Promise<Deployment> {
+export interface DeploymentOptions {
+  model?: ModelClient;
+  /** What every run of the per-draft machine gets beyond the stores (bench/burst.ts: Lambda's throttling). */
+  correct?: Pick<CorrectDraftOptions, "invoke" | "retryDelayMs" | "onExecution">;
+  /**
+   * An upload's PUT answers before its run ends (as S3 does) instead of after; `idle()` waits for the
+   * runs. For a burst whose runs outlast an HTTP request. @default false
+   */
+  detached?: boolean;
+  /** How many items of a batch run at once (the Distributed Map's MaxConcurrency). @default 1 */
+  batchConcurrency?: number;
+}
+
+export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
   await synthesizedAsl();
+  const inFlight = new Set<Promise<void>>();
   const versions = new AsyncLocalStorage<{ versionId: string; delivered?: Promise<void> }>();
   const [dynamo, s3] = await Promise.all([
     startDynalite(),
@@ -82,7 +99,11 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
         };
         await versions.run(put, next);
         if (ctx.status === 200) ctx.set("x-amz-version-id", put.versionId);
-        await put.delivered;
+        if (options.detached && put.delivered) {
+          const delivered = put.delivered;
+          inFlight.add(delivered);
+          void delivered.finally(() => inFlight.delete(delivered));
+        } else await put.delivered;
       },
       onCreated: (bucket, key) => {
         const put = versions.getStore();
@@ -125,7 +146,15 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     extra: { parentRunId?: string; submissionId?: string },
   ) {
     started.push(runId);
-    await correctDraft(draft, { registry, runs, blobs, model: options.model, runId, ...extra });
+    await correctDraft(draft, {
+      registry,
+      runs,
+      blobs,
+      model: options.model,
+      runId,
+      ...options.correct,
+      ...extra,
+    });
   }
 
   /** CreateBatch, PrepareItems, RunItems (each child a run of the per-draft machine), AggregateBatch. */
@@ -151,16 +180,21 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     );
     const deps = { blobs, runs, bucketName: BUCKET };
     const prepared = await prepareBatch(input, deps);
-    for (const item of await readMapItems(blobs, prepared.itemsKey)) {
-      const text = await blobs.get(item.draftRef.key);
-      let draft: unknown = text;
-      try {
-        draft = JSON.parse(text);
-      } catch {
-        // left as text: Validate rejects it
-      }
-      await runDraft(draft, item.runId, { submissionId: input.batchId });
-    }
+    const limit = pLimit(options.batchConcurrency ?? 1);
+    await Promise.all(
+      (await readMapItems(blobs, prepared.itemsKey)).map((item) =>
+        limit(async () => {
+          const text = await blobs.get(item.draftRef.key);
+          let draft: unknown = text;
+          try {
+            draft = JSON.parse(text);
+          } catch {
+            // left as text: Validate rejects it
+          }
+          await runDraft(draft, item.runId, { submissionId: input.batchId });
+        }),
+      ),
+    );
     await aggregateBatch({ batchId: input.batchId, prepared }, { ...deps, batches });
   }
 
@@ -264,6 +298,9 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     batches,
     bus,
     started,
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
     async close() {
       cfn.restore();
       sfn.restore();
