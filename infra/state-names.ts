@@ -58,6 +58,8 @@ export const StateNames = {
   RecordModelFailure: "RecordModelFailure",
   /** dynamodb:UpdateItem: status failed, reason system_error, the error as message. */
   RecordFailure: "RecordFailure",
+  /** dynamodb:UpdateItem: status failed, reason deadline: model work waited past the run's deadline. */
+  RecordDeadline: "RecordDeadline",
   CorrectionFailed: "CorrectionFailed",
 } as const;
 
@@ -82,6 +84,7 @@ export const RECORD_STATES = [
   StateNames.MarkNeedsReview,
   StateNames.RecordModelFailure,
   StateNames.RecordFailure,
+  StateNames.RecordDeadline,
 ] as const;
 
 /** Task states publishing an outcome event on the project's bus (an event log locally). */
