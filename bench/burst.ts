@@ -26,6 +26,7 @@ import "../cli/quiet.js";
 import { readFile } from "node:fs/promises";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import type { ExecutionSummary } from "../local/asl-interpreter.js";
+import { LocalModelQueue } from "../local/model-queue.js";
 import { ModelRateLimitedError } from "../shared/errors.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../shared/model/types.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
@@ -137,7 +138,9 @@ interface BurstResult {
   idealSeconds: number;
   transitionsPerDraft: number;
   unloadedTransitionsPerDraft: number;
-  peakQueueDepth: number | null;
+  peakQueueDepth: number;
+  /** How the drafts' runs ended, by status and reason. */
+  outcomes: Record<string, number>;
 }
 
 async function burst(options: Options, count: number): Promise<BurstResult & { calls: number }> {
@@ -145,9 +148,12 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
   const transitions: number[] = [];
   // λ correct and λ judge each have `slots` of reserved concurrency.
   const correctSlots = { n: options.slots };
+  // The model queue's consumer: as many slots as the functions' reserved concurrency.
+  const queue = new LocalModelQueue({ slots: options.slots });
   const deployment = await startDeployment({
     model,
     detached: true,
+    maxSockets: 1_000,
     batchConcurrency: BATCH_CONCURRENCY,
     correct: {
       invoke: (steps) => ({
@@ -156,6 +162,7 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
         judge: reserved(correctSlots.n, steps.judge),
       }),
       onExecution: (execution) => transitions.push(transitionsOf(execution)),
+      modelQueue: queue,
     },
   });
   // Every upload at once: a client with as many sockets as drafts, not the SDK's default 50.
@@ -206,13 +213,21 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
       idealSeconds: round((model.calls * options.callMs) / 1000 / options.slots),
       transitionsPerDraft: round(transitions.reduce((a, b) => a + b, 0) / Math.max(1, transitions.length)),
       unloadedTransitionsPerDraft: 0,
-      peakQueueDepth: null,
+      // No state of a machine without the model queue ever puts work in it.
+      peakQueueDepth: queue.peakDepth,
+      outcomes: countBy(drafts, (r) => (r.reason ? `${r.status}/${r.reason}` : r.status)),
       calls: model.calls,
     };
   } finally {
     s3.destroy();
     await deployment.close();
   }
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;

@@ -20,6 +20,7 @@ import {
   retryIntervals,
   runExecution,
 } from "./asl-interpreter.js";
+import type { LocalModelQueue } from "./model-queue.js";
 import { loadAsl } from "./state-machine.js";
 import { statusUpdateIn } from "./update-item.js";
 
@@ -43,6 +44,11 @@ export interface CorrectDraftOptions {
    * way Lambda stands between Step Functions and a function (bench/burst.ts: reserved concurrency).
    */
   invoke?: ((steps: LambdaSteps) => LambdaSteps) | undefined;
+  /**
+   * The model queue the model states wait in: share one between drafts for them to share its slots.
+   * @default a queue of DEFAULT_MODEL_CONCURRENCY slots for this draft alone
+   */
+  modelQueue?: LocalModelQueue | undefined;
   /** Told of each execution as it ends, with its event history (bench/burst.ts counts its transitions). */
   onExecution?: ((execution: ExecutionSummary) => void) | undefined;
 }
@@ -107,7 +113,7 @@ export async function correctDraft(draft: unknown, deps: LoopDeps & CorrectDraft
     deps.maxDraftDepth,
   );
   const execution = await runExecution(machine, input, runId, {
-    handlers: bindTasks(asl, steps, integrations),
+    handlers: bindTasks(asl, steps, integrations, deps.modelQueue),
     retryIntervals: retryIntervals(asl, delayMs),
   });
   deps.onExecution?.(execution);

@@ -72,7 +72,9 @@ export interface Deployment {
 export interface DeploymentOptions {
   model?: ModelClient;
   /** What every run of the per-draft machine gets beyond the stores (bench/burst.ts: Lambda's throttling). */
-  correct?: Pick<CorrectDraftOptions, "invoke" | "retryDelayMs" | "onExecution">;
+  correct?: Pick<CorrectDraftOptions, "invoke" | "retryDelayMs" | "onExecution" | "modelQueue">;
+  /** Sockets of the deployment's S3 client (the runs' blob store). @default the SDK's 50 */
+  maxSockets?: number;
   /**
    * An upload's PUT answers before its run ends (as S3 does) instead of after; `idle()` waits for the
    * runs. For a burst whose runs outlast an HTTP request. @default false
@@ -89,6 +91,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   const [dynamo, s3] = await Promise.all([
     startDynalite(),
     startS3(BUCKET, {
+      ...(options.maxSockets && { maxSockets: options.maxSockets }),
       // The stack's bucket is versioned: every PUT gets a version id, and its upload event waits
       // for the deployment to handle it before the response leaves.
       around: async (ctx, next) => {
