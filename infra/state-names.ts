@@ -75,6 +75,12 @@ export const LAMBDA_STATES = [
   StateNames.RevalidateLogic,
 ] as const;
 
+/**
+ * The model states among them: their work waits for a slot in the model queue
+ * (`sqs:sendMessage.waitForTaskToken`), which λ correct and λ judge consume.
+ */
+export const MODEL_STATES = [StateNames.CorrectExecution, StateNames.Judge, StateNames.CorrectLogic] as const;
+
 /** Task states that copy the best draft under `results/` (a blob copy locally). */
 export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.PublishBestDraft] as const;
 
