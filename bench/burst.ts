@@ -141,6 +141,8 @@ interface BurstResult {
   peakQueueDepth: number;
   /** How the drafts' runs ended, by status and reason. */
   outcomes: Record<string, number>;
+  /** Uploads whose delivery failed before a run started (the emulation's S3 under load). */
+  failedDeliveries: number;
 }
 
 async function burst(options: Options, count: number): Promise<BurstResult & { calls: number }> {
@@ -153,7 +155,7 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
   const deployment = await startDeployment({
     model,
     detached: true,
-    maxSockets: 1_000,
+    maxSockets: 200,
     batchConcurrency: BATCH_CONCURRENCY,
     correct: {
       invoke: (steps) => ({
@@ -171,7 +173,7 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
     region: "us-east-1",
     forcePathStyle: true,
     credentials: LOCAL_CREDENTIALS,
-    requestHandler: { httpAgent: { maxSockets: Math.max(50, count) } },
+    requestHandler: { httpAgent: { maxSockets: 200 } },
   });
   try {
     const bodies = Array.from({ length: count }, (_, i) =>
@@ -215,7 +217,13 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
       unloadedTransitionsPerDraft: 0,
       // No state of a machine without the model queue ever puts work in it.
       peakQueueDepth: queue.peakDepth,
-      outcomes: countBy(drafts, (r) => (r.reason ? `${r.status}/${r.reason}` : r.status)),
+      // A failure by its error's name too (the message starts with it): a throttle, a 429, the store.
+      outcomes: countBy(drafts, (r) =>
+        [r.status, r.reason, r.status === "failed" ? r.message?.split(":")[0] : undefined]
+          .filter(Boolean)
+          .join("/"),
+      ),
+      failedDeliveries: deployment.failedDeliveries.count,
       calls: model.calls,
     };
   } finally {

@@ -66,6 +66,8 @@ export interface Deployment {
   started: string[];
   /** Resolves once every detached delivery's run has ended. */
   idle(): Promise<void>;
+  /** Detached deliveries that failed before their run started. */
+  failedDeliveries: { count: number };
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export interface DeploymentOptions {
 export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
   await synthesizedAsl();
   const inFlight = new Set<Promise<void>>();
+  const failedDeliveries = { count: 0 };
   const versions = new AsyncLocalStorage<{ versionId: string; delivered?: Promise<void> }>();
   const [dynamo, s3] = await Promise.all([
     startDynalite(),
@@ -103,9 +106,12 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
         await versions.run(put, next);
         if (ctx.status === 200) ctx.set("x-amz-version-id", put.versionId);
         if (options.detached && put.delivered) {
-          const delivered = put.delivered;
+          // A delivery that fails (λ start could not read the upload) starts no run: counted, not thrown.
+          const delivered = put.delivered.catch(() => {
+            failedDeliveries.count += 1;
+          });
           inFlight.add(delivered);
-          void delivered.finally(() => inFlight.delete(delivered));
+          void delivered.then(() => inFlight.delete(delivered));
         } else await put.delivered;
       },
       onCreated: (bucket, key) => {
@@ -301,6 +307,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     batches,
     bus,
     started,
+    failedDeliveries,
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
