@@ -20,12 +20,17 @@ export interface LocalModelQueueOptions {
    * @default 60 000, the cloud's; a runtime that zeroes the ASL's retry intervals passes its own
    */
   longestWaitMs?: number;
+  /** Told when a run's model work enters the queue, and when it leaves it (`redraft show` says so). */
+  onWait?: (runId: string, since: Date) => void;
+  onLeave?: (runId: string) => void;
 }
 
 interface Waiting {
   task: ModelTask;
   run: TaskHandler;
   since: number;
+  /** Whether `onWait` was told: it found no slot free. */
+  waited: boolean;
   resolve: (output: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -53,6 +58,8 @@ export class LocalModelQueue {
   #peak = 0;
   readonly #now: () => Date;
   readonly #longestWaitMs: number;
+  readonly #onWait: LocalModelQueueOptions["onWait"];
+  readonly #onLeave: LocalModelQueueOptions["onLeave"];
 
   constructor(options: LocalModelQueueOptions) {
     if (!Number.isInteger(options.slots) || options.slots < 1)
@@ -60,6 +67,8 @@ export class LocalModelQueue {
     this.slots = options.slots;
     this.#now = options.now ?? (() => new Date());
     this.#longestWaitMs = options.longestWaitMs ?? CLOUD_LONGEST_WAIT_MS;
+    this.#onWait = options.onWait;
+    this.#onLeave = options.onLeave;
   }
 
   /** Work waiting for a slot (ApproximateNumberOfMessagesVisible). */
@@ -96,8 +105,12 @@ export class LocalModelQueue {
   /** Puts `task` in the queue; resolves with what `run` answers once a slot took it. */
   submit(task: ModelTask, run: TaskHandler): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ task, run, since: this.#now().getTime(), resolve, reject });
+      const since = this.#now();
+      // Only work that does not find a slot free at once is said to wait.
+      const runId = this.#inFlight >= this.slots ? runIdOf(task) : undefined;
+      this.#waiting.push({ task, run, since: since.getTime(), waited: runId !== undefined, resolve, reject });
       this.#peak = Math.max(this.#peak, this.#waiting.length);
+      if (runId) this.#onWait?.(runId, since);
       this.#pump();
     });
   }
@@ -106,6 +119,8 @@ export class LocalModelQueue {
     while (this.#inFlight < this.slots) {
       const next = this.#waiting.shift();
       if (!next) return;
+      const runId = next.waited ? runIdOf(next.task) : undefined;
+      if (runId) this.#onLeave?.(runId);
       const late = expired(next.task, this.#now());
       if (late) {
         next.reject(late);

@@ -35,6 +35,7 @@ import {
 } from "./recovery.js";
 import type { RunCursor } from "./sqlite-store.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, loadAsl } from "./state-machine.js";
+import { clearWaiting, markWaiting } from "./waiting.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./asl-interpreter.js";
 export { LOCAL_BUCKET };
@@ -315,6 +316,8 @@ export class LocalRuntime {
         // The ASL's retry intervals replaced by retryDelayMs: the deadline check waits that long.
         ...(options.retryDelayMs !== undefined && { longestWaitMs: options.retryDelayMs }),
         ...(options.modelQueueClock && { now: options.modelQueueClock }),
+        onWait: (runId, since) => markWaiting(dataDir, runId, since),
+        onLeave: (runId) => clearWaiting(dataDir, runId),
       }),
     );
     try {

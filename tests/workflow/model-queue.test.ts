@@ -9,6 +9,7 @@ import { correctDraft } from "../../local/in-process.js";
 import { LocalModelQueue } from "../../local/model-queue.js";
 import { LocalRuntime } from "../../local/runtime.js";
 import { loadBatchAsl } from "../../local/state-machine.js";
+import { waitingSince } from "../../local/waiting.js";
 import { childRunId } from "../../shared/batch/record.js";
 import { ErrorNames, ModelRateLimitedError } from "../../shared/errors.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
@@ -187,6 +188,36 @@ describe("model work waits for a slot", () => {
     await runtime.execute({ draft: draft(3) }, "r-expired");
     expect(await runtime.runs.getRun("r-expired")).toMatchObject({ status: "failed", reason: "deadline" });
     expect(model.calls).toBe(0);
+  });
+
+  it("while a run waits for a slot, the data folder says since when (redraft show reads it); once taken, no longer", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const model = new CountingModel();
+    const answer = model.complete.bind(model);
+    let holding = false;
+    model.complete = async (request) => {
+      if (request.draftId.endsWith("-10")) {
+        holding = true;
+        await held;
+      }
+      return answer(request);
+    };
+    const runtime = await open(model, { slots: 1 });
+    const first = runtime.execute({ draft: draft(10) }, "r-holds");
+    // The first draft holds the only slot; the second's model work queues behind it.
+    while (!holding) await new Promise((r) => setImmediate(r));
+    const second = runtime.execute({ draft: draft(11) }, "r-waits");
+    while (runtime.modelQueue.depth === 0) await new Promise((r) => setImmediate(r));
+    expect(runtime.modelQueue.positionOf("r-waits")).toMatchObject({ position: 1 });
+    expect(await waitingSince(runtime.dataDir, "r-waits")).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await waitingSince(runtime.dataDir, "r-holds")).toBeUndefined();
+    release();
+    await Promise.all([first, second]);
+    expect(await waitingSince(runtime.dataDir, "r-waits")).toBeUndefined();
+    expect((await runtime.runs.getRun("r-waits"))?.status).toBe("validated");
   });
 
   it("a batch at slot count 1 completes: every item corrected, none failed", async () => {
