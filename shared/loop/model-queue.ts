@@ -13,7 +13,7 @@ import { DeadlinePassedError, TRANSIENT_MODEL_ERRORS } from "../errors.js";
 export const DEFAULT_RUN_DEADLINE_HOURS = 24;
 
 /** Which model function takes the work. */
-export const ModelStepSchema = z.enum(["correct", "judge"]);
+const ModelStepSchema = z.enum(["correct", "judge"]);
 export type ModelStep = z.infer<typeof ModelStepSchema>;
 
 /** The message a model state sends: the token to answer, the step, the run's clock, the loop state. */
@@ -28,7 +28,7 @@ export const ModelTaskSchema = z.object({
 export type ModelTask = z.infer<typeof ModelTaskSchema>;
 
 /** The moment the run's model work must be done by. */
-export function deadlineOf(task: Pick<ModelTask, "startedAt" | "deadlineSeconds">): Date {
+function deadlineOf(task: Pick<ModelTask, "startedAt" | "deadlineSeconds">): Date {
   return new Date(Date.parse(task.startedAt) + task.deadlineSeconds * 1000);
 }
 
