@@ -1,5 +1,7 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from "aws-cdk-lib";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Topic } from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
 import { DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop/model-queue.js";
 import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
@@ -152,6 +154,13 @@ export class RedraftStack extends Stack {
       alarmTopicArn: config.alarmTopicArn,
       ...config.alarms,
     });
+    // The model queue's age alarms go where every other alarm goes.
+    const externalAlarmTopic =
+      config.alarmTopicArn && Topic.fromTopicArn(this, "ModelQueueAlarmTopic", config.alarmTopicArn);
+    for (const alarm of this.modelQueue.alarms) {
+      alarm.addAlarmAction(new SnsAction(this.observability.alarmTopic));
+      if (externalAlarmTopic) alarm.addAlarmAction(new SnsAction(externalAlarmTopic));
+    }
 
     this.access = new AccessPolicies(this, "Access", {
       namePrefix: name,

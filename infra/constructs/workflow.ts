@@ -161,11 +161,14 @@ export class CorrectionWorkflow extends Construct {
         reason:
           "Log delivery (logs:CreateLogDelivery…) and X-Ray actions support no resource-level permissions.",
       },
-      ...[props.validate, props.correct, props.revalidate, props.judge].map((fn) => ({
-        id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
-        reason:
-          "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
-      })),
+      // The model functions are invoked by the state machine only without the model queue.
+      ...[props.validate, props.revalidate, ...(props.modelQueue ? [] : [props.correct, props.judge])].map(
+        (fn) => ({
+          id: `AwsSolutions-IAM5[${referenceFinding(fn, ":*")}]`,
+          reason:
+            "Invoking a function's versions and aliases (`:*`) is how Step Functions' lambda:invoke is granted.",
+        }),
+      ),
       {
         id: `AwsSolutions-IAM5[${referenceFinding(bucket, `/${RUNS_PREFIX}*`)}]`,
         reason: "The best draft to publish is any attempt of this run under runs/ (keyed by run id).",
