@@ -64,6 +64,20 @@ export function modelQueueRetry(deadline: Duration): RetryProps {
 }
 
 /**
+ * The store's transient error, raised by a model function inside the queue's consumer and answered
+ * to the waiting state by name: the work goes back in the queue, as SERVICE_RETRY retries it on the
+ * other steps. (A crashed consumer raises nothing here: SQS hands its message over again.)
+ */
+export const MODEL_QUEUE_STORE_RETRY: RetryProps = {
+  errors: [ErrorNames.StoreUnavailable],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 3,
+  maxDelay: Duration.seconds(30),
+  jitterStrategy: JitterType.FULL,
+};
+
+/**
  * Errors of the SendMessage that puts work in the model queue: SQS got no answer, or answered with
  * its base exception (its throttling among them). A few tries; the message is small and ours.
  */

@@ -55,6 +55,7 @@ import {
   LAMBDA_TASK_SLACK,
   MODEL_FAILURES,
   MODEL_LOAD_RETRY,
+  MODEL_QUEUE_STORE_RETRY,
   MODEL_RETRY,
   modelQueueRetry,
   S3_RETRY,
@@ -294,6 +295,7 @@ export class CorrectionGraph extends Construct {
       if (queue && recordDeadline) {
         const task = this.queuedStep(name, step, queue.queues[step], queue.deadline);
         task.addRetry(modelQueueRetry(queue.deadline));
+        task.addRetry(MODEL_QUEUE_STORE_RETRY);
         task.addRetry(SQS_SEND_RETRY);
         task.addCatch(recordDeadline, toDeadline);
         task.addCatch(recordFailure, toFailure);

@@ -183,7 +183,7 @@ describe("correction workflow: Lambda steps", () => {
   it.each(MODEL_STATES)(
     "%s puts 429'd work back in the queue until the deadline, and retries nothing else of the model's",
     (name) => {
-      const [modelRetry, sendRetry] = retriesOf(name);
+      const [modelRetry, storeRetry, sendRetry] = retriesOf(name);
       // Without jitter every wait is the longest, so the attempts outlast the deadline at 60 s each.
       expect(modelRetry).toEqual({
         ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
@@ -193,6 +193,8 @@ describe("correction workflow: Lambda steps", () => {
         MaxDelaySeconds: 60,
         JitterStrategy: "NONE",
       });
+      // The store's transient error inside the consumer sends the work back, as on the other steps.
+      expect(storeRetry?.ErrorEquals).toEqual([ErrorNames.StoreUnavailable]);
       expect(sendRetry?.ErrorEquals).toEqual(["SQS.SdkClientException", "SQS.AmazonSQSException"]);
       const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
       expect(retried).not.toContain("States.ALL");
