@@ -105,22 +105,26 @@ class StandInModel implements ModelClient {
   }
 }
 
-/** Lambda's reserved concurrency on one function: an invoke beyond `slots` in flight is refused at once. */
-function reserved<T>(slots: number, fn: (input: unknown) => Promise<T>): (input: unknown) => Promise<T> {
+/**
+ * Lambda's reserved concurrency on one function: an invoke beyond `slots` in flight is refused at
+ * once. One gate per function, shared by every draft's binding of it.
+ */
+function reservedConcurrency(slots: number) {
   let inFlight = 0;
-  return async (input) => {
-    if (inFlight >= slots) {
-      const error = new Error("Rate Exceeded. (Service: Lambda, Status Code: 429)");
-      error.name = "Lambda.TooManyRequestsException";
-      throw error;
-    }
-    inFlight += 1;
-    try {
-      return await fn(input);
-    } finally {
-      inFlight -= 1;
-    }
-  };
+  return <T>(fn: (input: unknown) => Promise<T>) =>
+    async (input: unknown): Promise<T> => {
+      if (inFlight >= slots) {
+        const error = new Error("Rate Exceeded. (Service: Lambda, Status Code: 429)");
+        error.name = "Lambda.TooManyRequestsException";
+        throw error;
+      }
+      inFlight += 1;
+      try {
+        return await fn(input);
+      } finally {
+        inFlight -= 1;
+      }
+    };
 }
 
 /** How many state transitions an execution made, as Step Functions bills them: states entered and retries. */
@@ -151,8 +155,9 @@ interface BurstResult {
 async function burst(options: Options, count: number): Promise<BurstResult & { calls: number }> {
   const model = new StandInModel(options.callMs, options.throttleRate);
   const transitions: number[] = [];
-  // λ correct and λ judge each have `slots` of reserved concurrency.
-  const correctSlots = { n: options.slots };
+  // λ correct and λ judge each have `slots` of reserved concurrency, across all drafts.
+  const correctGate = reservedConcurrency(options.slots);
+  const judgeGate = reservedConcurrency(options.slots);
   // The model queue's consumer: as many slots as the functions' reserved concurrency.
   const queue = new LocalModelQueue({ slots: options.slots });
   const deployment = await startDeployment({
@@ -163,8 +168,8 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
     correct: {
       invoke: (steps) => ({
         ...steps,
-        correct: reserved(correctSlots.n, steps.correct),
-        judge: reserved(correctSlots.n, steps.judge),
+        correct: correctGate(steps.correct),
+        judge: judgeGate(steps.judge),
       }),
       onExecution: (execution) => transitions.push(transitionsOf(execution)),
       modelQueue: queue,

@@ -65,21 +65,25 @@ class CountingModel implements ModelClient {
   }
 }
 
-/** Lambda's reserved concurrency on a function: an invoke beyond `slots` in flight fails at once. */
-function reserved(slots: number, fn: TaskHandler, refused: { count: number }): TaskHandler {
+/**
+ * Lambda's reserved concurrency on a function: an invoke beyond `slots` in flight fails at once. One
+ * gate per function, shared by every draft's binding of it.
+ */
+function reservedConcurrency(slots: number, refused: { count: number }) {
   let inFlight = 0;
-  return async (input) => {
-    if (inFlight >= slots) {
-      refused.count += 1;
-      throw Object.assign(new Error("Rate Exceeded."), { name: "Lambda.TooManyRequestsException" });
-    }
-    inFlight += 1;
-    try {
-      return await fn(input);
-    } finally {
-      inFlight -= 1;
-    }
-  };
+  return (fn: TaskHandler): TaskHandler =>
+    async (input) => {
+      if (inFlight >= slots) {
+        refused.count += 1;
+        throw Object.assign(new Error("Rate Exceeded."), { name: "Lambda.TooManyRequestsException" });
+      }
+      inFlight += 1;
+      try {
+        return await fn(input);
+      } finally {
+        inFlight -= 1;
+      }
+    };
 }
 
 const opened: { runtime: LocalRuntime; dataDir: string }[] = [];
@@ -126,6 +130,8 @@ describe("model work waits for a slot", () => {
     const model = new CountingModel();
     const queue = new LocalModelQueue({ slots: 2, longestWaitMs: 0 });
     const refused = { count: 0 };
+    const correctGate = reservedConcurrency(2, refused);
+    const judgeGate = reservedConcurrency(2, refused);
     const runs = new MemoryRunStore();
     const deps = {
       registry: new PackRegistry(),
@@ -137,8 +143,8 @@ describe("model work waits for a slot", () => {
       // λ correct and λ judge at 2 of reserved concurrency, as Lambda applies it.
       invoke: (steps: Parameters<NonNullable<Parameters<typeof correctDraft>[1]["invoke"]>>[0]) => ({
         ...steps,
-        correct: reserved(2, steps.correct, refused),
-        judge: reserved(2, steps.judge, refused),
+        correct: correctGate(steps.correct),
+        judge: judgeGate(steps.judge),
       }),
     };
     const results = await Promise.all(
