@@ -34,6 +34,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<StopReason, string>> = {
     "A rule of the draft's pack threw instead of answering (the message names the pack and the rule): the pack needs fixing, then the draft can be resubmitted.",
   model_error:
     "The model could not be reached or kept failing (after retries); check the key, the model id and the network.",
+  deadline:
+    "The run waited for a model slot (or kept being answered 429) until its deadline passed; other drafts held the slots. It can be run again.",
   interrupted:
     "The process running the draft ended before it finished (killed or crashed); it was closed as failed and can be run again.",
   timed_out: "The run took longer than the state machine's time limit.",

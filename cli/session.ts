@@ -84,6 +84,8 @@ interface Session {
 
 interface OpenOptions {
   maxAttempts?: number;
+  /** `--model-slots`: model calls in flight at once, the rest waiting in the model queue. */
+  modelSlots?: number;
   readOnly?: boolean;
 }
 
@@ -93,7 +95,7 @@ interface OpenOptions {
  */
 export async function openSession(
   opts: GlobalOptions,
-  { maxAttempts, readOnly }: OpenOptions = {},
+  { maxAttempts, readOnly, modelSlots }: OpenOptions = {},
 ): Promise<Session> {
   const [{ boundModel, chooseModel, liveModelFactory }, { isPriced }, runtimeModule] = await Promise.all([
     import("./model.js"),
@@ -117,9 +119,10 @@ export async function openSession(
   const runtime = await runtimeModule.LocalRuntime.open({
     // The committed state machine, read by the runtime when it builds it (a listing never does).
     dataDir: resolve(opts.dataDir),
-    model: boundModel(choice, deployment.modelConcurrency),
+    model: boundModel(choice, modelSlots ?? deployment.modelConcurrency),
     ...(judgeModel && { judgeModel }),
     deployment,
+    ...(modelSlots !== undefined && { modelSlots }),
     extraPacks: packs,
     retryDelayMs: choice.live ? undefined : 0,
     ...(readOnly && { readOnly }),

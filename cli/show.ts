@@ -253,6 +253,8 @@ export function timeline(
   run: RunRecord,
   evidence: RunEvidence,
   execution: ExecutionSummary | undefined,
+  /** The run waits for a model slot (local/waiting.ts): since when, and for how long so far. */
+  waiting?: { since: string; ageSeconds: number },
 ): string {
   const correct = spend(
     result.attemptsDetail.map((a) => ({ tokens: a.tokens, cost: a.costUsd, model: a.model })),
@@ -263,6 +265,7 @@ export function timeline(
   const out = [
     `Run ${run.runId} — draft ${run.draftId} (${run.kind})`,
     `Status: ${statusText(run)}${run.message ? ` — ${run.message}` : ""}`,
+    ...(waiting ? [`Waiting: for a model slot since ${waiting.since} (${waiting.ageSeconds} s)`] : []),
     ...(explainReason(run.reason) ? [`Why: ${explainReason(run.reason)}`] : []),
     `Errors per attempt: ${run.violationsPerAttempt.join(" → ") || "-"}`,
     `Tokens: ${run.tokens.total}; cost ${costText(run.costUsd, run.tokens.total, [...correct.models, ...judge.models])}`,

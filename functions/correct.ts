@@ -1,5 +1,7 @@
 import { depsFromEnv } from "./lib/deps.js";
+import { queuedOrDirect } from "./lib/model-queue.js";
 import { createCorrectHandler } from "./steps/correct.js";
 
-/** λ correct in Lambda: the step handler over the deps its environment names, built at cold start. */
-export const handler = createCorrectHandler(() => depsFromEnv({ model: true }));
+/** λ correct in Lambda: the step handler over the deps its environment names, built at cold start; work from
+ * its model queue is answered to the waiting state (functions/lib/model-queue.ts). */
+export const handler = queuedOrDirect(createCorrectHandler(() => depsFromEnv({ model: true })));

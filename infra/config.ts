@@ -84,6 +84,16 @@ export const EnvConfigSchema = z
       .positive()
       .max(24 * 60),
     /**
+     * How long a run's model work may wait for a model slot (the model queue), from the
+     * execution's start; past it the run fails with reason `deadline`.
+     * @default DEFAULT_RUN_DEADLINE_HOURS (24)
+     */
+    runDeadlineHours: z
+      .number()
+      .positive()
+      .max(24 * 14)
+      .optional(),
+    /**
      * How many drafts of one batch run at once: the Distributed Map's MaxConcurrency. Each running
      * child may call the model, so this (with `modelConcurrency`) is what bounds a batch's model load.
      */

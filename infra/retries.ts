@@ -42,6 +42,54 @@ export const MODEL_RETRY: RetryProps = {
   jitterStrategy: JitterType.FULL,
 };
 
+/**
+ * A model state served through the model queue (infra/constructs/model-queue.ts): a 429, an
+ * overload or a model timeout puts the work back in the queue after this backoff, for as long as
+ * the run's deadline allows. The consumer answers DeadlinePassedError instead once the next wait
+ * would pass the deadline, so the attempts here only have to outlast it: at the 60 s ceiling, one
+ * attempt a minute over the whole deadline and the first doublings. No jitter: the queue, not the
+ * timing of the retries, spreads the work over the slots, and without jitter every wait is the
+ * longest, so the attempts cannot run out before the deadline.
+ */
+export function modelQueueRetry(deadline: Duration): RetryProps {
+  const maxDelay = Duration.seconds(60);
+  return {
+    errors: [...TRANSIENT_MODEL_ERRORS],
+    interval: Duration.seconds(2),
+    backoffRate: 2,
+    maxDelay,
+    maxAttempts: Math.ceil(deadline.toSeconds() / maxDelay.toSeconds()) + 6,
+    jitterStrategy: JitterType.NONE,
+  };
+}
+
+/**
+ * The store's transient error, raised by a model function inside the queue's consumer and answered
+ * to the waiting state by name: the work goes back in the queue, as SERVICE_RETRY retries it on the
+ * other steps. (A crashed consumer raises nothing here: SQS hands its message over again.)
+ */
+export const MODEL_QUEUE_STORE_RETRY: RetryProps = {
+  errors: [ErrorNames.StoreUnavailable],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 3,
+  maxDelay: Duration.seconds(30),
+  jitterStrategy: JitterType.FULL,
+};
+
+/**
+ * Errors of the SendMessage that puts work in the model queue: SQS got no answer, or answered with
+ * its base exception (its throttling among them). A few tries; the message is small and ours.
+ */
+export const SQS_SEND_RETRY: RetryProps = {
+  errors: ["SQS.SdkClientException", "SQS.AmazonSQSException"],
+  interval: Duration.seconds(1),
+  backoffRate: 2,
+  maxAttempts: 3,
+  maxDelay: Duration.seconds(20),
+  jitterStrategy: JitterType.FULL,
+};
+
 /** Lambda's own errors and the store's transient one, on the steps that never call the model. */
 export const SERVICE_RETRY: RetryProps = {
   errors: [...LAMBDA_SERVICE_ERRORS, ErrorNames.StoreUnavailable],

@@ -1,12 +1,17 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from "aws-cdk-lib";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Topic } from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop/model-queue.js";
+import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { EnvConfig } from "./config.js";
 import { AccessPolicies } from "./constructs/access-policies.js";
 import { BatchWorkflow } from "./constructs/batch-workflow.js";
 import { ProjectBus } from "./constructs/bus.js";
 import { Finalizer } from "./constructs/finalizer.js";
-import { Functions } from "./constructs/functions.js";
+import { Functions, modelConcurrencyShares } from "./constructs/functions.js";
+import { ModelQueue } from "./constructs/model-queue.js";
 import { Observability } from "./constructs/observability.js";
 import { Storage } from "./constructs/storage.js";
 import { Triggers } from "./constructs/triggers.js";
@@ -30,6 +35,8 @@ export class RedraftStack extends Stack {
   readonly projectBus: ProjectBus;
   readonly functions: Functions;
   readonly workflow: CorrectionWorkflow;
+  /** Model work waiting for a slot of λ correct or λ judge. */
+  readonly modelQueue: ModelQueue;
   readonly batches: BatchWorkflow;
   readonly triggers: Triggers;
   readonly finalizer: Finalizer;
@@ -82,6 +89,14 @@ export class RedraftStack extends Stack {
       anthropicSecret,
     });
 
+    const shares = modelConcurrencyShares(config.deployment.modelConcurrency ?? DEFAULT_MODEL_CONCURRENCY);
+    this.modelQueue = new ModelQueue(this, "ModelQueue", {
+      name,
+      functions: { correct: this.functions.correct, judge: this.functions.judge },
+      slots: shares,
+      deadline: Duration.hours(config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS),
+    });
+
     this.workflow = new CorrectionWorkflow(this, "Workflow", {
       validate: this.functions.validate,
       correct: this.functions.correct,
@@ -95,6 +110,7 @@ export class RedraftStack extends Stack {
       logRetention: config.logRetention,
       logs: config.stateMachineLogs,
       removalPolicy,
+      modelQueue: this.modelQueue,
     });
 
     this.batches = new BatchWorkflow(this, "Batches", {
@@ -153,6 +169,13 @@ export class RedraftStack extends Stack {
         expectedHourlyModelCostUsd(config.envName, config.alarms.expectedDraftsPerDay) *
         config.alarms.costHeadroom,
     });
+    // The model queue's age alarms go where every other alarm goes.
+    const externalAlarmTopic =
+      config.alarmTopicArn && Topic.fromTopicArn(this, "ModelQueueAlarmTopic", config.alarmTopicArn);
+    for (const alarm of this.modelQueue.alarms) {
+      alarm.addAlarmAction(new SnsAction(this.observability.alarmTopic));
+      if (externalAlarmTopic) alarm.addAlarmAction(new SnsAction(externalAlarmTopic));
+    }
 
     this.access = new AccessPolicies(this, "Access", {
       namePrefix: name,

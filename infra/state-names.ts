@@ -58,6 +58,8 @@ export const StateNames = {
   RecordModelFailure: "RecordModelFailure",
   /** dynamodb:UpdateItem: status failed, reason system_error, the error as message. */
   RecordFailure: "RecordFailure",
+  /** dynamodb:UpdateItem: status failed, reason deadline: model work waited past the run's deadline. */
+  RecordDeadline: "RecordDeadline",
   CorrectionFailed: "CorrectionFailed",
 } as const;
 
@@ -73,6 +75,12 @@ export const LAMBDA_STATES = [
   StateNames.RevalidateLogic,
 ] as const;
 
+/**
+ * The model states among them: their work waits for a slot in the model queue
+ * (`sqs:sendMessage.waitForTaskToken`), which λ correct and λ judge consume.
+ */
+export const MODEL_STATES = [StateNames.CorrectExecution, StateNames.Judge, StateNames.CorrectLogic] as const;
+
 /** Task states that copy the best draft under `results/` (a blob copy locally). */
 export const PUBLISH_STATES = [StateNames.PublishCorrectedDraft, StateNames.PublishBestDraft] as const;
 
@@ -82,6 +90,7 @@ export const RECORD_STATES = [
   StateNames.MarkNeedsReview,
   StateNames.RecordModelFailure,
   StateNames.RecordFailure,
+  StateNames.RecordDeadline,
 ] as const;
 
 /** Task states publishing an outcome event on the project's bus (an event log locally). */

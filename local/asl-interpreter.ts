@@ -5,8 +5,10 @@ import { StateNames } from "../infra/state-names.js";
 import { DraftTooDeepError } from "../shared/errors.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
 import type { InputRejection } from "../shared/loop/steps/input.js";
+import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { BlobStore } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
+import { LocalModelQueue } from "./model-queue.js";
 
 /**
  * How the committed state machine runs in aws-local-stepfunctions, whatever stores lie behind it:
@@ -61,11 +63,16 @@ export function buildMachine(asl: AslDefinition, options: { validate?: boolean }
   });
 }
 
-/** Binds each Task state by name, as aws-local-stepfunctions' overrides require. */
+/**
+ * Binds each Task state by name, as aws-local-stepfunctions' overrides require. A model state that
+ * sends its work to the model queue (`sqs:sendMessage.waitForTaskToken`) is served by `modelQueue`,
+ * whose slots stand for the queue consumer's concurrency.
+ */
 export function bindTasks(
   asl: AslDefinition,
   steps: LambdaSteps,
   integrations: Integrations,
+  modelQueue: LocalModelQueue = new LocalModelQueue({ slots: DEFAULT_MODEL_CONCURRENCY }),
 ): Record<string, TaskHandler> {
   const lambdas: Record<string, TaskHandler> = {
     [StateNames.Validate]: steps.validate,
@@ -80,7 +87,9 @@ export function bindTasks(
     if (state.Type !== "Task") continue;
     const resource = String(state.Resource);
     const lambda = lambdas[name];
-    if (lambda) {
+    if (resource.endsWith(":sqs:sendMessage.waitForTaskToken")) {
+      handlers[name] = modelQueue.handler({ correct: steps.correct, judge: steps.judge });
+    } else if (lambda) {
       // `lambda:invoke` hands over {FunctionName, Payload} and expects the Invoke response back.
       handlers[name] = resource.endsWith(":lambda:invoke")
         ? async (input) => ({
@@ -288,6 +297,8 @@ export async function runExecution(
     context: {
       Execution: { Name: runId, Id: `arn:aws:states:local:000000000000:execution:redraft:${runId}` },
       State: { EnteredTime: ENTERED_TIME_MARKER },
+      // What a model state sends with its work; the local queue answers in-process, by the promise.
+      Task: { Token: `local:${runId}` },
     },
   });
   const history: HistoryEvent[] = [];

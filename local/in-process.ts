@@ -21,11 +21,13 @@ import {
   boundInlineDraft,
   buildMachine,
   copyObjectIn,
+  type ExecutionSummary,
   type Integrations,
   type LambdaSteps,
   retryIntervals,
   runExecution,
 } from "./asl-interpreter.js";
+import type { LocalModelQueue } from "./model-queue.js";
 import { loadAsl } from "./state-machine.js";
 import { statusUpdateIn } from "./update-item.js";
 
@@ -44,6 +46,18 @@ export interface CorrectDraftOptions {
    * often, stays the ASL's). @default 0 for a replayed or absent model, the ASL's own backoff for a live one
    */
   retryDelayMs?: number | undefined;
+  /**
+   * How each Lambda step is invoked: the identity by default. An emulated deployment wraps them the
+   * way Lambda stands between Step Functions and a function (bench/burst.ts: reserved concurrency).
+   */
+  invoke?: ((steps: LambdaSteps) => LambdaSteps) | undefined;
+  /**
+   * The model queue the model states wait in: share one between drafts for them to share its slots.
+   * @default a queue of DEFAULT_MODEL_CONCURRENCY slots for this draft alone
+   */
+  modelQueue?: LocalModelQueue | undefined;
+  /** Told of each execution as it ends, with its event history (bench/burst.ts counts its transitions). */
+  onExecution?: ((execution: ExecutionSummary) => void) | undefined;
   /**
    * A zod schema (v4) for a json draft's content: the loop checks the content against
    * `z.toJSONSchema(schema)` as the draft's `context.schema`, and the result's `finalDraft.content`
@@ -109,7 +123,7 @@ export async function correctDraft(given: unknown, deps: LoopDeps & CorrectDraft
   const { asl, machine } = await stateMachine();
   const runId = deps.runId ?? randomUUID();
   const now = () => deps.clock?.() ?? new Date();
-  const steps: LambdaSteps = {
+  const ownSteps: LambdaSteps = {
     validate: (event) => {
       const { runId, input } = event as ValidateEvent;
       return validateStep(
@@ -127,6 +141,7 @@ export async function correctDraft(given: unknown, deps: LoopDeps & CorrectDraft
     revalidate: (event) => revalidateStep(LoopStateSchema.parse(event), deps),
     judge: (event) => judgeStep(LoopStateSchema.parse(event), deps),
   };
+  const steps = deps.invoke?.(ownSteps) ?? ownSteps;
   const integrations: Integrations = {
     updateItem: statusUpdateIn(deps.runs, now),
     copyObject: copyObjectIn(deps.blobs),
@@ -149,9 +164,10 @@ export async function correctDraft(given: unknown, deps: LoopDeps & CorrectDraft
     deps.maxDraftDepth,
   );
   const execution = await runExecution(machine, input, runId, {
-    handlers: bindTasks(asl, steps, integrations),
+    handlers: bindTasks(asl, steps, integrations, deps.modelQueue),
     retryIntervals: retryIntervals(asl, delayMs),
   });
+  deps.onExecution?.(execution);
   if (!(await deps.runs.getRun(runId))) {
     // The execution failed before any run record existed (Validate itself failed for good): record
     // it as the CLI does, so the caller still gets a result.

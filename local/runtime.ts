@@ -7,6 +7,7 @@ import type { AslDefinition } from "../infra/asl.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import type { InputRejection } from "../shared/loop/steps/input.js";
+import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { ModelClient } from "../shared/model/types.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import type { PackRegistry } from "../shared/registry.js";
@@ -24,6 +25,7 @@ import {
   storeOf,
 } from "./backend.js";
 import { prepareDataDir } from "./data-dir.js";
+import { LocalModelQueue } from "./model-queue.js";
 import {
   finishInterrupted,
   markOwned,
@@ -35,6 +37,7 @@ import {
 import { readLocalSource } from "./source.js";
 import type { RunCursor } from "./sqlite-store.js";
 import { LOCAL_BUCKET, LOCAL_EVENT_BUS, loadAsl } from "./state-machine.js";
+import { clearWaiting, markWaiting } from "./waiting.js";
 
 export type { ExecutionSummary, HistoryEvent } from "./asl-interpreter.js";
 export { LOCAL_BUCKET };
@@ -88,6 +91,14 @@ export interface LocalRuntimeOptions {
    * backoff; a live model keeps the deployed backoff with jitter (undefined).
    */
   retryDelayMs?: number | undefined;
+  /**
+   * Model calls in flight at once (`redraft run --model-slots N`): the model states' work waits in
+   * an in-process queue for one of these slots, as it waits in the cloud's model queue.
+   * @default the deployment's modelConcurrency, else DEFAULT_MODEL_CONCURRENCY
+   */
+  modelSlots?: number | undefined;
+  /** The clock the model queue checks run deadlines against. @default the wall clock */
+  modelQueueClock?: (() => Date) | undefined;
   /** dynalite: told when the folder's database is held by another process that is not answering yet. @default stderr */
   onWait?: (message: string) => void;
   /** How long to wait for the folder's database. @default 60_000 */
@@ -131,6 +142,8 @@ export class LocalRuntime {
   readonly #asl: AslDefinition | undefined;
   readonly #backend: LocalBackend;
   readonly #retryDelayMs: number | undefined;
+  /** Where the model states' work waits for a slot (local/model-queue.ts). */
+  readonly modelQueue: LocalModelQueue;
   readonly #loadChecks: () => Promise<Checks>;
   #checks: Promise<Checks> | undefined;
   #executor: Promise<Executor> | undefined;
@@ -153,8 +166,10 @@ export class LocalRuntime {
     retryDelayMs: number | undefined,
     loadChecks: () => Promise<Checks>,
     close: () => Promise<void>,
+    modelQueue: LocalModelQueue,
   ) {
     this.deps = deps;
+    this.modelQueue = modelQueue;
     this.#loadChecks = loadChecks;
     this.runs = backend.runs;
     this.blobs = deps.blobs;
@@ -249,6 +264,7 @@ export class LocalRuntime {
             }
           },
         },
+        this.modelQueue,
       );
       return {
         engine,
@@ -311,6 +327,14 @@ export class LocalRuntime {
       options.retryDelayMs,
       loadChecks,
       () => backend.close(),
+      new LocalModelQueue({
+        slots: options.modelSlots ?? options.deployment?.modelConcurrency ?? DEFAULT_MODEL_CONCURRENCY,
+        // The ASL's retry intervals replaced by retryDelayMs: the deadline check waits that long.
+        ...(options.retryDelayMs !== undefined && { longestWaitMs: options.retryDelayMs }),
+        ...(options.modelQueueClock && { now: options.modelQueueClock }),
+        onWait: (runId, since) => markWaiting(dataDir, runId, since),
+        onLeave: (runId) => clearWaiting(dataDir, runId),
+      }),
     );
     try {
       // Built at open unless only reading, so that a state machine the engine refuses fails here.

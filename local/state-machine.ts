@@ -33,6 +33,8 @@ const LOCAL_VALUES: Record<string, (name: string) => string> = {
   EventBusName: () => LOCAL_EVENT_BUS,
   EventBusArn: () => LOCAL_ARN("events", `event-bus/${LOCAL_EVENT_BUS}`),
   StateMachineArn: () => LOCAL_ARN("states", `stateMachine:${LOCAL_STATE_MACHINE}`),
+  // The model queue: served in-process by local/model-queue.ts, whatever its URL.
+  QueueUrl: (name) => `https://sqs.local.amazonaws.com/000000000000/${name}`,
 };
 
 const STATE_TYPES = ["Task", "Choice", "Pass", "Succeed", "Fail", "Wait", "Parallel", "Map"] as const;

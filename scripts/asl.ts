@@ -33,14 +33,19 @@ const KINDS: Record<string, string> = {
   "AWS::S3::Bucket": "Bucket",
   "AWS::Events::EventBus": "EventBus",
   "AWS::StepFunctions::StateMachine": "StateMachine",
+  "AWS::SQS::Queue": "Queue",
 };
 
 /** `${FunctionArn:Functionsvalidate}`: the kind, the attribute (`Name` for a `Ref`), the logical id without its hash. */
 function placeholder(ref: ResourceRef): string {
   const kind = KINDS[ref.type] ?? ref.type.replaceAll("::", "");
-  // A state machine's or an alias's `Ref` is its ARN; every other `Ref` here is a name.
+  // A state machine's or an alias's `Ref` is its ARN, a queue's its URL; every other `Ref` here is a name.
   const byRef =
-    ref.type === "AWS::StepFunctions::StateMachine" || ref.type === "AWS::Lambda::Alias" ? "Arn" : "Name";
+    ref.type === "AWS::StepFunctions::StateMachine" || ref.type === "AWS::Lambda::Alias"
+      ? "Arn"
+      : ref.type === "AWS::SQS::Queue"
+        ? "Url"
+        : "Name";
   const attribute =
     ref.attribute === undefined ? byRef : ref.attribute.endsWith("Name") ? "Name" : ref.attribute;
   return `\${${kind}${attribute}:${ref.logicalId.replace(/[0-9A-F]{8}$/, "")}}`;

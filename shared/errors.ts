@@ -20,6 +20,7 @@ export const ErrorNames = {
   ModelRequestFailed: "ModelRequestFailedError",
   ModelNotConfigured: "ModelNotConfiguredError",
   CassetteExhausted: "CassetteExhaustedError",
+  DeadlinePassed: "DeadlinePassedError",
   RunNotFound: "RunNotFoundError",
   RunFinished: "RunFinishedError",
   BlobNotFound: "BlobNotFoundError",
@@ -140,6 +141,17 @@ export class InvalidPackError extends SelfCorrectionError {
   override readonly name = ErrorNames.InvalidPack;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, "invalid_pack", options);
+  }
+}
+
+/**
+ * The run's deadline passed while its model work waited for a slot or kept being answered 429:
+ * recorded with reason `deadline`, never retried (shared/loop/model-queue.ts).
+ */
+export class DeadlinePassedError extends SelfCorrectionError {
+  override readonly name = ErrorNames.DeadlinePassed;
+  constructor(deadline: string, options?: { cause?: unknown }) {
+    super(`the run's deadline (${deadline}) passed before a model slot answered it`, "deadline", options);
   }
 }
 

@@ -20,6 +20,12 @@ export function registerRun(cli: Command, ctx: CommandContext): void {
     .addOption(
       new Option("--concurrency <n>", "drafts in flight at once").argParser(wholeNumber(1)).default(4),
     )
+    .addOption(
+      new Option(
+        "--model-slots <n>",
+        "model calls in flight at once; the rest of a burst waits for a slot, it does not fail (default: the deployment's modelConcurrency, else 4)",
+      ).argParser(wholeNumber(1)),
+    )
     .option("--no-progress", "no progress bar")
     .option(
       "--rerun",
@@ -40,7 +46,10 @@ export function registerRun(cli: Command, ctx: CommandContext): void {
       if (inCloud(opts)) return (await cloud()).cloudRun(opts, paths, cmd);
       const { runCommand } = await import("../run.js");
       await runCommand(paths, cmd, opts.dataDir, () =>
-        openRuntime(opts, { ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }) }),
+        openRuntime(opts, {
+          ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }),
+          ...(cmd.modelSlots !== undefined && { modelSlots: cmd.modelSlots }),
+        }),
       );
     });
 }

@@ -40,10 +40,21 @@ export function registerShow(cli: Command, ctx: CommandContext): void {
         const run = await resolveRun(runtime.runs, runId, opts.dataDir, listIds);
         const result = await buildRunResult(run.runId, runtime.deps);
         const execution = await runtime.history(run.runId);
-        if (cmd.json) process.stdout.write(`${JSON.stringify({ ...result, execution })}\n`);
+        // A run under way may be waiting for a model slot in the process that runs it.
+        const since =
+          run.status === "draft" || run.status === "correcting"
+            ? await (await import("../../local/waiting.js")).waitingSince(runtime.dataDir, run.runId)
+            : undefined;
+        const waiting = since && {
+          state: "waiting_for_model_slot",
+          since,
+          ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(since)) / 1000)),
+        };
+        if (cmd.json)
+          process.stdout.write(`${JSON.stringify({ ...result, execution, ...(waiting && { waiting }) })}\n`);
         else {
           const evidence = await loadRunEvidence(result, runtime.deps);
-          process.stdout.write(`${timeline(result, run, evidence, execution)}\n`);
+          process.stdout.write(`${timeline(result, run, evidence, execution, waiting || undefined)}\n`);
         }
       });
     });

@@ -5,12 +5,14 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import {
   Choice,
   Condition,
   DefinitionBody,
   Fail,
   type IChainable,
+  IntegrationPattern,
   JsonPath,
   LogLevel,
   Pass,
@@ -19,6 +21,7 @@ import {
   StateMachineType,
   Succeed,
   TaskInput,
+  type TaskStateBase,
   Timeout,
 } from "aws-cdk-lib/aws-stepfunctions";
 import {
@@ -27,6 +30,7 @@ import {
   DynamoUpdateItem,
   EventBridgePutEvents,
   LambdaInvoke,
+  SqsSendMessage,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import {
@@ -36,7 +40,9 @@ import {
   statusUpdate,
   timeSortKey,
 } from "../../functions/lib/table.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+import type { ModelStep, ModelTask } from "../../shared/loop/model-queue.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
 import { blobKeys, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { ACTIVE_STATUSES, type RunStatus, type StopReason } from "../../shared/store/types.js";
@@ -49,12 +55,16 @@ import {
   LAMBDA_TASK_SLACK,
   MODEL_FAILURES,
   MODEL_LOAD_RETRY,
+  MODEL_QUEUE_STORE_RETRY,
   MODEL_RETRY,
+  modelQueueRetry,
   S3_RETRY,
   SERVICE_RETRY,
+  SQS_SEND_RETRY,
 } from "../retries.js";
 import { StateNames } from "../state-names.js";
 import { liveAlias } from "./functions.js";
+import type { ModelQueue } from "./model-queue.js";
 
 export interface CorrectionWorkflowProps {
   readonly validate: LambdaFunction;
@@ -81,6 +91,12 @@ export interface CorrectionWorkflowProps {
    */
   readonly logs?: { level: "ALL" | "ERROR" | "FATAL" | "OFF"; includeExecutionData: boolean };
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * Model work waits for a slot in this queue (Correct and Judge send it with a task token) instead
+   * of invoking the model functions directly; the state machine's timeout grows by its deadline.
+   * @default the model states invoke λ correct and λ judge directly
+   */
+  readonly modelQueue?: ModelQueue;
 }
 
 /** `{}` placeholders for `States.Format`, built from the table helpers so the formats cannot drift. */
@@ -101,7 +117,12 @@ export class CorrectionWorkflow extends Construct {
     super(scope, id);
     const { bucket } = props;
 
-    const graph = new CorrectionGraph(this, "Graph", props);
+    const graph = new CorrectionGraph(this, "Graph", {
+      ...props,
+      ...(props.modelQueue && {
+        modelQueue: { queues: props.modelQueue.queues, deadline: props.modelQueue.deadline },
+      }),
+    });
     const definition = graph.start;
 
     // ── State machine ────────────────────────────────────────────────────────────────────────
@@ -117,7 +138,8 @@ export class CorrectionWorkflow extends Construct {
       comment:
         "redraft: validate a draft, correct its error-severity violations within bounds, escalate the rest",
       definitionBody: DefinitionBody.fromChainable(definition),
-      timeout: props.timeout ?? Duration.hours(1),
+      // The work's own bound, plus the longest its model work may wait for a slot.
+      timeout: (props.timeout ?? Duration.hours(1)).plus(props.modelQueue?.deadline ?? Duration.seconds(0)),
       tracingEnabled: true,
       logs: {
         destination: this.logGroup,
@@ -150,6 +172,7 @@ export class CorrectionWorkflow extends Construct {
         reason: "Published drafts go to results/<draftId>/<runId>.json, named at run time.",
       },
     );
+    props.modelQueue?.grantTaskResponse(this.stateMachine);
   }
 }
 
@@ -177,6 +200,11 @@ export interface CorrectionGraphProps {
   readonly retryModelCalls?: boolean;
   /** What follows each model step before the loop goes on (batch pricing: an item parked for its batch). */
   readonly afterModelStep?: (step: string, next: IChainable) => IChainable;
+  /**
+   * The queues the model states send their work to with a task token, and the run's deadline.
+   * @default the model states invoke the functions directly (LambdaInvoke)
+   */
+  readonly modelQueue?: { queues: Record<ModelStep, IQueue>; deadline: Duration };
   /** Where the graph starts, given its entry states. @default Validate */
   readonly entry?: (states: {
     validate: IChainable;
@@ -236,6 +264,14 @@ export class CorrectionGraph extends Construct {
       )
       .otherwise(failureRecord(StateNames.RecordFailure, "system_error"));
     const toFailure = { errors: ["States.ALL"], resultPath: "$.error" };
+    // Only a graph whose model work waits in a queue can pass its deadline.
+    const recordDeadline = props.modelQueue && failureRecord(StateNames.RecordDeadline, "deadline");
+    // A model state that waited past the run's deadline: the consumer said so, or the state's own
+    // timeout (the deadline) ended the wait. Caught before the catch-all.
+    const toDeadline = {
+      errors: [ErrorNames.DeadlinePassed, "States.Timeout"],
+      resultPath: "$.error",
+    };
 
     // ── Lambda steps ─────────────────────────────────────────────────────────────────────────
     const validate = this.lambdaStep(
@@ -247,14 +283,24 @@ export class CorrectionGraph extends Construct {
     validate.addCatch(recordFailure, toFailure);
 
     const modelRetry = props.retryModelCalls ?? true;
-    const correctExecution = this.lambdaStep(
-      StateNames.CorrectExecution,
-      props.correct,
-      props.modelStepPayload?.("correct"),
-    );
-    if (modelRetry) correctExecution.addRetry(MODEL_RETRY);
-    correctExecution.addRetry(MODEL_LOAD_RETRY);
-    correctExecution.addCatch(recordFailure, toFailure);
+    const modelStep = (name: string, fn: LambdaFunction, step: ModelStep): TaskStateBase => {
+      const queue = props.modelQueue;
+      if (queue && recordDeadline) {
+        const task = this.queuedStep(name, step, queue.queues[step], queue.deadline);
+        task.addRetry(modelQueueRetry(queue.deadline));
+        task.addRetry(MODEL_QUEUE_STORE_RETRY);
+        task.addRetry(SQS_SEND_RETRY);
+        task.addCatch(recordDeadline, toDeadline);
+        task.addCatch(recordFailure, toFailure);
+        return task;
+      }
+      const task = this.lambdaStep(name, fn, props.modelStepPayload?.(step));
+      if (modelRetry) task.addRetry(MODEL_RETRY);
+      task.addRetry(MODEL_LOAD_RETRY);
+      task.addCatch(recordFailure, toFailure);
+      return task;
+    };
+    const correctExecution = modelStep(StateNames.CorrectExecution, props.correct, "correct");
 
     const countExecutionAttempt = new Pass(this, StateNames.CountExecutionAttempt, {
       comment: "One more execution-phase correction made; the Choice states compare it with the limit.",
@@ -270,18 +316,8 @@ export class CorrectionGraph extends Construct {
     revalidate.addCatch(recordFailure, toFailure);
 
     // Logic phase: its own states and its own counter, so the console shows which loop runs.
-    const judge = this.lambdaStep(StateNames.Judge, props.judge, props.modelStepPayload?.("judge"));
-    if (modelRetry) judge.addRetry(MODEL_RETRY);
-    judge.addRetry(MODEL_LOAD_RETRY);
-    judge.addCatch(recordFailure, toFailure);
-    const correctLogic = this.lambdaStep(
-      StateNames.CorrectLogic,
-      props.correct,
-      props.modelStepPayload?.("correct"),
-    );
-    if (modelRetry) correctLogic.addRetry(MODEL_RETRY);
-    correctLogic.addRetry(MODEL_LOAD_RETRY);
-    correctLogic.addCatch(recordFailure, toFailure);
+    const judge = modelStep(StateNames.Judge, props.judge, "judge");
+    const correctLogic = modelStep(StateNames.CorrectLogic, props.correct, "correct");
     const countLogicAttempt = new Pass(this, StateNames.CountLogicAttempt, {
       comment: "One more logic-phase correction made; HasCriticalFindings? compares it with its own limit.",
       parameters: {
@@ -478,6 +514,28 @@ export class CorrectionGraph extends Construct {
       outputPath: "$.Payload",
       // Retried explicitly (SERVICE_RETRY / MODEL_LOAD_RETRY), with jitter and the store's transient error.
       retryOnServiceExceptions: false,
+    });
+  }
+
+  /**
+   * A model step through the model queue: its loop state sent with a task token to the step's
+   * queue, the state's output being what the consumer answers (SendTaskSuccess: the next loop
+   * state). The wait, in the queue and in the call, is bounded by the run's deadline.
+   */
+  private queuedStep(name: string, step: ModelStep, queue: IQueue, deadline: Duration): SqsSendMessage {
+    const body: Record<keyof ModelTask, unknown> = {
+      taskToken: JsonPath.taskToken,
+      step,
+      startedAt: JsonPath.stringAt("$$.Execution.StartTime"),
+      deadlineSeconds: deadline.toSeconds(),
+      state: JsonPath.entirePayload,
+    };
+    return new SqsSendMessage(this, name, {
+      comment: `Waits for a slot of λ ${step} in its queue; the function answers the task token.`,
+      queue,
+      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      messageBody: TaskInput.fromObject(body),
+      taskTimeout: Timeout.duration(deadline),
     });
   }
 

@@ -35,6 +35,7 @@ export const StopReasonSchema = z.enum([
   "system_error",
   "model_error",
   "pack_error",
+  "deadline",
   "interrupted",
   "timed_out",
   "aborted",

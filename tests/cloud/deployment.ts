@@ -6,6 +6,7 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from 
 import { GetExecutionHistoryCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
+import pLimit from "p-limit";
 import { notificationKey } from "../../cli/cloud/submit.js";
 import {
   BATCH_KEY_PREFIX,
@@ -18,7 +19,7 @@ import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { startFor } from "../../functions/start.js";
 import { type LocalDynamo, startDynalite } from "../../local/dynalite.js";
-import { correctDraft } from "../../local/in-process.js";
+import { type CorrectDraftOptions, correctDraft } from "../../local/in-process.js";
 import type { BatchInput } from "../../shared/batch/record.js";
 import { aggregateBatch, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
@@ -63,15 +64,37 @@ export interface Deployment {
   bus: PutEventsRequestEntry[];
   /** Runs the deployment started, by execution name. */
   started: string[];
+  /** Resolves once every detached delivery's run has ended. */
+  idle(): Promise<void>;
+  /** Detached deliveries that failed before their run started. */
+  failedDeliveries: { count: number };
   close(): Promise<void>;
 }
 
-export async function startDeployment(options: { model?: ModelClient } = {}): Promise<Deployment> {
+export interface DeploymentOptions {
+  model?: ModelClient;
+  /** What every run of the per-draft machine gets beyond the stores (bench/burst.ts: Lambda's throttling). */
+  correct?: Pick<CorrectDraftOptions, "invoke" | "retryDelayMs" | "onExecution" | "modelQueue">;
+  /** Sockets of the deployment's S3 client (the runs' blob store). @default the SDK's 50 */
+  maxSockets?: number;
+  /**
+   * An upload's PUT answers before its run ends (as S3 does) instead of after; `idle()` waits for the
+   * runs. For a burst whose runs outlast an HTTP request. @default false
+   */
+  detached?: boolean;
+  /** How many items of a batch run at once (the Distributed Map's MaxConcurrency). @default 1 */
+  batchConcurrency?: number;
+}
+
+export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
   await synthesizedAsl();
+  const inFlight = new Set<Promise<void>>();
+  const failedDeliveries = { count: 0 };
   const versions = new AsyncLocalStorage<{ versionId: string; delivered?: Promise<void> }>();
   const [dynamo, s3] = await Promise.all([
     startDynalite(),
     startS3(BUCKET, {
+      ...(options.maxSockets && { maxSockets: options.maxSockets }),
       // The stack's bucket is versioned: every PUT gets a version id, and its upload event waits
       // for the deployment to handle it before the response leaves.
       around: async (ctx, next) => {
@@ -82,7 +105,14 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
         };
         await versions.run(put, next);
         if (ctx.status === 200) ctx.set("x-amz-version-id", put.versionId);
-        await put.delivered;
+        if (options.detached && put.delivered) {
+          // A delivery that fails (λ start could not read the upload) starts no run: counted, not thrown.
+          const delivered = put.delivered.catch(() => {
+            failedDeliveries.count += 1;
+          });
+          inFlight.add(delivered);
+          void delivered.then(() => inFlight.delete(delivered));
+        } else await put.delivered;
       },
       onCreated: (bucket, key) => {
         const put = versions.getStore();
@@ -125,7 +155,15 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     extra: { parentRunId?: string; submissionId?: string },
   ) {
     started.push(runId);
-    await correctDraft(draft, { registry, runs, blobs, model: options.model, runId, ...extra });
+    await correctDraft(draft, {
+      registry,
+      runs,
+      blobs,
+      model: options.model,
+      runId,
+      ...options.correct,
+      ...extra,
+    });
   }
 
   /** CreateBatch, PrepareItems, RunItems (each child a run of the per-draft machine), AggregateBatch. */
@@ -151,16 +189,21 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     );
     const deps = { blobs, runs, bucketName: BUCKET };
     const prepared = await prepareBatch(input, deps);
-    for (const item of await readMapItems(blobs, prepared.itemsKey)) {
-      const text = await blobs.get(item.draftRef.key);
-      let draft: unknown = text;
-      try {
-        draft = JSON.parse(text);
-      } catch {
-        // left as text: Validate rejects it
-      }
-      await runDraft(draft, item.runId, { submissionId: input.batchId });
-    }
+    const limit = pLimit(options.batchConcurrency ?? 1);
+    await Promise.all(
+      (await readMapItems(blobs, prepared.itemsKey)).map((item) =>
+        limit(async () => {
+          const text = await blobs.get(item.draftRef.key);
+          let draft: unknown = text;
+          try {
+            draft = JSON.parse(text);
+          } catch {
+            // left as text: Validate rejects it
+          }
+          await runDraft(draft, item.runId, { submissionId: input.batchId });
+        }),
+      ),
+    );
     await aggregateBatch({ batchId: input.batchId, prepared }, { ...deps, batches });
   }
 
@@ -264,6 +307,10 @@ export async function startDeployment(options: { model?: ModelClient } = {}): Pr
     batches,
     bus,
     started,
+    failedDeliveries,
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
     async close() {
       cfn.restore();
       sfn.restore();

@@ -26,6 +26,8 @@ export interface S3Options {
   around?: (ctx: S3Request, next: () => Promise<void>) => Promise<void>;
   /** Called as each object is created (s3rver's own notification, with the raw key). */
   onCreated?: (bucket: string, key: string) => void;
+  /** Sockets of the client. @default the SDK's 50 */
+  maxSockets?: number;
 }
 
 /**
@@ -62,6 +64,7 @@ export async function startS3(bucket: string, options: S3Options = {}): Promise<
     region: "us-east-1",
     forcePathStyle: true,
     credentials: LOCAL_CREDENTIALS,
+    ...(options.maxSockets && { requestHandler: { httpAgent: { maxSockets: options.maxSockets } } }),
   });
   return {
     endpoint,

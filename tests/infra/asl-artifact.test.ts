@@ -55,9 +55,9 @@ describe("infra/state-machine.asl.json", () => {
       /States\.A\.Type/,
     );
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the artifact's placeholder syntax, not a template
-    const unknownKind = "${QueueUrl:Dlq}";
+    const unknownKind = "${TopicArn:Alarms}";
     expect(() => parseAsl(JSON.stringify({ ...ok, Comment: unknownKind }))).toThrow(
-      /no local value for the placeholder \$\{QueueUrl:Dlq\}/,
+      /no local value for the placeholder \$\{TopicArn:Alarms\}/,
     );
   });
 });

@@ -311,15 +311,26 @@ describe("7. least privilege, justified", () => {
         `s3:PutObject on ${objects("runs/")}`,
         `s3:PutObjectTagging on ${objects("runs/")}`,
         ...(name === "judge" ? ["GetItem", "UpdateItem"].map((a) => `dynamodb:${a} on ${table}.Arn`) : []),
+        // Its own model queue (infra/constructs/model-queue.ts) and the task tokens it answers.
+        ...[
+          "ChangeMessageVisibility",
+          "DeleteMessage",
+          "GetQueueAttributes",
+          "GetQueueUrl",
+          "ReceiveMessage",
+        ].map((a) => `sqs:${a} on ${logicalId(stack.modelQueue.queues[name])}.Arn`),
+        ...["SendTaskFailure", "SendTaskHeartbeat", "SendTaskSuccess"].map(
+          (a) => `states:${a} on ${logicalId(stack.workflow.stateMachine)}`,
+        ),
       ].sort();
       expect(others).toEqual(expectedOthers);
     },
   );
 
-  it("state machine: invoke the four steps, update runs, publish runs/ → results/, put outcome events", () => {
+  it("state machine: invoke validate and revalidate, queue the model work, update runs, publish runs/ → results/, put outcome events", () => {
     const grants = grantsOf(stack.workflow.stateMachine.role);
     // Only each function's `live` alias: never $LATEST, never another version.
-    const invoke = [fn.validate, fn.correct, fn.revalidate, fn.judge].map(
+    const invoke = [fn.validate, fn.revalidate].map(
       (f) => `lambda:InvokeFunction on ${logicalId(liveAlias(f))}`,
     );
     const logDelivery = grants.filter((g) => g.startsWith("logs:"));
@@ -330,6 +341,7 @@ describe("7. least privilege, justified", () => {
         "xray:GetSamplingRules on *",
         "xray:GetSamplingTargets on *",
         ...invoke,
+        ...Object.values(stack.modelQueue.queues).map((q) => `sqs:SendMessage on ${logicalId(q)}.Arn`),
         `dynamodb:UpdateItem on arn:AWS::Partition:dynamodb:AWS::Region:AWS::AccountId:table/${table}`,
         `events:PutEvents on ${logicalId(stack.projectBus.bus)}.Arn`,
         `s3:GetObject on ${objects("runs/")}`,

@@ -38,6 +38,17 @@ const objectsArn = (bucketId: string, prefix: string) => ({
 
 const XRAY = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"];
 const SECRET_READ = ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"];
+/** A model function takes its work from its model queue and answers the waiting state's task token. */
+const MODEL_QUEUE = [
+  "sqs:ChangeMessageVisibility",
+  "sqs:DeleteMessage",
+  "sqs:GetQueueAttributes",
+  "sqs:GetQueueUrl",
+  "sqs:ReceiveMessage",
+  "states:SendTaskFailure",
+  "states:SendTaskHeartbeat",
+  "states:SendTaskSuccess",
+];
 
 describe("least-privilege IAM per function", () => {
   const { stack, template } = dev;
@@ -84,7 +95,7 @@ describe("least-privilege IAM per function", () => {
   it("correct: runs/ only, plus the API key (anthropic) — no table access", () => {
     const statements = statementsOf(template, roleOf(stack.functions.correct));
     expect(actionsOf(statements)).toEqual(
-      [...XRAY, "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", ...SECRET_READ].sort(),
+      [...XRAY, "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", ...SECRET_READ, ...MODEL_QUEUE].sort(),
     );
     expect(statements).toContainEqual(
       expect.objectContaining({
@@ -103,7 +114,14 @@ describe("least-privilege IAM per function", () => {
   it("correct on Bedrock: InvokeModel on the configured model only, no secret", () => {
     const statements = statementsOf(prod.template, roleOf(prod.stack.functions.correct));
     expect(actionsOf(statements)).toEqual(
-      [...XRAY, "bedrock:InvokeModel", "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"].sort(),
+      [
+        ...XRAY,
+        "bedrock:InvokeModel",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:PutObjectTagging",
+        ...MODEL_QUEUE,
+      ].sort(),
     );
     const modelId = environments.prod.model.id;
     const invoke = statements.find((s) => s.Action === "bedrock:InvokeModel");
@@ -125,6 +143,7 @@ describe("least-privilege IAM per function", () => {
         "s3:PutObject",
         "s3:PutObjectTagging",
         ...SECRET_READ,
+        ...MODEL_QUEUE,
       ].sort(),
     );
     expect(statements).toContainEqual(
@@ -155,6 +174,7 @@ describe("least-privilege IAM per function", () => {
         "s3:GetObject",
         "s3:PutObject",
         "s3:PutObjectTagging",
+        ...MODEL_QUEUE,
       ].sort(),
     );
     const correctInvoke = statementsOf(prod.template, roleOf(prod.stack.functions.correct)).find(
@@ -287,17 +307,26 @@ describe("least-privilege IAM per function", () => {
     });
   });
 
-  it("state machine: invoke the four functions, UpdateItem, PutEvents, copy runs/ → results/", () => {
+  it("state machine: invoke validate and revalidate, queue the model work, UpdateItem, PutEvents, copy runs/ → results/", () => {
     const role = stack.workflow.stateMachine.role;
     const statements = statementsOf(template, logicalId(role));
-    const { validate, correct, revalidate, judge } = stack.functions;
+    const { validate, revalidate } = stack.functions;
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: "lambda:InvokeFunction",
         // Each function's `live` alias, and nothing else: an execution never calls $LATEST.
-        Resource: [validate, correct, revalidate, judge]
+        Resource: [validate, revalidate]
           .map((fn) => ({ Ref: logicalId(liveAlias(fn)) }))
           .sort((a, b) => a.Ref.localeCompare(b.Ref)),
+      }),
+    );
+    // The model functions are reached through their queues only, never invoked beyond their slots.
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "sqs:SendMessage",
+        Resource: Object.values(stack.modelQueue.queues).map((queue) => ({
+          "Fn::GetAtt": [logicalId(queue), "Arn"],
+        })),
       }),
     );
     const model = actionsOf(statements).filter(

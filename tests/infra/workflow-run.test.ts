@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
   ANNOUNCE_STATES,
   type LAMBDA_STATES,
+  MODEL_STATES,
   PUBLISH_STATES,
   RECORD_STATES,
   StateNames,
@@ -75,8 +76,19 @@ async function run(stubs: Stubs) {
     [StateNames.CorrectLogic]: stubs.correctLogic ?? stubs.correct ?? same,
     [StateNames.RevalidateLogic]: stubs.revalidateLogic ?? stubs.revalidate ?? same,
   };
+  // A model state sends `{ QueueUrl, MessageBody: { state, … } }` and its output is the answer itself.
+  const queued = (state: string, fn: Step) => async (input: Record<string, unknown>) => {
+    calls.push({ state, input });
+    if (calls.length > MAX_TASK_CALLS) throw new Error(`more than ${MAX_TASK_CALLS} task calls`);
+    return fn((input.MessageBody as { state: LoopState }).state, count(state));
+  };
   const taskResourceLocalHandlers = {
-    ...Object.fromEntries(Object.entries(lambdas).map(([name, fn]) => [name, lambda(name, fn)])),
+    ...Object.fromEntries(
+      Object.entries(lambdas).map(([name, fn]) => [
+        name,
+        (MODEL_STATES as readonly string[]).includes(name) ? queued(name, fn) : lambda(name, fn),
+      ]),
+    ),
     ...Object.fromEntries(
       [...PUBLISH_STATES, ...RECORD_STATES, ...ANNOUNCE_STATES].map((name) => [name, record(name)]),
     ),
@@ -95,6 +107,7 @@ async function run(stubs: Stubs) {
     context: {
       Execution: { Name: RUN_ID, Input: {}, StartTime: now },
       State: { EnteredTime: now, Name: "" },
+      Task: { Token: "token" },
     },
   } as never);
   let output: unknown;
@@ -223,7 +236,7 @@ describe("the synthesized workflow, executed: the logic phase", () => {
     expect(error).toBeUndefined();
     expect(states).toEqual([StateNames.Validate, StateNames.Judge, ...VALIDATED_PATH]);
     expect(inputOf(calls, StateNames.Judge)).toMatchObject({
-      Payload: { runId: RUN_ID, judge: { rounds: 0 } },
+      MessageBody: { step: "judge", state: { runId: RUN_ID, judge: { rounds: 0 } } },
     });
     expect(output.reason).toBeUndefined();
     expect(output.judge).toMatchObject({ rounds: 1, blocking: 0 });
@@ -260,7 +273,9 @@ describe("the synthesized workflow, executed: the logic phase", () => {
       ...VALIDATED_PATH,
     ]);
     // CountLogicAttempt runs between the fix and its re-validation.
-    expect(inputOf(calls, StateNames.CorrectLogic)).toMatchObject({ Payload: { counters: { logic: 0 } } });
+    expect(inputOf(calls, StateNames.CorrectLogic)).toMatchObject({
+      MessageBody: { step: "correct", state: { counters: { logic: 0 } } },
+    });
     expect(inputOf(calls, StateNames.RevalidateLogic)).toMatchObject({
       Payload: { counters: { execution: 0, logic: 1 } },
     });
@@ -343,22 +358,25 @@ describe("the synthesized workflow, executed: retries and failures", () => {
     expect(states.at(-1)).toBe(StateNames.AnnounceValidated);
   });
 
-  it("gives up on a transient error after the retries, recording a model failure", async () => {
+  it("puts a transient model error back in the queue until the deadline, then records reason deadline", async () => {
     const { count, calls, error } = await run({
       validate: () => loopState(),
-      correct: () => {
-        throw new NamedError(ErrorNames.ModelOverloaded, "overloaded");
+      // Seven overloads (the direct invoke gave up after four), then the consumer finds the deadline passed.
+      correct: (_s, call) => {
+        if (call <= 7) throw new NamedError(ErrorNames.ModelOverloaded, "overloaded");
+        throw new NamedError(ErrorNames.DeadlinePassed, "the run's deadline passed");
       },
     });
-    expect(count(StateNames.CorrectExecution)).toBe(5);
-    expect(count(StateNames.RecordModelFailure)).toBe(1);
-    expect(count(StateNames.RecordFailure)).toBe(0);
-    expect(updateValues(inputOf(calls, StateNames.RecordModelFailure))).toMatchObject({
-      ":reason": { S: "model_error" },
+    expect(count(StateNames.CorrectExecution)).toBe(8);
+    expect(count(StateNames.RecordDeadline)).toBe(1);
+    expect(count(StateNames.RecordModelFailure)).toBe(0);
+    expect(updateValues(inputOf(calls, StateNames.RecordDeadline))).toMatchObject({
+      ":reason": { S: "deadline" },
     });
+    expect(count(StateNames.RecordFailure)).toBe(0);
     // CorrectionFailed re-raises the original error: its name and cause.
-    expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.ModelOverloaded);
-    expect(error?.message).toContain("overloaded");
+    expect((error?.cause as Error | undefined)?.name).toBe(ErrorNames.DeadlinePassed);
+    expect(error?.message).toContain("deadline");
   });
 
   it("does not retry a terminal model error; the run record says it is the model's", async () => {

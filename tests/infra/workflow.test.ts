@@ -15,6 +15,7 @@ import {
 import {
   ANNOUNCE_STATES,
   LAMBDA_STATES,
+  MODEL_STATES,
   PUBLISH_STATES,
   RECORD_STATES,
   StateNames,
@@ -32,6 +33,7 @@ import {
   TRANSIENT_MODEL_ERRORS,
 } from "../../shared/errors.js";
 import { OutcomeEvents } from "../../shared/events.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop/model-queue.js";
 import { ACTIVE_STATUSES } from "../../shared/store/types.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
@@ -54,6 +56,10 @@ const catchesOf = (name: string) => (stateOf(asl, name).Catch ?? []) as Catcher[
 const params = (name: string) => stateOf(asl, name).Parameters as Record<string, unknown>;
 /** The fake ARN getAsl gives a function: its logical id is the name. */
 const functionArn = (fn: IConstruct) => `arn:aws:lambda:us-east-1:123456789012:function:${logicalId(fn)}`;
+const DEADLINE_SECONDS = DEFAULT_RUN_DEADLINE_HOURS * 3600;
+const isModelState = (name: string) => (MODEL_STATES as readonly string[]).includes(name);
+/** The steps Step Functions invokes directly; the model states' work goes through the model queue. */
+const DIRECT_LAMBDA_STATES = LAMBDA_STATES.filter((name) => !isModelState(name));
 
 describe("correction workflow: shape", () => {
   it("has every named state, and no other", () => {
@@ -63,7 +69,8 @@ describe("correction workflow: shape", () => {
 
   it("is a Standard, JSONPath state machine with X-Ray, ALL-level logs and a timeout", () => {
     expect(asl.QueryLanguage ?? "JSONPath").toBe("JSONPath");
-    expect(asl.TimeoutSeconds).toBe(environments.dev.executionTimeoutMinutes * 60);
+    // The run's own bound, plus the longest its model work may wait for a slot.
+    expect(asl.TimeoutSeconds).toBe(environments.dev.executionTimeoutMinutes * 60 + DEADLINE_SECONDS);
     template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
       StateMachineType: "STANDARD",
       TracingConfiguration: { Enabled: true },
@@ -102,9 +109,21 @@ describe("correction workflow: Lambda steps", () => {
   });
 
   it("passes the loop state on as it is, and takes the returned state as its own", () => {
-    for (const name of LAMBDA_STATES.filter((n) => n !== StateNames.Validate)) {
+    for (const name of DIRECT_LAMBDA_STATES.filter((n) => n !== StateNames.Validate)) {
       expect(params(name)).toMatchObject({ "Payload.$": "$" });
       expect(stateOf(asl, name).OutputPath).toBe("$.Payload");
+    }
+    // A model state's output is the consumer's answer to its task token: the next loop state.
+    for (const name of MODEL_STATES) {
+      expect(params(name).MessageBody).toMatchObject({
+        "state.$": "$",
+        "taskToken.$": "$$.Task.Token",
+        "startedAt.$": "$$.Execution.StartTime",
+        deadlineSeconds: DEADLINE_SECONDS,
+      });
+      expect(stateOf(asl, name).OutputPath).toBeUndefined();
+      expect(stateOf(asl, name).ResultPath).toBeUndefined();
+      expect(stateOf(asl, name).TimeoutSeconds).toBe(DEADLINE_SECONDS);
     }
     expect(stateOf(asl, StateNames.CorrectExecution).Next).toBe(StateNames.CountExecutionAttempt);
     expect(stateOf(asl, StateNames.CountExecutionAttempt).Next).toBe(StateNames.Revalidate);
@@ -131,9 +150,17 @@ describe("correction workflow: Lambda steps", () => {
     ];
     expect(invoked.map(([name]) => name).sort()).toEqual([...LAMBDA_STATES].sort());
     for (const [name, fn] of invoked) {
-      expect(stateOf(asl, name).Resource).toBe("arn:aws:states:::lambda:invoke");
-      // Through the function's `live` alias: an execution keeps the version it started with.
-      expect(params(name).FunctionName).toBe(`${functionArn(fn)}:live`);
+      if (isModelState(name)) {
+        // Through the function's own queue, which it consumes (infra/constructs/model-queue.ts).
+        expect(stateOf(asl, name).Resource).toBe("arn:aws:states:::sqs:sendMessage.waitForTaskToken");
+        const step = fn === correct ? "correct" : "judge";
+        expect((params(name).MessageBody as Record<string, unknown>).step).toBe(step);
+        expect(JSON.stringify(params(name).QueueUrl)).toContain(logicalId(stack.modelQueue.queues[step]));
+      } else {
+        expect(stateOf(asl, name).Resource).toBe("arn:aws:states:::lambda:invoke");
+        // Through the function's `live` alias: an execution keeps the version it started with.
+        expect(params(name).FunctionName).toBe(`${functionArn(fn)}:live`);
+      }
     }
   });
 
@@ -154,35 +181,31 @@ describe("correction workflow: Lambda steps", () => {
     expect(countLogic.ResultPath).toBe("$.counters");
   });
 
-  it.each([StateNames.CorrectExecution, StateNames.Judge, StateNames.CorrectLogic])(
-    "%s retries the transient model errors with backoff and full jitter, and nothing else of the model's",
+  it.each(MODEL_STATES)(
+    "%s puts 429'd work back in the queue until the deadline, and retries nothing else of the model's",
     (name) => {
-      const [modelRetry] = retriesOf(name);
+      const [modelRetry, storeRetry, sendRetry] = retriesOf(name);
+      // Without jitter every wait is the longest, so the attempts outlast the deadline at 60 s each.
       expect(modelRetry).toEqual({
         ErrorEquals: [...TRANSIENT_MODEL_ERRORS],
         IntervalSeconds: 2,
         BackoffRate: 2,
-        MaxAttempts: 4,
+        MaxAttempts: DEADLINE_SECONDS / 60 + 6,
         MaxDelaySeconds: 60,
-        JitterStrategy: "FULL",
+        JitterStrategy: "NONE",
       });
+      // The store's transient error inside the consumer sends the work back, as on the other steps.
+      expect(storeRetry?.ErrorEquals).toEqual([ErrorNames.StoreUnavailable]);
+      expect(sendRetry?.ErrorEquals).toEqual(["SQS.SdkClientException", "SQS.AmazonSQSException"]);
       const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
       expect(retried).not.toContain("States.ALL");
       expect(retried).not.toContain("States.TaskFailed");
+      expect(retried).not.toContain("States.Timeout");
       expect(retried).not.toContain(ErrorNames.ModelRequestFailed);
       expect(retried).not.toContain(ErrorNames.ModelNotConfigured);
-      // Lambda's own hiccups are retried too, after the model's.
-      expect(retried).toEqual(expect.arrayContaining(LAMBDA_SERVICE_ERRORS));
-      // …with a long backoff: a throttle is the model steps' reserved concurrency at work.
-      expect(retriesOf(name)[1]).toEqual({
-        ErrorEquals: [...LAMBDA_SERVICE_ERRORS, "StoreUnavailableError"],
-        IntervalSeconds: 5,
-        BackoffRate: 2,
-        MaxAttempts: 6,
-        MaxDelaySeconds: 120,
-        JitterStrategy: "FULL",
-      });
-      for (const retry of retriesOf(name)) expect(retry.JitterStrategy).toBe("FULL");
+      expect(retried).not.toContain(ErrorNames.DeadlinePassed);
+      // Nothing invokes the function beyond its reserved concurrency: there is no throttle to retry.
+      expect(retried).not.toContain("Lambda.TooManyRequestsException");
     },
   );
 
@@ -199,8 +222,19 @@ describe("correction workflow: Lambda steps", () => {
   });
 
   it("sends every other Lambda failure to ClassifyFailure? with the error under $.error", () => {
-    for (const name of LAMBDA_STATES) {
+    for (const name of DIRECT_LAMBDA_STATES) {
       expect(catchesOf(name)).toEqual([
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.ClassifyFailure },
+      ]);
+    }
+    // A model state first records a passed deadline as such (the consumer's error or the state's timeout).
+    for (const name of MODEL_STATES) {
+      expect(catchesOf(name)).toEqual([
+        {
+          ErrorEquals: [ErrorNames.DeadlinePassed, "States.Timeout"],
+          ResultPath: "$.error",
+          Next: StateNames.RecordDeadline,
+        },
         { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: StateNames.ClassifyFailure },
       ]);
     }
@@ -475,7 +509,8 @@ describe("correction workflow: outcomes through direct integrations", () => {
   });
 
   it("retries a crashed or timed-out Lambda (Lambda.Unknown, Sandbox.Timedout) on every Lambda step", () => {
-    for (const name of LAMBDA_STATES) {
+    // The model states' consumer is driven by SQS, which hands a crashed invocation's message over again.
+    for (const name of DIRECT_LAMBDA_STATES) {
       const retried = retriesOf(name).flatMap((r) => r.ErrorEquals);
       expect(retried).toEqual(
         expect.arrayContaining([

@@ -9,6 +9,7 @@ import {
   modelConcurrencyShares,
 } from "../../infra/constructs/functions.js";
 import { backoffSeconds, stepWorstCase, worstCase } from "../../infra/worst-case.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop/model-queue.js";
 import { getAsl } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
 
@@ -62,7 +63,10 @@ describe("timeouts that add up", () => {
     // The machine deploys what the config says.
     const { stack, template } = synthesize(env);
     const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
-    expect(asl.TimeoutSeconds).toBe(config.executionTimeoutMinutes * 60);
+    // …plus the longest the run's model work may wait for a slot (the model queue's deadline).
+    expect(asl.TimeoutSeconds).toBe(
+      config.executionTimeoutMinutes * 60 + (config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600,
+    );
   });
 
   it("is the table the README's Deploying section shows", () => {

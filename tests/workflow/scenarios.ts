@@ -9,6 +9,8 @@ import { randomUUID } from "node:crypto";
 import type { AslDefinition } from "../../infra/asl.js";
 import { type StateName, StateNames } from "../../infra/state-names.js";
 import { type ExecutionSummary, LOCAL_BUCKET, type LocalRuntime } from "../../local/runtime.js";
+import { DeadlinePassedError } from "../../shared/errors.js";
+import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord, RunStatus } from "../../shared/store/types.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT, PARTIALLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
@@ -98,11 +100,33 @@ const review = (reason: string): Outcome => ({
   status: "needs_manual_review",
   reason,
 });
-const failed = (reason: "system_error" | "model_error"): Outcome => ({
+const failed = (reason: "system_error" | "model_error" | "deadline"): Outcome => ({
   terminal: StateNames.CorrectionFailed,
   status: "failed",
   reason,
 });
+/**
+ * The model queue answers the run's model work with DeadlinePassedError from its `after`-th call on
+ * (calls before it go to the cassette): what the consumer answers once the run's deadline passed
+ * (shared/loop/model-queue.ts; tests/workflow/model-queue.test.ts reaches it through the clock).
+ */
+const deadlinePassesAfter = (after: number) => async (runtime: LocalRuntime) => {
+  const deps = runtime.deps as { model?: LoopDeps["model"] };
+  const model = deps.model;
+  let calls = 0;
+  if (model)
+    deps.model = {
+      provider: model.provider,
+      model: model.model,
+      complete: (request) =>
+        ++calls > after
+          ? Promise.reject(new DeadlinePassedError("2026-01-02T00:00:00.000Z"))
+          : model.complete(request),
+    };
+  return () => {
+    deps.model = model;
+  };
+};
 const blobs =
   (faults: (runId: string) => BlobFault[]) =>
   async (runtime: LocalRuntime, [runId]: readonly string[]) => {
@@ -222,6 +246,59 @@ export const SCENARIOS: readonly Scenario[] = [
       answer(ID, FULLY_CORRECTED_DRAFT.content),
     ],
     drafts: [DRAFT_WITH_ERRORS],
+    expect: [validated],
+  },
+  // The model queue: work that waited past the run's deadline is recorded as such, from each model state.
+  {
+    name: "the correction waits past the run's deadline, and RecordDeadline's response is lost: deadline",
+    responses: [],
+    drafts: [DRAFT_WITH_ERRORS],
+    faults: async (runtime) => {
+      const undoModel = await deadlinePassesAfter(0)(runtime);
+      const undoRecord = faultyStatusUpdates(["failed"], "response-lost");
+      return () => {
+        undoRecord();
+        undoModel();
+      };
+    },
+    expect: [failed("deadline")],
+  },
+  {
+    name: "the judge waits past the run's deadline: deadline",
+    responses: [],
+    drafts: [JUDGED],
+    faults: deadlinePassesAfter(0),
+    expect: [failed("deadline")],
+  },
+  {
+    name: "the logic correction waits past the run's deadline: deadline",
+    responses: [judge("j1", [CRITICAL])],
+    drafts: [JUDGED],
+    faults: deadlinePassesAfter(1),
+    expect: [failed("deadline")],
+  },
+  {
+    name: "SQS refuses every model state's first SendMessage once, and every retry carries on",
+    responses: [
+      answer(ID, FULLY_CORRECTED_DRAFT.content),
+      judge(ID, [CRITICAL]),
+      answer(ID, IMPROVED),
+      judge(ID, []),
+    ],
+    drafts: [JUDGED_WITH_ERRORS],
+    faults: async (runtime) => {
+      const queue = runtime.modelQueue;
+      const submit = queue.submit.bind(queue);
+      let sends = 0;
+      // Every other send fails as the SDK integration names a request that got no answer.
+      queue.submit = (task, run) =>
+        ++sends % 2 === 1
+          ? Promise.reject(Object.assign(new Error("socket hang up"), { name: "SQS.SdkClientException" }))
+          : submit(task, run);
+      return () => {
+        queue.submit = submit;
+      };
+    },
     expect: [validated],
   },
   {

@@ -1,0 +1,99 @@
+import { Duration } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
+import { Construct } from "constructs";
+import { DEFAULT_RUN_DEADLINE_HOURS, type ModelStep } from "../../shared/loop/model-queue.js";
+import { liveAlias } from "./functions.js";
+
+export interface ModelQueueProps {
+  /** The model functions, each with its reserved concurrency: the slots of its queue. */
+  readonly functions: Record<ModelStep, LambdaFunction>;
+  /** How many messages of each queue are taken at once. One function's slots = its reserved concurrency. */
+  readonly slots: Record<ModelStep, number>;
+  /**
+   * How long a run's model work may wait for a slot, from the execution's start: the model states'
+   * timeout and the deadline the consumers check before answering a 429 with a retry.
+   * @default Duration.hours(DEFAULT_RUN_DEADLINE_HOURS)
+   */
+  readonly deadline?: Duration;
+  /**
+   * Alarm when the oldest message of a queue has waited this long (a backlog not draining).
+   * @default Duration.hours(1)
+   */
+  readonly ageAlarm?: Duration;
+  /** `redraft-<env>`, for the alarm's description. */
+  readonly name: string;
+}
+
+/**
+ * Model capacity as a queue: one SQS queue per model function (λ correct, λ judge), which the
+ * state machine's model states send their work to with a task token
+ * (`sqs:sendMessage.waitForTaskToken`, infra/constructs/workflow.ts) and which the function
+ * consumes with `maximumConcurrency` equal to its reserved concurrency. A burst beyond the slots
+ * waits in the queue, never throttled, until the run's deadline; the function answers the token
+ * (functions/lib/model-queue.ts). The queue's depth and its oldest message's age are SQS's own
+ * metrics (`ApproximateNumberOfMessagesVisible`, `ApproximateAgeOfOldestMessage`); the age is alarmed.
+ */
+export class ModelQueue extends Construct {
+  readonly queues: Record<ModelStep, Queue>;
+  readonly deadLetterQueue: Queue;
+  readonly deadline: Duration;
+  readonly alarms: Alarm[] = [];
+  readonly #functions: LambdaFunction[];
+
+  constructor(scope: Construct, id: string, props: ModelQueueProps) {
+    super(scope, id);
+    this.#functions = Object.values(props.functions);
+    this.deadline = props.deadline ?? Duration.hours(DEFAULT_RUN_DEADLINE_HOURS);
+    // A message whose consumer crashed repeatedly (not one answered 429: that one is answered and
+    // re-sent by the state machine's Retry) ends here; its run then fails at the deadline.
+    this.deadLetterQueue = new Queue(this, "DeadLetters", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const queueFor = (step: ModelStep): Queue => {
+      const fn = props.functions[step];
+      const queue = new Queue(this, step, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // A message may wait out the whole deadline before a slot takes it (SQS keeps up to 14 days).
+        retentionPeriod: Duration.seconds(Math.max(this.deadline.toSeconds() * 2, 3600)),
+        // AWS's rule for a Lambda event source: at least six times the function's timeout, so a
+        // message is not handed to a second invocation while the first still runs it.
+        visibilityTimeout: Duration.seconds((fn.timeout ?? Duration.minutes(3)).toSeconds() * 6),
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
+      });
+      // Through the live alias, like every other invocation: a message runs the version deployed
+      // when it is taken, never $LATEST.
+      liveAlias(fn).addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: 1,
+          // SQS's event source takes 2 at least; a function reserved at 1 then sees an occasional
+          // throttle, which returns the message to the queue (counted by maxReceiveCount).
+          maxConcurrency: Math.max(2, props.slots[step]),
+          reportBatchItemFailures: true,
+        }),
+      );
+      const alarm = new Alarm(this, `${step}Age`, {
+        alarmDescription: `redraft ${props.name}: model work for λ ${step} has waited over ${(props.ageAlarm ?? Duration.hours(1)).toHumanString()} for a slot`,
+        metric: queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
+        threshold: (props.ageAlarm ?? Duration.hours(1)).toSeconds(),
+        evaluationPeriods: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      this.alarms.push(alarm);
+      return queue;
+    };
+    this.queues = { correct: queueFor("correct"), judge: queueFor("judge") };
+  }
+
+  /** Lets the model functions answer the state machine's task tokens (SendTaskSuccess/Failure/Heartbeat). */
+  grantTaskResponse(stateMachine: StateMachine): void {
+    for (const fn of this.#functions) stateMachine.grantTaskResponse(fn);
+  }
+}
