@@ -173,8 +173,12 @@ export class RedraftStack extends Stack {
     const externalAlarmTopic =
       config.alarmTopicArn && Topic.fromTopicArn(this, "ModelQueueAlarmTopic", config.alarmTopicArn);
     for (const alarm of this.modelQueue.alarms) {
-      alarm.addAlarmAction(new SnsAction(this.observability.alarmTopic));
-      if (externalAlarmTopic) alarm.addAlarmAction(new SnsAction(externalAlarmTopic));
+      const notify = [
+        new SnsAction(this.observability.alarmTopic),
+        ...(externalAlarmTopic ? [new SnsAction(externalAlarmTopic)] : []),
+      ];
+      alarm.addAlarmAction(...notify);
+      alarm.addOkAction(...notify);
     }
 
     this.access = new AccessPolicies(this, "Access", {

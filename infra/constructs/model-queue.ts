@@ -6,6 +6,7 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { DEFAULT_RUN_DEADLINE_HOURS, type ModelStep } from "../../shared/loop/model-queue.js";
+import { acknowledge } from "../nag.js";
 import { liveAlias } from "./functions.js";
 
 export interface ModelQueueProps {
@@ -55,6 +56,23 @@ export class ModelQueue extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledge(this.deadLetterQueue, {
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
+    });
+    this.alarms.push(
+      new Alarm(this, "DeadLettersAlarm", {
+        alarmDescription: `redraft ${props.name}: model work landed in the model queue's dead-letter queue (its consumer kept failing); its run fails at the deadline`,
+        metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     const queueFor = (step: ModelStep): Queue => {
       const fn = props.functions[step];
       const queue = new Queue(this, step, {
@@ -78,6 +96,11 @@ export class ModelQueue extends Construct {
           reportBatchItemFailures: true,
         }),
       );
+      acknowledge(liveAlias(fn), {
+        id: "Serverless-LambdaEventSourceMappingDestination",
+        reason:
+          "An SQS event source takes no on-failure destination: a message whose consumer keeps failing is moved by the queue's redrive policy to the model queue's DeadLetters, alarmed.",
+      });
       const alarm = new Alarm(this, `${step}Age`, {
         alarmDescription: `redraft ${props.name}: model work for λ ${step} has waited over ${(props.ageAlarm ?? Duration.hours(1)).toHumanString()} for a slot`,
         metric: queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
