@@ -48,7 +48,7 @@ export interface CorrectDraftOptions {
   retryDelayMs?: number | undefined;
   /**
    * How each Lambda step is invoked: the identity by default. An emulated deployment wraps them the
-   * way Lambda stands between Step Functions and a function (bench/burst.ts: reserved concurrency).
+   * way Lambda stands between Step Functions and a function (tests/cloud/burst.ts, bench:burst: reserved concurrency).
    */
   invoke?: ((steps: LambdaSteps) => LambdaSteps) | undefined;
   /**
@@ -56,7 +56,7 @@ export interface CorrectDraftOptions {
    * @default a queue of DEFAULT_MODEL_CONCURRENCY slots for this draft alone
    */
   modelQueue?: LocalModelQueue | undefined;
-  /** Told of each execution as it ends, with its event history (bench/burst.ts counts its transitions). */
+  /** Told of each execution as it ends, with its event history (tests/cloud/burst.ts, bench:burst, counts its transitions). */
   onExecution?: ((execution: ExecutionSummary) => void) | undefined;
   /**
    * A zod schema (v4) for a json draft's content: the loop checks the content against

@@ -73,7 +73,7 @@ export interface Deployment {
 
 export interface DeploymentOptions {
   model?: ModelClient;
-  /** What every run of the per-draft machine gets beyond the stores (bench/burst.ts: Lambda's throttling). */
+  /** What every run of the per-draft machine gets beyond the stores (tests/cloud/burst.ts, bench:burst: Lambda's throttling). */
   correct?: Pick<CorrectDraftOptions, "invoke" | "retryDelayMs" | "onExecution" | "modelQueue">;
   /** Sockets of the deployment's S3 client (the runs' blob store). @default the SDK's 50 */
   maxSockets?: number;

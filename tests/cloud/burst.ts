@@ -25,18 +25,18 @@
  * `--write-docs` rewrites the `burst` section of docs/BENCHMARKS.md (`burst-batch` with `--batch`)
  * with what it printed.
  */
-import "../cli/quiet.js";
+import "../../cli/quiet.js";
 import { readFile } from "node:fs/promises";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import type { ExecutionSummary } from "../local/asl-interpreter.js";
-import { LocalModelQueue } from "../local/model-queue.js";
-import { ModelRateLimitedError } from "../shared/errors.js";
-import type { ModelClient, ModelRequest, ModelResponse } from "../shared/model/types.js";
-import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
-import { startDeployment } from "../tests/cloud/deployment.js";
-import { LOCAL_CREDENTIALS } from "../tests/cloud/s3.js";
-import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
-import { machine } from "./lib/stats.js";
+import type { ExecutionSummary } from "../../local/asl-interpreter.js";
+import { LocalModelQueue } from "../../local/model-queue.js";
+import { ModelRateLimitedError } from "../../shared/errors.js";
+import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
+import { isActiveStatus, type RunRecord } from "../../shared/store/types.js";
+import { startDeployment } from "./deployment.js";
+import { LOCAL_CREDENTIALS } from "./s3.js";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "../../bench/lib/docs.js";
+import { machine } from "../../bench/lib/stats.js";
 
 interface Options {
   drafts: number;
