@@ -28,6 +28,8 @@
 import "../../cli/quiet.js";
 import { readFile } from "node:fs/promises";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { BENCHMARKS_MD, sectionRecorder, writeSections } from "../../bench/lib/docs.js";
+import { machine } from "../../bench/lib/stats.js";
 import type { ExecutionSummary } from "../../local/asl-interpreter.js";
 import { LocalModelQueue } from "../../local/model-queue.js";
 import { ModelRateLimitedError } from "../../shared/errors.js";
@@ -35,8 +37,6 @@ import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/mode
 import { isActiveStatus, type RunRecord } from "../../shared/store/types.js";
 import { startDeployment } from "./deployment.js";
 import { LOCAL_CREDENTIALS } from "./s3.js";
-import { BENCHMARKS_MD, sectionRecorder, writeSections } from "../../bench/lib/docs.js";
-import { machine } from "../../bench/lib/stats.js";
 
 interface Options {
   drafts: number;
