@@ -8,7 +8,10 @@ import type { InputRejection } from "../shared/loop/steps/input.js";
 import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { BlobStore } from "../shared/store/types.js";
 import { DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
+import type { ExecutionSummary, HistoryEvent, LambdaSteps, TaskHandler } from "./execution-types.js";
 import { LocalModelQueue } from "./model-queue.js";
+
+export type { ExecutionSummary, HistoryEvent, LambdaSteps, TaskHandler };
 
 /**
  * How the committed state machine runs in aws-local-stepfunctions, whatever stores lie behind it:
@@ -17,16 +20,6 @@ import { LocalModelQueue } from "./model-queue.js";
  * `correctDraft` (memory stores)
  * both bind through here.
  */
-
-export type TaskHandler = (input: unknown) => Promise<unknown>;
-
-/** The four Lambda functions the state machine invokes; the logic phase reuses correct and revalidate. */
-export interface LambdaSteps {
-  validate: TaskHandler;
-  correct: TaskHandler;
-  revalidate: TaskHandler;
-  judge: TaskHandler;
-}
 
 interface CopyObjectInput {
   Bucket: string;
@@ -256,30 +249,6 @@ export function boundInlineDraft<T extends { draft?: unknown; rejectWith?: Input
       ...(draftId && { draftId }),
     },
   } as T;
-}
-
-/** One entry of an execution's event history, as the Step Functions console lists them. */
-export interface HistoryEvent {
-  type: string;
-  at: string;
-  state?: string;
-  stateType?: string;
-  error?: string;
-  cause?: string;
-  retry?: { attempt: number };
-  /** The state's input and output, as the console shows them. */
-  input?: unknown;
-  output?: unknown;
-}
-
-export interface ExecutionSummary {
-  runId: string;
-  status: "SUCCEEDED" | "FAILED";
-  /** The last state entered: DraftValidated, DraftNeedsReview, InputRejected, CorrectionFailed… */
-  terminalState: string;
-  output?: unknown;
-  error?: { error: string; cause: string };
-  history: HistoryEvent[];
 }
 
 /** Runs one execution named `runId` to its end, keeping its event history like the console does. */

@@ -21,12 +21,11 @@ import {
   boundInlineDraft,
   buildMachine,
   copyObjectIn,
-  type ExecutionSummary,
   type Integrations,
-  type LambdaSteps,
   retryIntervals,
   runExecution,
 } from "./asl-interpreter.js";
+import type { ExecutionSummary, LambdaSteps } from "./execution-types.js";
 import type { LocalModelQueue } from "./model-queue.js";
 import { loadAsl } from "./state-machine.js";
 import { statusUpdateIn } from "./update-item.js";

@@ -5,7 +5,7 @@ import {
   type ModelTask,
   ModelTaskSchema,
 } from "../shared/loop/model-queue.js";
-import type { TaskHandler } from "./asl-interpreter.js";
+import type { TaskHandler } from "./execution-types.js";
 
 /** The model queue's longest backoff in the cloud (infra/retries.ts, modelQueueRetry's ceiling). */
 const CLOUD_LONGEST_WAIT_MS = 60_000;
