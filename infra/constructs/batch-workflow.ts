@@ -7,7 +7,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
 import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
-import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import {
   Choice,
   Condition,
@@ -56,6 +56,7 @@ import {
 import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
+import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias, redraftFunction } from "./functions.js";
 import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 
@@ -111,16 +112,7 @@ export class BatchWorkflow extends Construct {
     super(scope, id);
     const { config, table, bucket, bus, perDraft } = props;
 
-    this.deadLetterQueue = new Queue(this, "DeadLetters", {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.deadLetterQueue, {
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
-    });
+    this.deadLetterQueue = deadLetterQueue(this, "DeadLetters");
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
       timeout: BATCH_FUNCTION_TIMEOUT,

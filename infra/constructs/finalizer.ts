@@ -4,12 +4,12 @@ import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
 import type { EnvConfig } from "../config.js";
-import { acknowledge } from "../nag.js";
+import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface FinalizerProps {
@@ -47,16 +47,7 @@ export class Finalizer extends Construct {
     super(scope, id);
     const { config, stateMachine, table, bus } = props;
 
-    this.deadLetterQueue = new Queue(this, "DeadLetters", {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.deadLetterQueue, {
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
-    });
+    this.deadLetterQueue = deadLetterQueue(this, "DeadLetters");
     this.function = redraftFunction(this, "finalize", {
       description: "Fail the run of a failed, timed-out or aborted execution, and announce it",
       timeout: Duration.seconds(30),

@@ -7,6 +7,7 @@ import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { DEFAULT_RUN_DEADLINE_HOURS, type ModelStep } from "../../shared/loop/model-queue.js";
 import { acknowledge } from "../nag.js";
+import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias } from "./functions.js";
 
 export interface ModelQueueProps {
@@ -51,16 +52,7 @@ export class ModelQueue extends Construct {
     this.deadline = props.deadline ?? Duration.hours(DEFAULT_RUN_DEADLINE_HOURS);
     // A message whose consumer crashed repeatedly (not one answered 429: that one is answered and
     // re-sent by the state machine's Retry) ends here; its run then fails at the deadline.
-    this.deadLetterQueue = new Queue(this, "DeadLetters", {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.deadLetterQueue, {
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
-    });
+    this.deadLetterQueue = deadLetterQueue(this, "DeadLetters");
     this.alarms.push(
       new Alarm(this, "DeadLettersAlarm", {
         alarmDescription: `redraft ${props.name}: model work landed in the model queue's dead-letter queue (its consumer kept failing); its run fails at the deadline`,

@@ -35,6 +35,7 @@ import {
 } from "../../functions/lib/metric-names.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { acknowledge } from "../nag.js";
+import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias } from "./functions.js";
 
 export { METRIC_NAMESPACE };
@@ -126,16 +127,7 @@ export class Observability extends Construct {
     // An invocation that fails (after Lambda's two retries) goes to the retry queue, which λ outcome
     // consumes one message at a time for a day; what fails all day lands in the dead-letter queue
     // (alarmed), kept 14 days. An event EventBridge could not deliver goes to the same retry queue.
-    this.outcomeDeadLetters = new Queue(this, "OutcomeDeadLetters", {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.outcomeDeadLetters, {
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
-    });
+    this.outcomeDeadLetters = deadLetterQueue(this, "OutcomeDeadLetters");
     this.outcomeRetries = new Queue(this, "OutcomeRetries", {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

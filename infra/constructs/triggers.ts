@@ -3,13 +3,13 @@ import { type EventBus, Match, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
-import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
-import { acknowledge } from "../nag.js";
+import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias, redraftFunction } from "./functions.js";
 
 export interface TriggersProps {
@@ -55,16 +55,7 @@ export class Triggers extends Construct {
     super(scope, id);
     const { bucket, bus, stateMachine } = props;
 
-    this.deadLetterQueue = new Queue(this, "DeadLetters", {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    acknowledge(this.deadLetterQueue, {
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "A dead-letter queue itself: what lands here is kept 14 days and alarmed on; a queue behind it would only move the same messages.",
-    });
+    this.deadLetterQueue = deadLetterQueue(this, "DeadLetters");
     this.starter = redraftFunction(this, "start", {
       description: "Start one execution per delivery, named after it",
       timeout: Duration.seconds(30),
