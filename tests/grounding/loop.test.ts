@@ -1,7 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import { readLocalSource } from "../../local/source.js";
 import type { Draft } from "../../shared/draft.js";
@@ -148,6 +148,7 @@ describe("a draft grounded in its source", () => {
 
   it("a source given by reference is read once and kept with the run; one over the limit is refused", async () => {
     const dir = await mkdtemp(join(tmpdir(), "redraft-source-"));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, "case14.txt");
     await writeFile(file, SOURCE);
     const { deps, blobs } = makeDeps([
