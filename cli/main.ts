@@ -5,29 +5,16 @@ import { Command, CommanderError } from "commander";
 import { UsageError } from "../app/inputs.js";
 import { dataDirFault } from "../local/data-dir.js";
 import { ErrorNames } from "../shared/errors.js";
-import { registerAsl } from "./commands/asl.js";
-import { registerBatch } from "./commands/batch.js";
-import { registerBatches } from "./commands/batches.js";
-import { registerCompletion } from "./commands/completion.js";
-import { registerDoctor } from "./commands/doctor.js";
-import { registerExport } from "./commands/export.js";
-import { registerPacks } from "./commands/packs.js";
-import { registerPlan } from "./commands/plan.js";
-import { registerResubmit } from "./commands/resubmit.js";
-import { registerReview } from "./commands/review.js";
-import { registerRun } from "./commands/run.js";
-import { registerRuns } from "./commands/runs.js";
-import { registerSchemaCommand } from "./commands/schema.js";
-import { registerShow } from "./commands/show.js";
-import { registerUi } from "./commands/ui.js";
-import { registerWatch } from "./commands/watch.js";
+import { COMMANDS } from "./commands/index.js";
 import { DEFAULT_DATA_DIR, findDataDir } from "./data-dir.js";
 import { installRoot } from "./install-root.js";
 import { collect, say } from "./options.js";
+import { openCommandRuntime } from "./runtime.js";
 import type { CommandResult, GlobalOptions } from "./session.js";
 
-// The program and its global options; each command is defined in its own file under cli/commands/
-// and imports what it runs only when it runs (cli/session.ts opens the runtime for those that need one).
+// The program and its global options, built from the registry of commands (cli/commands/index.ts):
+// each command is defined in its own file under cli/commands/, imports what it runs only when it
+// runs, and works through the runtime the global options name (cli/runtime.ts), local or cloud.
 
 function program(result: CommandResult = { code: 0 }): Command {
   const cli = new Command("redraft")
@@ -74,23 +61,8 @@ function program(result: CommandResult = { code: 0 }): Command {
       "\nExample:\n  $ npx redraft run examples/drafts/ --llm replay:examples/example.cassette.json\n  $ npx redraft runs --status needs_manual_review --explain\n  $ npx redraft run examples/pack-drafts/ --pack examples/packs/haiku.ts --pack examples/packs/abstract.pack.json --llm none",
     );
 
-  const ctx = { program: cli, result };
-  registerRun(cli, ctx);
-  registerBatch(cli, ctx);
-  registerBatches(cli, ctx);
-  registerRuns(cli, ctx);
-  registerShow(cli, ctx);
-  registerExport(cli, ctx);
-  registerPacks(cli, ctx);
-  registerReview(cli, ctx);
-  registerResubmit(cli, ctx);
-  registerAsl(cli);
-  registerWatch(cli, ctx);
-  registerDoctor(cli, ctx);
-  registerPlan(cli);
-  registerUi(cli, ctx);
-  registerCompletion(cli);
-  registerSchemaCommand(cli);
+  const ctx = { program: cli, result, runtime: () => openCommandRuntime(cli.opts<GlobalOptions>()) };
+  for (const command of COMMANDS) command.register(cli, ctx);
   return cli;
 }
 

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import type { LocalRuntime } from "../local/runtime.js";
 import type { AnyPack, DeploymentConfig } from "../shared/pack.js";
 import { say } from "./options.js";
+import type { CommandRuntime } from "./runtime.js";
 
 // Everything here is imported by the command that uses it: `redraft --help` loads commander and
 // the option schemas, `redraft runs` the database but no state machine, model SDK or viewer.
@@ -31,18 +32,17 @@ export interface CommandResult {
   code: number;
 }
 
-/** What every command file is given: the program (for the global options) and where to put its exit code. */
+/**
+ * What every command file is given: the program (for the global options), where to put its exit
+ * code, and the runtime the global options name (cli/runtime.ts: the data folder's or a stack's).
+ */
 export interface CommandContext {
   readonly program: Command;
   readonly result: CommandResult;
+  runtime(): Promise<CommandRuntime>;
 }
 
 export const globalOptions = (ctx: CommandContext) => ctx.program.opts<GlobalOptions>();
-
-/** Cloud mode's commands, loaded only when a cloud option is given. */
-export const cloud = () => import("./cloud/commands.js");
-export const inCloud = (opts: GlobalOptions) =>
-  Boolean(opts.stack || opts.table || opts.bucket || opts.bus || opts.stateMachine);
 
 /** The `--config` file checked against the built-in packs and `extraPacks`, with `--max-attempts` applied. */
 async function deploymentConfig(

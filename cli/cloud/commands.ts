@@ -1,12 +1,22 @@
 import { UsageError } from "../../app/inputs.js";
+import type { Resubmission, ResubmitFilter } from "../../app/resubmit.js";
 import { type ReviewDecision, reviewRun, undoReview } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
+import type { BatchRecord } from "../../shared/batch/record.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { BATCHES_PREFIX } from "../../shared/store/bucket-layout.js";
 import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
 import type { ViewerOptions } from "../../ui/server.js";
 import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
+import type {
+  BatchOptions,
+  CommandRuntime,
+  ReviewRequest,
+  RunOptions,
+  RunsOptions,
+  ViewerCommandOptions,
+} from "../runtime.js";
 import { type CloudOptions, resolveResources } from "./resources.js";
 import { CloudRuntime } from "./runtime.js";
 import { followRun, POLL_MS, type SubmittedBatch, submitBatch, submitDraft, type Via } from "./submit.js";
@@ -346,4 +356,67 @@ export async function cloudBatch(
     say(`See its items: npx redraft --stack ${opts.stack ?? "…"} show ${id}`);
   }
   return done.status === "failed" ? 1 : 0;
+}
+
+/**
+ * The command line over a deployed stack (cli/runtime.ts's interface): each operation opens the
+ * deployment through its outputs ({@link openCloud}) and does what the functions above do. `watch`
+ * and `doctor` work on a data folder only: asked of a stack, they say so in one line.
+ */
+export class CloudCommands implements CommandRuntime {
+  readonly #opts: CloudOptions;
+
+  constructor(opts: CloudOptions) {
+    this.#opts = opts;
+  }
+
+  run(paths: string[], cmd: RunOptions): Promise<void> {
+    return cloudRun(this.#opts, paths, cmd);
+  }
+
+  batch(manifest: string, cmd: BatchOptions): Promise<number> {
+    return cloudBatch(this.#opts, manifest, cmd);
+  }
+
+  async listBatches(limit: number): Promise<BatchRecord[]> {
+    return (await openCloud(this.#opts)).batches.list(limit);
+  }
+
+  runs(cmd: RunsOptions): Promise<void> {
+    return cloudRuns(this.#opts, cmd);
+  }
+
+  show(runId: string, cmd: { json?: boolean }): Promise<void> {
+    return cloudShow(this.#opts, runId, cmd);
+  }
+
+  exportBestDraft(runId: string, out: string | undefined): Promise<void> {
+    return cloudExport(this.#opts, runId, { ...(out !== undefined && { out }) });
+  }
+
+  /** The decision's message (the stack's review has no `--json` form of the run yet). */
+  review(runId: string, decision: ReviewDecision | "undo", request: ReviewRequest): Promise<string> {
+    const { json: _json, ...cmd } = request;
+    return cloudReview(this.#opts, runId, decision, cmd);
+  }
+
+  resubmitFailed(filter: ResubmitFilter, onEach: (entry: Resubmission) => void): Promise<Resubmission[]> {
+    return cloudResubmit(this.#opts, filter, onEach);
+  }
+
+  ui(cmd: ViewerCommandOptions): Promise<void> {
+    return cloudUi(this.#opts, cmd, say);
+  }
+
+  async watch(): Promise<void> {
+    throw new UsageError(
+      "watch runs a folder's files in the local data folder, not on a deployed stack: send them with run --stack instead",
+    );
+  }
+
+  async doctor(): Promise<void> {
+    throw new UsageError(
+      "doctor reads the local data folder's database, not a deployed stack: leave out the cloud options (--stack, --table, …)",
+    );
+  }
 }

@@ -1,7 +1,7 @@
-import type { Command } from "commander";
+import { defineCommand } from "./define.js";
 
 /** `redraft asl`: the committed state machine, or a Mermaid flowchart of it. */
-export function registerAsl(cli: Command): void {
+export const aslCommand = defineCommand("asl", (cli) => {
   cli
     .command("asl")
     .description("print the state machine (infra/state-machine.asl.json), or a Mermaid flowchart of it")
@@ -16,4 +16,4 @@ export function registerAsl(cli: Command): void {
       // The committed file as it is, its placeholders for deployed names included.
       else process.stdout.write(await readAslArtifact());
     });
-}
+});

@@ -1,9 +1,9 @@
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import { wholeNumber } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, withRuntime } from "../session.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft batch`: a manifest through the batch state machine (cli/batch.ts). */
-export function registerBatch(cli: Command, ctx: CommandContext): void {
+export const batchCommand = defineCommand("batch", (cli, ctx) => {
   cli
     .command("batch")
     .description(
@@ -51,15 +51,6 @@ export function registerBatch(cli: Command, ctx: CommandContext): void {
       "\nExample:\n  $ npx redraft batch questions.jsonl --llm replay:examples/example.cassette.json --json > results.jsonl\n  $ npx redraft batch questions.jsonl --pricing batch --batch-latency 5 --llm replay:examples/example.cassette.json",
     )
     .action(async (manifest: string, cmd) => {
-      const opts = globalOptions(ctx);
-      if (inCloud(opts)) {
-        ctx.result.code = await (await cloud()).cloudBatch(opts, manifest, cmd);
-        return;
-      }
-      const batch = await import("../batch.js");
-      await batch.checkManifestReadable(manifest);
-      ctx.result.code = await withRuntime(globalOptions(ctx), {}, (runtime) =>
-        batch.batchCommand(runtime, manifest, cmd),
-      );
+      ctx.result.code = await (await ctx.runtime()).batch(manifest, cmd);
     });
-}
+});

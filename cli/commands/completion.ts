@@ -1,8 +1,9 @@
-import { Argument, type Command } from "commander";
+import { Argument } from "commander";
 import { COMPLETION_SHELLS, type CompletionShell, completionScript } from "../completion.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft completion`: a shell completion script built from the program's own commands and options. */
-export function registerCompletion(cli: Command): void {
+export const completionCommand = defineCommand("completion", (cli) => {
   cli
     .command("completion")
     .description("print a shell completion script for redraft's commands and options")
@@ -14,4 +15,4 @@ export function registerCompletion(cli: Command): void {
     .action(async (shell: CompletionShell) => {
       process.stdout.write(completionScript(cli, shell));
     });
-}
+});

@@ -1,8 +1,7 @@
-import type { Command } from "commander";
-import { type CommandContext, cloud, globalOptions, inCloud, READ_ONLY, withRuntime } from "../session.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft export`: a run's best draft as a file (cli/export.ts), ready to edit and resubmit. */
-export function registerExport(cli: Command, ctx: CommandContext): void {
+export const exportCommand = defineCommand("export", (cli, ctx) => {
   cli
     .command("export")
     .description("write a run's best draft as a JSON file, ready to edit and resubmit with review … edit")
@@ -13,16 +12,6 @@ export function registerExport(cli: Command, ctx: CommandContext): void {
       "\nExample:\n  $ npx redraft export 3f2c9a1e --out fixed.json && $EDITOR fixed.json\n  $ npx redraft review 3f2c9a1e edit fixed.json",
     )
     .action(async (runId: string, cmd: { out?: string }) => {
-      const opts = globalOptions(ctx);
-      if (inCloud(opts)) return (await cloud()).cloudExport(opts, runId, cmd);
-      await withRuntime(opts, READ_ONLY, async (runtime) => {
-        const [{ resolveRun }, { writeBestDraft }, { localRunIds }] = await Promise.all([
-          import("../../app/run-id.js"),
-          import("../export.js"),
-          import("../../app/ids.js"),
-        ]);
-        const run = await resolveRun(runtime.runs, runId, opts.dataDir, localRunIds(runtime));
-        await writeBestDraft(run, runtime.deps, cmd.out);
-      });
+      await (await ctx.runtime()).exportBestDraft(runId, cmd.out);
     });
-}
+});

@@ -1,9 +1,9 @@
-import type { Command } from "commander";
 import type { AnyPack } from "../../shared/pack.js";
-import { type CommandContext, globalOptions } from "../session.js";
+import { globalOptions } from "../session.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft packs`: the kinds, their rules and settings (cli/pack-catalog.ts). */
-export function registerPacks(cli: Command, ctx: CommandContext): void {
+export const packsCommand = defineCommand("packs", (cli, ctx) => {
   cli
     .command("packs")
     .description(
@@ -30,4 +30,4 @@ export function registerPacks(cli: Command, ctx: CommandContext): void {
         cmd.json ? `${JSON.stringify(entries, null, 2)}\n` : `${catalogText(entries, stdoutStyle())}\n`,
       );
     });
-}
+});

@@ -1,4 +1,5 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option } from "commander";
+import { defineCommand } from "./define.js";
 
 /** A positive number option; commander's invalid-argument error otherwise. */
 const positive = (value: string): number => {
@@ -12,7 +13,7 @@ const whole = (value: string): number => {
 };
 
 /** `redraft plan`: capacity and cost on paper; the planner and its data load only when it runs (cli/plan.ts). */
-export function registerPlan(cli: Command): void {
+export const planCommand = defineCommand("plan", (cli) => {
   cli
     .command("plan")
     .description(
@@ -65,4 +66,4 @@ export function registerPlan(cli: Command): void {
       const p = await makePlan(opts);
       process.stdout.write(`${json ? planJson(p) : planText(p)}\n`);
     });
-}
+});

@@ -1,9 +1,9 @@
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import { UsageError } from "../../app/inputs.js";
 import type { Resubmission, ResubmitFilter } from "../../app/resubmit.js";
 import { StopReasonSchema } from "../../shared/store/types.js";
 import { say } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, openSession } from "../session.js";
+import { defineCommand } from "./define.js";
 
 interface ResubmitOptions {
   reason?: string;
@@ -38,7 +38,7 @@ function resubmissionLine(entry: Resubmission, json: boolean | undefined): strin
 }
 
 /** `redraft resubmit`: failed runs run again, each once, linked to the run they replace (app/resubmit.ts). */
-export function registerResubmit(cli: Command, ctx: CommandContext): void {
+export const resubmitCommand = defineCommand("resubmit", (cli, ctx) => {
   cli
     .command("resubmit")
     .description(
@@ -57,45 +57,11 @@ export function registerResubmit(cli: Command, ctx: CommandContext): void {
       "\nExamples:\n  $ npx redraft resubmit --reason system_error\n  $ npx redraft resubmit --batch b-1a2b3c --since 2026-11-28T00:00:00Z",
     )
     .action(async (cmd: ResubmitOptions) => {
-      const opts = globalOptions(ctx);
       const filter = resubmitFilter(cmd);
       const print = (entry: Resubmission) => {
         process.stdout.write(`${resubmissionLine(entry, cmd.json)}\n`);
       };
-      let done: Resubmission[];
-      if (inCloud(opts)) done = await (await cloud()).cloudResubmit(opts, filter, print);
-      else {
-        const { runtime, notices } = await openSession(opts);
-        try {
-          const [{ resubmitFailed }, { submit }, { LOCAL_SUBMISSION_ID }] = await Promise.all([
-            import("../../app/resubmit.js"),
-            import("../run.js"),
-            import("../../local/runtime.js"),
-          ]);
-          let told = false;
-          done = await resubmitFailed(
-            {
-              runs: runtime.runs,
-              blobs: runtime.blobs,
-              failedRuns: () => runtime.runs.listRuns({ status: "failed" }),
-              choosesRunId: true,
-              submit: async (source, parentRunId, runId) => {
-                // Which model answers, said once something runs.
-                if (!told) for (const line of notices) say(line);
-                told = true;
-                // The local submission id: the content claim of the failed run is taken over, and
-                // content another run has since finished is a duplicate of it, not run again.
-                const result = await submit(runtime, source, LOCAL_SUBMISSION_ID, parentRunId, runId);
-                return { runId: result.runId, status: result.status };
-              },
-            },
-            filter,
-            print,
-          );
-        } finally {
-          await runtime.close();
-        }
-      }
+      const done = await (await ctx.runtime()).resubmitFailed(filter, print);
       if (!cmd.json) {
         const started = done.filter((d) => d.outcome === "resubmitted").length;
         say(
@@ -105,4 +71,4 @@ export function registerResubmit(cli: Command, ctx: CommandContext): void {
         );
       }
     });
-}
+});

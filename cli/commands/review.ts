@@ -1,8 +1,7 @@
-import { Argument, type Command } from "commander";
+import { Argument } from "commander";
 import { UsageError } from "../../app/inputs.js";
 import { REVIEW_DECISIONS, type ReviewDecision, UNDO_MS } from "../../app/review.js";
-import { say } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, openSession, submitter } from "../session.js";
+import { defineCommand } from "./define.js";
 
 interface ReviewCommandOptions {
   note?: string;
@@ -12,7 +11,7 @@ interface ReviewCommandOptions {
 }
 
 /** `redraft review`: a person's decision on a run that needs review (app/review.ts). */
-export function registerReview(cli: Command, ctx: CommandContext): void {
+export const reviewCommand = defineCommand("review", (cli, ctx) => {
   cli
     .command("review")
     .description(
@@ -46,41 +45,14 @@ export function registerReview(cli: Command, ctx: CommandContext): void {
           throw new UsageError(
             `--override goes with approve (it says the errors left are meant), not ${decision}`,
           );
-        const opts = globalOptions(ctx);
-        if (inCloud(opts)) {
-          const outcome = await (await cloud()).cloudReview(opts, runId, decision, {
-            ...(file && { file }),
-            ...(cmd.note && { note: cmd.note }),
-            ...(cmd.override && { override: true }),
-            reviewer: cmd.reviewer,
-          });
-          process.stdout.write(`${outcome}\n`);
-          return;
-        }
-        // A session rather than withRuntime: the model's notices are said only once an edit is accepted.
-        const { runtime, notices } = await openSession(opts);
-        try {
-          const [{ reviewDecision, undoReview }, { localRunIds }] = await Promise.all([
-            import("../../app/review.js"),
-            import("../../app/ids.js"),
-          ]);
-          const where = { listIds: localRunIds(runtime), where: opts.dataDir, reviewer: cmd.reviewer };
-          const outcome =
-            decision === "undo"
-              ? await undoReview(runtime, runId, where)
-              : await reviewDecision(runtime, runId, decision, {
-                  ...where,
-                  ...(file && { file }),
-                  ...(cmd.note && { note: cmd.note }),
-                  ...(cmd.override && { override: true }),
-                  submit: submitter(runtime),
-                });
-          // Which model answered the edit, said once it was accepted: a refused edit stays one line.
-          if (decision === "edit") for (const line of notices) say(line);
-          process.stdout.write(`${cmd.json ? JSON.stringify(outcome) : outcome.message}\n`);
-        } finally {
-          await runtime.close();
-        }
+        const line = await (await ctx.runtime()).review(runId, decision, {
+          ...(file && { file }),
+          ...(cmd.note && { note: cmd.note }),
+          ...(cmd.override && { override: true }),
+          reviewer: cmd.reviewer,
+          ...(cmd.json && { json: true }),
+        });
+        process.stdout.write(`${line}\n`);
       },
     );
-}
+});

@@ -1,10 +1,11 @@
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import { LoopSettingsSchema } from "../../shared/pack.js";
 import { wholeNumber } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, openRuntime } from "../session.js";
+import type { RunOptions } from "../runtime.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft run`: drafts from files and folders, streamed through the state machine (cli/run.ts). */
-export function registerRun(cli: Command, ctx: CommandContext): void {
+export const runCommand = defineCommand("run", (cli, ctx) => {
   cli
     .command("run")
     .description(
@@ -41,15 +42,7 @@ export function registerRun(cli: Command, ctx: CommandContext): void {
       "after",
       "\nExample:\n  $ npx redraft run examples/drafts/ --json --llm replay:examples/example.cassette.json > results.jsonl",
     )
-    .action(async (paths: string[], cmd) => {
-      const opts = globalOptions(ctx);
-      if (inCloud(opts)) return (await cloud()).cloudRun(opts, paths, cmd);
-      const { runCommand } = await import("../run.js");
-      await runCommand(paths, cmd, opts.dataDir, () =>
-        openRuntime(opts, {
-          ...(cmd.maxAttempts !== undefined && { maxAttempts: cmd.maxAttempts }),
-          ...(cmd.modelSlots !== undefined && { modelSlots: cmd.modelSlots }),
-        }),
-      );
+    .action(async (paths: string[], cmd: RunOptions) => {
+      await (await ctx.runtime()).run(paths, cmd);
     });
-}
+});

@@ -1,19 +1,11 @@
-import { type Command, Option } from "commander";
-import { type RunRecord, RunStatusSchema } from "../../shared/store/types.js";
+import { Option } from "commander";
+import { RunStatusSchema } from "../../shared/store/types.js";
 import { wholeNumber } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, READ_ONLY, withRuntime } from "../session.js";
-
-interface RunsOptions {
-  status?: string;
-  draft?: string;
-  limit: number;
-  json?: boolean;
-  explain?: boolean;
-  after?: string;
-}
+import type { RunsOptions } from "../runtime.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft runs`: the runs, newest first; the review queue with --status needs_manual_review. */
-export function registerRuns(cli: Command, ctx: CommandContext): void {
+export const runsCommand = defineCommand("runs", (cli, ctx) => {
   cli
     .command("runs")
     .description("list runs, newest first (the review queue with --status needs_manual_review)")
@@ -25,40 +17,6 @@ export function registerRuns(cli: Command, ctx: CommandContext): void {
     .option("--explain", "after the table, what each reason listed means")
     .addHelpText("after", "\nExample:\n  $ npx redraft runs --status needs_manual_review --explain")
     .action(async (cmd: RunsOptions) => {
-      const opts = globalOptions(ctx);
-      if (inCloud(opts)) return (await cloud()).cloudRuns(opts, cmd);
-      await withRuntime(opts, READ_ONLY, async (runtime) => {
-        const [{ runsTable }, { localRunIds }, { pageLocalRuns, writePage }, { resolveRun }] =
-          await Promise.all([
-            import("../format.js"),
-            import("../../app/ids.js"),
-            import("../runs.js"),
-            import("../../app/run-id.js"),
-          ]);
-        // Read a page at a time: a --json listing of every run is written as it is read.
-        const runs: RunRecord[] = [];
-        await pageLocalRuns(
-          runtime,
-          {
-            status: cmd.status === undefined ? undefined : RunStatusSchema.parse(cmd.status),
-            draft: cmd.draft,
-            limit: cmd.limit,
-            after: cmd.after,
-          },
-          (given) => resolveRun(runtime.runs, given, opts.dataDir, localRunIds(runtime)),
-          async (page) => {
-            if (cmd.json) await writePage(page.map((r) => `${JSON.stringify(r)}\n`).join(""));
-            else runs.push(...page);
-          },
-        );
-        if (cmd.json) return;
-        process.stdout.write(
-          runs.length ? `${runsTable(runs, undefined, await localRunIds(runtime)())}\n` : "No runs.\n",
-        );
-        if (cmd.explain && !cmd.json && runs.length)
-          process.stdout.write(
-            `${(await import("../../app/explain.js")).reasonsLegend(runs.map((r) => r.reason))}\n`,
-          );
-      });
+      await (await ctx.runtime()).runs(cmd);
     });
-}
+});

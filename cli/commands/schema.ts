@@ -8,9 +8,9 @@
  */
 import { readFile, realpath, stat } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
-import type { Command } from "commander";
 import { UsageError } from "../../app/inputs.js";
 import { decodeText } from "../../app/text-encoding.js";
+import { defineCommand } from "./define.js";
 
 type Schema = Record<string, unknown>;
 
@@ -139,8 +139,8 @@ async function bundleSchema(
   return { ...root, [holder]: { ...existing, ...added } };
 }
 
-/** Registers `redraft schema bundle` on the command line. */
-export function registerSchemaCommand(cli: Command): void {
+/** `redraft schema bundle` on the command line. */
+export const schemaCommand = defineCommand("schema", (cli) => {
   cli
     .command("schema")
     .description("work with JSON Schemas for the json kind")
@@ -160,4 +160,4 @@ export function registerSchemaCommand(cli: Command): void {
       }
       process.stdout.write(`${JSON.stringify(await bundleSchema(file, urls), null, 2)}\n`);
     });
-}
+});

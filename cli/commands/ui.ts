@@ -1,9 +1,9 @@
-import { type Command, Option } from "commander";
-import { say, wholeNumber } from "../options.js";
-import { type CommandContext, cloud, globalOptions, inCloud, submitter, withRuntime } from "../session.js";
+import { Option } from "commander";
+import { wholeNumber } from "../options.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft ui`: the viewer (ui/server.ts) over the data dir, until stopped. */
-export function registerUi(cli: Command, ctx: CommandContext): void {
+export const uiCommand = defineCommand("ui", (cli, ctx) => {
   cli
     .command("ui")
     .description(
@@ -17,23 +17,6 @@ export function registerUi(cli: Command, ctx: CommandContext): void {
     .option("--reviewer <name>", "who decides the reviews made in the page", process.env.USER ?? "reviewer")
     .addHelpText("after", "\nExample:\n  $ npx redraft ui --port 4321")
     .action(async (cmd: { port: number; reviewer: string }) => {
-      const opts = globalOptions(ctx);
-      if (inCloud(opts)) return (await cloud()).cloudUi(opts, cmd, say);
-      const [{ serveUntilStopped }, { loadAsl }] = await Promise.all([
-        import("../../ui/server.js"),
-        import("../../local/state-machine.js"),
-      ]);
-      await withRuntime(opts, {}, async (runtime) =>
-        serveUntilStopped(
-          {
-            runtime,
-            asl: await loadAsl(),
-            port: cmd.port,
-            reviewer: cmd.reviewer,
-            submit: submitter(runtime),
-          },
-          say,
-        ),
-      );
+      await (await ctx.runtime()).ui(cmd);
     });
-}
+});

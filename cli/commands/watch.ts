@@ -1,8 +1,7 @@
-import type { Command } from "commander";
-import { type CommandContext, globalOptions, openRuntime } from "../session.js";
+import { defineCommand } from "./define.js";
 
 /** `redraft watch`: a folder treated like uploads under drafts/ (cli/run.ts). */
-export function registerWatch(cli: Command, ctx: CommandContext): void {
+export const watchCommand = defineCommand("watch", (cli, ctx) => {
   cli
     .command("watch")
     .description(
@@ -16,8 +15,6 @@ export function registerWatch(cli: Command, ctx: CommandContext): void {
     )
     .option("--new-only", "leave the files already in the folder; run only those that appear or change")
     .action(async (dir: string, cmd: { json?: boolean; newOnly?: boolean }) => {
-      const { watchCommand } = await import("../run.js");
-      // The folder is checked before the runtime opens (watchCommand opens it), so a missing one is one line.
-      await watchCommand(dir, cmd, () => openRuntime(globalOptions(ctx)));
+      await (await ctx.runtime()).watch(dir, cmd);
     });
-}
+});
