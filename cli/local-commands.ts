@@ -9,6 +9,7 @@ import type {
   CommandRuntime,
   ReviewRequest,
   RunOptions,
+  RunStory,
   RunsOptions,
   ViewerCommandOptions,
 } from "./runtime.js";
@@ -91,29 +92,29 @@ export class LocalCommands implements CommandRuntime {
     });
   }
 
-  async show(runId: string, cmd: { json?: boolean }): Promise<void> {
+  async showBatch(batchId: string, json: boolean): Promise<string | undefined> {
+    return withRuntime(this.#opts, READ_ONLY, async (runtime) => {
+      const [{ showBatch }, ids] = await Promise.all([import("./batch-view.js"), import("../app/ids.js")]);
+      const listIds = ids.localRunIds(runtime);
+      // The id as given, else the one batch it is a unique prefix of.
+      const batches = runtime.batches;
+      const batch =
+        (await batches.get(batchId)) ??
+        (await batches.get(ids.batchMatching(batchId, await listIds()) ?? batchId));
+      return batch && showBatch(runtime, batch, json, await listIds());
+    });
+  }
+
+  async readRun(runId: string, read: { evidence: boolean }): Promise<RunStory> {
     const opts = this.#opts;
-    await withRuntime(opts, READ_ONLY, async (runtime) => {
-      const [{ resolveRun }, { buildRunResult }, { loadRunEvidence, timeline }, ids] = await Promise.all([
+    return withRuntime(opts, READ_ONLY, async (runtime) => {
+      const [{ resolveRun }, { buildRunResult }, { loadRunEvidence }, ids] = await Promise.all([
         import("../app/run-id.js"),
         import("../shared/loop/run.js"),
         import("./show.js"),
         import("../app/ids.js"),
       ]);
-      const listIds = ids.localRunIds(runtime);
-      if (runId.startsWith("b-")) {
-        // A batch id: the batch's summary and its items by status.
-        const { showBatch } = await import("./batch-view.js");
-        const batches = runtime.batches;
-        const batch =
-          (await batches.get(runId)) ??
-          (await batches.get(ids.batchMatching(runId, await listIds()) ?? runId));
-        if (batch) {
-          process.stdout.write(`${await showBatch(runtime, batch, cmd.json === true, await listIds())}\n`);
-          return;
-        }
-      }
-      const run = await resolveRun(runtime.runs, runId, opts.dataDir, listIds);
+      const run = await resolveRun(runtime.runs, runId, opts.dataDir, ids.localRunIds(runtime));
       const result = await buildRunResult(run.runId, runtime.deps);
       const execution = await runtime.history(run.runId);
       // A run under way may be waiting for a model slot in the process that runs it.
@@ -121,17 +122,19 @@ export class LocalCommands implements CommandRuntime {
         run.status === "draft" || run.status === "correcting"
           ? await (await import("../local/waiting.js")).waitingSince(runtime.dataDir, run.runId)
           : undefined;
-      const waiting = since && {
-        state: "waiting_for_model_slot",
-        since,
-        ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(since)) / 1000)),
+      return {
+        run,
+        result,
+        execution,
+        ...(read.evidence && { evidence: await loadRunEvidence(result, runtime.deps) }),
+        ...(since && {
+          waiting: {
+            state: "waiting_for_model_slot" as const,
+            since,
+            ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(since)) / 1000)),
+          },
+        }),
       };
-      if (cmd.json)
-        process.stdout.write(`${JSON.stringify({ ...result, execution, ...(waiting && { waiting }) })}\n`);
-      else {
-        const evidence = await loadRunEvidence(result, runtime.deps);
-        process.stdout.write(`${timeline(result, run, evidence, execution, waiting || undefined)}\n`);
-      }
     });
   }
 

@@ -1,9 +1,13 @@
 import type { Resubmission, ResubmitFilter } from "../app/resubmit.js";
 import type { ReviewDecision } from "../app/review.js";
+import type { ExecutionSummary } from "../local/execution-types.js";
 import type { BatchRecord } from "../shared/batch/record.js";
+import type { RunResult } from "../shared/loop/run.js";
+import type { RunRecord } from "../shared/store/types.js";
 import type { BatchCommandOptions } from "./batch.js";
 import type { RunCommandOptions, WatchCommandOptions } from "./run.js";
 import type { GlobalOptions } from "./session.js";
+import type { RunEvidence } from "./show.js";
 
 // The one interface every command calls (issue 36): a command parses its options, asks the runtime
 // and prints; where the runs are (a data folder, or a deployed stack) is the runtime's business.
@@ -45,6 +49,19 @@ export interface ReviewRequest {
   json?: boolean;
 }
 
+/** A run as `show` tells it: its record and result, the execution path, and what one side alone knows. */
+export interface RunStory {
+  run: RunRecord;
+  result: RunResult;
+  execution: ExecutionSummary | undefined;
+  /** What the timeline reads beside the result (repairs, judge rounds, …); when asked for. */
+  evidence?: RunEvidence;
+  /** The run waits for a model slot, since when and for how long so far. */
+  waiting?: { state: "waiting_for_model_slot"; since: string; ageSeconds: number };
+  /** The run's execution in the Step Functions console (a stack's run). */
+  consoleUrl?: string;
+}
+
 /** `redraft ui`'s options. */
 export interface ViewerCommandOptions {
   port: number;
@@ -65,8 +82,10 @@ export interface CommandRuntime {
   listBatches(limit: number): Promise<BatchRecord[]>;
   /** `runs`: the runs, newest first, printed as a table or `--json` lines. */
   runs(cmd: RunsOptions): Promise<void>;
-  /** `show`: a run's timeline (or a batch's, for a `b-…` id), printed. */
-  show(runId: string, cmd: { json?: boolean }): Promise<void>;
+  /** `show <run>`: the run a run id (or a unique prefix of one) names; its evidence read too when asked. */
+  readRun(runId: string, read: { evidence: boolean }): Promise<RunStory>;
+  /** `show <b-…>`: the batch's summary and items as printed (`json`: as JSON), or undefined when there is no such batch. */
+  showBatch(batchId: string, json: boolean): Promise<string | undefined>;
   /** `export`: a run's best draft written to `out`, else stdout. */
   exportBestDraft(runId: string, out: string | undefined): Promise<void>;
   /** `review`: a decision (or `undo`) on a run; the line to print. */

@@ -14,6 +14,7 @@ import type {
   CommandRuntime,
   ReviewRequest,
   RunOptions,
+  RunStory,
   RunsOptions,
   ViewerCommandOptions,
 } from "../runtime.js";
@@ -45,28 +46,31 @@ export async function cloudRuns(
   else out(runs.length ? runsTable(runs) : "No runs.");
 }
 
-/** `redraft --stack S show <runId>`: the offline timeline, the execution path from GetExecutionHistory, and the console link. */
-export async function cloudShow(opts: CloudOptions, runId: string, cmd: { json?: boolean }): Promise<void> {
+/** `redraft --stack S show <b-…>`: the batch record, as JSON (indented for a person). */
+async function cloudShowBatch(
+  opts: CloudOptions,
+  batchId: string,
+  json: boolean,
+): Promise<string | undefined> {
+  const batch = await (await openCloud(opts)).batches.get(batchId);
+  return batch && (json ? JSON.stringify(batch) : JSON.stringify(batch, null, 2));
+}
+
+/** `redraft --stack S show <runId>`: the offline timeline's parts, the execution path from GetExecutionHistory, and the console link. */
+async function cloudReadRun(
+  opts: CloudOptions,
+  runId: string,
+  read: { evidence: boolean },
+): Promise<RunStory> {
   const cloud = await openCloud(opts);
-  if (runId.startsWith("b-")) {
-    const batch = await cloud.batches.get(runId);
-    if (batch) {
-      out(cmd.json ? JSON.stringify(batch) : JSON.stringify(batch, null, 2));
-      return;
-    }
-  }
-  const { loadRunEvidence, timeline } = await import("../show.js");
   const run = await resolveRun(cloud.runs, runId, cloud.where);
   const result = await buildRunResult(run.runId, cloud.deps);
   const execution = await cloud.history(run.runId);
   const consoleUrl = cloud.consoleUrl(run.runId);
-  if (cmd.json) {
-    out(JSON.stringify({ ...result, execution, ...(consoleUrl && { consoleUrl }) }));
-    return;
-  }
-  const evidence = await loadRunEvidence(result, cloud.deps);
-  out(timeline(result, run, evidence, execution));
-  if (consoleUrl) out(`\nIn the Step Functions console: ${consoleUrl}`);
+  const evidence = read.evidence
+    ? await (await import("../show.js")).loadRunEvidence(result, cloud.deps)
+    : undefined;
+  return { run, result, execution, ...(evidence && { evidence }), ...(consoleUrl && { consoleUrl }) };
 }
 
 /** `redraft --stack S export <runId>`: the run's best draft, from the bucket. */
@@ -386,8 +390,12 @@ export class CloudCommands implements CommandRuntime {
     return cloudRuns(this.#opts, cmd);
   }
 
-  show(runId: string, cmd: { json?: boolean }): Promise<void> {
-    return cloudShow(this.#opts, runId, cmd);
+  readRun(runId: string, read: { evidence: boolean }): Promise<RunStory> {
+    return cloudReadRun(this.#opts, runId, read);
+  }
+
+  showBatch(batchId: string, json: boolean): Promise<string | undefined> {
+    return cloudShowBatch(this.#opts, batchId, json);
   }
 
   exportBestDraft(runId: string, out: string | undefined): Promise<void> {

@@ -14,6 +14,29 @@ export const showCommand = defineCommand("show", (cli, ctx) => {
     .option("--json", "the full run result as JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft show 3f2c9a1e")
     .action(async (runId: string, cmd: { json?: boolean }) => {
-      await (await ctx.runtime()).show(runId, cmd);
+      const runtime = await ctx.runtime();
+      const write = (text: string) => {
+        process.stdout.write(`${text}\n`);
+      };
+      if (runId.startsWith("b-")) {
+        // A batch id: the batch's summary and its items by status.
+        const batch = await runtime.showBatch(runId, cmd.json === true);
+        if (batch !== undefined) return write(batch);
+      }
+      const { run, result, execution, evidence, waiting, consoleUrl } = await runtime.readRun(runId, {
+        evidence: !cmd.json,
+      });
+      if (cmd.json)
+        return write(
+          JSON.stringify({
+            ...result,
+            execution,
+            ...(waiting && { waiting }),
+            ...(consoleUrl && { consoleUrl }),
+          }),
+        );
+      const { timeline } = await import("../show.js");
+      if (evidence) write(timeline(result, run, evidence, execution, waiting));
+      if (consoleUrl) write(`\nIn the Step Functions console: ${consoleUrl}`);
     });
 });

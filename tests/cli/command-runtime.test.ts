@@ -122,5 +122,10 @@ describe("the local runtime", () => {
     expect(jsonLines(listed.stdout).map((r) => r.runId)).toEqual([result?.runId]);
     const runtime = await openCommandRuntime({ dataDir: data });
     expect(await runtime.listBatches(10)).toEqual([]);
+    const story = await runtime.readRun(String(result?.runId), { evidence: false });
+    expect(story).toMatchObject({ run: { runId: result?.runId }, result: { status: result?.status } });
+    expect(story.evidence).toBeUndefined();
+    expect(story.consoleUrl).toBeUndefined();
+    expect(await runtime.showBatch("b-none", false)).toBeUndefined();
   });
 });

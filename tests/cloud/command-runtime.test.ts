@@ -38,6 +38,13 @@ describe("the cloud runtime", () => {
     const listed = await redraft(["runs", "--json", "--stack", "redraft-test"]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(jsonLines(listed.stdout).map((r) => r.runId)).toEqual([runId]);
+    // show reads the run through readRun: the same result as offline, with the console link a stack adds.
+    const story = await runtime.readRun(runId.slice(0, 8), { evidence: true });
+    expect(story.run.runId).toBe(runId);
+    expect(story.evidence?.judgeRounds).toEqual([]);
+    const shown = await redraft(["show", runId, "--json", "--stack", "redraft-test"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ runId, status: "needs_manual_review" });
     const batches = await redraft(["batches", "--stack", "redraft-test"]);
     expect(batches).toMatchObject({ code: 0, stdout: "No batches.\n" });
   });
