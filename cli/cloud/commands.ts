@@ -80,18 +80,6 @@ export async function cloudExport(opts: CloudOptions, runId: string, cmd: { out?
   await writeBestDraft(run, cloud.deps, cmd.out);
 }
 
-/** `redraft --stack S batches`: the deployment's batch records, newest first. */
-export async function cloudBatches(
-  opts: CloudOptions,
-  cmd: { limit: number; json?: boolean },
-): Promise<void> {
-  const cloud = await openCloud(opts);
-  const { batchesTable } = await import("../batch-view.js");
-  const records = await cloud.batches.list(cmd.limit);
-  if (cmd.json) for (const r of records) out(JSON.stringify(r));
-  else out(records.length ? batchesTable(records) : "No batches.");
-}
-
 /** How long a submitted draft (or an edit's) is followed before the command says where it stands. */
 const FOLLOW_MS = 15 * 60 * 1000;
 
@@ -382,6 +370,7 @@ export class CloudCommands implements CommandRuntime {
     return cloudBatch(this.#opts, manifest, cmd);
   }
 
+  /** `redraft --stack S batches`: the deployment's batch records, newest first. */
   async listBatches(limit: number): Promise<BatchRecord[]> {
     return (await openCloud(this.#opts)).batches.list(limit);
   }
