@@ -1,19 +1,16 @@
 import { writeFile } from "node:fs/promises";
 import { UsageError } from "../app/inputs.js";
-import { buildRunResult } from "../shared/loop/run.js";
-import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import type { Draft } from "../shared/draft.js";
 import type { RunRecord } from "../shared/store/types.js";
 
 /**
- * `redraft export`, offline and in the cloud alike: the run's best draft as pretty JSON, to `out`
+ * `redraft export`, offline and in the cloud alike: the run's best draft (CommandRuntime.bestDraft) as pretty JSON, to `out`
  * (saying so on stderr) or to stdout. A run with no draft to show is a usage error.
  */
 export async function writeBestDraft(
-  run: RunRecord,
-  deps: Pick<LoopDeps, "runs" | "blobs">,
+  { run, finalDraft }: { run: RunRecord; finalDraft: Draft | null },
   out: string | undefined,
 ): Promise<void> {
-  const { finalDraft } = await buildRunResult(run.runId, deps, run);
   if (!finalDraft)
     throw new UsageError(
       `run ${run.runId} has no draft to export (it is ${run.status}${run.reason ? `: ${run.reason}` : ""})`,

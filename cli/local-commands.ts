@@ -1,6 +1,7 @@
 import type { Resubmission, ResubmitFilter } from "../app/resubmit.js";
 import type { ReviewDecision } from "../app/review.js";
 import type { BatchRecord } from "../shared/batch/record.js";
+import type { Draft } from "../shared/draft.js";
 import { type RunRecord, RunStatusSchema } from "../shared/store/types.js";
 import { say } from "./options.js";
 import type { WatchCommandOptions } from "./run.js";
@@ -138,16 +139,16 @@ export class LocalCommands implements CommandRuntime {
     });
   }
 
-  async exportBestDraft(runId: string, out: string | undefined): Promise<void> {
+  async bestDraft(runId: string): Promise<{ run: RunRecord; finalDraft: Draft | null }> {
     const opts = this.#opts;
-    await withRuntime(opts, READ_ONLY, async (runtime) => {
-      const [{ resolveRun }, { writeBestDraft }, { localRunIds }] = await Promise.all([
+    return withRuntime(opts, READ_ONLY, async (runtime) => {
+      const [{ resolveRun }, { buildRunResult }, { localRunIds }] = await Promise.all([
         import("../app/run-id.js"),
-        import("./export.js"),
+        import("../shared/loop/run.js"),
         import("../app/ids.js"),
       ]);
       const run = await resolveRun(runtime.runs, runId, opts.dataDir, localRunIds(runtime));
-      await writeBestDraft(run, runtime.deps, out);
+      return { run, finalDraft: (await buildRunResult(run.runId, runtime.deps, run)).finalDraft };
     });
   }
 

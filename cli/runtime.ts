@@ -2,6 +2,7 @@ import type { Resubmission, ResubmitFilter } from "../app/resubmit.js";
 import type { ReviewDecision } from "../app/review.js";
 import type { ExecutionSummary } from "../local/execution-types.js";
 import type { BatchRecord } from "../shared/batch/record.js";
+import type { Draft } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { RunRecord } from "../shared/store/types.js";
 import type { BatchCommandOptions } from "./batch.js";
@@ -86,8 +87,8 @@ export interface CommandRuntime {
   readRun(runId: string, read: { evidence: boolean }): Promise<RunStory>;
   /** `show <b-…>`: the batch's summary and items as printed (`json`: as JSON), or undefined when there is no such batch. */
   showBatch(batchId: string, json: boolean): Promise<string | undefined>;
-  /** `export`: a run's best draft written to `out`, else stdout. */
-  exportBestDraft(runId: string, out: string | undefined): Promise<void>;
+  /** `export`: the run a run id (or a unique prefix of one) names, and its best draft (null when it has none). */
+  bestDraft(runId: string): Promise<{ run: RunRecord; finalDraft: Draft | null }>;
   /** `review`: a decision (or `undo`) on a run; the line to print. */
   review(runId: string, decision: ReviewDecision | "undo", request: ReviewRequest): Promise<string>;
   /** `resubmit`: failed runs run again, each once; `onEach` hears of each as it is decided. */

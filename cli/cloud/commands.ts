@@ -3,11 +3,11 @@ import type { Resubmission, ResubmitFilter } from "../../app/resubmit.js";
 import { type ReviewDecision, reviewRun, undoReview } from "../../app/review.js";
 import { resolveRun } from "../../app/run-id.js";
 import type { BatchRecord } from "../../shared/batch/record.js";
+import type { Draft } from "../../shared/draft.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { BATCHES_PREFIX } from "../../shared/store/bucket-layout.js";
-import { isActiveStatus, RunStatusSchema } from "../../shared/store/types.js";
+import { isActiveStatus, type RunRecord, RunStatusSchema } from "../../shared/store/types.js";
 import type { ViewerOptions } from "../../ui/server.js";
-import { writeBestDraft } from "../export.js";
 import type { SourcedResult } from "../format.js";
 import type {
   BatchOptions,
@@ -73,11 +73,14 @@ async function cloudReadRun(
   return { run, result, execution, ...(evidence && { evidence }), ...(consoleUrl && { consoleUrl }) };
 }
 
-/** `redraft --stack S export <runId>`: the run's best draft, from the bucket. */
-export async function cloudExport(opts: CloudOptions, runId: string, cmd: { out?: string }): Promise<void> {
+/** `redraft --stack S export <runId>`: the run and its best draft, from the table and the bucket. */
+async function cloudBestDraft(
+  opts: CloudOptions,
+  runId: string,
+): Promise<{ run: RunRecord; finalDraft: Draft | null }> {
   const cloud = await openCloud(opts);
   const run = await resolveRun(cloud.runs, runId, cloud.where);
-  await writeBestDraft(run, cloud.deps, cmd.out);
+  return { run, finalDraft: (await buildRunResult(run.runId, cloud.deps, run)).finalDraft };
 }
 
 /** How long a submitted draft (or an edit's) is followed before the command says where it stands. */
@@ -387,8 +390,8 @@ export class CloudCommands implements CommandRuntime {
     return cloudShowBatch(this.#opts, batchId, json);
   }
 
-  exportBestDraft(runId: string, out: string | undefined): Promise<void> {
-    return cloudExport(this.#opts, runId, { ...(out !== undefined && { out }) });
+  bestDraft(runId: string): Promise<{ run: RunRecord; finalDraft: Draft | null }> {
+    return cloudBestDraft(this.#opts, runId);
   }
 
   /** The decision's message (the stack's review has no `--json` form of the run yet). */

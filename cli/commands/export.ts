@@ -12,6 +12,7 @@ export const exportCommand = defineCommand("export", (cli, ctx) => {
       "\nExample:\n  $ npx redraft export 3f2c9a1e --out fixed.json && $EDITOR fixed.json\n  $ npx redraft review 3f2c9a1e edit fixed.json",
     )
     .action(async (runId: string, cmd: { out?: string }) => {
-      await (await ctx.runtime()).exportBestDraft(runId, cmd.out);
+      const best = await (await ctx.runtime()).bestDraft(runId);
+      await (await import("../export.js")).writeBestDraft(best, cmd.out);
     });
 });
