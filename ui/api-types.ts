@@ -28,7 +28,7 @@ export interface Cost {
 }
 
 /** The run's execution in the cloud, for the console link (neither for a local run). */
-export interface ExecutionLink {
+interface ExecutionLink {
   executionArn?: string;
   consoleUrl?: string;
 }
@@ -126,7 +126,7 @@ export interface AttemptView
 }
 
 /** A judge finding, and whether it blocked the draft or was kept as a warning. */
-export type JudgeFinding = Violation & { blocked: boolean };
+type JudgeFinding = Violation & { blocked: boolean };
 
 export interface JudgeRoundView {
   round: number;
@@ -141,7 +141,7 @@ export interface JudgeRoundView {
 }
 
 /** `[start, end)` in the source's characters. */
-export interface SourceSpan {
+interface SourceSpan {
   start: number;
   end: number;
 }
@@ -173,13 +173,13 @@ export interface SourceView {
   fields: GroundedField[];
 }
 
-export interface PurposeTotals {
+interface PurposeTotals {
   calls: number;
   tokens: number;
   cost: Cost;
 }
 
-export interface ExecutionView {
+interface ExecutionView {
   status: string;
   terminalState: string;
   error: { error: string; cause: string } | null;
@@ -187,7 +187,7 @@ export interface ExecutionView {
   timeline: Timeline | undefined;
 }
 
-export interface GraphView {
+interface GraphView {
   /** The whole machine, the Catch edges the run did not take drawn quietly. */
   mermaid: string;
   views: { path: string | null; all: string };
@@ -261,7 +261,7 @@ export interface BatchList {
   batches: BatchSummaryView[];
 }
 
-export interface BatchItemRow {
+interface BatchItemRow {
   line: number;
   runId: string;
   shortId: string;

@@ -4,6 +4,7 @@ import { shortIds } from "../app/ids.js";
 import { UNDO_MS } from "../app/review.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
+import { waitingSince } from "../local/waiting.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { ValidationReport } from "../shared/draft.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
@@ -28,8 +29,16 @@ import {
   type RunStore,
   StopReasonSchema,
 } from "../shared/store/types.js";
-import { waitingSince } from "../local/waiting.js";
-import type { AttemptView, Cost, DiffRow, JudgeRoundView, RunDetail, RunsPage, SourceView, Waiting } from "./api-types.js";
+import type {
+  AttemptView,
+  Cost,
+  DiffRow,
+  JudgeRoundView,
+  RunDetail,
+  RunsPage,
+  SourceView,
+  Waiting,
+} from "./api-types.js";
 import { type BatchReader, batchOfRun } from "./batches.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
 import { buildTimeline } from "./timeline.js";

@@ -328,7 +328,10 @@ function renderTable(
                     " ",
                     h(
                       "span",
-                      { className: "status waiting", title: `waiting for a model slot since ${time(r.waiting.since)}` },
+                      {
+                        className: "status waiting",
+                        title: `waiting for a model slot since ${time(r.waiting.since)}`,
+                      },
                       "waiting",
                     ),
                   ]
