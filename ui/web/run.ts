@@ -72,7 +72,7 @@ function waitingLine(waiting: Waiting | undefined): HTMLElement | null {
   return h(
     "p",
     { className: "waiting", role: "status", "data-field": "waiting" },
-    h("span", { className: "status waiting" }, "waiting"),
+    h("span", { className: "waiting-badge" }, "waiting"),
     ` Waiting for a model slot since ${time(waiting.since)} (${waiting.ageSeconds} s${place})`,
   );
 }

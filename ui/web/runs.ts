@@ -329,7 +329,7 @@ function renderTable(
                     h(
                       "span",
                       {
-                        className: "status waiting",
+                        className: "waiting-badge",
                         title: `waiting for a model slot since ${time(r.waiting.since)}`,
                       },
                       "waiting",
