@@ -602,7 +602,12 @@ describe("the viewer in a browser", () => {
     // A run under way whose model work waits in the process's model queue: the runtime notes it in
     // the data folder (local/waiting.ts), which the viewer reads as `redraft show` does.
     const runId = "r-waits-for-a-slot";
+    const behind = "r-waits-behind-it";
     const since = new Date(Date.now() - 95_000);
+    await served.runtime.runs.createRun(
+      newRunRecord(behind, "waiting-draft-2", "mcq", new Date().toISOString(), "draft"),
+    );
+    markWaiting(dataDir, behind, new Date(Date.now() - 30_000));
     await served.runtime.runs.createRun(
       newRunRecord(runId, "waiting-draft", "mcq", since.toISOString(), "correcting"),
     );
@@ -612,10 +617,18 @@ describe("the viewer in a browser", () => {
       const detail = (await api.json()) as RunDetail;
       expect(detail.waiting?.since).toBe(since.toISOString());
       expect(detail.waiting?.ageSeconds).toBeGreaterThanOrEqual(95);
+      // First come, first served in the process's queue: the run noted later is second.
+      expect(detail.waiting?.position).toBe(1);
+      const second = (await (
+        await page.request.get(`${served.viewer.url}api/runs/${behind}`)
+      ).json()) as RunDetail;
+      expect(second.waiting?.position).toBe(2);
       await page.goto(`${served.viewer.url}#/run/${runId}`);
       const line = page.locator('[data-field="waiting"]');
-      await expect.poll(() => line.innerText()).toMatch(/Waiting for a model slot since .+ \((\d+) s\)/);
-      const age = Number(/\((\d+) s\)/.exec(await line.innerText())?.[1]);
+      await expect
+        .poll(() => line.innerText())
+        .toMatch(/Waiting for a model slot since .+ \((\d+) s, number 1 in the queue\)/);
+      const age = Number(/\((\d+) s,/.exec(await line.innerText())?.[1]);
       expect(age).toBeGreaterThanOrEqual(95);
       await page.goto(served.viewer.url);
       const row = page.locator(`table.runs tbody tr[data-run="${runId}"]`);
@@ -626,6 +639,11 @@ describe("the viewer in a browser", () => {
       await page.goto(`${served.viewer.url}#/run/${runId}`);
       await expect.poll(() => page.locator("h1").innerText()).toContain("waiting-draft");
       expect(await line.count()).toBe(0);
+      // Its place is taken by the run behind it.
+      const moved = (await (
+        await page.request.get(`${served.viewer.url}api/runs/${behind}`)
+      ).json()) as RunDetail;
+      expect(moved.waiting?.position).toBe(1);
       // Only a run under way can wait: a note left behind by a run that ended is not believed.
       markWaiting(dataDir, runId, since);
       await served.runtime.runs.setStatus(runId, "failed", new Date().toISOString(), {
@@ -637,6 +655,10 @@ describe("the viewer in a browser", () => {
       expect(ended.waiting).toBeUndefined();
     } finally {
       clearWaiting(dataDir, runId);
+      clearWaiting(dataDir, behind);
+      await served.runtime.runs.setStatus(behind, "failed", new Date().toISOString(), {
+        reason: "system_error",
+      });
     }
   });
 

@@ -4,7 +4,7 @@ import { shortIds } from "../app/ids.js";
 import { UNDO_MS } from "../app/review.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
-import { waitingSince } from "../local/waiting.js";
+import { type WaitingPlace, waitingPlaces } from "../local/waiting.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { ValidationReport } from "../shared/draft.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
@@ -239,11 +239,11 @@ export async function listRunsView(
           return { totals, totalsCut: cut, topRules: rules.rules, topRulesOver: rules.over, facets };
         })()
       : {};
-  const waiting = await Promise.all(runs.map((r) => waitingOf(data, r)));
+  const places = await waitingRuns(data, runs);
   return {
     ...first,
     next,
-    runs: runs.map((r, i) => ({
+    runs: runs.map((r) => ({
       runId: r.runId,
       shortId: short.get(r.runId) ?? r.runId,
       draftId: r.draftId,
@@ -261,22 +261,32 @@ export async function listRunsView(
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
       ...executionLink(data, r.runId),
-      ...(waiting[i] && { waiting: waiting[i] }),
+      ...waitingOf(places, r),
     })),
   };
 }
 
+const isUnderWay = (run: RunRecord) => run.status === "draft" || run.status === "correcting";
+
 /**
- * Whether a run under way waits for a model slot: a data folder's runtime notes it in a file per
- * waiting run (local/waiting.ts), which the viewer reads as `redraft show` does; any other runtime
- * (a stack's) has no such note, and its runs are never said to wait here.
+ * The runs that wait for a model slot: a data folder's runtime notes each in a file (local/waiting.ts),
+ * which the viewer reads as `redraft show` does, once for a page of runs, and only when one of them
+ * is under way. Any other runtime (a stack's) has no such notes, and its runs are never said to wait.
  */
-async function waitingOf(data: ViewerData, run: RunRecord): Promise<Waiting | undefined> {
-  if (run.status !== "draft" && run.status !== "correcting") return undefined;
-  if (data.dataDir === undefined) return undefined;
-  const since = await waitingSince(data.dataDir, run.runId);
-  if (since === undefined) return undefined;
-  return { since, ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(since)) / 1000)) };
+async function waitingRuns(
+  data: ViewerData,
+  runs: readonly RunRecord[],
+): Promise<Map<string, WaitingPlace> | undefined> {
+  if (data.dataDir === undefined || !runs.some(isUnderWay)) return undefined;
+  return waitingPlaces(data.dataDir);
+}
+
+/** `{ waiting }` for a run under way whose model work waits; nothing otherwise (a note an ended run left is not believed). */
+function waitingOf(places: Map<string, WaitingPlace> | undefined, run: RunRecord): { waiting?: Waiting } {
+  const place = isUnderWay(run) ? places?.get(run.runId) : undefined;
+  if (!place) return {};
+  const ageSeconds = Math.max(0, Math.round((Date.now() - Date.parse(place.since)) / 1000));
+  return { waiting: { since: place.since, ageSeconds, position: place.position } };
 }
 
 /** The value at a JSON pointer, or undefined when the document has nothing there. */
@@ -410,7 +420,7 @@ export async function runDetailView(
 ): Promise<RunDetail | undefined> {
   const run = await data.runs.getRun(runId);
   if (!run) return undefined;
-  const waiting = await waitingOf(data, run);
+  const places = await waitingRuns(data, [run]);
   const result: RunResult = await buildRunResult(runId, data);
   const initial = await readJson<ValidationReport>(data.blobs, blobKeys.attemptReport(runId, 0));
   const attempts: AttemptView[] = [];
@@ -482,7 +492,7 @@ export async function runDetailView(
       entered: path?.entered ?? {},
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },
-    ...(waiting && { waiting }),
+    ...waitingOf(places, run),
   };
 }
 
