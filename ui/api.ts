@@ -35,6 +35,7 @@ import type {
   DiffRow,
   JudgeRoundView,
   RunDetail,
+  RunsFirstPage,
   RunsPage,
   SourceView,
   Waiting,
@@ -231,9 +232,10 @@ export async function listRunsView(
     runs.map((r) => r.runId),
     [...knownIds, ...runs.map((r) => r.runId)],
   );
+  // Typed here, not only by the return: a union with {} would let a field missing from it through.
   const first =
     after === undefined
-      ? await (async () => {
+      ? await (async (): Promise<RunsFirstPage> => {
           const { totals, facets, cut } = await source.totals(filter);
           const rules = await topRules(data, source, filter);
           return { totals, totalsCut: cut, topRules: rules.rules, topRulesOver: rules.over, facets };
