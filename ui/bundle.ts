@@ -15,7 +15,13 @@ const ENTRY = join(import.meta.dirname, "web", "app.ts");
  * freshness check.
  */
 export async function bundleViewer(root: string): Promise<{ code: string; inputs: string[] }> {
-  const esbuild = await import("esbuild");
+  // A checkout installed without devDependencies has neither a built bundle nor esbuild: say what to do.
+  const esbuild = await import("esbuild").catch((error: unknown) => {
+    throw new Error(
+      "the viewer's page script is built by esbuild, a devDependency: run `npm install` then `npm run build`",
+      { cause: error },
+    );
+  });
   const result = await esbuild.build({
     entryPoints: [ENTRY],
     bundle: true,
