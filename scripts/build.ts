@@ -14,6 +14,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { BUILD_ASSETS as ASSETS } from "./build-assets.js";
+import { buildViewerBundle } from "./build-viewer.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
@@ -100,8 +101,10 @@ if (problems.length > 0) {
 }
 
 for (const asset of ASSETS) cpSync(join(ROOT, asset), join(DIST, asset), { recursive: true });
+// The viewer's browser modules (ui/web/), bundled into the page's one script beside the page.
+const viewerSources = await buildViewerBundle(ROOT, DIST);
 
 writeFileSync(
   join(DIST, "build.json"),
-  `${JSON.stringify({ startedAt, sources: [...sources, ...ASSETS] })}\n`,
+  `${JSON.stringify({ startedAt, sources: [...sources, ...ASSETS, ...viewerSources] })}\n`,
 );

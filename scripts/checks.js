@@ -2,7 +2,8 @@
  * `npm run typecheck` and `npm run lint`: each a few tools run one after the other, stopping at the
  * first that fails (its exit code is the script's).
  *
- *   npm run typecheck   tsc --noEmit, then tsc --noEmit -p tests-ui/tsconfig.json (the viewer's tests)
+ *   npm run typecheck   tsc --noEmit, then tsc --noEmit -p tests-ui/tsconfig.json (the viewer's tests),
+ *                       then tsc --noEmit -p ui/web/tsconfig.json (the viewer's browser modules)
  *   npm run lint        biome check ., then knip (unused files, exports, dependencies)
  *
  * A script of its own rather than `a && b` in package.json, so that `npm run typecheck -- --help`
@@ -14,6 +15,7 @@ const CHECKS = {
   typecheck: [
     ["tsc", "--noEmit"],
     ["tsc", "--noEmit", "-p", "tests-ui/tsconfig.json"],
+    ["tsc", "--noEmit", "-p", "ui/web/tsconfig.json"],
   ],
   lint: [["biome", "check", "."], ["knip"]],
 };

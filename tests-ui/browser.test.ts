@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAsl } from "../local/state-machine.js";
+import { clearWaiting, markWaiting } from "../local/waiting.js";
+import { newRunRecord } from "../shared/store/types.js";
+import type { RunDetail } from "../ui/api-types.js";
 import { startViewer, type Viewer } from "../ui/server.js";
 import {
   batchDataDir,
@@ -592,6 +595,70 @@ describe("the viewer in a browser", () => {
     } finally {
       await many.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says a run waits for a model slot, since when and how long, in its page and in the list", async () => {
+    // A run under way whose model work waits in the process's model queue: the runtime notes it in
+    // the data folder (local/waiting.ts), which the viewer reads as `redraft show` does.
+    const runId = "r-waits-for-a-slot";
+    const behind = "r-waits-behind-it";
+    const since = new Date(Date.now() - 95_000);
+    await served.runtime.runs.createRun(
+      newRunRecord(behind, "waiting-draft-2", "mcq", new Date().toISOString(), "draft"),
+    );
+    markWaiting(dataDir, behind, new Date(Date.now() - 30_000));
+    await served.runtime.runs.createRun(
+      newRunRecord(runId, "waiting-draft", "mcq", since.toISOString(), "correcting"),
+    );
+    markWaiting(dataDir, runId, since);
+    try {
+      const api = await page.request.get(`${served.viewer.url}api/runs/${runId}`);
+      const detail = (await api.json()) as RunDetail;
+      expect(detail.waiting?.since).toBe(since.toISOString());
+      expect(detail.waiting?.ageSeconds).toBeGreaterThanOrEqual(95);
+      // First come, first served in the process's queue: the run noted later is second.
+      expect(detail.waiting?.position).toBe(1);
+      const second = (await (
+        await page.request.get(`${served.viewer.url}api/runs/${behind}`)
+      ).json()) as RunDetail;
+      expect(second.waiting?.position).toBe(2);
+      await page.goto(`${served.viewer.url}#/run/${runId}`);
+      const line = page.locator('[data-field="waiting"]');
+      await expect
+        .poll(() => line.innerText())
+        .toMatch(/Waiting for a model slot since .+ \((\d+) s, number 1 in the queue\)/);
+      const age = Number(/\((\d+) s,/.exec(await line.innerText())?.[1]);
+      expect(age).toBeGreaterThanOrEqual(95);
+      await page.goto(served.viewer.url);
+      const row = page.locator(`table.runs tbody tr[data-run="${runId}"]`);
+      await expect.poll(() => row.locator(".waiting-badge").innerText()).toBe("waiting");
+      // A slot took its work: the page and the list stop saying it waits, without a reload.
+      clearWaiting(dataDir, runId);
+      await expect.poll(() => row.locator(".waiting-badge").count()).toBe(0);
+      await page.goto(`${served.viewer.url}#/run/${runId}`);
+      await expect.poll(() => page.locator("h1").innerText()).toContain("waiting-draft");
+      expect(await line.count()).toBe(0);
+      // Its place is taken by the run behind it.
+      const moved = (await (
+        await page.request.get(`${served.viewer.url}api/runs/${behind}`)
+      ).json()) as RunDetail;
+      expect(moved.waiting?.position).toBe(1);
+      // Only a run under way can wait: a note left behind by a run that ended is not believed.
+      markWaiting(dataDir, runId, since);
+      await served.runtime.runs.setStatus(runId, "failed", new Date().toISOString(), {
+        reason: "system_error",
+      });
+      const ended = (await (
+        await page.request.get(`${served.viewer.url}api/runs/${runId}`)
+      ).json()) as RunDetail;
+      expect(ended.waiting).toBeUndefined();
+    } finally {
+      clearWaiting(dataDir, runId);
+      clearWaiting(dataDir, behind);
+      await served.runtime.runs.setStatus(behind, "failed", new Date().toISOString(), {
+        reason: "system_error",
+      });
     }
   });
 

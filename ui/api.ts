@@ -4,6 +4,7 @@ import { shortIds } from "../app/ids.js";
 import { UNDO_MS } from "../app/review.js";
 import type { AslDefinition } from "../infra/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
+import { type WaitingPlace, waitingPlaces } from "../local/waiting.js";
 import { executionConsoleUrl } from "../shared/console-url.js";
 import type { ValidationReport } from "../shared/draft.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
@@ -28,12 +29,25 @@ import {
   type RunStore,
   StopReasonSchema,
 } from "../shared/store/types.js";
+import type {
+  AttemptView,
+  Cost,
+  DiffRow,
+  JudgeRoundView,
+  RunDetail,
+  RunsFirstPage,
+  RunsPage,
+  SourceView,
+  Waiting,
+} from "./api-types.js";
 import { type BatchReader, batchOfRun } from "./batches.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "./graph.js";
 import { buildTimeline } from "./timeline.js";
 
 /** What the viewer reads: the stores and execution histories of one data dir (a LocalRuntime has them). */
 export interface ViewerData {
+  /** A data folder's runtime: its folder, where a run waiting for a model slot is noted (local/waiting.ts). */
+  readonly dataDir?: string;
   readonly runs: RunStore;
   readonly blobs: BlobStore;
   history(runId: string): Promise<ExecutionSummary | undefined>;
@@ -96,13 +110,6 @@ export type RunsQuery = z.infer<typeof RunsQuerySchema>;
  * pages itself, however many runs it holds.
  */
 const CLOUD_LIST_LIMIT = 2000;
-
-/** A cost with whether it means anything: a model missing from the price table costs "$0", which is not true. */
-export interface Cost {
-  usd: number;
-  /** False when some of the tokens were spent on a model with no known price. */
-  priced: boolean;
-}
 
 const runCost = (run: RunRecord): Cost => ({ usd: run.costUsd, priced: isPricedRun(run) });
 
@@ -208,7 +215,11 @@ async function topRules(data: ViewerData, source: RunSource, filter: RunFilter) 
  * failing most and the filters' choices; `next` names the run the following page starts after, null
  * on the last page.
  */
-export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds: readonly string[] = []) {
+export async function listRunsView(
+  data: ViewerData,
+  query: RunsQuery,
+  knownIds: readonly string[] = [],
+): Promise<RunsPage> {
   const { limit, after: afterId, ...filter } = query;
   const source = runSource(data);
   const after = afterId === undefined ? undefined : await data.runs.getRun(afterId);
@@ -221,14 +232,16 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
     runs.map((r) => r.runId),
     [...knownIds, ...runs.map((r) => r.runId)],
   );
+  // Typed here, not only by the return: a union with {} would let a field missing from it through.
   const first =
     after === undefined
-      ? await (async () => {
+      ? await (async (): Promise<RunsFirstPage> => {
           const { totals, facets, cut } = await source.totals(filter);
           const rules = await topRules(data, source, filter);
           return { totals, totalsCut: cut, topRules: rules.rules, topRulesOver: rules.over, facets };
         })()
       : {};
+  const places = await waitingRuns(data, runs);
   return {
     ...first,
     next,
@@ -250,8 +263,32 @@ export async function listRunsView(data: ViewerData, query: RunsQuery, knownIds:
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
       ...executionLink(data, r.runId),
+      ...waitingOf(places, r),
     })),
   };
+}
+
+const isUnderWay = (run: RunRecord) => run.status === "draft" || run.status === "correcting";
+
+/**
+ * The runs that wait for a model slot: a data folder's runtime notes each in a file (local/waiting.ts),
+ * which the viewer reads as `redraft show` does, once for a page of runs, and only when one of them
+ * is under way. Any other runtime (a stack's) has no such notes, and its runs are never said to wait.
+ */
+async function waitingRuns(
+  data: ViewerData,
+  runs: readonly RunRecord[],
+): Promise<Map<string, WaitingPlace> | undefined> {
+  if (data.dataDir === undefined || !runs.some(isUnderWay)) return undefined;
+  return waitingPlaces(data.dataDir);
+}
+
+/** `{ waiting }` for a run under way whose model work waits; nothing otherwise (a note an ended run left is not believed). */
+function waitingOf(places: Map<string, WaitingPlace> | undefined, run: RunRecord): { waiting?: Waiting } {
+  const place = isUnderWay(run) ? places?.get(run.runId) : undefined;
+  if (!place) return {};
+  const ageSeconds = Math.max(0, Math.round((Date.now() - Date.parse(place.since)) / 1000));
+  return { waiting: { since: place.since, ageSeconds, position: place.position } };
 }
 
 /** The value at a JSON pointer, or undefined when the document has nothing there. */
@@ -264,16 +301,12 @@ function at(document: unknown, pointer: string): unknown {
   return node;
 }
 
-/** One change of an attempt, old beside new. */
-interface DiffRow {
-  op: string;
-  path: string;
-  old?: unknown;
-  new?: unknown;
-  from?: string;
-}
-
-async function attemptView(data: ViewerData, runId: string, a: AttemptRecord, attempts: AttemptRecord[]) {
+async function attemptView(
+  data: ViewerData,
+  runId: string,
+  a: AttemptRecord,
+  attempts: AttemptRecord[],
+): Promise<AttemptView> {
   // The patch goes from the best draft before this attempt (the draft the correction started from).
   const base = attempts.filter((b) => b.isBest && b.attempt < a.attempt).at(-1)?.attempt ?? 0;
   const before = await readJson<unknown>(data.blobs, blobKeys.attemptDraft(runId, base));
@@ -318,9 +351,9 @@ async function attemptView(data: ViewerData, runId: string, a: AttemptRecord, at
 /** A run never has more judge rounds than its logic budget allows; this bound only stops the scan. */
 const MAX_JUDGE_ROUNDS = 50;
 
-async function judgeRounds(data: ViewerData, run: RunRecord) {
+async function judgeRounds(data: ViewerData, run: RunRecord): Promise<JudgeRoundView[]> {
   if (!run.judgeRef) return [];
-  const rounds = [];
+  const rounds: JudgeRoundView[] = [];
   for (let round = 1; round <= MAX_JUDGE_ROUNDS; round++) {
     const report = await readJson<JudgeReport>(data.blobs, blobKeys.judgeReport(run.runId, round));
     if (!report) break;
@@ -352,7 +385,7 @@ const MAX_SOURCE_VIEW_CHARS = 200_000;
  * text, and per grounded field its status, the draft's value, its quotes with offsets and, for an
  * unsupported field, the source near the closest match.
  */
-async function sourceView(data: ViewerData, runId: string, lastRound: number) {
+async function sourceView(data: ViewerData, runId: string, lastRound: number): Promise<SourceView | null> {
   const text = await data.blobs.get(blobKeys.source(runId)).catch(() => undefined);
   if (text === undefined) return null;
   const report =
@@ -382,12 +415,17 @@ const sumCost = (items: { cost: Cost }[]): Cost => ({
 });
 
 /** Everything the run page shows, or undefined for a run this data dir does not know. */
-export async function runDetailView(data: ViewerData, asl: AslDefinition, runId: string) {
+export async function runDetailView(
+  data: ViewerData,
+  asl: AslDefinition,
+  runId: string,
+): Promise<RunDetail | undefined> {
   const run = await data.runs.getRun(runId);
   if (!run) return undefined;
+  const places = await waitingRuns(data, [run]);
   const result: RunResult = await buildRunResult(runId, data);
   const initial = await readJson<ValidationReport>(data.blobs, blobKeys.attemptReport(runId, 0));
-  const attempts = [];
+  const attempts: AttemptView[] = [];
   for (const a of result.attemptsDetail)
     attempts.push(await attemptView(data, runId, a, result.attemptsDetail));
   const judge = await judgeRounds(data, run);
@@ -456,6 +494,7 @@ export async function runDetailView(data: ViewerData, asl: AslDefinition, runId:
       entered: path?.entered ?? {},
       nodes: Object.fromEntries(Object.keys(asl.States).map((name) => [mermaidNodeId(name), name])),
     },
+    ...waitingOf(places, run),
   };
 }
 

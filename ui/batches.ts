@@ -1,6 +1,7 @@
 import { shortIds } from "../app/ids.js";
 import { type BatchItem, BatchItemSchema, type BatchRecord } from "../shared/batch/record.js";
 import type { BlobStore, RunRecord, RunStore } from "../shared/store/types.js";
+import type { BatchDetail, BatchList, BatchSummaryView } from "./api-types.js";
 
 /**
  * The viewer's batches: a list, and one batch's page (the console's Map Run): its counts by status
@@ -26,7 +27,7 @@ const BATCH_ITEMS_SHOWN = 2000;
 const ITEM_RUN = /^(b-[0-9a-f]+)-\d+(?:\.rerun-\d+)?$/;
 export const batchOfRun = (runId: string): string | undefined => ITEM_RUN.exec(runId)?.[1];
 
-const batchSummary = (r: BatchRecord) => ({
+const batchSummary = (r: BatchRecord): BatchSummaryView => ({
   batchId: r.batchId,
   status: r.status,
   items: r.items ?? null,
@@ -41,7 +42,7 @@ const batchSummary = (r: BatchRecord) => ({
   error: r.error ?? null,
 });
 
-export async function listBatchesView(reader: BatchReader) {
+export async function listBatchesView(reader: BatchReader): Promise<BatchList> {
   return { batches: (await reader.list(BATCH_LIST_LIMIT)).map(batchSummary) };
 }
 
@@ -105,7 +106,7 @@ export async function batchDetailView(
   data: { runs: RunStore; blobs: BlobStore },
   record: BatchRecord,
   knownIds: readonly string[] = [],
-) {
+): Promise<BatchDetail> {
   const items =
     (await resultItems(data.blobs, record)) ??
     runningItems(await data.runs.listRuns({ limit: BATCH_ITEMS_SHOWN * 2 }), record.batchId);

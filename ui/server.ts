@@ -21,6 +21,7 @@ import { resolveRun } from "../app/run-id.js";
 import type { AslDefinition } from "../infra/asl.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
+import type { ApiError, ReviewAnswer, UndoAnswer } from "./api-types.js";
 import { type BatchReader, batchDetailView, findBatch, listBatchesView } from "./batches.js";
 import { writeJsonStream } from "./stream-json.js";
 
@@ -114,9 +115,13 @@ const CONTENT_TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",
 };
 
+/** The page's script when run from the sources: bundled in memory once per process (ui/bundle.ts). */
+let sourceBundle: Promise<Buffer> | undefined;
+
 /**
- * Page assets, read once at start: every file of ui/assets/ with a known type (the page's ES
- * modules import each other by these paths), and Mermaid. Nothing else on disk is reachable.
+ * Page assets, read once at start: every file of ui/assets/ with a known type (the page, its CSS
+ * and, in dist/, the bundled script `npm run build` wrote there), the page's script, and Mermaid.
+ * Nothing else on disk is reachable.
  */
 async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>> {
   const here = new URL("./assets/", import.meta.url);
@@ -126,6 +131,14 @@ async function loadAssets(): Promise<Map<string, { body: Buffer; type: string }>
     if (!type || !/^[a-z0-9-]+\.[a-z]+$/.test(name)) continue;
     const body = await readFile(new URL(name, here));
     assets.set(name === "index.html" ? "/" : `/${name}`, { body, type });
+  }
+  // Run from the sources there is no built bundle: esbuild (a devDependency, there with the
+  // sources) bundles ui/web/ in memory, once for every viewer this process starts.
+  if (!assets.has("/app.js")) {
+    sourceBundle ??= import("./bundle.js").then(async ({ bundleViewer }) =>
+      Buffer.from((await bundleViewer(join(import.meta.dirname, ".."))).code),
+    );
+    assets.set("/app.js", { body: await sourceBundle, type: CONTENT_TYPES[".js"] as string });
   }
   const mermaid = createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js");
   assets.set("/mermaid.min.js", { body: await readFile(mermaid), type: CONTENT_TYPES[".js"] as string });
@@ -229,7 +242,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   }
 
   /** Takes back the page's reviewer's approval or rejection (app/review.ts undoReview). */
-  async function undo(runId: string, req: IncomingMessage): Promise<{ message: string; status: string }> {
+  async function undo(runId: string, req: IncomingMessage): Promise<UndoAnswer> {
     checkWrite(req);
     const parsed = UndoBodySchema.safeParse(await readJsonBody(req));
     if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
@@ -244,10 +257,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     }
   }
 
-  async function review(
-    runId: string,
-    req: IncomingMessage,
-  ): Promise<{ message: string; status: string; undoUntil?: string }> {
+  async function review(runId: string, req: IncomingMessage): Promise<ReviewAnswer> {
     checkWrite(req);
     const json = await readJsonBody(req);
     const parsed = ReviewBodySchema.safeParse(json);
@@ -378,7 +388,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       const status = error instanceof HttpError ? error.status : 500;
       const message =
         error instanceof HttpError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
-      if (!res.headersSent) sendJson(res, status, { error: message });
+      if (!res.headersSent) sendJson(res, status, { error: message } satisfies ApiError);
       else res.end();
     });
   });

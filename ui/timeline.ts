@@ -1,4 +1,4 @@
-import type { HistoryEvent } from "../local/asl-interpreter.js";
+import type { HistoryEvent } from "../local/execution-types.js";
 
 /** One row of the event history table, as the console's: type, step, timestamp, elapsed since start. */
 interface TimelineEvent {

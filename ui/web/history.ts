@@ -1,15 +1,19 @@
 // The run page's execution parts, as the Step Functions console shows them: the summary (start, end,
 // duration), each state entry with its duration and tries, and the event history table, filterable.
 // Everything enters the page as text.
-import { fill, formatDuration, headRow, h as historyEl } from "./dom.js";
+import type { RunDetail, Timeline } from "../api-types.js";
+import { type Child, fill, formatDuration, headRow, h as historyEl, listen } from "./dom.js";
 
-const clockTime = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
+type StateEntry = Timeline["entries"][number];
+type TimelineEvent = Timeline["events"][number];
+
+const clockTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
 
 /**
  * A run of a deployed stack: its execution ARN and a link to it in the Step Functions console
  * (`consoleUrl`, built by the server from the ARN); a local run has neither.
  */
-function consoleRow(d) {
+function consoleRow(d: RunDetail): Child[] | null {
   if (!d.executionArn) return null;
   return [
     historyEl("span", { className: "muted" }, "Execution"),
@@ -29,10 +33,8 @@ function consoleRow(d) {
 }
 
 /** Start, end and duration of the execution, with its status and end state. */
-function executionSummary(d) {
-  const execution = d.execution;
-  const t = execution.timeline;
-  const pairs = [
+function executionSummary(d: RunDetail, execution: NonNullable<RunDetail["execution"]>, t: Timeline) {
+  const pairs: [string, string][] = [
     ["Status", execution.status],
     ["Ended in", execution.terminalState || "—"],
     ["Started", clockTime(t.startedAt)],
@@ -52,7 +54,7 @@ function executionSummary(d) {
   );
 }
 
-function triesText(entry) {
+function triesText(entry: StateEntry): string {
   if (entry.tries.length <= 1) return "1";
   return entry.tries
     .map((t) => `#${t.attempt} ${formatDuration(t.durationMs)} ${t.outcome}${t.error ? ` (${t.error})` : ""}`)
@@ -60,7 +62,7 @@ function triesText(entry) {
 }
 
 /** One row per state entry: when, how long, how it ended, and each try under a Retry policy. */
-function durationsTable(entries) {
+function durationsTable(entries: readonly StateEntry[]): HTMLElement {
   return historyEl(
     "div",
     { className: "table-wrap" },
@@ -94,19 +96,19 @@ function durationsTable(entries) {
   );
 }
 
-const historyFilters = new WeakMap();
+const historyFilters = new WeakMap<HTMLElement, string>();
 
 /** The event history table; the filter keeps its text across the page's refreshes. */
-function eventsTable(el, events) {
+function eventsTable(el: HTMLElement, events: readonly TimelineEvent[]): HTMLElement[] {
   const filter = historyFilters.get(el) ?? "";
   const body = historyEl("tbody", {});
   const count = historyEl("span", { className: "muted", role: "status" });
-  const apply = (text) => {
+  const apply = (text: string) => {
     historyFilters.set(el, text);
     const needle = text.trim().toLowerCase();
     let shown = 0;
     for (const row of body.rows) {
-      const match = !needle || row.textContent.toLowerCase().includes(needle);
+      const match = !needle || (row.textContent ?? "").toLowerCase().includes(needle);
       row.hidden = !match;
       if (match) shown += 1;
     }
@@ -131,7 +133,7 @@ function eventsTable(el, events) {
     name: "event-filter",
     value: filter,
     autocomplete: "off",
-    oninput: (ev) => apply(ev.currentTarget.value),
+    oninput: listen<HTMLInputElement>((ev) => apply(ev.currentTarget.value)),
   });
   const table = historyEl(
     "div",
@@ -148,9 +150,10 @@ function eventsTable(el, events) {
 }
 
 /** Fills the run page's execution section; called by run.js on each new version of the run. */
-export function renderExecution(el, d) {
-  const focused = document.activeElement?.name === "event-filter";
-  if (!d.execution?.timeline) {
+export function renderExecution(el: HTMLElement, d: RunDetail): void {
+  const focused = (document.activeElement as HTMLInputElement | null)?.name === "event-filter";
+  const t = d.execution?.timeline;
+  if (!d.execution || !t) {
     fill(
       el,
       historyEl("h2", { id: "history-title" }, "Execution"),
@@ -165,15 +168,14 @@ export function renderExecution(el, d) {
     );
     return;
   }
-  const t = d.execution.timeline;
   fill(
     el,
     historyEl("h2", { id: "history-title" }, "Execution"),
-    executionSummary(d),
+    executionSummary(d, d.execution, t),
     historyEl("h3", {}, "Duration per state entry"),
     durationsTable(t.entries),
     historyEl("h3", {}, "Event history"),
     ...eventsTable(el, t.events),
   );
-  if (focused) el.querySelector('input[name="event-filter"]')?.focus();
+  if (focused) el.querySelector<HTMLInputElement>('input[name="event-filter"]')?.focus();
 }

@@ -1,17 +1,19 @@
 // One run's page: its head (status, reason, cost, repairs), the review box, the flowchart, the
 // execution (summary, durations, events), the attempts and the final draft. Polled; each part is
 // redrawn only when the run's version changes.
+import type { RunDetail, Waiting } from "../api-types.js";
 import { renderAttempts } from "./attempts.js";
 import { repairsTable } from "./diff.js";
 import { cost, fill, getJson, h, json, statusBadge, time } from "./dom.js";
-import { renderGraph, renderStates } from "./graph.js";
+import { type GraphChoices, renderGraph, renderStates } from "./graph.js";
 import { renderExecution } from "./history.js";
 import { renderReview } from "./review.js";
 import { renderSource } from "./source.js";
+import type { View } from "./view.js";
 
 const FINAL = new Set(["validated", "needs_manual_review", "rejected", "failed"]);
 
-export function runView(main, runId) {
+export function runView(main: HTMLElement, runId: string): View {
   const head = h("section", { "aria-label": "Run" });
   const reviewBox = h("section", { "aria-label": "Review" });
   const sourceBox = h("section", { "aria-labelledby": "source-title", hidden: true });
@@ -23,13 +25,15 @@ export function runView(main, runId) {
   let version = "";
   let reviewStatus = "";
   // What the person chose in the flowchart stays chosen across refreshes.
-  const graphState = { selected: "", view: "", catches: false, drawn: "" };
+  const graphState: GraphChoices = { selected: "", view: "", catches: false, drawn: "" };
   let stopped = false;
 
-  async function refresh() {
-    const detail = await getJson(`/api/runs/${runId}`);
-    if (stopped || detail.version === version) return;
-    version = detail.version;
+  async function refresh(): Promise<void> {
+    const detail = await getJson<RunDetail>(`/api/runs/${runId}`);
+    // A waiting run's record does not change while it waits: its wait's age is part of the version.
+    const next = `${detail.version}|${detail.waiting?.ageSeconds ?? ""}`;
+    if (stopped || next === version) return;
+    version = next;
     renderHead(head, detail);
     if (detail.run.status !== reviewStatus) {
       reviewStatus = detail.run.status;
@@ -50,10 +54,30 @@ export function runView(main, runId) {
     renderAttempts(attemptsBox, detail);
     renderFinal(finalBox, detail);
   }
-  return { refresh, stop: () => (stopped = true) };
+  return {
+    refresh,
+    stop: () => {
+      stopped = true;
+    },
+  };
 }
 
-function renderHead(el, d) {
+/**
+ * A run under way that waits for a model slot says so under its title, with how long it has
+ * waited (and its place in the queue when the runtime knows it), as `redraft show` does.
+ */
+function waitingLine(waiting: Waiting | undefined): HTMLElement | null {
+  if (!waiting) return null;
+  const place = waiting.position === undefined ? "" : `, number ${waiting.position} in the queue`;
+  return h(
+    "p",
+    { className: "waiting", role: "status", "data-field": "waiting" },
+    h("span", { className: "waiting-badge" }, "waiting"),
+    ` Waiting for a model slot since ${time(waiting.since)} (${waiting.ageSeconds} s${place})`,
+  );
+}
+
+function renderHead(el: HTMLElement, d: RunDetail): void {
   const r = d.run;
   const t = r.tokens;
   fill(
@@ -65,6 +89,7 @@ function renderHead(el, d) {
       d.batchId ? [" · ", h("a", { href: `#/batch/${d.batchId}` }, `Batch ${d.batchId}`)] : null,
     ),
     h("h1", {}, `Draft ${r.draftId} `, statusBadge(r.status, d.repairs.length)),
+    waitingLine(d.waiting),
     h(
       "div",
       { className: "kv" },
@@ -150,7 +175,7 @@ function renderHead(el, d) {
   );
 }
 
-function renderFinal(el, d) {
+function renderFinal(el: HTMLElement, d: RunDetail): void {
   fill(
     el,
     h("h2", { id: "final-title" }, "Final (best) draft"),

@@ -1,8 +1,9 @@
 // What changed in a draft: an attempt's patch old beside new, the deterministic repairs (before
 // and after), and lists of violations.
+import type { AttemptView, Repair, RunDetail, Violation } from "../api-types.js";
 import { h, json } from "./dom.js";
 
-export function violationList(vs, empty = "none") {
+export function violationList(vs: readonly Violation[] | undefined, empty = "none"): HTMLElement {
   if (!vs || vs.length === 0) return h("p", { className: "muted" }, empty);
   return h(
     "ul",
@@ -21,7 +22,7 @@ export function violationList(vs, empty = "none") {
   );
 }
 
-export function repairList(repairs) {
+export function repairList(repairs: readonly Repair[] | undefined): HTMLElement {
   if (!repairs || repairs.length === 0) return h("p", { className: "muted" }, "none");
   return h(
     "ul",
@@ -30,7 +31,7 @@ export function repairList(repairs) {
   );
 }
 
-export function diffTable(a) {
+export function diffTable(a: AttemptView): HTMLElement {
   if (a.diff.length === 0) return h("p", { className: "muted" }, "No change to the draft.");
   return h(
     "div",
@@ -72,7 +73,7 @@ export function diffTable(a) {
 }
 
 /** The repairs behind a run's final draft: rule, where, what was there and what is there now. */
-export function repairsTable(repairs) {
+export function repairsTable(repairs: RunDetail["repairs"]): HTMLElement {
   return h(
     "div",
     { className: "table-wrap" },

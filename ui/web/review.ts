@@ -2,25 +2,37 @@
 // writing the same record as `redraft review`; the reason in plain words and what still fails.
 // Approve and Reject ask first, naming the draft and the decision; approving a draft whose errors
 // remain needs the box ticked that says so; a decision may be taken back for a while (Undo).
-import { fill, h, token } from "./dom.js";
+import type { ApiError, ReviewAnswer, RunDetail, UndoAnswer } from "../api-types.js";
+import { fill, h, listen, token } from "./dom.js";
 
-async function post(path, body) {
+type Decision = "approve" | "reject" | "edit";
+
+/** A review or an undo, sent with the page's token; a refusal's `error` becomes the thrown message. */
+async function post<T extends ReviewAnswer | UndoAnswer>(path: string, body: object): Promise<T> {
   const res = await fetch(path, {
     method: "POST",
     headers: { "content-type": "application/json", "x-redraft-token": token },
     body: JSON.stringify(body),
   });
-  const answer = await res.json();
-  if (!res.ok) throw new Error(answer.error);
-  return answer;
+  const answer: unknown = await res.json();
+  if (!res.ok) throw new Error((answer as ApiError).error);
+  return answer as T;
 }
 
-const clock = (iso) => new Date(iso).toLocaleTimeString();
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const clock = (iso: string) => new Date(iso).toLocaleTimeString();
 
 /** A decided run whose reviewer may still take the decision back: what was decided, and Undo. */
-function renderUndo(el, d, reload) {
+function renderUndo(
+  el: HTMLElement,
+  d: RunDetail,
+  review: NonNullable<RunDetail["run"]["review"]>,
+  undoUntil: string,
+  reload: () => Promise<void>,
+): void {
   const message = h("div", { className: "message", role: "status", "aria-live": "polite" });
-  const what = d.run.review.decision === "approve" ? "approval" : "rejection";
+  const what = review.decision === "approve" ? "approval" : "rejection";
   const box = h(
     "div",
     { className: "review undo" },
@@ -28,7 +40,7 @@ function renderUndo(el, d, reload) {
     h(
       "p",
       {},
-      `${d.run.review.reviewer ?? "A reviewer"}'s ${what} of draft ${d.run.draftId} can be taken back by them until ${clock(d.undoUntil)}.`,
+      `${review.reviewer ?? "A reviewer"}'s ${what} of draft ${d.run.draftId} can be taken back by them until ${clock(undoUntil)}.`,
     ),
     h(
       "div",
@@ -41,11 +53,11 @@ function renderUndo(el, d, reload) {
             message.className = "message";
             message.textContent = "Sending…";
             try {
-              message.textContent = (await post(`/api/runs/${d.run.runId}/undo`, {})).message;
+              message.textContent = (await post<UndoAnswer>(`/api/runs/${d.run.runId}/undo`, {})).message;
               await reload();
             } catch (error) {
               message.className = "message error";
-              message.textContent = error.message;
+              message.textContent = errorText(error);
             }
           },
         },
@@ -56,13 +68,13 @@ function renderUndo(el, d, reload) {
   );
   fill(el, box);
   // Past the deadline the server refuses: the button goes when the time is up.
-  const left = Date.parse(d.undoUntil) - Date.now();
+  const left = Date.parse(undoUntil) - Date.now();
   setTimeout(() => box.isConnected && fill(el), Math.max(0, left));
 }
 
-export function renderReview(el, d, reload) {
+export function renderReview(el: HTMLElement, d: RunDetail, reload: () => Promise<void>): void {
   if (d.undoUntil && d.run.review) {
-    renderUndo(el, d, reload);
+    renderUndo(el, d, d.run.review, d.undoUntil, reload);
     return;
   }
   // The statuses `redraft review` accepts: a draft waiting for review, or a run that failed.
@@ -85,16 +97,16 @@ export function renderReview(el, d, reload) {
       { className: "actions" },
       h(
         "button",
-        { type: "button", className: "primary", onclick: () => send("edit") },
+        { type: "button", className: "primary", onclick: () => void send("edit") },
         "Resubmit edited draft",
       ),
     ),
   );
-  async function send(decision, override = false) {
+  async function send(decision: Decision, override = false): Promise<void> {
     message.className = "message";
     message.textContent = "Sending…";
     try {
-      const body = await post(`/api/runs/${d.run.runId}/review`, {
+      const body = await post<ReviewAnswer>(`/api/runs/${d.run.runId}/review`, {
         decision,
         ...(note.value.trim() && { note: note.value.trim() }),
         ...(decision === "edit" && { draft: editor.value }),
@@ -104,12 +116,12 @@ export function renderReview(el, d, reload) {
       await reload();
     } catch (error) {
       message.className = "message error";
-      message.textContent = error.message;
+      message.textContent = errorText(error);
     }
   }
 
   /** Asks before a decision: the draft, the decision and what it does; an approval over errors needs the box ticked. */
-  function confirm(decision) {
+  function confirm(decision: "approve" | "reject"): void {
     const approving = decision === "approve";
     const needsOverride = approving && errors.length > 0;
     const override = h("input", { type: "checkbox", id: "review-override" });
@@ -150,7 +162,7 @@ export function renderReview(el, d, reload) {
     });
     go.addEventListener("click", () => {
       dialog.close();
-      send(decision, needsOverride && override.checked);
+      void send(decision, needsOverride && override.checked);
     });
     dialog.addEventListener("close", () => dialog.remove());
     document.body.append(dialog);
@@ -201,11 +213,11 @@ export function renderReview(el, d, reload) {
           {
             type: "button",
             "aria-expanded": "false",
-            onclick: (e) => {
+            onclick: listen<HTMLButtonElement>((e) => {
               editBox.hidden = !editBox.hidden;
               e.currentTarget.setAttribute("aria-expanded", String(!editBox.hidden));
               if (!editBox.hidden) editor.focus();
-            },
+            }),
           },
           "Edit and resubmit…",
         ),

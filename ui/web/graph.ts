@@ -2,8 +2,29 @@
 // through in their status colours (passed green, failed red, caught orange), opened on the run's
 // path at a size its labels can be read at, with the whole machine and its Catch edges on demand.
 // Mermaid (a classic script loaded before the modules) draws it; clicking a state shows its entries.
-/* global mermaid */
-import { fill, h, json, time } from "./dom.js";
+import type { HistoryEvent, RunDetail } from "../api-types.js";
+import { fill, h, json, listen, time } from "./dom.js";
+import { mermaid } from "./mermaid.js";
+
+/** What the person chose in the flowchart, kept across the page's refreshes (run.ts). */
+export interface GraphChoices {
+  /** The state whose entries the inspector shows ("" for none). */
+  selected: string;
+  /** What the flowchart shows: the run's path, or the whole machine ("" until first drawn). */
+  view: "" | "path" | "all";
+  /** The whole machine's untaken Catch edges are drawn. */
+  catches: boolean;
+  /** The Mermaid text last drawn, so that an unchanged picture is not drawn again. */
+  drawn: string;
+}
+
+/** One entry of the execution into a state. */
+interface StateEntryView {
+  at: string;
+  input: unknown;
+  output?: unknown;
+  events: string[];
+}
 
 /**
  * The smallest scale the picture opens at: Mermaid's labels are 16 px, so 0.7 keeps them above
@@ -14,8 +35,8 @@ const LEGIBLE_SCALE = 0.7;
 const WHOLE_MACHINE_SCALE = 0.6;
 
 /** Each time the execution entered a state: its input, its output, and any error on the way. */
-function stateEntries(history, state) {
-  const entries = [];
+function stateEntries(history: readonly HistoryEvent[] | undefined, state: string): StateEntryView[] {
+  const entries: StateEntryView[] = [];
   for (const e of history ?? []) {
     if (e.state !== state) continue;
     if (e.type === "StateEntered") entries.push({ at: e.at, input: e.input, events: [] });
@@ -34,7 +55,7 @@ let graphCounter = 0;
  * Draws the flowchart section. `ui` keeps the person's choices across refreshes: the view (`path`
  * or `all`), whether untaken Catch edges are drawn, and the selected state.
  */
-export async function renderGraph(el, d, ui) {
+export async function renderGraph(el: HTMLElement, d: RunDetail, ui: GraphChoices): Promise<void> {
   const views = d.graph.views;
   if (!ui.view || (ui.view === "path" && !views.path)) ui.view = views.path ? "path" : "all";
   const title = h("h2", { id: "graph-title" }, "State machine and this run's path");
@@ -55,7 +76,7 @@ export async function renderGraph(el, d, ui) {
       )
     : h("p", { className: "muted" }, "The execution is still running; its path appears when it ends.");
   const redraw = () => renderGraph(el, d, ui);
-  const viewButton = (view, text) =>
+  const viewButton = (view: "path" | "all", text: string) =>
     h(
       "button",
       {
@@ -66,7 +87,7 @@ export async function renderGraph(el, d, ui) {
         onclick: () => {
           if (ui.view === view) return;
           ui.view = view;
-          redraw();
+          void redraw();
         },
       },
       text,
@@ -87,10 +108,10 @@ export async function renderGraph(el, d, ui) {
             type: "checkbox",
             name: "catches",
             checked: ui.catches,
-            onchange: (e) => {
+            onchange: listen<HTMLInputElement>((e) => {
               ui.catches = e.currentTarget.checked;
-              redraw();
-            },
+              void redraw();
+            }),
           }),
           " Catch edges not taken",
         )
@@ -104,11 +125,11 @@ export async function renderGraph(el, d, ui) {
     h("div", { className: "graph-layout" }, h("div", {}, controls, picture, states), inspector),
   );
   graphCounter += 1;
-  const text = ui.view === "path" ? views.path : ui.catches ? d.graph.mermaid : views.all;
-  const { svg } = await mermaid.render(`flow${graphCounter}`, text);
+  const text = (ui.view === "path" ? views.path : undefined) ?? (ui.catches ? d.graph.mermaid : views.all);
+  const { svg } = await mermaid().render(`flow${graphCounter}`, text);
   picture.innerHTML = svg;
   picture.dataset.view = ui.view;
-  for (const node of picture.querySelectorAll("g.node")) {
+  for (const node of picture.querySelectorAll<SVGGElement>("g.node")) {
     const id = /flowchart-([A-Za-z0-9_]+)-\d+$/.exec(node.id)?.[1];
     const state = id && d.graph.nodes[id];
     if (!state) continue;
@@ -121,7 +142,7 @@ export async function renderGraph(el, d, ui) {
       `${state}${d.graph.entered[state] ? `, entered ${d.graph.entered[state]} times` : ", not entered"}`,
     );
     node.addEventListener("click", () => select(state));
-    node.addEventListener("keydown", (e) => {
+    node.addEventListener("keydown", (e: KeyboardEvent) => {
       if (e.key === "Enter" || e.key === " ") {
         e.preventDefault();
         select(state);
@@ -129,7 +150,7 @@ export async function renderGraph(el, d, ui) {
     });
   }
   zoomable(picture, zoom, ui.view);
-  function select(state) {
+  function select(state: string): void {
     ui.selected = state;
     showState(el, d, state);
   }
@@ -137,7 +158,9 @@ export async function renderGraph(el, d, ui) {
 }
 
 /** The nodes of the run's path: entered, whatever their outcome. */
-const pathNodes = (picture) => [...picture.querySelectorAll("g.node.visited, g.node.failed, g.node.caught")];
+const pathNodes = (picture: HTMLElement) => [
+  ...picture.querySelectorAll<SVGGElement>("g.node.visited, g.node.failed, g.node.caught"),
+];
 
 /**
  * Zoom buttons for the flowchart, and the scale it opens at. The run's path opens fitted to the
@@ -145,7 +168,7 @@ const pathNodes = (picture) => [...picture.querySelectorAll("g.node.visited, g.n
  * WHOLE_MACHINE_SCALE, scrolled to the path. Fit frames the run's path (the whole picture when
  * there is none).
  */
-function zoomable(picture, controls, view) {
+function zoomable(picture: HTMLElement, controls: HTMLElement, view: GraphChoices["view"]): void {
   const svg = picture.querySelector("svg");
   const natural = svg?.viewBox.baseVal.width || svg?.getBoundingClientRect().width || 0;
   const naturalHeight = svg?.viewBox.baseVal.height || svg?.getBoundingClientRect().height || 0;
@@ -178,7 +201,7 @@ function zoomable(picture, controls, view) {
       height: (bottom - top) / now,
     };
   };
-  const framePath = (floor) => {
+  const framePath = (floor: number) => {
     // The path view is the path (and its start): framed whole, so choosing a state scrolls nothing.
     const box = view === "path" ? { x: 0, y: 0, width: natural, height: naturalHeight } : pathBox();
     const { width, height } = room();
@@ -194,7 +217,7 @@ function zoomable(picture, controls, view) {
     picture.scrollTop = fits ? 0 : Math.max(0, box.y * scale - margin / 2);
   };
   const label = h("span", { className: "muted zoom-level" });
-  const button = (text, name, next) =>
+  const button = (text: string, name: string, next: () => number | undefined) =>
     h(
       "button",
       {
@@ -230,11 +253,11 @@ function zoomable(picture, controls, view) {
 }
 
 /** The picture box's height: its CSS max-height (app.css), which depends on the window. */
-function boxHeight() {
+function boxHeight(): number {
   return Math.max(320, Math.min(760, window.innerHeight - 150));
 }
 
-export function renderStates(el, d, ui) {
+export function renderStates(el: HTMLElement, d: RunDetail, ui: GraphChoices): void {
   const box = el.querySelector(".state-list-box");
   if (!box) return;
   const entered = Object.entries(d.graph.entered);
@@ -267,21 +290,23 @@ export function renderStates(el, d, ui) {
 }
 
 /** Scrolls the picture (not the page) so that a node is in the middle of it. */
-function centerOn(picture, node) {
+function centerOn(picture: Element, node: Element): void {
   const box = picture.getBoundingClientRect();
   const r = node.getBoundingClientRect();
   picture.scrollLeft += r.left - box.left - box.width / 2 + r.width / 2;
   picture.scrollTop += r.top - box.top - box.height / 3 + r.height / 2;
 }
 
-function showState(el, d, state) {
-  for (const node of el.querySelectorAll("g.node")) {
+function showState(el: HTMLElement, d: RunDetail, state: string): void {
+  const picture = el.querySelector(".graph");
+  for (const node of el.querySelectorAll<SVGGElement>("g.node")) {
     node.classList.toggle("selected", node.dataset.state === state);
-    if (node.dataset.state === state) centerOn(el.querySelector(".graph"), node);
+    if (node.dataset.state === state && picture) centerOn(picture, node);
   }
-  for (const b of el.querySelectorAll(".state-list button"))
+  for (const b of el.querySelectorAll<HTMLButtonElement>(".state-list button"))
     b.setAttribute("aria-pressed", String(b.dataset.state === state));
   const inspector = el.querySelector("#inspector");
+  if (!inspector) return;
   const entries = stateEntries(d.execution?.history, state);
   fill(
     inspector,

@@ -1,16 +1,24 @@
 // The runs list: totals (the loop's outcomes apart from people's decisions), the rules failing
 // most often, filters kept in the address, and the table of runs.
-import { cost, fill, getJson, h, setLive, statusBadge, time } from "./dom.js";
+import type { RunFacets, RunRow, RunsFirstPage, RunsPage, RunTotals } from "../api-types.js";
+import { type Child, cost, fill, getJson, h, setLive, statusBadge, time } from "./dom.js";
+import type { View } from "./view.js";
 
-export function runsView(main, params) {
-  const filters = {
+type FilterName = "status" | "reason" | "kind" | "q";
+
+export function runsView(main: HTMLElement, params: URLSearchParams): View {
+  const filters: Record<FilterName, string> = {
     status: params.get("status") ?? "",
     reason: params.get("reason") ?? "",
     kind: params.get("kind") ?? "",
     q: params.get("q") ?? "",
   };
   const summary = h("section", { className: "summary", "aria-label": "Totals" });
-  const form = h("form", { className: "filters", role: "search", onsubmit: (e) => e.preventDefault() });
+  const form = h("form", {
+    className: "filters",
+    role: "search",
+    onsubmit: (e: Event) => e.preventDefault(),
+  });
   const table = h("div", { className: "table-wrap" });
   main.append(h("h1", {}, "Runs"), summary, form, table);
   let facetsKey = "";
@@ -27,11 +35,11 @@ export function runsView(main, params) {
     ),
   );
 
-  function buildForm(facets) {
+  function buildForm(facets: RunFacets): void {
     const key = JSON.stringify(facets);
     if (key === facetsKey) return;
     facetsKey = key;
-    const select = (name, label, options) =>
+    const select = (name: FilterName, label: string, options: readonly string[]) =>
       h(
         "label",
         {},
@@ -53,9 +61,9 @@ export function runsView(main, params) {
   }
 
   /** One filter changed: the element that changed says which and to what (the form may be rebuilding). */
-  function apply(event) {
-    const { name, value } = event.currentTarget;
-    if (name in filters) filters[name] = value;
+  function apply(event: Event): void {
+    const { name, value } = event.currentTarget as HTMLInputElement | HTMLSelectElement;
+    if (name in filters) filters[name as FilterName] = value;
     // Other filters, another list: it starts again at its first page.
     pages = 1;
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
@@ -69,20 +77,24 @@ export function runsView(main, params) {
   // The list is read a page at a time: the pages shown so far are read again at each poll, one
   // request each, and "Show more" adds one. The first page's answer carries the store's totals.
   let pages = 1;
-  async function refresh() {
+  async function refresh(): Promise<void> {
     const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
     const mine = ++sent;
-    const first = await getJson(`/api/runs?${query}`);
+    const first = await getJson<RunsPage>(`/api/runs?${query}`);
     if (mine !== sent) return;
     const runs = [...first.runs];
     let next = first.next;
     for (let page = 1; page < pages && next; page++) {
       query.set("after", next);
-      const more = await getJson(`/api/runs?${query}`).catch(() => ({ runs: [], next: null }));
+      const more = await getJson<RunsPage>(`/api/runs?${query}`).catch(
+        (): Pick<RunsPage, "runs" | "next"> => ({ runs: [], next: null }),
+      );
       if (mine !== sent) return;
       runs.push(...more.runs.filter((r) => !runs.some((s) => s.runId === r.runId)));
       next = more.next;
     }
+    // Only a first page (no `after`) carries the totals and facets.
+    if (first.totals === undefined) return;
     buildForm(first.facets);
     renderSummary(summary, first, filters.status);
     renderTable(table, runs, first.totals.runs, next, first.totalsCut, () => {
@@ -93,7 +105,7 @@ export function runsView(main, params) {
   return { refresh, stop: () => {} };
 }
 
-export function card(label, value, extra) {
+export function card(label: string, value: string, extra?: Child): HTMLDivElement {
   return h(
     "div",
     { className: "card" },
@@ -107,7 +119,7 @@ export function card(label, value, extra) {
  * The loop's outcome apart from people's decisions: an approval is not the loop validating a draft.
  * A list filtered on one status has no rate to show (the review queue would read "0 %").
  */
-function outcomeCards(t, status) {
+function outcomeCards(t: RunTotals, status: string): Child[] {
   const o = t.outcomes;
   const d = t.decisions;
   const rate = o.finished ? `${Math.round((o.validated / o.finished) * 100)}%` : "—";
@@ -141,7 +153,7 @@ function outcomeCards(t, status) {
   ];
 }
 
-function renderSummary(el, data, status) {
+function renderSummary(el: HTMLElement, data: RunsFirstPage, status: string): void {
   const t = data.totals;
   const cards = h(
     "div",
@@ -193,7 +205,7 @@ function renderSummary(el, data, status) {
 }
 
 /** A horizontal bar chart of rule failures, in plain SVG. */
-function bars(rules) {
+function bars(rules: RunsFirstPage["topRules"]): Element {
   if (rules.length === 0) return h("p", { className: "muted" }, "No rule has failed.");
   const ns = "http://www.w3.org/2000/svg";
   const row = 22;
@@ -230,7 +242,14 @@ function bars(rules) {
  * The runs shown, and, when they are not all the runs the filters match, how many there are and a
  * button for the next page: a cut list says so.
  */
-function renderTable(el, runs, total, next, totalsCut, showMore) {
+function renderTable(
+  el: HTMLElement,
+  runs: readonly RunRow[],
+  total: number,
+  next: string | null,
+  totalsCut: boolean,
+  showMore: () => void,
+): void {
   if (runs.length === 0) {
     fill(el, h("p", { className: "muted" }, "No runs match."));
     return;
@@ -299,7 +318,25 @@ function renderTable(el, runs, total, next, totalsCut, showMore) {
               ),
             ),
             h("td", { className: "c-kind" }, r.kind),
-            h("td", { className: "c-status" }, statusBadge(r.status, r.repairs)),
+            h(
+              "td",
+              { className: "c-status" },
+              statusBadge(r.status, r.repairs),
+              // A run under way that waits for a model slot (its page says since when).
+              r.waiting
+                ? [
+                    " ",
+                    h(
+                      "span",
+                      {
+                        className: "waiting-badge",
+                        title: `waiting for a model slot since ${time(r.waiting.since)}`,
+                      },
+                      "waiting",
+                    ),
+                  ]
+                : null,
+            ),
             h("td", { className: "c-reason" }, r.reason ?? ""),
             h("td", { className: "num c-attempts", "data-label": "attempts" }, String(r.attempts)),
             h(

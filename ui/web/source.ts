@@ -1,11 +1,20 @@
 // The run page's source panel: the draft's grounded fields beside the source they were written
 // from, each quote the check found highlighted where it occurs, and for a field the source does not
 // support, the source near the closest match marked apart. Everything enters as text.
-import { fill, h } from "./dom.js";
+import type { GroundedField, RunDetail } from "../api-types.js";
+import { type Child, fill, h } from "./dom.js";
+
+/** A stretch of the source marked: quoted in support of a field, or the closest match to an unsupported one. */
+interface Mark {
+  start: number;
+  end: number;
+  kind: "supported" | "unsupported";
+  path: string;
+}
 
 /** Non-overlapping marks over the source, in order: the first span to claim characters keeps them. */
-function marks(fields, length) {
-  const spans = [];
+function marks(fields: readonly GroundedField[], length: number): Mark[] {
+  const spans: Mark[] = [];
   for (const f of fields) {
     for (const q of f.quotes) {
       if (q.problem || q.start === undefined || q.end === undefined) continue;
@@ -17,7 +26,7 @@ function marks(fields, length) {
     }
   }
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
-  const kept = [];
+  const kept: Mark[] = [];
   let at = 0;
   for (const s of spans) {
     const start = Math.max(s.start, at);
@@ -30,8 +39,8 @@ function marks(fields, length) {
 }
 
 /** The source text with its marks as <mark> elements, each labelled with the field it stands for. */
-function sourceText(text, fields) {
-  const parts = [];
+function sourceText(text: string, fields: readonly GroundedField[]): Child[] {
+  const parts: Child[] = [];
   let at = 0;
   for (const m of marks(fields, text.length)) {
     if (m.start > at) parts.push(text.slice(at, m.start));
@@ -52,13 +61,13 @@ function sourceText(text, fields) {
   return parts;
 }
 
-const PROBLEMS = {
+const PROBLEMS: Record<string, string> = {
   not_in_source: "does not occur in the source",
   quotes_draft: "quotes the draft, not the source",
   too_short: "too short to carry the claim",
 };
 
-function fieldItem(f, text) {
+function fieldItem(f: GroundedField, text: string): HTMLElement {
   const near = f.status === "unsupported" && f.match ? text.slice(f.match.start, f.match.end) : "";
   return h(
     "li",
@@ -88,7 +97,7 @@ function fieldItem(f, text) {
   );
 }
 
-export function renderSource(el, d) {
+export function renderSource(el: HTMLElement, d: RunDetail): void {
   const s = d.source;
   if (!s) {
     fill(el);

@@ -1,28 +1,30 @@
 // Batches: the list, and one batch's page as the console shows a Map Run: its counts by status and
 // by reason, its items with links to their runs, and the manifest's lines the loop rejected.
 
+import type { BatchDetail, BatchList } from "../api-types.js";
 import { fill, getJson, h, headRow, statusBadge, time, usd } from "./dom.js";
 import { card } from "./runs.js";
+import type { View } from "./view.js";
 
 /** Outcomes first, then what did not get one, then anything else by name (as `redraft show <batch>`). */
 const STATUS_ORDER = ["validated", "needs_manual_review", "rejected", "failed", "not_run"];
-const ordered = (counts) =>
+const ordered = (counts: Record<string, number>) =>
   Object.entries(counts)
     .filter(([, n]) => n > 0)
     .sort(
       ([a], [b]) =>
         (STATUS_ORDER.indexOf(a) + 1 || 99) - (STATUS_ORDER.indexOf(b) + 1 || 99) || a.localeCompare(b),
     );
-const countsText = (counts) =>
+const countsText = (counts: Record<string, number>) =>
   ordered(counts)
     .map(([s, n]) => `${s.replaceAll("_", " ")} ${n}`)
     .join(" · ");
 
-export function batchesView(main) {
+export function batchesView(main: HTMLElement): View {
   const table = h("div", { className: "table-wrap" });
   main.append(h("h1", {}, "Batches"), table);
-  async function refresh() {
-    const { batches } = await getJson("/api/batches");
+  async function refresh(): Promise<void> {
+    const { batches } = await getJson<BatchList>("/api/batches");
     if (batches.length === 0) {
       fill(
         table,
@@ -65,15 +67,15 @@ export function batchesView(main) {
   return { refresh, stop: () => {} };
 }
 
-export function batchView(main, batchId) {
+export function batchView(main: HTMLElement, batchId: string): View {
   const head = h("section", { "aria-label": "Batch" });
   const rejected = h("section", { "aria-labelledby": "rejected-title" });
   const items = h("section", { "aria-labelledby": "items-title" });
   main.append(head, rejected, items);
   let version = "";
   let stopped = false;
-  async function refresh() {
-    const d = await getJson(`/api/batches/${batchId}`);
+  async function refresh(): Promise<void> {
+    const d = await getJson<BatchDetail>(`/api/batches/${batchId}`);
     const next = JSON.stringify([d.batch, d.itemsTotal, d.items.map((i) => i.status)]);
     if (stopped || next === version) return;
     version = next;
@@ -81,10 +83,15 @@ export function batchView(main, batchId) {
     renderRejected(rejected, d);
     renderItems(items, d);
   }
-  return { refresh, stop: () => (stopped = true) };
+  return {
+    refresh,
+    stop: () => {
+      stopped = true;
+    },
+  };
 }
 
-function renderBatchHead(el, d) {
+function renderBatchHead(el: HTMLElement, d: BatchDetail): void {
   const b = d.batch;
   const counts = ordered(b.counts);
   const reasons = Object.entries(b.reasons).sort(([, x], [, y]) => y - x);
@@ -150,7 +157,7 @@ function renderBatchHead(el, d) {
   );
 }
 
-function renderRejected(el, d) {
+function renderRejected(el: HTMLElement, d: BatchDetail): void {
   fill(
     el,
     h("h2", { id: "rejected-title" }, `Rejected lines of the manifest (${d.rejected.length})`),
@@ -181,7 +188,7 @@ function renderRejected(el, d) {
   );
 }
 
-function renderItems(el, d) {
+function renderItems(el: HTMLElement, d: BatchDetail): void {
   fill(
     el,
     h("h2", { id: "items-title" }, "Items"),

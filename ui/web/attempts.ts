@@ -1,9 +1,10 @@
 // The run's attempts as a timeline: the first validation, each correction (violations before and
 // after, repairs, the patch, the model's analysis and cost), the judge's rounds, what still fails.
+import type { RunDetail } from "../api-types.js";
 import { diffTable, repairList, violationList } from "./diff.js";
 import { cost, fill, h } from "./dom.js";
 
-export function renderAttempts(el, d) {
+export function renderAttempts(el: HTMLElement, d: RunDetail): void {
   const initial = d.initial
     ? h(
         "article",
