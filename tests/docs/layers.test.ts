@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { dirname, join, posix } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { imports, topOf } from "../../scripts/import-graph.js";
 
 /**
  * The import edges between top-level folders are the ones docs/DESIGN.md §3 allows, read from its
@@ -27,18 +27,6 @@ function allowedEdges(): Map<string, Set<string>> {
   return allowed;
 }
 
-function trackedSources(): string[] {
-  return execFileSync("git", ["ls-files", "-z", "*.ts", "*.js", "*.mjs"], { cwd: ROOT, encoding: "utf8" })
-    .split("\0")
-    .filter(Boolean);
-}
-
-/** The top-level folder of a repository path; a file at the root is named by itself. */
-const topOf = (path: string) => (path.includes("/") ? (path.split("/")[0] as string) : path);
-
-const SPECIFIERS =
-  /(?:^|[\s;])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
-
 interface Edge {
   from: string;
   to: string;
@@ -48,20 +36,14 @@ interface Edge {
 
 function edges(): Edge[] {
   const found: Edge[] = [];
-  for (const file of trackedSources()) {
-    const source = readFileSync(join(ROOT, file), "utf8");
-    for (const m of source.matchAll(SPECIFIERS)) {
-      const specifier = (m[1] ?? m[2] ?? m[3]) as string;
-      const from = topOf(file);
-      if (!specifier.startsWith(".")) {
-        found.push({ from, to: `package:${specifier}`, file, specifier });
-        continue;
-      }
-      const target = posix.normalize(posix.join(dirname(file), specifier));
-      if (target.startsWith("node_modules/")) continue;
-      const to = topOf(target);
-      if (to !== from) found.push({ from, to, file, specifier });
+  for (const { file, specifier, target } of imports(ROOT)) {
+    const from = topOf(file);
+    if (target === undefined) {
+      found.push({ from, to: `package:${specifier}`, file, specifier });
+      continue;
     }
+    const to = topOf(target);
+    if (to !== from) found.push({ from, to, file, specifier });
   }
   return found;
 }
