@@ -1,9 +1,9 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
-import { OUTCOME_EVENT_SOURCE } from "../shared/events.js";
+import { readEnv, TABLE_ENV } from "../contracts/env.js";
+import { OUTCOME_EVENT_SOURCE } from "../contracts/events.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
-import { readEnv, TABLE_ENV } from "./lib/env.js";
 import {
   type Finalization,
   type FinalizerDeps,

@@ -1,6 +1,7 @@
 import { BedrockClient } from "@aws-sdk/client-bedrock";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
+import { LoopEnvSchema, readEnv } from "../contracts/env.js";
 import {
   abandonRound,
   collectRound,
@@ -20,7 +21,6 @@ import { batchKeys } from "../shared/store/bucket-layout.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { logger, withRunKeys } from "./lib/observability.js";
 
 /**

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import * as z from "zod";
+import { readEnv } from "../contracts/env.js";
+import { BatchEvents } from "../contracts/events.js";
 import { type BatchInput, batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
 import { PricingSchema } from "../shared/batch/rounds.js";
-import { BatchEvents } from "../shared/events.js";
 import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
-import { readEnv } from "./lib/env.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**

@@ -3,12 +3,12 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { PutItemCommandInput } from "@aws-sdk/client-dynamodb";
 import pLimit from "p-limit";
+import type { AslDefinition, AslState } from "../contracts/asl.js";
+import { BatchStateNames } from "../contracts/state-names.js";
 import { createBatchHandler } from "../functions/batch.js";
 import { createRoundsHandler } from "../functions/rounds.js";
 import { createRevalidateHandler } from "../functions/steps/revalidate.js";
 import { createValidateHandler } from "../functions/steps/validate.js";
-import type { AslDefinition, AslState } from "../infra/asl.js";
-import { BatchStateNames } from "../infra/state-names.js";
 import { type BatchRecord, rerunId, wasInterrupted } from "../shared/batch/record.js";
 import {
   type BatchModelService,
@@ -37,7 +37,7 @@ const ROUND_STATES = new Set<string>([
 ]);
 
 /**
- * The batch state machine (infra/batch-state-machine.asl.json) on the local runtime. The
+ * The batch state machine (contracts/batch-state-machine.asl.json) on the local runtime. The
  * interpreter runs every state of it; what it lacks of a Distributed Map is supplied here, each
  * stand-in doing what the service documents (README "Batches", tests/workflow/batch.test.ts):
  *

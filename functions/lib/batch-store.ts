@@ -6,10 +6,10 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "../../contracts/table.js";
 import { type BatchRecord, BatchRecordSchema } from "../../shared/batch/record.js";
 import type { RoundRecord } from "../../shared/batch/rounds.js";
 import type { BatchFinish } from "../../shared/batch/steps.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./table.js";
 
 /**
  * Batch records in the runs table, beside the runs: `BATCH#<id>` / `BATCH`, listed newest first

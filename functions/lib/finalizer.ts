@@ -11,7 +11,7 @@
  * resubmission from being refused as a duplicate.
  */
 import * as z from "zod";
-import { OutcomeEvents } from "../../shared/events.js";
+import { OutcomeEvents } from "../../contracts/events.js";
 import {
   ACTIVE_STATUSES,
   newRunRecord,

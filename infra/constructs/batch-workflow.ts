@@ -32,12 +32,13 @@ import {
   LambdaInvoke,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
+import { BatchStateNames } from "../../contracts/state-names.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../contracts/table.js";
 import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
 import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { BATCH_ID_PREFIX } from "../../shared/batch/record.js";
 import type { Pricing } from "../../shared/batch/rounds.js";
-import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import {
   BATCH_ITEMS_PREFIX,
   BATCH_RESULTS_PREFIX,
@@ -53,7 +54,6 @@ import {
   LAMBDA_TASK_SLACK,
   SERVICE_RETRY,
 } from "../retries.js";
-import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";

@@ -332,7 +332,7 @@ export class Functions extends Construct {
     );
     this.validate.addToRolePolicy(
       new PolicyStatement({
-        // PutObjectTagging: every object is written with its retention tag (functions/lib/retention.ts).
+        // PutObjectTagging: every object is written with its retention tag (contracts/retention.ts).
         actions: ["s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),

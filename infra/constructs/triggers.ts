@@ -6,7 +6,7 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
+import { BatchEvents, SubmissionEvent } from "../../contracts/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";

@@ -58,7 +58,7 @@ describe("the packed tarball", () => {
       "dist/models.js",
       "dist/models.d.ts",
       "dist/cli/main.js",
-      "dist/infra/state-machine.asl.json",
+      "dist/contracts/state-machine.asl.json",
       "dist/shared/packs/sandbox-harness.guest.js",
     ])
       expect(tarballFiles).toContain(file);

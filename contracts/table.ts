@@ -6,8 +6,8 @@
  * so the formats cannot drift between them; hence no SDK import, which the CDK code would not want.
  * The storage errors the state machine retries on are named here too, where the SDK's are mapped.
  */
-import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
-import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
+import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../shared/errors.js";
+import type { RunOutcome, RunRecord, RunStatus } from "../shared/store/types.js";
 
 export const PARTITION_KEY = "pk";
 export const SORT_KEY = "sk";
