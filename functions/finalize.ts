@@ -3,13 +3,9 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import * as z from "zod";
 import { readEnv, TABLE_ENV } from "../contracts/env.js";
 import { OUTCOME_EVENT_SOURCE } from "../contracts/events.js";
+import { STOPPED_STATUSES } from "../contracts/state-names.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
-import {
-  type Finalization,
-  type FinalizerDeps,
-  finalizeExecution,
-  STOPPED_STATUSES,
-} from "./lib/finalizer.js";
+import { type Finalization, type FinalizerDeps, finalizeExecution } from "./lib/finalizer.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**

@@ -33,10 +33,15 @@ import {
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
-import { BatchStateNames } from "../../contracts/state-names.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../contracts/table.js";
-import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
-import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
+import { BatchStateNames, STOPPED_STATUSES } from "../../contracts/state-names.js";
+import {
+  BATCH_KEY_PREFIX,
+  BATCH_SORT_KEY,
+  BATCHES_PARTITION,
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+} from "../../contracts/table.js";
 import { BATCH_ID_PREFIX } from "../../shared/batch/record.js";
 import type { Pricing } from "../../shared/batch/rounds.js";
 import {

@@ -7,7 +7,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
+import { STOPPED_STATUSES } from "../../contracts/state-names.js";
 import type { EnvConfig } from "../config.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias, redraftFunction } from "./functions.js";

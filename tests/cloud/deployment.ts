@@ -9,13 +9,15 @@ import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import pLimit from "p-limit";
 import { notificationKey } from "../../cli/cloud/submit.js";
 import { BatchEvents, SubmissionEvent } from "../../contracts/events.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../contracts/table.js";
 import {
   BATCH_KEY_PREFIX,
   BATCH_SORT_KEY,
   BATCHES_PARTITION,
-  DynamoBatchStore,
-} from "../../functions/lib/batch-store.js";
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+} from "../../contracts/table.js";
+import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { startFor } from "../../functions/start.js";

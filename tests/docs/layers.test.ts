@@ -10,7 +10,7 @@ import { imports, topOf } from "../../scripts/import-graph.js";
  */
 const ROOT = join(import.meta.dirname, "..", "..");
 const DESIGN = readFileSync(join(ROOT, "docs/DESIGN.md"), "utf8");
-/** Packages the pure core must never import (docs/DESIGN.md §3, shared/ row). */
+/** Packages the pure core and the contracts must never import (docs/DESIGN.md §3, shared/ and contracts/ rows). */
 const CLOUD_PACKAGES = /^(@aws-sdk\/|aws-cdk-lib|constructs$|@aws-lambda-powertools\/|aws-lambda$)/;
 
 /** `folder → folders it may import`, from the §3 table: `| [name/](…) | what | \`a/\`, \`b/\` |`. */
@@ -65,9 +65,13 @@ describe("import edges between layers (docs/DESIGN.md §3)", () => {
     expect(offences).toEqual([]);
   });
 
-  it("keeps the pure core free of cloud packages", () => {
+  it("keeps the pure core and the contracts free of cloud packages", () => {
     const offences = all
-      .filter((e) => e.from === "shared" && CLOUD_PACKAGES.test(e.to.replace(/^package:/, "")))
+      .filter(
+        (e) =>
+          (e.from === "shared" || e.from === "contracts") &&
+          CLOUD_PACKAGES.test(e.to.replace(/^package:/, "")),
+      )
       .map((e) => `${e.file} imports ${e.specifier}`);
     expect(offences).toEqual([]);
   });
@@ -84,6 +88,17 @@ describe("import edges between layers (docs/DESIGN.md §3)", () => {
     };
     for (const start of allowed.keys()) visit(start, [start]);
     expect(cycles).toEqual([]);
+  });
+
+  it("forbids infra → functions, local → infra and ui → infra: the two sides meet only in contracts/", () => {
+    expect(allowed.get("contracts")).toEqual(new Set(["shared"]));
+    expect(allowed.get("infra")?.has("functions")).toBe(false);
+    expect(allowed.get("local")?.has("infra")).toBe(false);
+    expect(allowed.get("ui")?.has("infra")).toBe(false);
+    // and the folders that used to need those edges now import the contracts instead
+    for (const from of ["infra", "local", "ui", "functions"]) {
+      expect(all.some((e) => e.from === from && e.to === "contracts")).toBe(true);
+    }
   });
 
   it("would catch an edge the table does not allow", () => {

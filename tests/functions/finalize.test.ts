@@ -3,10 +3,11 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { OutcomeEvents } from "../../contracts/events.js";
+import type { StoppedStatus } from "../../contracts/state-names.js";
 import { runKey } from "../../contracts/table.js";
 import { createFinalizeHandler, type FinalizeEvent, handler } from "../../functions/finalize.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import type { FinalizerDeps, StoppedStatus } from "../../functions/lib/finalizer.js";
+import type { FinalizerDeps } from "../../functions/lib/finalizer.js";
 import { createValidateHandler } from "../../functions/steps/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
