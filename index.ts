@@ -51,11 +51,11 @@ export type {
   Rule,
   RuleContext,
 } from "./shared/pack.js";
-export { codePack } from "./shared/packs/code.js";
+export { codePack } from "./shared/packs/code/code.js";
 export { loadPackFile, packFromDefinition } from "./shared/packs/declarative.js";
 export { builtinPacks } from "./shared/packs/index.js";
-export { jsonPack } from "./shared/packs/json.js";
-export { mcqPack } from "./shared/packs/mcq.js";
+export { jsonPack } from "./shared/packs/json/json.js";
+export { mcqPack } from "./shared/packs/mcq/mcq.js";
 export { PackRegistry } from "./shared/registry.js";
 
 // Stores: what a run is kept in; the in-memory pair, or a user's own implementation of the interfaces.

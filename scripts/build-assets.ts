@@ -7,6 +7,6 @@ export const BUILD_ASSETS = [
   "contracts/state-machine.asl.json",
   "contracts/batch-state-machine.asl.json",
   "ui/assets",
-  "shared/packs/sandbox-harness.guest.js",
+  "shared/packs/code/sandbox-harness.guest.js",
   "shared/plan/data",
 ] as const;

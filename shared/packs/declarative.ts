@@ -19,7 +19,7 @@ import {
   JSON_RULE_IDS,
   OMIT_OPTIONAL_RULE,
   RepairModeSchema,
-} from "./json.js";
+} from "./json/json.js";
 import { compileRulePattern, type RulePattern } from "./rule-pattern.js";
 
 /** A declarative pack's settings: free-form, except `repair`, which means what it means for the json kind. */

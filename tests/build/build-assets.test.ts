@@ -47,7 +47,7 @@ describe("the build's assets", () => {
       expect.arrayContaining([
         "contracts/state-machine.asl.json",
         "contracts/batch-state-machine.asl.json",
-        "shared/packs/sandbox-harness.guest.js",
+        "shared/packs/code/sandbox-harness.guest.js",
       ]),
     );
   });

@@ -59,7 +59,7 @@ describe("the packed tarball", () => {
       "dist/models.d.ts",
       "dist/cli/main.js",
       "dist/contracts/state-machine.asl.json",
-      "dist/shared/packs/sandbox-harness.guest.js",
+      "dist/shared/packs/code/sandbox-harness.guest.js",
     ])
       expect(tarballFiles).toContain(file);
     expect(tarballFiles.filter((file) => /^(tests|tests-ui|examples|scripts|bench)\//.test(file))).toEqual(
