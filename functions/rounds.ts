@@ -13,10 +13,11 @@ import {
   roundModelStep,
   submitRound,
 } from "../shared/batch/round-steps.js";
-import type { BatchModelService, RoundTiming } from "../shared/batch/rounds.js";
+import type { RoundTiming } from "../shared/batch/rounds.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
 import { type LoopState, LoopStateSchema } from "../shared/loop/state.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import type { BatchModelService } from "../shared/model/batch.js";
 import { batchKeys } from "../shared/store/bucket-layout.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";

@@ -10,13 +10,9 @@ import { createRoundsHandler } from "../functions/rounds.js";
 import { createRevalidateHandler } from "../functions/steps/revalidate.js";
 import { createValidateHandler } from "../functions/steps/validate.js";
 import { type BatchRecord, rerunId, wasInterrupted } from "../shared/batch/record.js";
-import {
-  type BatchModelService,
-  lineOfRunId,
-  type Pricing,
-  type RoundTiming,
-} from "../shared/batch/rounds.js";
+import { lineOfRunId, type Pricing, type RoundTiming } from "../shared/batch/rounds.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
+import type { BatchModelService } from "../shared/model/batch.js";
 import { batchKeys } from "../shared/store/bucket-layout.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
 import type { ExecutionSummary, TaskHandler } from "./asl-interpreter.js";
