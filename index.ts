@@ -38,15 +38,13 @@ export type {
 
 // Packs: the kinds of draft, built in or a user's own.
 
+export type { JudgeSettings, LoopSettings, Persona } from "./shared/loop-settings.js";
 export type {
   AnyPack,
   DeploymentConfig,
   Finding,
-  JudgeSettings,
-  LoopSettings,
   Pack,
   PackOverride,
-  Persona,
   RepairResult,
   Rule,
   RuleContext,

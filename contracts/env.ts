@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop/limits.js";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop-settings.js";
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../shared/model/types.js";
 import { type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { LoopSettingsSchema } from "../../shared/pack.js";
+import { LoopSettingsSchema } from "../../shared/loop-settings.js";
 import { wholeNumber } from "../options.js";
 import { type CommandContext, cloud, globalOptions, inCloud, openRuntime } from "../session.js";
 

@@ -4,14 +4,12 @@ import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
 import { GroundingSettingsSchema } from "../grounding/check.js";
 import {
-  type Finding,
   type JudgeSettings,
   JudgeSettingsSchema,
   type LoopSettings,
   LoopSettingsSchema,
-  type Pack,
-  type Rule,
-} from "../pack.js";
+} from "../loop-settings.js";
+import type { Finding, Pack, Rule } from "../pack.js";
 import { fromPointer, toPointer } from "../pointer.js";
 import {
   type CompiledJsonSchema,

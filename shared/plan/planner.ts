@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "../loop/limits.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../loop-settings.js";
 import { costUsd, type PriceClass } from "../model/pricing.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../store/bucket-layout.js";
 import {

@@ -33,7 +33,7 @@ import {
   ModelTimeoutError,
   TRANSIENT_MODEL_ERRORS,
 } from "../../shared/errors.js";
-import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop/model-queue.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { ACTIVE_STATUSES } from "../../shared/store/types.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
