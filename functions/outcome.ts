@@ -2,7 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
-import { BUCKET_ENV, readEnv, TABLE_ENV } from "../contracts/env.js";
+import { OutcomeEnvSchema, readEnv } from "../contracts/env.js";
 import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../contracts/events.js";
 import { runPrefix } from "../shared/store/bucket-layout.js";
 import type { RunStore } from "../shared/store/types.js";
@@ -200,7 +200,6 @@ const announcer =
       });
   };
 
-const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV, EVENT_BUS_NAME: z.string().min(1) });
 let deps: OutcomeDeps | undefined;
 
 /** The stores are built on the first event (a bad environment fails it loudly), then reused. */

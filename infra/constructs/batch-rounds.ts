@@ -22,6 +22,7 @@ import {
 } from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import { LoopEnvSchema, RoundsTimingEnvSchema } from "../../contracts/env.js";
 import { BatchStateNames, StateNames } from "../../contracts/state-names.js";
 import type { RoundsState } from "../../shared/batch/round-steps.js";
 import type { ParkedCall } from "../../shared/batch/rounds.js";
@@ -120,6 +121,7 @@ export class BatchRounds extends Construct {
       description:
         "Batch-priced rounds: the loop's model steps answered by batch requests; submit, poll, collect",
       timeout: ROUNDS_FUNCTION_TIMEOUT,
+      envSchemas: [LoopEnvSchema, RoundsTimingEnvSchema],
       environment: {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,

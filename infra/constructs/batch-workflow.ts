@@ -32,6 +32,7 @@ import {
   LambdaInvoke,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import { BatchEnvSchema } from "../../contracts/env.js";
 import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
 import { BatchStateNames, STOPPED_STATUSES } from "../../contracts/state-names.js";
 import {
@@ -121,6 +122,7 @@ export class BatchWorkflow extends Construct {
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
       timeout: BATCH_FUNCTION_TIMEOUT,
+      envSchemas: [BatchEnvSchema],
       environment: {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,

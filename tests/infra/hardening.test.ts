@@ -514,6 +514,7 @@ describe("9. cold starts: no source maps parsed unless asked for", () => {
       description: "probe",
       timeout: Duration.seconds(10),
       environment,
+      envSchemas: [],
       config: loadConfig("dev"),
       modelSdk: "none",
     });
