@@ -43,14 +43,14 @@ export function readEnv<S extends z.ZodType>(schema: S, source?: Source): z.outp
 }
 
 /** The table's variables, for every handler that reads or writes runs or batches. */
-export const TABLE_ENV = {
+const TABLE_ENV = {
   TABLE_NAME: z.string().min(1),
   /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
   RETENTION_DAYS: z.coerce.number().int().positive().optional(),
 };
 
 /** The bucket drafts and blobs are kept in. */
-export const BUCKET_ENV = { BUCKET_NAME: z.string().min(1) };
+const BUCKET_ENV = { BUCKET_NAME: z.string().min(1) };
 
 /** The loop steps' environment (validate, correct, revalidate, judge; batch and rounds build on it). */
 export const LoopEnvSchema = z

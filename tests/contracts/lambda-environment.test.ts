@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from "aws-cdk-lib";
+import { App, Duration, Lazy, Stack, Token } from "aws-cdk-lib";
 import { describe, expect, it } from "vitest";
 import {
   FinalizeEnvSchema,
@@ -39,15 +39,20 @@ describe("lambdaEnvironment", () => {
 
   it("refuses an environment missing a required variable or with a malformed one", () => {
     const { EVENT_BUS_NAME: _, ...missing } = finalizeEnv;
-    expect(thrown(() => lambdaEnvironment([FinalizeEnvSchema], missing)).variables).toEqual(["EVENT_BUS_NAME"]);
+    expect(thrown(() => lambdaEnvironment([FinalizeEnvSchema], missing)).variables).toEqual([
+      "EVENT_BUS_NAME",
+    ]);
     expect(
-      thrown(() => lambdaEnvironment([FinalizeEnvSchema], { ...finalizeEnv, RETENTION_DAYS: "-1" })).variables,
+      thrown(() => lambdaEnvironment([FinalizeEnvSchema], { ...finalizeEnv, RETENTION_DAYS: "-1" }))
+        .variables,
     ).toEqual(["RETENTION_DAYS"]);
   });
 
   it("checks every schema of a handler that reads several (λ rounds: the loop's and its timing)", () => {
     const loop = { TABLE_NAME: "runs", BUCKET_NAME: "bucket" };
-    expect(() => lambdaEnvironment([LoopEnvSchema, RoundsTimingEnvSchema], loop)).toThrow(InvalidEnvironmentError);
+    expect(() => lambdaEnvironment([LoopEnvSchema, RoundsTimingEnvSchema], loop)).toThrow(
+      InvalidEnvironmentError,
+    );
     const timing = {
       BATCH_DEADLINE_MINUTES: "1440",
       BATCH_ROUND_ESTIMATE_MINUTES: "60",
@@ -63,11 +68,12 @@ describe("lambdaEnvironment", () => {
   });
 
   it("lets a value the deployment resolves later stand in, and still checks the concrete ones", () => {
-    const unresolved = (v: string) => v.startsWith("${Token[");
-    const env = { ...finalizeEnv, TABLE_NAME: "${Token[TOKEN.1]}" };
-    expect(lambdaEnvironment([FinalizeEnvSchema], env, unresolved)).toEqual(env);
+    // A CDK token: the table's name before the deployment resolves it.
+    const env = { ...finalizeEnv, TABLE_NAME: Lazy.string({ produce: () => "runs" }) };
+    expect(Token.isUnresolved(env.TABLE_NAME)).toBe(true);
+    expect(lambdaEnvironment([FinalizeEnvSchema], env, Token.isUnresolved)).toEqual(env);
     expect(() =>
-      lambdaEnvironment([FinalizeEnvSchema], { ...env, RETENTION_DAYS: "soon" }, unresolved),
+      lambdaEnvironment([FinalizeEnvSchema], { ...env, RETENTION_DAYS: "soon" }, Token.isUnresolved),
     ).toThrow(InvalidEnvironmentError);
   });
 });
