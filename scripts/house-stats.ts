@@ -13,6 +13,8 @@ import { join, posix } from "node:path";
 import { imports, topOf, trackedSources } from "./import-graph.js";
 
 const ROOT = join(import.meta.dirname, "..");
+/** The edges the layers test forbids since issue 36 (docs/DESIGN.md §3). */
+const FORBIDDEN = ["infra → functions", "local → infra", "ui → infra"];
 const counted = (file: string) => !file.startsWith("tests/fixtures/");
 
 /** A file's folder at the second level: `shared/batch` for shared/batch/x.ts, `shared` for shared/x.ts. */
@@ -72,13 +74,17 @@ const files = trackedSources(ROOT).filter(counted);
 const folders = new Set(files.map((f) => posix.dirname(f)).filter((d) => d !== "."));
 const relative = imports(ROOT).filter((i) => counted(i.file) && i.target !== undefined && counted(i.target));
 const topPairs = new Map<string, [string, string]>();
+/** Import statements per top-level pair (`infra → functions`: 9 before issue 36). */
+const statementsPerPair = new Map<string, number>();
 const subPairs = new Map<string, [string, string]>();
 let crossingStatements = 0;
 for (const { file, target } of relative) {
   const to = target as string;
   if (topOf(file) !== topOf(to)) {
     crossingStatements++;
-    topPairs.set(`${topOf(file)} → ${topOf(to)}`, [topOf(file), topOf(to)]);
+    const pair = `${topOf(file)} → ${topOf(to)}`;
+    topPairs.set(pair, [topOf(file), topOf(to)]);
+    statementsPerPair.set(pair, (statementsPerPair.get(pair) ?? 0) + 1);
   }
   if (folderOf(file) !== folderOf(to))
     subPairs.set(`${folderOf(file)} → ${folderOf(to)}`, [folderOf(file), folderOf(to)]);
@@ -95,6 +101,9 @@ const stats = {
     topLevelPairs: topPairs.size,
     secondLevelPairs: subPairs.size,
     statementsCrossingTopLevel: crossingStatements,
+    statementsPerTopLevelPair: Object.fromEntries(
+      [...statementsPerPair].sort(([a], [b]) => a.localeCompare(b)),
+    ),
   },
   cycles: {
     topLevel: cycles(graphOf(topPairs.values())),
@@ -108,6 +117,7 @@ else {
   const out = [
     `tracked sources: ${stats.files} files in ${stats.folders} folders`,
     `cross-folder import edges: ${stats.edges.topLevelPairs} top-level folder pairs, ${stats.edges.secondLevelPairs} second-level folder pairs, ${stats.edges.statementsCrossingTopLevel} import statements crossing a top-level folder`,
+    `import statements on the edges issue 36 forbids: ${FORBIDDEN.map((p) => `${p} ${statementsPerPair.get(p) ?? 0}`).join(", ")}`,
     `cycles among top-level folders: ${stats.cycles.topLevel.length}`,
     ...stats.cycles.topLevel.map((c) => `  ${c.join(" ↔ ")}`),
     `cycles among second-level folders: ${stats.cycles.secondLevel.length}`,
