@@ -38,24 +38,22 @@ export type {
 
 // Packs: the kinds of draft, built in or a user's own.
 
+export type { JudgeSettings, LoopSettings, Persona } from "./shared/loop-settings.js";
 export type {
   AnyPack,
   DeploymentConfig,
   Finding,
-  JudgeSettings,
-  LoopSettings,
   Pack,
   PackOverride,
-  Persona,
   RepairResult,
   Rule,
   RuleContext,
 } from "./shared/pack.js";
-export { codePack } from "./shared/packs/code.js";
+export { codePack } from "./shared/packs/code/code.js";
 export { loadPackFile, packFromDefinition } from "./shared/packs/declarative.js";
 export { builtinPacks } from "./shared/packs/index.js";
-export { jsonPack } from "./shared/packs/json.js";
-export { mcqPack } from "./shared/packs/mcq.js";
+export { jsonPack } from "./shared/packs/json/json.js";
+export { mcqPack } from "./shared/packs/mcq/mcq.js";
 export { PackRegistry } from "./shared/registry.js";
 
 // Stores: what a run is kept in; the in-memory pair, or a user's own implementation of the interfaces.

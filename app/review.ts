@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
+import { OutcomeEvents } from "../contracts/events.js";
 import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
-import { OutcomeEvents } from "../shared/events.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import {

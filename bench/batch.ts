@@ -1,6 +1,6 @@
 /**
  * `npm run bench:batch`: a generated manifest of 10,000 drafts through the batch state machine on
- * the local runtime (infra/batch-state-machine.asl.json, its Distributed Map stood in for by
+ * the local runtime (contracts/batch-state-machine.asl.json, its Distributed Map stood in for by
  * local/batch.ts, each item a child execution of the per-draft state machine with the real
  * handlers, dynalite and a folder), answered by a replayed model.
  *

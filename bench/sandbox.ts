@@ -30,15 +30,15 @@ import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createContext, runInContext } from "node:vm";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
-import { DEFAULT_CODE_SETTINGS } from "../shared/packs/code.js";
-import { QuickJSSandbox, type SandboxTest } from "../shared/packs/sandbox.js";
+import { DEFAULT_CODE_SETTINGS } from "../shared/packs/code/code.js";
+import { QuickJSSandbox, type SandboxTest } from "../shared/packs/code/sandbox.js";
 import {
   HARNESS_CONSTANTS,
   HARNESS_FILE,
   HOST_SLOT,
   harnessSource,
   MODE,
-} from "../shared/packs/sandbox-harness.js";
+} from "../shared/packs/code/sandbox-harness.js";
 import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { median, table } from "./lib/stats.js";
 

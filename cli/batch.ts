@@ -7,8 +7,9 @@ import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
 import { BATCH_LIMITS } from "../shared/batch/manifest.js";
 import { batchIdFor } from "../shared/batch/record.js";
-import type { BatchModelService, Pricing } from "../shared/batch/rounds.js";
+import type { Pricing } from "../shared/batch/rounds.js";
 import { sha256 } from "../shared/hash.js";
+import type { BatchModelService } from "../shared/model/batch.js";
 import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
 import { batchItems, batchSummary, itemLine, SHORT, statusesIn, summaryLine } from "./batch-view.js";
 

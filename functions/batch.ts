@@ -1,6 +1,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
+import { BatchEnvSchema, readEnv } from "../contracts/env.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../contracts/events.js";
 import { BatchInputSchema } from "../shared/batch/record.js";
 import { PricingSchema, RoundRecordSchema } from "../shared/batch/rounds.js";
 import {
@@ -13,10 +15,8 @@ import {
   type PreparedBatch,
   prepareBatch,
 } from "../shared/batch/steps.js";
-import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../shared/events.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
 import { logger } from "./lib/observability.js";
 
 /**
@@ -151,13 +151,6 @@ export function createBatchHandler(getDeps: () => Promise<BatchHandlerDeps>) {
 function withoutFlag({ written: _written, ...outcome }: BatchOutcome & { written: boolean }): BatchOutcome {
   return outcome;
 }
-
-/** With a bus, λ batch announces a batch the state machine stopped before AnnounceBatch; without one it does not. */
-const BatchEnvSchema = z.object({
-  ...TABLE_ENV,
-  ...BUCKET_ENV,
-  EVENT_BUS_NAME: z.string().min(1).optional(),
-});
 
 let cloudDeps: Promise<BatchHandlerDeps> | undefined;
 

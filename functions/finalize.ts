@@ -1,15 +1,11 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
-import { OUTCOME_EVENT_SOURCE } from "../shared/events.js";
+import { FinalizeEnvSchema, readEnv } from "../contracts/env.js";
+import { OUTCOME_EVENT_SOURCE } from "../contracts/events.js";
+import { STOPPED_STATUSES } from "../contracts/state-names.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
-import { readEnv, TABLE_ENV } from "./lib/env.js";
-import {
-  type Finalization,
-  type FinalizerDeps,
-  finalizeExecution,
-  STOPPED_STATUSES,
-} from "./lib/finalizer.js";
+import { type Finalization, type FinalizerDeps, finalizeExecution } from "./lib/finalizer.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**
@@ -52,8 +48,6 @@ export function createFinalizeHandler(getDeps: () => FinalizerDeps) {
     }
   };
 }
-
-const FinalizeEnvSchema = z.object({ ...TABLE_ENV, EVENT_BUS_NAME: z.string().min(1) });
 
 /** Parsed and built at cold start: a bad deployment fails before its first event. */
 function depsFromEnv(): FinalizerDeps {

@@ -2,11 +2,11 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../shared/events.js";
+import { OutcomeEnvSchema, readEnv } from "../contracts/env.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../contracts/events.js";
 import { runPrefix } from "../shared/store/bucket-layout.js";
 import type { RunStore } from "../shared/store/types.js";
 import { DynamoRunStore } from "./lib/dynamo-store.js";
-import { BUCKET_ENV, readEnv, TABLE_ENV } from "./lib/env.js";
 import { emitOutcome, emitReview, logger, metrics, tracer } from "./lib/observability.js";
 import { S3BlobStore } from "./lib/s3-blobs.js";
 
@@ -29,7 +29,7 @@ import { S3BlobStore } from "./lib/s3-blobs.js";
  * Rejections and duplicates are counted by Validate, where they are decided.
  *
  * A run that needs review is also held: its attempt items lose their `ttl` (MarkNeedsReview
- * removed the run item's) and its objects are re-tagged `review` (functions/lib/retention.ts), so
+ * removed the run item's) and its objects are re-tagged `review` (contracts/retention.ts), so
  * the review queue keeps them until a person decides.
  */
 
@@ -200,7 +200,6 @@ const announcer =
       });
   };
 
-const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV, EVENT_BUS_NAME: z.string().min(1) });
 let deps: OutcomeDeps | undefined;
 
 /** The stores are built on the first event (a bad environment fails it loudly), then reused. */

@@ -1,6 +1,7 @@
 import { BedrockClient } from "@aws-sdk/client-bedrock";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import * as z from "zod";
+import { LoopEnvSchema, RoundsTimingEnvSchema, readEnv } from "../contracts/env.js";
 import {
   abandonRound,
   collectRound,
@@ -12,15 +13,15 @@ import {
   roundModelStep,
   submitRound,
 } from "../shared/batch/round-steps.js";
-import type { BatchModelService, RoundTiming } from "../shared/batch/rounds.js";
+import type { RoundTiming } from "../shared/batch/rounds.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
 import { type LoopState, LoopStateSchema } from "../shared/loop/state.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
+import type { BatchModelService } from "../shared/model/batch.js";
 import { batchKeys } from "../shared/store/bucket-layout.js";
 import { DynamoBatchStore } from "./lib/batch-store.js";
 import { BedrockBatchService } from "./lib/bedrock-batch.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { logger, withRunKeys } from "./lib/observability.js";
 
 /**
@@ -108,17 +109,6 @@ export function createRoundsHandler(getDeps: () => Promise<RoundsHandlerDeps>) {
   };
 }
 
-/** The deadline settings, from the environment the stack sets (infra/config.ts `batchPricing`). */
-const TimingEnvSchema = z.object({
-  BATCH_DEADLINE_MINUTES: z.coerce.number().positive(),
-  BATCH_ROUND_ESTIMATE_MINUTES: z.coerce.number().positive(),
-  BATCH_FALLBACK_RESERVE_MINUTES: z.coerce.number().nonnegative(),
-  BATCH_POLL_FIRST_SECONDS: z.coerce.number().int().nonnegative(),
-  BATCH_POLL_MAX_SECONDS: z.coerce.number().int().positive(),
-  BATCH_MODEL_RETRIES: z.coerce.number().int().nonnegative(),
-  BEDROCK_BATCH_ROLE_ARN: z.string().optional(),
-});
-
 async function serviceFromEnv(
   deps: LoopDeps,
   bucketName: string,
@@ -159,7 +149,7 @@ let cloudDeps: Promise<RoundsHandlerDeps> | undefined;
 export const handler = createRoundsHandler(() => {
   cloudDeps ??= (async () => {
     const env = readEnv(LoopEnvSchema);
-    const timing = readEnv(TimingEnvSchema);
+    const timing = readEnv(RoundsTimingEnvSchema);
     const loop = await depsFromEnv({ model: false });
     const batches = new DynamoBatchStore({ client: new DynamoDBClient({}), tableName: env.TABLE_NAME });
     const round: RoundStepDeps = {

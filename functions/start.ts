@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import * as z from "zod";
+import { readEnv, StartEnvSchema } from "../contracts/env.js";
+import { BatchEvents } from "../contracts/events.js";
 import { type BatchInput, batchIdFor, ManifestRefSchema } from "../shared/batch/record.js";
 import { PricingSchema } from "../shared/batch/rounds.js";
-import { BatchEvents } from "../shared/events.js";
 import { BATCHES_PREFIX } from "../shared/store/bucket-layout.js";
-import { readEnv } from "./lib/env.js";
 import { logger, tracer } from "./lib/observability.js";
 
 /**
@@ -191,10 +191,6 @@ export function createStartHandler(options: StartHandlerOptions) {
   };
 }
 
-const StartEnvSchema = z.object({
-  STATE_MACHINE_ARN: z.string().min(1),
-  BATCH_STATE_MACHINE_ARN: z.string().min(1).optional(),
-});
 let start: ReturnType<typeof createStartHandler> | undefined;
 
 /** Built on the first event (a bad environment fails it loudly), then reused by the container. */

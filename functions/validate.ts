@@ -1,5 +1,5 @@
+import { LoopEnvSchema, readEnv } from "../contracts/env.js";
 import { depsFromEnv } from "./lib/deps.js";
-import { LoopEnvSchema, readEnv } from "./lib/env.js";
 import { createValidateHandler } from "./steps/validate.js";
 
 let validate: ReturnType<typeof createValidateHandler> | undefined;

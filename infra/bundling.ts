@@ -19,11 +19,11 @@ const ESM_REQUIRE_BANNER =
 /**
  * Files a bundle reads from beside itself at run time (`new URL(file, import.meta.url)`), which
  * esbuild does not copy: the WebAssembly module of the `code` pack's QuickJS sandbox, and the
- * script that sandbox evaluates in every guest context (shared/packs/sandbox-harness.guest.js).
+ * script that sandbox evaluates in every guest context (shared/packs/code/sandbox-harness.guest.js).
  */
 export const BUNDLE_SIDE_FILES = [
   "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
-  "shared/packs/sandbox-harness.guest.js",
+  "shared/packs/code/sandbox-harness.guest.js",
 ] as const;
 
 /** esbuild's target: the oldest Node that runs redraft (`engines` in package.json). */

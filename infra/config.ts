@@ -1,7 +1,7 @@
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as z from "zod";
 import { PricingSchema } from "../shared/batch/rounds.js";
-import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop/limits.js";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop-settings.js";
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_BEDROCK_MODEL } from "../shared/model/pricing.js";
 import { DeploymentConfigSchema } from "../shared/pack.js";
 

@@ -3,7 +3,7 @@ import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
-import { DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop/model-queue.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop-settings.js";
 import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { EnvConfig } from "./config.js";
 import { AccessPolicies } from "./constructs/access-policies.js";

@@ -1,6 +1,6 @@
 import type { Duration } from "aws-cdk-lib";
 import type { RetryProps } from "aws-cdk-lib/aws-stepfunctions";
-import { DEFAULT_LOOP_CAPS } from "../shared/pack.js";
+import { DEFAULT_LOOP_CAPS } from "../shared/loop-settings.js";
 import type { EnvConfig } from "./config.js";
 import { FUNCTION_TIMEOUTS } from "./constructs/functions.js";
 import {

@@ -1,7 +1,7 @@
 import type { UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
-import type { AslDefinition } from "../infra/asl.js";
-import { StateNames } from "../infra/state-names.js";
+import type { AslDefinition } from "../contracts/asl.js";
+import { StateNames } from "../contracts/state-names.js";
 import { DraftTooDeepError } from "../shared/errors.js";
 import { topLevelField, valueDepth } from "../shared/json-depth.js";
 import type { InputRejection } from "../shared/loop/steps/input.js";

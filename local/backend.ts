@@ -141,7 +141,7 @@ export async function openSqliteBackend(
       return updateItem(input);
     },
     putItem: async (input) => {
-      // CreateBatch writes string attributes only (infra/batch-state-machine.asl.json). Its start
+      // CreateBatch writes string attributes only (contracts/batch-state-machine.asl.json). Its start
       // time is `$$.State.EnteredTime`, which the interpreter passes as a marker (one context per
       // execution): stamped here with the time of the write, as the dynalite path does.
       const [{ BatchRecordSchema }, { ENTERED_TIME_MARKER }] = await Promise.all([

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import pLimit from "p-limit";
 import * as z from "zod";
-import {
-  type BatchJobStatus,
-  type BatchModelService,
-  type BatchRequestLine,
-  type BatchResult,
-  type BatchServiceLimits,
-  readJson,
-} from "../shared/batch/rounds.js";
+import { readJson } from "../shared/batch/rounds.js";
 import { ErrorNames } from "../shared/errors.js";
 import { ANTHROPIC_BATCH_LIMITS } from "../shared/model/anthropic.js";
+import type {
+  BatchJobStatus,
+  BatchModelService,
+  BatchRequestLine,
+  BatchResult,
+  BatchServiceLimits,
+} from "../shared/model/batch.js";
 import type { ModelClient, ModelRequest } from "../shared/model/types.js";
 import { BEDROCK_JOBS_PREFIX } from "../shared/store/bucket-layout.js";
 import type { BlobStore } from "../shared/store/types.js";

@@ -3,20 +3,16 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { PutItemCommandInput } from "@aws-sdk/client-dynamodb";
 import pLimit from "p-limit";
+import type { AslDefinition, AslState } from "../contracts/asl.js";
+import { BatchStateNames } from "../contracts/state-names.js";
 import { createBatchHandler } from "../functions/batch.js";
 import { createRoundsHandler } from "../functions/rounds.js";
 import { createRevalidateHandler } from "../functions/steps/revalidate.js";
 import { createValidateHandler } from "../functions/steps/validate.js";
-import type { AslDefinition, AslState } from "../infra/asl.js";
-import { BatchStateNames } from "../infra/state-names.js";
 import { type BatchRecord, rerunId, wasInterrupted } from "../shared/batch/record.js";
-import {
-  type BatchModelService,
-  lineOfRunId,
-  type Pricing,
-  type RoundTiming,
-} from "../shared/batch/rounds.js";
+import { lineOfRunId, type Pricing, type RoundTiming } from "../shared/batch/rounds.js";
 import { ModelNotConfiguredError } from "../shared/errors.js";
+import type { BatchModelService } from "../shared/model/batch.js";
 import { batchKeys } from "../shared/store/bucket-layout.js";
 import { isActiveStatus, type RunRecord } from "../shared/store/types.js";
 import type { ExecutionSummary, TaskHandler } from "./asl-interpreter.js";
@@ -37,7 +33,7 @@ const ROUND_STATES = new Set<string>([
 ]);
 
 /**
- * The batch state machine (infra/batch-state-machine.asl.json) on the local runtime. The
+ * The batch state machine (contracts/batch-state-machine.asl.json) on the local runtime. The
  * interpreter runs every state of it; what it lacks of a Distributed Map is supplied here, each
  * stand-in doing what the service documents (README "Batches", tests/workflow/batch.test.ts):
  *

@@ -8,9 +8,9 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
+import { CREATED_PARTITIONS, INDEXES, PARTITION_KEY, RUN_KEY_PREFIX } from "../contracts/table.js";
 import { DynamoBatchStore } from "../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../functions/lib/dynamo-store.js";
-import { CREATED_PARTITIONS, INDEXES, PARTITION_KEY, RUN_KEY_PREFIX } from "../functions/lib/table.js";
 import { matchesFilter, TotalsFold } from "../shared/store/totals.js";
 import type { RunRecord } from "../shared/store/types.js";
 import { dynamoDbIntegrationError, ENTERED_TIME_MARKER } from "./asl-interpreter.js";

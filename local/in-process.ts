@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type * as z from "zod";
-import type { AslDefinition } from "../infra/asl.js";
+import type { AslDefinition } from "../contracts/asl.js";
 import { buildRunResult, type RunResult } from "../shared/loop/run.js";
 import {
   type ContentSchema,
@@ -102,7 +102,7 @@ function stateMachine() {
 }
 
 /**
- * Corrects one draft in-process: the committed state machine (infra/state-machine.asl.json) runs in
+ * Corrects one draft in-process: the committed state machine (contracts/state-machine.asl.json) runs in
  * aws-local-stepfunctions with each Lambda state bound to its core step over the given stores, and
  * each direct integration (UpdateItem, CopyObject, PutEvents) to the same stores and `events`. Every
  * Choice, Retry and Catch is the ASL's. Returns the run result; a model or system failure ends the

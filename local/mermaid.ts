@@ -1,4 +1,4 @@
-import type { AslDefinition, AslState } from "../infra/asl.js";
+import type { AslDefinition, AslState } from "../contracts/asl.js";
 
 /** Mermaid node ids must be plain; state names hold `?` and spaces. */
 const nodeId = (name: string) => name.replace(/[^A-Za-z0-9_]/g, "_");

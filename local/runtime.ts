@@ -3,7 +3,7 @@ import { appendFileSync, closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { StateMachine } from "aws-local-stepfunctions";
-import type { AslDefinition } from "../infra/asl.js";
+import type { AslDefinition } from "../contracts/asl.js";
 import { SelfCorrectionError } from "../shared/errors.js";
 import type { LoopDeps } from "../shared/loop/steps/deps.js";
 import type { InputRejection } from "../shared/loop/steps/input.js";
@@ -71,7 +71,7 @@ export interface LocalRuntimeOptions {
    */
   store?: LocalStoreKind;
   /**
-   * The state machine. @default the committed infra/state-machine.asl.json, as `loadAsl` reads it,
+   * The state machine. @default the committed contracts/state-machine.asl.json, as `loadAsl` reads it,
    * read when the state machine is first needed (not by a read-only runtime that runs nothing)
    */
   asl?: AslDefinition | undefined;
@@ -131,7 +131,7 @@ export type Admission =
 
 /**
  * The deployed state machine, run in-process: the ASL synthesized from `infra/` and committed as
- * infra/state-machine.asl.json (see `loadAsl`), every Lambda task
+ * contracts/state-machine.asl.json (see `loadAsl`), every Lambda task
  * bound to the real handler, every direct service integration bound to a local adapter doing the
  * same call against the data folder's store (local/backend.ts), and an event log.
  */

@@ -1,5 +1,5 @@
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../functions/lib/table.js";
+import { OUTCOME_FIELDS, type OutcomeField, RUN_KEY_PREFIX } from "../contracts/table.js";
 import type { RunOutcome, RunStatus, RunStore } from "../shared/store/types.js";
 import { RunStatusSchema } from "../shared/store/types.js";
 import { ENTERED_TIME_MARKER, type Integrations } from "./asl-interpreter.js";
@@ -28,7 +28,7 @@ const STRUCTURAL = new Set(["status", "updatedAt", "transitions"]);
 
 /**
  * The state machine's status UpdateItem (Mark*, Record*, built by `statusUpdate` in
- * functions/lib/table.ts) against a RunStore that is not DynamoDB: the run moves to `:status` with
+ * contracts/table.ts) against a RunStore that is not DynamoDB: the run moves to `:status` with
  * the outcome fields the update sets, under the same condition (the run exists and is not in that
  * status yet, or is in one of the `:from…` statuses the update names); when it fails, the error is
  * DynamoDB's `ConditionalCheckFailedException`, as the state's Catch expects. The one adapter of the

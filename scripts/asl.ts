@@ -1,8 +1,8 @@
 /**
  * `npm run asl`: synthesizes the CDK app and writes the per-draft state machine's definition to
- * `infra/state-machine.asl.json`, the one file every local path executes (the local runtime,
+ * `contracts/state-machine.asl.json`, the one file every local path executes (the local runtime,
  * `redraft run`, `npm start`, `correctDraft`, the workflow tests), and the batch state machine's to
- * `infra/batch-state-machine.asl.json` (`redraft batch`). `--out <file>` / `--batch-out <file>`
+ * `contracts/batch-state-machine.asl.json` (`redraft batch`). `--out <file>` / `--batch-out <file>`
  * write elsewhere (tests/infra/asl-artifact.test.ts compares fresh ones with the committed files).
  *
  * Environment-specific values become `${Kind:Name}` placeholders that the loader
@@ -16,13 +16,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { App, type CfnElement } from "aws-cdk-lib";
-import { type AslDefinition, type AslState, aslFromTemplate, type ResourceRef } from "../infra/asl.js";
+import { type AslDefinition, type AslState, aslFromTemplate, type ResourceRef } from "../contracts/asl.js";
 import { loadConfig } from "../infra/config.js";
 import { RedraftStack, stackName } from "../infra/stack.js";
 
 const ROOT = new URL("..", import.meta.url);
-const ARTIFACT = "infra/state-machine.asl.json";
-const BATCH_ARTIFACT = "infra/batch-state-machine.asl.json";
+const ARTIFACT = "contracts/state-machine.asl.json";
+const BATCH_ARTIFACT = "contracts/batch-state-machine.asl.json";
 
 /** The kind a reference stands for, by resource type: what the loader knows how to fill. */
 const KINDS: Record<string, string> = {

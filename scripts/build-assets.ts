@@ -4,9 +4,9 @@
  * read them. tests/build-assets.test.ts fails when a module reads a file this list leaves out.
  */
 export const BUILD_ASSETS = [
-  "infra/state-machine.asl.json",
-  "infra/batch-state-machine.asl.json",
+  "contracts/state-machine.asl.json",
+  "contracts/batch-state-machine.asl.json",
   "ui/assets",
-  "shared/packs/sandbox-harness.guest.js",
+  "shared/packs/code/sandbox-harness.guest.js",
   "shared/plan/data",
 ] as const;

@@ -1,6 +1,6 @@
 /**
  * `npm run readme:asl`: writes the Mermaid flowchart of the committed state machine
- * (infra/state-machine.asl.json, which `npm run asl` generates from infra/) between the
+ * (contracts/state-machine.asl.json, which `npm run asl` generates from infra/) between the
  * `asl:mermaid` markers of every document that shows it (README.md and docs/DESIGN.md). The
  * flowchart test in tests/cli/cli.test.ts fails when either copy no longer matches the ASL.
  */
@@ -22,9 +22,9 @@ for (const file of ASL_DIAGRAM_FILES) {
   if (from < 0 || to < from) throw new Error(`${file} has no asl:mermaid markers`);
   const updated = text.slice(0, from) + block + text.slice(to);
   if (updated === text) {
-    console.log(`${file}: architecture flowchart already matches infra/state-machine.asl.json`);
+    console.log(`${file}: architecture flowchart already matches contracts/state-machine.asl.json`);
     continue;
   }
   await writeFile(file, updated);
-  console.log(`${file}: architecture flowchart updated from infra/state-machine.asl.json`);
+  console.log(`${file}: architecture flowchart updated from contracts/state-machine.asl.json`);
 }

@@ -17,8 +17,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Draft, Repair } from "../shared/draft.js";
+import { compileJsonSchema } from "../shared/packs/json/json.js";
 import { carriesNothing } from "../shared/packs/json/repair.js";
-import { compileJsonSchema } from "../shared/packs/json.js";
 import { PackRegistry } from "../shared/registry.js";
 import { validateDraft } from "../shared/validate.js";
 

@@ -41,8 +41,14 @@ import {
 } from "../cli/cloud/submit.js";
 import { chooseModel, liveModelFactory } from "../cli/model.js";
 import { renderTable, stdoutStyle } from "../cli/output.js";
-import { BATCH_KEY_PREFIX, BATCH_SORT_KEY } from "../functions/lib/batch-store.js";
-import { claimKey, PARTITION_KEY, RUN_KEY_PREFIX, SORT_KEY } from "../functions/lib/table.js";
+import {
+  BATCH_KEY_PREFIX,
+  BATCH_SORT_KEY,
+  claimKey,
+  PARTITION_KEY,
+  RUN_KEY_PREFIX,
+  SORT_KEY,
+} from "../contracts/table.js";
 import { correctDraft } from "../local/in-process.js";
 import { type BatchRecord, childRunId } from "../shared/batch/record.js";
 import type { ModelClient } from "../shared/model/types.js";

@@ -7,15 +7,10 @@ import type { GroundingSettings } from "./grounding/check.js";
 import {
   DEFAULT_JUDGE_SETTINGS,
   DEFAULT_LOOP_SETTINGS,
-  type DeploymentConfig,
   type JudgeSettings,
   type LoopSettings,
-  type Pack,
-  type PackOverride,
-  type RepairResult,
-  type Rule,
-  type RuleContext,
-} from "./pack.js";
+} from "./loop-settings.js";
+import type { DeploymentConfig, Pack, PackOverride, RepairResult, Rule, RuleContext } from "./pack.js";
 import { toPointer } from "./pointer.js";
 
 /**

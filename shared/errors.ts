@@ -233,7 +233,7 @@ function describeCause(cause: unknown): string {
 
 /**
  * DynamoDB or S3 throttled the request or failed on its side, after the SDK's own retries.
- * Transient: the state machine retries it (functions/lib/table.ts `storeError` decides which).
+ * Transient: the state machine retries it (contracts/table.ts `storeError` decides which).
  */
 export class StoreUnavailableError extends SelfCorrectionError {
   override readonly name = ErrorNames.StoreUnavailable;

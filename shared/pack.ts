@@ -2,6 +2,13 @@ import * as z from "zod";
 import type { Draft, Repair, Severity, Violation, ViolationSource } from "./draft.js";
 import { SeveritySchema } from "./draft.js";
 import { type GroundingSettings, GroundingSettingsSchema } from "./grounding/check.js";
+import {
+  type JudgeSettings,
+  JudgeSettingsSchema,
+  LoopCapsSchema,
+  type LoopSettings,
+  LoopSettingsSchema,
+} from "./loop-settings.js";
 
 /** What a rule's check returns for one problem; the engine adds ruleId, severity and source. */
 export interface Finding {
@@ -40,70 +47,6 @@ export interface Rule<C = unknown, S = Record<string, unknown>> {
   check(ctx: RuleContext<C, S>): readonly Finding[];
   repair?(ctx: RuleContext<C, S>): RepairResult<C>;
 }
-
-/** A persona the judge checks a draft against (seed 000 in docs/DESIGN.md §1: basic and expert guidance). */
-export const PersonaSchema = z.object({
-  name: z.string().min(1),
-  constraints: z.array(z.string().min(1)),
-});
-export type Persona = z.infer<typeof PersonaSchema>;
-
-/** The LLM judge settings of a pack (the logic phase). Off unless a pack, deployment or draft turns it on. */
-export const JudgeSettingsSchema = z.object({
-  enabled: z.boolean(),
-  /** Findings at error severity with confidence at or above this trigger a logic correction. */
-  threshold: z.number().min(0).max(1),
-  rubric: z.array(z.string()),
-  personas: z.array(PersonaSchema),
-  /**
-   * The model that judges, when it should not be the corrector's: a model id of the same provider
-   * (`claude-haiku-4-5`), or `<provider>:<id>` (`bedrock:…`) for a client of another provider the
-   * runtime was given. A judge that is not the author does not share its blind spots (README).
-   */
-  model: z.string().min(1).max(200).optional(),
-});
-export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
-
-/** One rung of a model ladder: a model, and after how many failed attempts of a rule it takes over. */
-const ModelRungSchema = z.strictObject({
-  model: z.string().min(1),
-  /** Attempts a rule must have failed before this rung answers for it (not for the first rung). */
-  after: z.number().int().min(1).max(10).optional(),
-  /** Only these rules move to this rung; every rule when absent. */
-  rules: z.array(z.string().min(1)).min(1).optional(),
-});
-export type ModelRung = z.infer<typeof ModelRungSchema>;
-
-/** Bounds of the correction loop; docs/DESIGN.md §2 gives the defaults and the stop rules. */
-export const LoopSettingsSchema = z.object({
-  maxAttempts: z.number().int().min(0).max(10),
-  /**
-   * Circuit breaker: trips once the same error rule failed in this many consecutive attempts and
-   * still fails (default 2), so it can stop a run before `maxAttempts`.
-   */
-  breakerAfter: z.number().int().min(1).max(10).optional(),
-  /** Deprecated name of `breakerAfter`, still accepted (with a DeprecationWarning); `breakerAfter` wins when both are set. */
-  breakerThreshold: z.number().int().min(1).max(10).optional(),
-  stuckAfter: z.number().int().min(1).max(10),
-  maxLogicAttempts: z.number().int().min(0).max(5),
-  maxTokens: z.number().int().positive().optional(),
-  maxCostUsd: z.number().positive().optional(),
-  /**
-   * A model ladder: `[{ model: "<cheap>" }, { model: "<strong>", after: 1 }]`. Every correction starts
-   * on the first; a rule still failing after a rung's `after` attempts moves to it. Each attempt is
-   * priced by the model that answered it.
-   */
-  models: z.array(ModelRungSchema).min(1).optional(),
-});
-export type LoopSettings = z.infer<typeof LoopSettingsSchema>;
-
-export const DEFAULT_LOOP_SETTINGS: LoopSettings = { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1 };
-export const DEFAULT_JUDGE_SETTINGS: JudgeSettings = {
-  enabled: false,
-  threshold: 0.8,
-  rubric: [],
-  personas: [],
-};
 
 /**
  * A rule pack: the rules, settings and loop bounds for one `kind` of draft.
@@ -169,18 +112,6 @@ const PackOverrideSchema = z
   })
   .strict();
 export type PackOverride = z.infer<typeof PackOverrideSchema>;
-
-/** Ceilings a draft's own `options` can never exceed. */
-const LoopCapsSchema = z
-  .object({
-    maxAttempts: z.number().int().min(0).max(10),
-    maxLogicAttempts: z.number().int().min(0).max(5),
-    maxTokens: z.number().int().positive().optional(),
-    maxCostUsd: z.number().positive().optional(),
-  })
-  .strict();
-export type LoopCaps = z.infer<typeof LoopCapsSchema>;
-export const DEFAULT_LOOP_CAPS: LoopCaps = { maxAttempts: 5, maxLogicAttempts: 3 };
 
 export const DeploymentConfigSchema = z
   .object({

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { explainReason } from "../app/explain.js";
 import { shortIds } from "../app/ids.js";
 import { UNDO_MS } from "../app/review.js";
-import type { AslDefinition } from "../infra/asl.js";
+import type { AslDefinition } from "../contracts/asl.js";
 import type { ExecutionSummary } from "../local/runtime.js";
 import { type WaitingPlace, waitingPlaces } from "../local/waiting.js";
 import { executionConsoleUrl } from "../shared/console-url.js";

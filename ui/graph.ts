@@ -1,4 +1,4 @@
-import type { AslDefinition } from "../infra/asl.js";
+import type { AslDefinition } from "../contracts/asl.js";
 import { aslToMermaid } from "../local/mermaid.js";
 import type { HistoryEvent } from "../local/runtime.js";
 

@@ -18,7 +18,7 @@ import {
   undoReview,
 } from "../app/review.js";
 import { resolveRun } from "../app/run-id.js";
-import type { AslDefinition } from "../infra/asl.js";
+import type { AslDefinition } from "../contracts/asl.js";
 import { describeZodError } from "../shared/draft.js";
 import { listRunsView, RunsQuerySchema, runDetailView, type ViewerData } from "./api.js";
 import type { ApiError, ReviewAnswer, UndoAnswer } from "./api-types.js";

@@ -4,7 +4,7 @@ import { defineCommand } from "./define.js";
 export const aslCommand = defineCommand("asl", (cli) => {
   cli
     .command("asl")
-    .description("print the state machine (infra/state-machine.asl.json), or a Mermaid flowchart of it")
+    .description("print the state machine (contracts/state-machine.asl.json), or a Mermaid flowchart of it")
     .option("--mermaid", "a Mermaid flowchart instead of the ASL JSON")
     .addHelpText("after", "\nExample:\n  $ npx redraft asl --mermaid")
     .action(async (cmd: { mermaid?: boolean }) => {

@@ -1,5 +1,5 @@
 import { Option } from "commander";
-import { LoopSettingsSchema } from "../../shared/pack.js";
+import { LoopSettingsSchema } from "../../shared/loop-settings.js";
 import { wholeNumber } from "../options.js";
 import type { RunOptions } from "../runtime.js";
 import { defineCommand } from "./define.js";

@@ -69,7 +69,7 @@ async function bundleSchema(
   urls: ReadonlyMap<string, string> = new Map(),
 ): Promise<Schema> {
   // The json pack (Ajv and its dialects) loads when a bundle is made, not with every command's definition.
-  const { dialectOf } = await import("../../shared/packs/json.js");
+  const { dialectOf } = await import("../../shared/packs/json/json.js");
   const root = await readSchema(rootFile);
   const rootDir = dirname(resolve(rootFile));
   // Where the folder really is: a file reached through a symbolic link must really be inside it too.

@@ -6,29 +6,23 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import {
+  BATCHES_PARTITION,
+  batchItemKeys,
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+  storeError,
+  TTL_ATTRIBUTE,
+} from "../../contracts/table.js";
 import { type BatchRecord, BatchRecordSchema } from "../../shared/batch/record.js";
 import type { RoundRecord } from "../../shared/batch/rounds.js";
 import type { BatchFinish } from "../../shared/batch/steps.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY, storeError, TTL_ATTRIBUTE } from "./table.js";
 
 /**
- * Batch records in the runs table, beside the runs: `BATCH#<id>` / `BATCH`, listed newest first
- * through the `byCreated` index under its own partition (`BATCHES`), so a batch never shows up
- * among runs and a listing of batches costs one query.
- *
- * The record is created by the batch state machine's own `CreateBatch` state (a conditional
- * PutItem: {@link batchItemKeys} and the attribute names here are what it writes), summed up by
- * λ batch at its AggregateBatch step, and read by `redraft batches` / `show`.
+ * The batch records in the runs table (their keys and index partition: contracts/table.ts), read and
+ * summed up by λ batch and read by `redraft batches` / `show`.
  */
-export const BATCH_KEY_PREFIX = "BATCH#";
-export const BATCH_SORT_KEY = "BATCH";
-export const BATCHES_PARTITION = "BATCHES";
-
-export const batchItemKeys = (batchId: string) => ({
-  [PARTITION_KEY]: `${BATCH_KEY_PREFIX}${batchId}`,
-  [SORT_KEY]: BATCH_SORT_KEY,
-});
-
 export class DynamoBatchStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;

@@ -4,14 +4,14 @@ import {
   GetModelInvocationJobCommand,
   StopModelInvocationJobCommand,
 } from "@aws-sdk/client-bedrock";
+import { ErrorNames, ModelRequestFailedError } from "../../shared/errors.js";
 import type {
   BatchJobStatus,
   BatchModelService,
   BatchRequestLine,
   BatchResult,
   BatchServiceLimits,
-} from "../../shared/batch/rounds.js";
-import { ErrorNames, ModelRequestFailedError } from "../../shared/errors.js";
+} from "../../shared/model/batch.js";
 import { bedrockBatchRecord, bedrockBatchResults } from "../../shared/model/bedrock.js";
 import { bedrockJobKeys } from "../../shared/store/bucket-layout.js";
 import type { BlobStore } from "../../shared/store/types.js";

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
+import { type LoopEnv, LoopEnvSchema, readEnv } from "../../contracts/env.js";
 import { ModelNotConfiguredError } from "../../shared/errors.js";
 import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { isPriced } from "../../shared/model/pricing.js";
@@ -7,7 +8,6 @@ import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import { DynamoRunStore } from "./dynamo-store.js";
-import { type LoopEnv, LoopEnvSchema, readEnv } from "./env.js";
 import { tracer } from "./observability.js";
 import { S3BlobStore } from "./s3-blobs.js";
 

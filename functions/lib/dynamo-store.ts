@@ -9,22 +9,6 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { RunFinishedError, RunNotFoundError, StoreRequestFailedError } from "../../shared/errors.js";
-import { claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
-import {
-  ACTIVE_STATUSES,
-  type AttemptRecord,
-  AttemptRecordSchema,
-  isActiveStatus,
-  type Review,
-  type RunOutcome,
-  type RunQuery,
-  type RunRecord,
-  RunRecordSchema,
-  type RunStatus,
-  type RunStore,
-  type TokenTotals,
-} from "../../shared/store/types.js";
 import {
   ATTEMPT_SORT_KEY_PREFIX,
   attemptKey,
@@ -52,7 +36,23 @@ import {
   statusUpdateValues,
   storeError,
   TTL_ATTRIBUTE,
-} from "./table.js";
+} from "../../contracts/table.js";
+import { RunFinishedError, RunNotFoundError, StoreRequestFailedError } from "../../shared/errors.js";
+import { claimTerms, mayTakeClaim } from "../../shared/store/claim.js";
+import {
+  ACTIVE_STATUSES,
+  type AttemptRecord,
+  AttemptRecordSchema,
+  isActiveStatus,
+  type Review,
+  type RunOutcome,
+  type RunQuery,
+  type RunRecord,
+  RunRecordSchema,
+  type RunStatus,
+  type RunStore,
+  type TokenTotals,
+} from "../../shared/store/types.js";
 
 export interface DynamoRunStoreOptions {
   /**

@@ -11,7 +11,8 @@
  * resubmission from being refused as a duplicate.
  */
 import * as z from "zod";
-import { OutcomeEvents } from "../../shared/events.js";
+import { OutcomeEvents } from "../../contracts/events.js";
+import type { StoppedStatus } from "../../contracts/state-names.js";
 import {
   ACTIVE_STATUSES,
   newRunRecord,
@@ -19,10 +20,6 @@ import {
   type RunStatus,
   type StopReason,
 } from "../../shared/store/types.js";
-
-/** The execution statuses that end a run without the state machine having finished it. */
-export const STOPPED_STATUSES = ["FAILED", "TIMED_OUT", "ABORTED"] as const;
-export type StoppedStatus = (typeof STOPPED_STATUSES)[number];
 
 /** The reason each of them is recorded with. */
 export const FAILURE_REASONS = {

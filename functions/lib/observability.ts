@@ -2,8 +2,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Tracer } from "@aws-lambda-powertools/tracer";
 import * as z from "zod";
-import type { LoopState } from "../../shared/loop/state.js";
-import { readEnv } from "./env.js";
+import { readEnv } from "../../contracts/env.js";
 import {
   COST_METRIC,
   METRIC_NAMESPACE,
@@ -12,7 +11,8 @@ import {
   REPAIRS_METRIC,
   REVIEW_METRIC,
   SERVICE_NAME,
-} from "./metric-names.js";
+} from "../../contracts/metric-names.js";
+import type { LoopState } from "../../shared/loop/state.js";
 
 /** Built once per container, shared by every handler in it. */
 export const logger = new Logger({ serviceName: SERVICE_NAME });

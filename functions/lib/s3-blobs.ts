@@ -7,10 +7,10 @@ import {
   PutObjectTaggingCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+import { RETENTION_TAG, RetentionTagValues, STANDARD_TAGGING } from "../../contracts/retention.js";
+import { awsErrorName, storeError } from "../../contracts/table.js";
 import { BlobNotFoundError, DraftTooLargeError } from "../../shared/errors.js";
 import type { BlobStore } from "../../shared/store/types.js";
-import { RETENTION_TAG, RetentionTagValues, STANDARD_TAGGING } from "./retention.js";
-import { awsErrorName, storeError } from "./table.js";
 
 export interface S3BlobStoreOptions {
   client: S3Client;

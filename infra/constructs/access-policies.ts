@@ -4,8 +4,8 @@ import type { EventBus } from "aws-cdk-lib/aws-events";
 import { Effect, ManagedPolicy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { RUN_KEY_PREFIX } from "../../functions/lib/table.js";
-import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../shared/events.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../contracts/events.js";
+import { RUN_KEY_PREFIX } from "../../contracts/table.js";
 import {
   BATCHES_PREFIX,
   batchKeys,

@@ -22,13 +22,14 @@ import {
 } from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import { LoopEnvSchema, RoundsTimingEnvSchema } from "../../contracts/env.js";
+import { BatchStateNames, StateNames } from "../../contracts/state-names.js";
 import type { RoundsState } from "../../shared/batch/round-steps.js";
 import type { ParkedCall } from "../../shared/batch/rounds.js";
 import { BATCH_RESULTS_PREFIX, BEDROCK_JOBS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, referenceFinding } from "../nag.js";
 import { LAMBDA_TASK_SLACK, MODEL_RETRY, SERVICE_RETRY } from "../retries.js";
-import { BatchStateNames, StateNames } from "../state-names.js";
 import { childExecution } from "./child-execution.js";
 import { foundationModelId, liveAlias, redraftFunction } from "./functions.js";
 import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
@@ -120,6 +121,7 @@ export class BatchRounds extends Construct {
       description:
         "Batch-priced rounds: the loop's model steps answered by batch requests; submit, poll, collect",
       timeout: ROUNDS_FUNCTION_TIMEOUT,
+      envSchemas: [LoopEnvSchema, RoundsTimingEnvSchema],
       environment: {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,

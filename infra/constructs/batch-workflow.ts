@@ -32,12 +32,19 @@ import {
   LambdaInvoke,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
-import { BATCH_KEY_PREFIX, BATCH_SORT_KEY, BATCHES_PARTITION } from "../../functions/lib/batch-store.js";
-import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
+import { BatchEnvSchema } from "../../contracts/env.js";
+import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
+import { BatchStateNames, STOPPED_STATUSES } from "../../contracts/state-names.js";
+import {
+  BATCH_KEY_PREFIX,
+  BATCH_SORT_KEY,
+  BATCHES_PARTITION,
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+} from "../../contracts/table.js";
 import { BATCH_ID_PREFIX } from "../../shared/batch/record.js";
 import type { Pricing } from "../../shared/batch/rounds.js";
-import { BatchEvents, OUTCOME_EVENT_SOURCE } from "../../shared/events.js";
 import {
   BATCH_ITEMS_PREFIX,
   BATCH_RESULTS_PREFIX,
@@ -53,7 +60,6 @@ import {
   LAMBDA_TASK_SLACK,
   SERVICE_RETRY,
 } from "../retries.js";
-import { BatchStateNames } from "../state-names.js";
 import { BatchRounds } from "./batch-rounds.js";
 import { childExecution } from "./child-execution.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
@@ -116,6 +122,7 @@ export class BatchWorkflow extends Construct {
     this.function = redraftFunction(this, "batch", {
       description: "Prepare a batch's items; sum its children's runs up",
       timeout: BATCH_FUNCTION_TIMEOUT,
+      envSchemas: [BatchEnvSchema],
       environment: {
         TABLE_NAME: table.tableName,
         BUCKET_NAME: bucket.bucketName,

@@ -7,7 +7,8 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { STOPPED_STATUSES } from "../../functions/lib/finalizer.js";
+import { FinalizeEnvSchema } from "../../contracts/env.js";
+import { STOPPED_STATUSES } from "../../contracts/state-names.js";
 import type { EnvConfig } from "../config.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias, redraftFunction } from "./functions.js";
@@ -51,6 +52,7 @@ export class Finalizer extends Construct {
     this.function = redraftFunction(this, "finalize", {
       description: "Fail the run of a failed, timed-out or aborted execution, and announce it",
       timeout: Duration.seconds(30),
+      envSchemas: [FinalizeEnvSchema],
       environment: {
         TABLE_NAME: table.tableName,
         EVENT_BUS_NAME: bus.eventBusName,

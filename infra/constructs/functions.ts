@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
@@ -19,6 +19,8 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import type * as z from "zod";
+import { LoopEnvSchema, lambdaEnvironment, OutcomeEnvSchema } from "../../contracts/env.js";
 import { DEFAULT_MODEL_CONCURRENCY } from "../../shared/model/limited.js";
 import {
   DRAFTS_PREFIX,
@@ -93,6 +95,12 @@ export interface RedraftFunctionProps {
    * source maps are on and removed when they are off (see {@link SOURCE_MAPS_CONTEXT}).
    */
   readonly environment: Record<string, string>;
+  /**
+   * The schemas the handler reads its environment with (contracts/env.ts): the environment is checked
+   * against them at synth (`lambdaEnvironment`), so a key the handler does not read, or a required
+   * one missing, fails here rather than at the first event.
+   */
+  readonly envSchemas: readonly z.ZodObject[];
   readonly config: EnvConfig;
   /** The handler's module. @default functions/<name>.ts */
   readonly entry?: string;
@@ -167,6 +175,9 @@ export class Functions extends Construct {
         description,
         timeout,
         environment,
+        // λ outcome's EVENT_BUS_NAME is added by the observability construct, once the bus exists.
+        envSchemas:
+          name === "outcome" ? [OutcomeEnvSchema.partial({ EVENT_BUS_NAME: true })] : [LoopEnvSchema],
         config,
         modelSdk,
         ...(reservedConcurrency !== undefined && { reservedConcurrency }),
@@ -332,7 +343,7 @@ export class Functions extends Construct {
     );
     this.validate.addToRolePolicy(
       new PolicyStatement({
-        // PutObjectTagging: every object is written with its retention tag (functions/lib/retention.ts).
+        // PutObjectTagging: every object is written with its retention tag (contracts/retention.ts).
         actions: ["s3:PutObject", "s3:PutObjectTagging"],
         resources: [bucket.arnForObjects(`${RUNS_PREFIX}*`)],
       }),
@@ -405,7 +416,10 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     loggingFormat: LoggingFormat.JSON,
     applicationLogLevelV2: ApplicationLogLevel[config.logLevel],
     systemLogLevelV2: SystemLogLevel.INFO,
-    environment: withSourceMaps(props.environment, sourceMaps),
+    environment: withSourceMaps(
+      lambdaEnvironment(props.envSchemas, props.environment, Token.isUnresolved),
+      sourceMaps,
+    ),
     ...(props.deadLetterQueue && { deadLetterQueue: props.deadLetterQueue, retryAttempts: 2 }),
     ...(props.reservedConcurrency !== undefined && {
       reservedConcurrentExecutions: props.reservedConcurrency,

@@ -26,14 +26,14 @@ import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { type IQueue, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../contracts/events.js";
 import {
   COST_METRIC,
   METRIC_NAMESPACE,
   OUTCOME_METRICS,
   type OutcomeStatus,
   SERVICE_NAME,
-} from "../../functions/lib/metric-names.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
+} from "../../contracts/metric-names.js";
 import { acknowledge } from "../nag.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
 import { liveAlias } from "./functions.js";

@@ -8,14 +8,8 @@ import {
   ObjectOwnership,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { RETENTION_TAG, RetentionTagValues } from "../../functions/lib/retention.js";
-import {
-  INDEX_PROJECTION,
-  INDEXES,
-  PARTITION_KEY,
-  SORT_KEY,
-  TTL_ATTRIBUTE,
-} from "../../functions/lib/table.js";
+import { RETENTION_TAG, RetentionTagValues } from "../../contracts/retention.js";
+import { INDEX_PROJECTION, INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../contracts/table.js";
 import {
   BATCH_ITEMS_PREFIX,
   BATCH_RESULTS_PREFIX,
@@ -33,7 +27,7 @@ export interface StorageProps {
    * Days a run's objects are kept: uploads under `drafts/`, attempts under `runs/` and published
    * drafts under `results/` expire this long after they were written, and a version that was
    * overwritten or deleted this long after it stopped being current. The table's `ttl` (written
-   * by the store, see `functions/lib/table.ts`) uses the same number.
+   * by the store, see `contracts/table.ts`) uses the same number.
    */
   readonly retentionDays: number;
 }

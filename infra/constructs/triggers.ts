@@ -6,7 +6,8 @@ import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
+import { StartEnvSchema } from "../../contracts/env.js";
+import { BatchEvents, SubmissionEvent } from "../../contracts/events.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
 import type { EnvConfig } from "../config.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
@@ -59,6 +60,7 @@ export class Triggers extends Construct {
     this.starter = redraftFunction(this, "start", {
       description: "Start one execution per delivery, named after it",
       timeout: Duration.seconds(30),
+      envSchemas: [StartEnvSchema],
       environment: {
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         BATCH_STATE_MACHINE_ARN: props.batchStateMachine.stateMachineArn,

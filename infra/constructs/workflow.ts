@@ -33,15 +33,10 @@ import {
   SqsSendMessage,
 } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
-import {
-  type OutcomeField,
-  RUN_SORT_KEY,
-  runKey,
-  statusUpdate,
-  timeSortKey,
-} from "../../functions/lib/table.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../contracts/events.js";
+import { StateNames } from "../../contracts/state-names.js";
+import { type OutcomeField, RUN_SORT_KEY, runKey, statusUpdate, timeSortKey } from "../../contracts/table.js";
 import { ErrorNames } from "../../shared/errors.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import type { ModelStep, ModelTask } from "../../shared/loop/model-queue.js";
 import type { LoopDecision } from "../../shared/loop/state.js";
 import { blobKeys, RESULTS_PREFIX, RUNS_PREFIX } from "../../shared/store/bucket-layout.js";
@@ -62,7 +57,6 @@ import {
   SERVICE_RETRY,
   SQS_SEND_RETRY,
 } from "../retries.js";
-import { StateNames } from "../state-names.js";
 import { liveAlias } from "./functions.js";
 import type { ModelQueue } from "./model-queue.js";
 

@@ -1,6 +1,6 @@
 /**
  * Counts what one draft costs the cloud, by executing the committed state machine
- * (infra/state-machine.asl.json) in aws-local-stepfunctions over the example corpus, with the real
+ * (contracts/state-machine.asl.json) in aws-local-stepfunctions over the example corpus, with the real
  * Lambda handlers, the real DynamoRunStore on dynalite and the real S3BlobStore over an in-memory S3
  * client, model answers replayed from examples/example.cassette.json. Every request is counted where
  * it leaves for the service: DynamoDB at the SDK client (with the capacity dynalite reports and the
@@ -16,10 +16,10 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
+import type { AslDefinition } from "../../contracts/asl.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../contracts/table.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
-import type { AslDefinition } from "../../infra/asl.js";
 import {
   bindTasks,
   buildMachine,

@@ -4,14 +4,13 @@ import { attemptsMade, type LoopState, LoopStateSchema } from "../loop/state.js"
 import { correctStep } from "../loop/steps/correct.js";
 import type { LoopDeps } from "../loop/steps/deps.js";
 import { judgeStep } from "../loop/steps/judge.js";
+import type { BatchModelService, BatchRequestLine } from "../model/batch.js";
 import { costUsd } from "../model/pricing.js";
 import { totalTokens } from "../model/types.js";
 import { blobKeys, roundKeys, roundListKeys } from "../store/bucket-layout.js";
 import { addTotals, type BlobStore, type TokenTotals, ZERO_TOTALS } from "../store/types.js";
 import { childRunId } from "./record.js";
 import {
-  type BatchModelService,
-  type BatchRequestLine,
   customIdFor,
   lineOfRunId,
   ModelAnswerDeferred,

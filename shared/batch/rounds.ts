@@ -8,6 +8,12 @@ import {
   SelfCorrectionError,
   TRANSIENT_MODEL_ERRORS,
 } from "../errors.js";
+import {
+  type BatchRequestLine,
+  type BatchResult,
+  BatchResultSchema,
+  type BatchServiceLimits,
+} from "../model/batch.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../model/types.js";
 import { roundKeys } from "../store/bucket-layout.js";
 import { type BlobStore, TokenTotalsSchema } from "../store/types.js";
@@ -31,19 +37,6 @@ export type ParkedCall = z.infer<typeof ParkedCallSchema>;
 /** What a parked item carries beside its loop state: the step to resume and where its request lies. */
 export const ParkedSchema = z.object({ call: ParkedCallSchema, requestKey: z.string().min(1) });
 export type Parked = z.infer<typeof ParkedSchema>;
-
-/**
- * One request's outcome in a batch, whatever the service: an answer, an error the service reported
- * for it (named as the on-demand call's error would be), or no answer because it expired or was
- * canceled before the service processed it.
- */
-const BatchResultSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("succeeded"), response: z.custom<ModelResponse>((v) => typeof v === "object") }),
-  z.object({ type: z.literal("errored"), error: z.object({ name: z.string(), message: z.string() }) }),
-  z.object({ type: z.literal("expired") }),
-  z.object({ type: z.literal("canceled") }),
-]);
-export type BatchResult = z.infer<typeof BatchResultSchema>;
 
 /** A request waiting for (or sent in) a batch: what the step asked, and the rounds that failed it. */
 export const ParkedRequestSchema = z.object({
@@ -179,47 +172,6 @@ export const RoundRecordSchema = z.object({
   onDemand: z.number().int().nonnegative().optional(),
 });
 export type RoundRecord = z.infer<typeof RoundRecordSchema>;
-
-// ── The batch service ───────────────────────────────────────────────────────────────────────────
-
-/** One request of a batch, as the service is sent it. */
-export interface BatchRequestLine {
-  customId: string;
-  request: ModelRequest;
-}
-
-/** How many requests and bytes one batch of a service may hold, and how few it needs. */
-export interface BatchServiceLimits {
-  maxRequests: number;
-  maxBytes: number;
-  /** Fewer requests than this are refused (Bedrock's minimum records per job); 1 where none. */
-  minRequests: number;
-}
-
-/** A submitted batch as polled: ended (its results can be read), or still processing. */
-export interface BatchJobStatus {
-  ended: boolean;
-  /** The service's own word for the state (`in_progress`, `InProgress`, `Completed`…), for the record. */
-  status: string;
-}
-
-/**
- * A batch service, whichever provider: the Message Batches API (shared/model/anthropic.ts), Bedrock
- * batch inference (functions/lib/bedrock-batch.ts), or the local stand-in (local/batch-service.ts).
- */
-export interface BatchModelService {
-  readonly provider: string;
-  readonly model: string;
-  readonly limits: BatchServiceLimits;
-  /** The bytes one request adds to a batch, as this service encodes it. */
-  requestBytes(line: BatchRequestLine): number;
-  /** Submits one batch; returns the service's id for it. `name` is unique per batch, round and part. */
-  submit(name: string, lines: readonly BatchRequestLine[]): Promise<string>;
-  status(jobId: string): Promise<BatchJobStatus>;
-  /** Every request's outcome, by custom id, once the batch has ended. */
-  results(jobId: string): Promise<Map<string, BatchResult>>;
-  cancel(jobId: string): Promise<void>;
-}
 
 /**
  * The requests cut into batches a service takes: each within its request count and bytes. Order is

@@ -3,8 +3,8 @@ import type { Draft, Violation } from "../draft.js";
 import type { ResolvedPack } from "../engine.js";
 import { type GroundedField, type GroundingClaim, GroundingClaimSchema } from "../grounding/check.js";
 import type { PassageSeen } from "../grounding/passages.js";
+import { type Persona, PersonaSchema } from "../loop-settings.js";
 import type { ModelResponse, SystemBlock, ToolSpec } from "../model/types.js";
-import { type Persona, PersonaSchema } from "../pack.js";
 import { dataBlock, intentOf, personaLines } from "./prompt.js";
 
 const JUDGE_TOOL_NAME = "submit_findings";

@@ -1,5 +1,5 @@
 import type { Violation } from "../draft.js";
-import type { ModelRung } from "../pack.js";
+import type { ModelRung } from "../loop-settings.js";
 import type { LoopState } from "./state.js";
 
 /**

@@ -1,23 +1,10 @@
 import type { Draft } from "../draft.js";
 import type { ResolvedPack } from "../engine.js";
-import { DEFAULT_LOOP_CAPS, type DeploymentConfig } from "../pack.js";
+import { DEFAULT_BREAKER_AFTER, DEFAULT_LOOP_CAPS } from "../loop-settings.js";
+import type { DeploymentConfig } from "../pack.js";
 import type { LoopLimits } from "./state.js";
-import { DEFAULT_BREAKER_AFTER } from "./verdict.js";
 
-// Where the loop's defaults live: the settings a pack may change (maxAttempts, stuckAfter,
-// maxLogicAttempts, the judge's threshold) and the caps in shared/pack.ts (DEFAULT_LOOP_SETTINGS,
-// DEFAULT_JUDGE_SETTINGS, DEFAULT_LOOP_CAPS), the breaker's in shared/loop/verdict.ts, and the
-// defaults of a run's delivery and calls below; docs/DESIGN.md §2 lists them. The draft size and
-// depth defaults stay beside parseDraft (shared/validate.ts), which enforces them before anything else.
-
-/**
- * A repeated delivery of the same content within this window starts no second run (0 disables the
- * check). The one default: the Validate step and the Lambda environment (DEDUPE_WINDOW_MS) use it.
- */
-export const DEFAULT_DEDUPE_WINDOW_MS = 15 * 60 * 1000;
-
-/** Output tokens one model call may produce (a correction or a judge round) unless the deps say otherwise. */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
+// The loop's settings, caps and every default beside its schema: shared/loop-settings.ts.
 
 const capped = (value: number | undefined, fallback: number, cap: number | undefined): number =>
   Math.min(value ?? fallback, cap ?? Number.POSITIVE_INFINITY);

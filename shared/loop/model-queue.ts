@@ -9,9 +9,6 @@ import { DeadlinePassedError, TRANSIENT_MODEL_ERRORS } from "../errors.js";
  * transient model failure has run out of time.
  */
 
-/** How long a run's model work may wait for a slot, counted from the execution's start. */
-export const DEFAULT_RUN_DEADLINE_HOURS = 24;
-
 /** Which model function takes the work. */
 const ModelStepSchema = z.enum(["correct", "judge"]);
 export type ModelStep = z.infer<typeof ModelStepSchema>;

@@ -1,7 +1,7 @@
 import type { Draft, Violation } from "../draft.js";
 import type { ResolvedPack } from "../engine.js";
+import type { Persona } from "../loop-settings.js";
 import type { SystemBlock, ToolSpec } from "../model/types.js";
-import type { Persona } from "../pack.js";
 import { fromPointer, toPointer } from "../pointer.js";
 import { type PatchScope, patchJsonSchema } from "./patch.js";
 

@@ -1,9 +1,6 @@
 import type { Phase } from "../store/types.js";
 import type { LoopLimits, LoopState } from "./state.js";
 
-/** The default of `breakerAfter`: a rule that failed in two consecutive attempts and still fails. */
-export const DEFAULT_BREAKER_AFTER = 2;
-
 /** Token or cost budget spent (0 means no budget). */
 export function budgetSpent(limits: LoopLimits, tokens: number, costUsd: number): boolean {
   return (

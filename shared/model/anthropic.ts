@@ -6,14 +6,14 @@ import type {
   MessageBatchIndividualResponse,
   MessageBatchResult,
 } from "@anthropic-ai/sdk/resources/messages/batches";
+import { ErrorNames } from "../errors.js";
 import type {
   BatchJobStatus,
   BatchModelService,
   BatchRequestLine,
   BatchResult,
   BatchServiceLimits,
-} from "../batch/rounds.js";
-import { ErrorNames } from "../errors.js";
+} from "./batch.js";
 import {
   buildMessageParams,
   type MessagesApi,

@@ -6,8 +6,8 @@ import {
   type MessageCreateParamsNonStreaming,
   Messages,
 } from "@anthropic-ai/sdk/resources/messages";
-import type { BatchRequestLine, BatchResult } from "../batch/rounds.js";
 import { ErrorNames } from "../errors.js";
+import type { BatchRequestLine, BatchResult } from "./batch.js";
 import { buildMessageParams, type MessagesApi, MessagesModelClient, toModelResponse } from "./messages.js";
 import { DEFAULT_BEDROCK_MODEL } from "./pricing.js";
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, type ModelRequest } from "./types.js";

@@ -4,14 +4,12 @@ import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
 import { GroundingSettingsSchema } from "../grounding/check.js";
 import {
-  type Finding,
   type JudgeSettings,
   JudgeSettingsSchema,
   type LoopSettings,
   LoopSettingsSchema,
-  type Pack,
-  type Rule,
-} from "../pack.js";
+} from "../loop-settings.js";
+import type { Finding, Pack, Rule } from "../pack.js";
 import { fromPointer, toPointer } from "../pointer.js";
 import {
   type CompiledJsonSchema,
@@ -19,7 +17,7 @@ import {
   JSON_RULE_IDS,
   OMIT_OPTIONAL_RULE,
   RepairModeSchema,
-} from "./json.js";
+} from "./json/json.js";
 import { compileRulePattern, type RulePattern } from "./rule-pattern.js";
 
 /** A declarative pack's settings: free-form, except `repair`, which means what it means for the json kind. */

@@ -1,8 +1,8 @@
 import { markOwnPacks } from "../engine.js";
 import type { AnyPack } from "../pack.js";
-import { codePack } from "./code.js";
-import { jsonPack } from "./json.js";
-import { mcqPack } from "./mcq.js";
+import { codePack } from "./code/code.js";
+import { jsonPack } from "./json/json.js";
+import { mcqPack } from "./mcq/mcq.js";
 
 /** The packs every deployment has. */
 export const builtinPacks: readonly AnyPack[] = [mcqPack, jsonPack, codePack];

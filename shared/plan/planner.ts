@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "../loop/limits.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../loop-settings.js";
 import { costUsd, type PriceClass } from "../model/pricing.js";
 import { RESULTS_PREFIX, RUNS_PREFIX } from "../store/bucket-layout.js";
 import {
@@ -553,7 +553,7 @@ export function plan(rawInput: PlanInput, counts: CountsFile, prices: PricesFile
         ceilingPerSecond: partitionWrites / hottest.perDraft,
         costPerDraftUsd: 0,
         raise:
-          "the table design (functions/lib/table.ts): shard the byStatus partition key as byCreated is (RUNS#0..7); no quota raises a partition's 1,000 WRU/s",
+          "the table design (contracts/table.ts): shard the byStatus partition key as byCreated is (RUNS#0..7); no quota raises a partition's 1,000 WRU/s",
         note: `${hottest.perDraft.toFixed(2)} index WRU per draft land on this one partition; its sort key grows with time, so splitting for heat does not spread it`,
       },
       ["dynamodb.partitionWritesPerSecond"],

@@ -45,9 +45,9 @@ describe("the build's assets", () => {
     // The state machines, the viewer's page and the sandbox's guest script at least.
     expect(reads.map((read) => read.file)).toEqual(
       expect.arrayContaining([
-        "infra/state-machine.asl.json",
-        "infra/batch-state-machine.asl.json",
-        "shared/packs/sandbox-harness.guest.js",
+        "contracts/state-machine.asl.json",
+        "contracts/batch-state-machine.asl.json",
+        "shared/packs/code/sandbox-harness.guest.js",
       ]),
     );
   });

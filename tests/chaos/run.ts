@@ -15,9 +15,10 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import { cpus, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import pLimit from "p-limit";
+import type { StoppedStatus } from "../../contracts/state-names.js";
 import { createFinalizeHandler } from "../../functions/finalize.js";
 import type { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { FAILURE_REASONS, type StoppedStatus } from "../../functions/lib/finalizer.js";
+import { FAILURE_REASONS } from "../../functions/lib/finalizer.js";
 import { LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
 import { limitModel } from "../../shared/model/limited.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { describeType, packSettings } from "../../cli/pack-catalog.js";
-import { mcqPack } from "../../shared/packs/mcq.js";
+import { mcqPack } from "../../shared/packs/mcq/mcq.js";
 import { redraft } from "../helpers/run-cli.js";
 
 describe("redraft packs", () => {

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileJsonSchema } from "../../shared/packs/json.js";
+import { compileJsonSchema } from "../../shared/packs/json/json.js";
 import { validateDraft } from "../../shared/validate.js";
 import { redraft } from "../helpers/run-cli.js";
 

@@ -8,21 +8,23 @@ import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import pLimit from "p-limit";
 import { notificationKey } from "../../cli/cloud/submit.js";
+import { BatchEvents, SubmissionEvent } from "../../contracts/events.js";
 import {
   BATCH_KEY_PREFIX,
   BATCH_SORT_KEY,
   BATCHES_PARTITION,
-  DynamoBatchStore,
-} from "../../functions/lib/batch-store.js";
+  INDEXES,
+  PARTITION_KEY,
+  SORT_KEY,
+} from "../../contracts/table.js";
+import { DynamoBatchStore } from "../../functions/lib/batch-store.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { INDEXES, PARTITION_KEY, SORT_KEY } from "../../functions/lib/table.js";
 import { startFor } from "../../functions/start.js";
 import { type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { type CorrectDraftOptions, correctDraft } from "../../local/in-process.js";
 import type { BatchInput } from "../../shared/batch/record.js";
 import { aggregateBatch, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
-import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubmissionEvent } from "../../contracts/events.js";
 import { correctDraft } from "../../local/in-process.js";
-import { SubmissionEvent } from "../../shared/events.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { jsonLines, ROOT, redraft } from "../helpers/run-cli.js";

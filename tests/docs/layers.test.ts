@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { dirname, join, posix } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { imports, topOf } from "../../scripts/import-graph.js";
 
 /**
  * The import edges between top-level folders are the ones docs/DESIGN.md §3 allows, read from its
@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
  */
 const ROOT = join(import.meta.dirname, "..", "..");
 const DESIGN = readFileSync(join(ROOT, "docs/DESIGN.md"), "utf8");
-/** Packages the pure core must never import (docs/DESIGN.md §3, shared/ row). */
+/** Packages the pure core and the contracts must never import (docs/DESIGN.md §3, shared/ and contracts/ rows). */
 const CLOUD_PACKAGES = /^(@aws-sdk\/|aws-cdk-lib|constructs$|@aws-lambda-powertools\/|aws-lambda$)/;
 
 /** `folder → folders it may import`, from the §3 table: `| [name/](…) | what | \`a/\`, \`b/\` |`. */
@@ -27,18 +27,6 @@ function allowedEdges(): Map<string, Set<string>> {
   return allowed;
 }
 
-function trackedSources(): string[] {
-  return execFileSync("git", ["ls-files", "-z", "*.ts", "*.js", "*.mjs"], { cwd: ROOT, encoding: "utf8" })
-    .split("\0")
-    .filter(Boolean);
-}
-
-/** The top-level folder of a repository path; a file at the root is named by itself. */
-const topOf = (path: string) => (path.includes("/") ? (path.split("/")[0] as string) : path);
-
-const SPECIFIERS =
-  /(?:^|[\s;])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
-
 interface Edge {
   from: string;
   to: string;
@@ -48,20 +36,14 @@ interface Edge {
 
 function edges(): Edge[] {
   const found: Edge[] = [];
-  for (const file of trackedSources()) {
-    const source = readFileSync(join(ROOT, file), "utf8");
-    for (const m of source.matchAll(SPECIFIERS)) {
-      const specifier = (m[1] ?? m[2] ?? m[3]) as string;
-      const from = topOf(file);
-      if (!specifier.startsWith(".")) {
-        found.push({ from, to: `package:${specifier}`, file, specifier });
-        continue;
-      }
-      const target = posix.normalize(posix.join(dirname(file), specifier));
-      if (target.startsWith("node_modules/")) continue;
-      const to = topOf(target);
-      if (to !== from) found.push({ from, to, file, specifier });
+  for (const { file, specifier, target } of imports(ROOT)) {
+    const from = topOf(file);
+    if (target === undefined) {
+      found.push({ from, to: `package:${specifier}`, file, specifier });
+      continue;
     }
+    const to = topOf(target);
+    if (to !== from) found.push({ from, to, file, specifier });
   }
   return found;
 }
@@ -83,9 +65,13 @@ describe("import edges between layers (docs/DESIGN.md §3)", () => {
     expect(offences).toEqual([]);
   });
 
-  it("keeps the pure core free of cloud packages", () => {
+  it("keeps the pure core and the contracts free of cloud packages", () => {
     const offences = all
-      .filter((e) => e.from === "shared" && CLOUD_PACKAGES.test(e.to.replace(/^package:/, "")))
+      .filter(
+        (e) =>
+          (e.from === "shared" || e.from === "contracts") &&
+          CLOUD_PACKAGES.test(e.to.replace(/^package:/, "")),
+      )
       .map((e) => `${e.file} imports ${e.specifier}`);
     expect(offences).toEqual([]);
   });
@@ -102,6 +88,17 @@ describe("import edges between layers (docs/DESIGN.md §3)", () => {
     };
     for (const start of allowed.keys()) visit(start, [start]);
     expect(cycles).toEqual([]);
+  });
+
+  it("forbids infra → functions, local → infra and ui → infra: the two sides meet only in contracts/", () => {
+    expect(allowed.get("contracts")).toEqual(new Set(["shared"]));
+    expect(allowed.get("infra")?.has("functions")).toBe(false);
+    expect(allowed.get("local")?.has("infra")).toBe(false);
+    expect(allowed.get("ui")?.has("infra")).toBe(false);
+    // and the folders that used to need those edges now import the contracts instead
+    for (const from of ["infra", "local", "ui", "functions"]) {
+      expect(all.some((e) => e.from === from && e.to === "contracts")).toBe(true);
+    }
   });
 
   it("would catch an edge the table does not allow", () => {

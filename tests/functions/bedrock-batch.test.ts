@@ -13,13 +13,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BEDROCK_BATCH_LIMITS, BedrockBatchService } from "../../functions/lib/bedrock-batch.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { submitRound } from "../../shared/batch/round-steps.js";
-import {
-  type BatchRequestLine,
-  type BatchServiceLimits,
-  type RoundTiming,
-  splitIntoBatches,
-} from "../../shared/batch/rounds.js";
+import { type RoundTiming, splitIntoBatches } from "../../shared/batch/rounds.js";
 import { ErrorNames } from "../../shared/errors.js";
+import type { BatchRequestLine, BatchServiceLimits } from "../../shared/model/batch.js";
 import { buildMessageParams } from "../../shared/model/messages.js";
 import type { ModelRequest } from "../../shared/model/types.js";
 import { roundListKeys } from "../../shared/store/bucket-layout.js";

@@ -2,14 +2,15 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { OutcomeEvents } from "../../contracts/events.js";
+import type { StoppedStatus } from "../../contracts/state-names.js";
+import { runKey } from "../../contracts/table.js";
 import { createFinalizeHandler, type FinalizeEvent, handler } from "../../functions/finalize.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import type { FinalizerDeps, StoppedStatus } from "../../functions/lib/finalizer.js";
-import { runKey } from "../../functions/lib/table.js";
+import type { FinalizerDeps } from "../../functions/lib/finalizer.js";
 import { createValidateHandler } from "../../functions/steps/validate.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { ErrorNames, RunFinishedError } from "../../shared/errors.js";
-import { OutcomeEvents } from "../../shared/events.js";
 import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import { PackRegistry } from "../../shared/registry.js";

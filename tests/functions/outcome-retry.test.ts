@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { attemptKey } from "../../contracts/table.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { attemptKey } from "../../functions/lib/table.js";
 import { createOutcomeHandler } from "../../functions/outcome.js";
 import { ensureTable, type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { makeAttempt, makeRun } from "../stores/fixtures.js";

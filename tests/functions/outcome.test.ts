@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { OUTCOME_METRICS, REPAIRS_METRIC } from "../../functions/lib/metric-names.js";
+import { OUTCOME_METRICS, REPAIRS_METRIC } from "../../contracts/metric-names.js";
 import { metrics } from "../../functions/lib/observability.js";
 import { createOutcomeHandler } from "../../functions/outcome.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";

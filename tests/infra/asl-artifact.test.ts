@@ -8,7 +8,7 @@ import { BATCH_STATE_MACHINE_FILE, parseAsl, STATE_MACHINE_FILE } from "../../lo
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-describe("infra/state-machine.asl.json", () => {
+describe("contracts/state-machine.asl.json", () => {
   it("is what the CDK app synthesizes now", async () => {
     const dir = await mkdtemp(join(tmpdir(), "redraft-asl-"));
     try {
@@ -21,13 +21,13 @@ describe("infra/state-machine.asl.json", () => {
         { cwd: ROOT },
       );
       const committed = await readFile(STATE_MACHINE_FILE, "utf8");
-      expect(committed, "infra/state-machine.asl.json is stale: run `npm run asl` and commit it").toBe(
+      expect(committed, "contracts/state-machine.asl.json is stale: run `npm run asl` and commit it").toBe(
         await readFile(fresh, "utf8"),
       );
       const committedBatch = await readFile(BATCH_STATE_MACHINE_FILE, "utf8");
       expect(
         committedBatch,
-        "infra/batch-state-machine.asl.json is stale: run `npm run asl` and commit it",
+        "contracts/batch-state-machine.asl.json is stale: run `npm run asl` and commit it",
       ).toBe(await readFile(freshBatch, "utf8"));
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { aslFromTemplate, stateMachineIds, type TemplateJson } from "../../infra/asl.js";
+import { aslFromTemplate, stateMachineIds, type TemplateJson } from "../../contracts/asl.js";
 
 const definition = (parts: unknown[]) => ({ "Fn::Join": ["", parts] });
 

@@ -1,5 +1,5 @@
 import type { Template } from "aws-cdk-lib/assertions";
-import { type AslDefinition, type AslOptions, type AslState, aslFromTemplate } from "../../infra/asl.js";
+import { type AslDefinition, type AslOptions, type AslState, aslFromTemplate } from "../../contracts/asl.js";
 
 /** The synthesized state machine as a plain ASL object (references replaced by fake ARNs). */
 export function getAsl(template: Template, options?: AslOptions): AslDefinition {

@@ -1,10 +1,10 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { aslFromTemplate } from "../../contracts/asl.js";
+import { BatchEvents, SubmissionEvent } from "../../contracts/events.js";
+import { BatchStateNames } from "../../contracts/state-names.js";
 import { createStartHandler, startFor } from "../../functions/start.js";
-import { aslFromTemplate } from "../../infra/asl.js";
 import { environments } from "../../infra/config.js";
-import { BatchStateNames } from "../../infra/state-names.js";
-import { BatchEvents, SubmissionEvent } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 /**

@@ -1,7 +1,7 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../contracts/events.js";
 import { liveAlias } from "../../infra/constructs/functions.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("prod");

@@ -4,8 +4,9 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks, NagPack, ServerlessChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
-import { RETENTION_TAG } from "../../functions/lib/retention.js";
-import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../functions/lib/table.js";
+import { RETENTION_TAG } from "../../contracts/retention.js";
+import { StateNames } from "../../contracts/state-names.js";
+import { CREATED_SHARDS, INDEXES, runIndexKeys } from "../../contracts/table.js";
 import { BUNDLE_TARGET } from "../../infra/bundling.js";
 import { ENV_NAMES, environments, loadConfig } from "../../infra/config.js";
 import {
@@ -16,7 +17,6 @@ import {
 } from "../../infra/constructs/functions.js";
 import { RETAINED_PREFIXES } from "../../infra/constructs/storage.js";
 import { acknowledge } from "../../infra/nag.js";
-import { StateNames } from "../../infra/state-names.js";
 import { makeRun } from "../stores/fixtures.js";
 import { getAsl, stateOf } from "./asl.js";
 import { logicalId, type Synthesized, synthesize, synthesizeFresh } from "./synth.js";
@@ -514,6 +514,7 @@ describe("9. cold starts: no source maps parsed unless asked for", () => {
       description: "probe",
       timeout: Duration.seconds(10),
       environment,
+      envSchemas: [],
       config: loadConfig("dev"),
       modelSdk: "none",
     });

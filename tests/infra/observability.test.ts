@@ -2,13 +2,13 @@ import { App } from "aws-cdk-lib";
 import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { loadPlanData } from "../../cli/plan.js";
-import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../functions/lib/metric-names.js";
+import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../contracts/events.js";
+import { COST_METRIC, OUTCOME_METRICS, SERVICE_NAME } from "../../contracts/metric-names.js";
 import { environments, loadConfig } from "../../infra/config.js";
 import { liveAlias } from "../../infra/constructs/functions.js";
 import { METRIC_NAMESPACE } from "../../infra/constructs/observability.js";
 import { expectedHourlyModelCostUsd } from "../../infra/expected-cost.js";
 import { RedraftStack } from "../../infra/stack.js";
-import { OUTCOME_EVENT_SOURCE, OutcomeEvents } from "../../shared/events.js";
 import { plan } from "../../shared/plan/planner.js";
 import { logicalId, synthesize } from "./synth.js";
 

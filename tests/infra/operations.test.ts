@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AslState, aslFromTemplate } from "../../infra/asl.js";
+import { type AslState, aslFromTemplate } from "../../contracts/asl.js";
 import { LIVE_ALIAS, liveAlias } from "../../infra/constructs/functions.js";
 import { logicalId, synthesize } from "./synth.js";
 

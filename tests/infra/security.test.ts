@@ -3,7 +3,7 @@ import type { CfnTable } from "aws-cdk-lib/aws-dynamodb";
 import type { CfnFunction, IFunction } from "aws-cdk-lib/aws-lambda";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { describe, expect, it } from "vitest";
-import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../functions/lib/table.js";
+import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../contracts/table.js";
 import { environments } from "../../infra/config.js";
 import { foundationModelId, liveAlias } from "../../infra/constructs/functions.js";
 import { logicalId, synthesize, synthesizeFresh } from "./synth.js";

@@ -1,7 +1,7 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { SubmissionEvent } from "../../contracts/events.js";
 import { liveAlias } from "../../infra/constructs/functions.js";
-import { SubmissionEvent } from "../../shared/events.js";
 import { logicalId, synthesize } from "./synth.js";
 
 const { stack, template } = synthesize("dev");

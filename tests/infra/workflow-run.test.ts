@@ -14,7 +14,7 @@ import {
   PUBLISH_STATES,
   RECORD_STATES,
   StateNames,
-} from "../../infra/state-names.js";
+} from "../../contracts/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
 import { NO_GROUNDING } from "../../shared/grounding/check.js";
 import type { LoopState } from "../../shared/loop/state.js";

@@ -2,7 +2,16 @@ import aslValidator from "asl-validator";
 import { Match } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
-import { RUN_SORT_KEY, runKey, statusUpdate } from "../../functions/lib/table.js";
+import { OutcomeEvents } from "../../contracts/events.js";
+import {
+  ANNOUNCE_STATES,
+  LAMBDA_STATES,
+  MODEL_STATES,
+  PUBLISH_STATES,
+  RECORD_STATES,
+  StateNames,
+} from "../../contracts/state-names.js";
+import { RUN_SORT_KEY, runKey, statusUpdate } from "../../contracts/table.js";
 import { environments } from "../../infra/config.js";
 import {
   CONDITIONAL_CHECK_FAILED,
@@ -12,14 +21,6 @@ import {
   MODEL_FAILURES,
   S3_TRANSIENT_ERRORS,
 } from "../../infra/retries.js";
-import {
-  ANNOUNCE_STATES,
-  LAMBDA_STATES,
-  MODEL_STATES,
-  PUBLISH_STATES,
-  RECORD_STATES,
-  StateNames,
-} from "../../infra/state-names.js";
 import {
   BlobNotFoundError,
   CassetteExhaustedError,
@@ -32,8 +33,7 @@ import {
   ModelTimeoutError,
   TRANSIENT_MODEL_ERRORS,
 } from "../../shared/errors.js";
-import { OutcomeEvents } from "../../shared/events.js";
-import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop/model-queue.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { ACTIVE_STATUSES } from "../../shared/store/types.js";
 import { choicesOf, getAsl, stateOf } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";

@@ -9,7 +9,7 @@ import {
   modelConcurrencyShares,
 } from "../../infra/constructs/functions.js";
 import { backoffSeconds, stepWorstCase, worstCase } from "../../infra/worst-case.js";
-import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop/model-queue.js";
+import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { getAsl } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
 

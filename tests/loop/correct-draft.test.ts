@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StateNames } from "../../infra/state-names.js";
+import { StateNames } from "../../contracts/state-names.js";
 import { correctDraft } from "../../local/in-process.js";
 import { loadAsl } from "../../local/state-machine.js";
 import type { Draft } from "../../shared/draft.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { resolvePack } from "../../shared/engine.js";
-import { mcqPack } from "../../shared/packs/mcq.js";
+import { mcqPack } from "../../shared/packs/mcq/mcq.js";
 
 const draft = (options: Draft["options"]): Draft => ({ id: "d1", kind: "mcq", content: {}, options });
 

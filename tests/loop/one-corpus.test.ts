@@ -12,7 +12,7 @@ import { openRuntime } from "../workflow/harness.js";
 
 /**
  * One corpus, three ways in: the library's `correctDraft`, `redraft run --json`, and the local
- * runtime the workflow tests use. All three execute infra/state-machine.asl.json, so a draft must
+ * runtime the workflow tests use. All three execute contracts/state-machine.asl.json, so a draft must
  * end the same way whichever way it came in.
  */
 const DRAFTS_DIR = join(ROOT, "examples", "drafts");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LoopLimits } from "../../shared/loop/state.js";
-import { DEFAULT_BREAKER_AFTER, nextVerdict } from "../../shared/loop/verdict.js";
+import { nextVerdict } from "../../shared/loop/verdict.js";
+import { DEFAULT_BREAKER_AFTER } from "../../shared/loop-settings.js";
 
 const LIMITS: LoopLimits = {
   maxAttempts: 4,

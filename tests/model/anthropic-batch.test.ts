@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type BatchRequestLine, type BatchResult, splitIntoBatches } from "../../shared/batch/rounds.js";
+import { splitIntoBatches } from "../../shared/batch/rounds.js";
 import { ErrorNames } from "../../shared/errors.js";
 import { ANTHROPIC_BATCH_LIMITS, AnthropicBatchService } from "../../shared/model/anthropic.js";
+import type { BatchRequestLine, BatchResult } from "../../shared/model/batch.js";
 import { buildMessageParams } from "../../shared/model/messages.js";
 import type { ModelRequest } from "../../shared/model/types.js";
 import { failureOf } from "./batch-failure.js";

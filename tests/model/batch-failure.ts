@@ -1,5 +1,6 @@
-import { type BatchResult, errorOfResult } from "../../shared/batch/rounds.js";
+import { errorOfResult } from "../../shared/batch/rounds.js";
 import { TRANSIENT_MODEL_ERRORS } from "../../shared/errors.js";
+import type { BatchResult } from "../../shared/model/batch.js";
 
 /**
  * What a batch request's failed result is to the loop, as the batch-service tests of both providers

@@ -58,8 +58,8 @@ describe("the packed tarball", () => {
       "dist/models.js",
       "dist/models.d.ts",
       "dist/cli/main.js",
-      "dist/infra/state-machine.asl.json",
-      "dist/shared/packs/sandbox-harness.guest.js",
+      "dist/contracts/state-machine.asl.json",
+      "dist/shared/packs/code/sandbox-harness.guest.js",
     ])
       expect(tarballFiles).toContain(file);
     expect(tarballFiles.filter((file) => /^(tests|tests-ui|examples|scripts|bench)\//.test(file))).toEqual(

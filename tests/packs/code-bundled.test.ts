@@ -10,8 +10,8 @@ import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_SIDE_FILES, esbuildOptions } from "../../infra/bundling.js";
-import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
-import type { QuickJSSandbox, SandboxLimits } from "../../shared/packs/sandbox.js";
+import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import type { QuickJSSandbox, SandboxLimits } from "../../shared/packs/code/sandbox.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 // Inside the repository (ignored by git), like the bench's and test:lambda-node's bundles.
@@ -27,7 +27,7 @@ beforeAll(async () => {
   mkdirSync(DIR, { recursive: true });
   await build({
     ...esbuildOptions("none"),
-    entryPoints: [join(ROOT, "shared/packs/sandbox.ts")],
+    entryPoints: [join(ROOT, "shared/packs/code/sandbox.ts")],
     // No map: vitest would look for the sources it names.
     sourcemap: false,
     outfile: join(DIR, "index.mjs"),

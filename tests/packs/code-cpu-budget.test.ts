@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
-import { QuickJSSandbox, type SandboxLimits, type SuiteResult } from "../../shared/packs/sandbox.js";
+import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import { QuickJSSandbox, type SandboxLimits, type SuiteResult } from "../../shared/packs/code/sandbox.js";
 import { besideBusyProcesses } from "../helpers/busy.js";
 
 /**

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { CODE_RULE_IDS, codePack, DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
-import { QuickJSSandbox, type SandboxLimits, type SandboxTest } from "../../shared/packs/sandbox.js";
+import { CODE_RULE_IDS, codePack, DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import { QuickJSSandbox, type SandboxLimits, type SandboxTest } from "../../shared/packs/code/sandbox.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

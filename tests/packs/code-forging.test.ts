@@ -2,7 +2,7 @@ import nodeAssert from "node:assert/strict";
 import { createContext, runInContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { ValidationReport } from "../../shared/draft.js";
-import { type CodeContent, codePack } from "../../shared/packs/code.js";
+import { type CodeContent, codePack } from "../../shared/packs/code/code.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

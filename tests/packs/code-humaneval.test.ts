@@ -2,7 +2,7 @@ import vm from "node:vm";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, type ResolvedPack, resolvePack } from "../../shared/engine.js";
-import { type CodeContent, type CodeSettings, codePack } from "../../shared/packs/code.js";
+import { type CodeContent, type CodeSettings, codePack } from "../../shared/packs/code/code.js";
 import {
   HUMANEVAL_X_JS,
   type HumanEvalXProblem,

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
-import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
-import { QuickJSSandbox, SandboxSetupError } from "../../shared/packs/sandbox.js";
+import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import { QuickJSSandbox, SandboxSetupError } from "../../shared/packs/code/sandbox.js";
 import { makeDeps } from "../loop/harness.js";
 
 /**

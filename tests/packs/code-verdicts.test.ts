@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code.js";
+import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
 import {
   QuickJSSandbox,
   type SandboxLimits,
   type SandboxTest,
   type TestOutcome,
-} from "../../shared/packs/sandbox.js";
+} from "../../shared/packs/code/sandbox.js";
 
 /**
  * What a verdict rests on: an honest deepEqual, a test that asserted something, and a budget that

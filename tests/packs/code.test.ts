@@ -9,8 +9,8 @@ import {
   CodeContentSchema,
   codePack,
   DEFAULT_CODE_SETTINGS,
-} from "../../shared/packs/code.js";
-import { QuickJSSandbox, type SandboxLimits, type TestOutcome } from "../../shared/packs/sandbox.js";
+} from "../../shared/packs/code/code.js";
+import { QuickJSSandbox, type SandboxLimits, type TestOutcome } from "../../shared/packs/code/sandbox.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 
@@ -471,7 +471,7 @@ describe("code pack through validateDraft", () => {
 
   it("throws a clear error when checked before ready()", async () => {
     vi.resetModules();
-    const fresh = await import("../../shared/packs/code.js");
+    const fresh = await import("../../shared/packs/code/code.js");
     const freshErrors = await import("../../shared/errors.js");
     const draft = { id: "not-ready", kind: "code", content: code(ADD_SOURCE) };
     const attempt = () => inspectWithPack(resolvePack(fresh.codePack), draft);

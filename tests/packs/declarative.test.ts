@@ -9,7 +9,7 @@ import { ErrorNames, InvalidPackError } from "../../shared/errors.js";
 import type { Pack } from "../../shared/pack.js";
 import { loadPackFile, packFromDefinition } from "../../shared/packs/declarative.js";
 import { builtinPacks } from "../../shared/packs/index.js";
-import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "../../shared/packs/json.js";
+import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "../../shared/packs/json/json.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

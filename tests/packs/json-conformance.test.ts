@@ -24,7 +24,7 @@ import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidSchemaError } from "../../shared/errors.js";
-import { compileJsonSchema } from "../../shared/packs/json.js";
+import { compileJsonSchema } from "../../shared/packs/json/json.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

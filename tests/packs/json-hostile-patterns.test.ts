@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { compileJsonSchema } from "../../shared/packs/json/json.js";
 import { TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
-import { compileJsonSchema } from "../../shared/packs/json.js";
 import { jsonLines, redraft, spawnCli } from "../helpers/run-cli.js";
 
 const HOSTILE: [string, string][] = [

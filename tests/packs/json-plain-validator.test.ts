@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CompiledJsonSchema, compileJsonSchema, dialectOf } from "../../shared/packs/json.js";
+import { CompiledJsonSchema, compileJsonSchema, dialectOf } from "../../shared/packs/json/json.js";
 
 /** Checks after which the plain-data validator is compiled (compiled.ts), with some room. */
 const WARM_UP = 1100;

@@ -13,7 +13,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
-import { compileJsonSchema, JSON_RULE_IDS } from "../../shared/packs/json.js";
+import { compileJsonSchema, JSON_RULE_IDS } from "../../shared/packs/json/json.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

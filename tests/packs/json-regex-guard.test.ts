@@ -7,9 +7,9 @@
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { inspectWithPack } from "../../shared/engine.js";
+import { compileJsonSchema } from "../../shared/packs/json/json.js";
 import { guardWorkersStarted, SchemaTooSlowError, TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
 import { matchesInBoundedSteps } from "../../shared/packs/json/regex-safety.js";
-import { compileJsonSchema } from "../../shared/packs/json.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { parseDraft, validateDraft } from "../../shared/validate.js";
 

@@ -16,8 +16,8 @@ import {
   studySchema,
 } from "../../bench/lib/json-corpus.js";
 import { Rng } from "../../bench/lib/rng.js";
+import { CompiledJsonSchema, compileJsonSchema, dialectOf } from "../../shared/packs/json/json.js";
 import { errorsStayLocal } from "../../shared/packs/json/locality.js";
-import { CompiledJsonSchema, compileJsonSchema, dialectOf } from "../../shared/packs/json.js";
 
 type Schema = Record<string, unknown>;
 

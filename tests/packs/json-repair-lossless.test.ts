@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
-import { jsonPack } from "../../shared/packs/json.js";
+import { jsonPack } from "../../shared/packs/json/json.js";
 
 const lossless = resolvePack(jsonPack);
 const aggressive = resolvePack(jsonPack, { settings: { repair: "aggressive" } });

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
+import { compileJsonSchema, jsonPack } from "../../shared/packs/json/json.js";
 import { carriesNothing } from "../../shared/packs/json/repair.js";
-import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
 import { toPointer } from "../../shared/pointer.js";
 
 /**

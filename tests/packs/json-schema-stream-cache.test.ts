@@ -5,7 +5,11 @@
  * one or one changed after the fact pass as the repeated one.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "../../shared/packs/json.js";
+import {
+  clearJsonSchemaCache,
+  compileJsonSchema,
+  jsonSchemaCacheStats,
+} from "../../shared/packs/json/json.js";
 
 const SCHEMA = {
   $schema: "https://json-schema.org/draft/2020-12/schema",

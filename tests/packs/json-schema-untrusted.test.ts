@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
-import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
-import { DEFAULT_SCHEMA_LIMITS } from "../../shared/packs/json-schema-guard.js";
+import { compileJsonSchema, jsonPack } from "../../shared/packs/json/json.js";
+import { DEFAULT_SCHEMA_LIMITS } from "../../shared/packs/json/json-schema-guard.js";
 import { inspectDraft, validateDraft } from "../../shared/validate.js";
 import { makeDeps } from "../loop/harness.js";
 

@@ -19,7 +19,7 @@ import { describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
 import { InvalidSchemaError } from "../../shared/errors.js";
-import { compileJsonSchema, jsonPack } from "../../shared/packs/json.js";
+import { compileJsonSchema, jsonPack } from "../../shared/packs/json/json.js";
 
 const addFormats = addFormatsModule.default;
 type Json = Record<string, unknown>;

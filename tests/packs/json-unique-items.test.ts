@@ -5,8 +5,8 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { compileJsonSchema } from "../../shared/packs/json/json.js";
 import { duplicateItems } from "../../shared/packs/json/unique-items.js";
-import { compileJsonSchema } from "../../shared/packs/json.js";
 
 const stock = new Ajv2020({ allErrors: true, strict: false }).compile({ uniqueItems: true });
 const ours = (() => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { InvalidSchemaError } from "../../shared/errors.js";
-import { compileJsonSchema, JSON_RULE_IDS } from "../../shared/packs/json.js";
+import { compileJsonSchema, JSON_RULE_IDS } from "../../shared/packs/json/json.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 

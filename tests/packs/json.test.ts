@@ -9,7 +9,7 @@ import {
   jsonPack,
   jsonSchemaCacheStats,
   OMIT_OPTIONAL_RULE,
-} from "../../shared/packs/json.js";
+} from "../../shared/packs/json/json.js";
 
 const withRepair = resolvePack(jsonPack);
 const withoutRepair = resolvePack(jsonPack, { settings: { repair: "off" } });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { correctDraft } from "../../local/in-process.js";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, resolvePack } from "../../shared/engine.js";
-import { type McqContent, mcqPack } from "../../shared/packs/mcq.js";
+import { type McqContent, mcqPack } from "../../shared/packs/mcq/mcq.js";
 import { validateDraft } from "../../shared/validate.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer, makeDeps } from "../loop/harness.js";

@@ -11,7 +11,7 @@ import {
   type McqSettings,
   McqSettingsSchema,
   mcqPack,
-} from "../../shared/packs/mcq.js";
+} from "../../shared/packs/mcq/mcq.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { inspectDraft, validateDraft } from "../../shared/validate.js";
 import {

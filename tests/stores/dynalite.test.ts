@@ -10,8 +10,8 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
+import { INDEXES } from "../../contracts/table.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
-import { INDEXES } from "../../functions/lib/table.js";
 import { ensureTable, type LocalDynamo, localDynamoClient, startDynalite } from "../../local/dynalite.js";
 import { makeRun } from "./fixtures.js";
 

@@ -1,7 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import {
   attemptKey,
   CREATED_SHARDS,
@@ -16,7 +15,8 @@ import {
   statusUpdate,
   statusUpdateValues,
   timeSortKey,
-} from "../../functions/lib/table.js";
+} from "../../contracts/table.js";
+import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { ensureTable, type LocalDynamo, localDynamoClient, startDynalite } from "../../local/dynalite.js";
 import { at, makeAttempt, makeRun } from "./fixtures.js";
 import { describeRunStoreContract } from "./run-store-contract.js";

@@ -23,9 +23,9 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { runKey } from "../../contracts/table.js";
 import { DynamoRunStore } from "../../functions/lib/dynamo-store.js";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
-import { runKey } from "../../functions/lib/table.js";
 import {
   BlobNotFoundError,
   RunNotFoundError,

@@ -14,7 +14,7 @@ import {
   statusUpdate,
   statusUpdateValues,
   storeError,
-} from "../../functions/lib/table.js";
+} from "../../contracts/table.js";
 import {
   ErrorNames,
   RunNotFoundError,

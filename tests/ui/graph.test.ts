@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StateNames } from "../../infra/state-names.js";
+import { StateNames } from "../../contracts/state-names.js";
 import type { HistoryEvent } from "../../local/runtime.js";
 import { executionPath, highlightedMermaid, mermaidNodeId } from "../../ui/graph.js";
 import { buildTimeline } from "../../ui/timeline.js";

@@ -9,7 +9,7 @@
  * first entry whose `ErrorEquals` matches the error, as the engine picks it.
  */
 import { StateMachine, type StateMachineDefinition } from "aws-local-stepfunctions";
-import type { AslDefinition, AslState } from "../../infra/asl.js";
+import type { AslDefinition, AslState } from "../../contracts/asl.js";
 import type { HistoryEvent } from "../../local/runtime.js";
 
 type TransitionKind = "next" | "choice" | "default" | "catch" | "retry";

@@ -2,10 +2,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
+import { BatchEvents } from "../../contracts/events.js";
+import { BatchStateNames } from "../../contracts/state-names.js";
+import { BATCHES_PARTITION, batchItemKeys, INDEXES } from "../../contracts/table.js";
 import { createBatchHandler } from "../../functions/batch.js";
-import { BATCHES_PARTITION, batchItemKeys } from "../../functions/lib/batch-store.js";
-import { INDEXES } from "../../functions/lib/table.js";
-import { BatchStateNames } from "../../infra/state-names.js";
 import type { HistoryEvent } from "../../local/asl-interpreter.js";
 import { LocalBatchRunner, standInDistributedMaps } from "../../local/batch.js";
 import { LocalBatchService } from "../../local/batch-service.js";
@@ -13,9 +13,8 @@ import type { LocalRuntime } from "../../local/runtime.js";
 import type { SqliteBatchStore } from "../../local/sqlite-store.js";
 import { LOCAL_TABLE, loadBatchAsl } from "../../local/state-machine.js";
 import { childRunId } from "../../shared/batch/record.js";
-import type { BatchModelService } from "../../shared/batch/rounds.js";
 import { ModelRateLimitedError } from "../../shared/errors.js";
-import { BatchEvents } from "../../shared/events.js";
+import type { BatchModelService } from "../../shared/model/batch.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { batchKeys, roundListKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord } from "../../shared/store/types.js";
@@ -23,7 +22,7 @@ import { coverageOf } from "./asl-coverage.js";
 import { openRuntime, path } from "./harness.js";
 
 /**
- * The batch state machine (infra/batch-state-machine.asl.json) on the local runtime: the children
+ * The batch state machine (contracts/batch-state-machine.asl.json) on the local runtime: the children
  * are real executions of the per-draft state machine, the Distributed Map's parts are the local
  * stand-ins (local/batch.ts), and every count the batch record holds is checked against the runs.
  */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { AslDefinition } from "../../infra/asl.js";
+import type { AslDefinition } from "../../contracts/asl.js";
+import { StateNames } from "../../contracts/state-names.js";
 import { CONDITIONAL_CHECK_FAILED } from "../../infra/retries.js";
-import { StateNames } from "../../infra/state-names.js";
 import { ErrorNames } from "../../shared/errors.js";
 import { type CoverageReport, coverageOf, transitionsOf, transitionsTaken } from "./asl-coverage.js";
 import { path, synthesizedAsl } from "./harness.js";

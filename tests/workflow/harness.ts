@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AslDefinition } from "../../infra/asl.js";
+import type { AslDefinition } from "../../contracts/asl.js";
 import { type ExecutionInput, LOCAL_BUCKET, LocalRuntime } from "../../local/runtime.js";
 import { loadAsl } from "../../local/state-machine.js";
 import { buildRunResult } from "../../shared/loop/run.js";
 import { ReplayModelClient } from "../../shared/model/replay.js";
 import type { DeploymentConfig } from "../../shared/pack.js";
 
-/** The committed state machine, infra/state-machine.asl.json: the one every local path runs. */
+/** The committed state machine, contracts/state-machine.asl.json: the one every local path runs. */
 export function synthesizedAsl(): Promise<AslDefinition> {
   return loadAsl();
 }

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { StateNames } from "../../infra/state-names.js";
+import { StateNames } from "../../contracts/state-names.js";
 import type { TaskHandler } from "../../local/asl-interpreter.js";
 import { LocalBatchRunner } from "../../local/batch.js";
 import { correctDraft } from "../../local/in-process.js";

@@ -6,8 +6,8 @@
  */
 
 import { randomUUID } from "node:crypto";
-import type { AslDefinition } from "../../infra/asl.js";
-import { type StateName, StateNames } from "../../infra/state-names.js";
+import type { AslDefinition } from "../../contracts/asl.js";
+import { type StateName, StateNames } from "../../contracts/state-names.js";
 import { type ExecutionSummary, LOCAL_BUCKET, type LocalRuntime } from "../../local/runtime.js";
 import { DeadlinePassedError } from "../../shared/errors.js";
 import type { LoopDeps } from "../../shared/loop/steps/deps.js";

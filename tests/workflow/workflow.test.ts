@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { StateNames } from "../../infra/state-names.js";
+import { StateNames } from "../../contracts/state-names.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import { DRAFT_WITH_ERRORS, FULLY_CORRECTED_DRAFT, PARTIALLY_CORRECTED_DRAFT } from "../fixtures/seed004.js";
 import { answer } from "../loop/harness.js";

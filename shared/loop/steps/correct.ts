@@ -1,12 +1,12 @@
 import type { Draft, ValidationReport } from "../../draft.js";
 import { ModelNotConfiguredError } from "../../errors.js";
 import { canonicalJson } from "../../hash.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../../loop-settings.js";
 import { costUsd } from "../../model/pricing.js";
 import { valueAt } from "../../pointer.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { packFor } from "../../validate.js";
 import { modelFor } from "../ladder.js";
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
 import { applyPatch, patchScope } from "../patch.js";
 import { buildCorrectionPrompt } from "../prompt.js";
 import { parseCorrectionAnswer } from "../response.js";

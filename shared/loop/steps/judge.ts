@@ -12,15 +12,15 @@ import {
 } from "../../grounding/check.js";
 import { choosePassages, type PassageSeen } from "../../grounding/passages.js";
 import { sourceOf } from "../../grounding/source.js";
+import type { Persona } from "../../loop-settings.js";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../../loop-settings.js";
 import { costUsd } from "../../model/pricing.js";
 import type { ModelClient } from "../../model/types.js";
 import { type TokenUsage, totalTokens } from "../../model/types.js";
-import type { Persona } from "../../pack.js";
 import { blobKeys } from "../../store/bucket-layout.js";
 import { addTotals, JUDGE_USAGE_KEY_BASE } from "../../store/types.js";
 import { packFor } from "../../validate.js";
 import { buildJudgePrompt, classifyFindings, parseJudgeAnswer, personasFor } from "../judge.js";
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "../limits.js";
 import type { LoopState } from "../state.js";
 import { budgetSpent } from "../verdict.js";
 import { answerOnce } from "./answer.js";

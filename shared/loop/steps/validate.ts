@@ -3,6 +3,7 @@ import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "../../
 import { ErrorNames, InvalidDraftError, PackRuleError } from "../../errors.js";
 import { NO_GROUNDING } from "../../grounding/check.js";
 import { readSource, type SourceReader, sourceOf } from "../../grounding/source.js";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../../loop-settings.js";
 import { blobKeys, SOURCES_PREFIX } from "../../store/bucket-layout.js";
 import { claimHash } from "../../store/claim.js";
 import {
@@ -14,7 +15,7 @@ import {
 } from "../../store/types.js";
 import { packFor, parseDraft } from "../../validate.js";
 import { judgeEnabled } from "../judge.js";
-import { DEFAULT_DEDUPE_WINDOW_MS, resolveLimits } from "../limits.js";
+import { resolveLimits } from "../limits.js";
 import type { LoopState } from "../state.js";
 import { type LoopDeps, now } from "./deps.js";
 import { recordFailure } from "./failure.js";

@@ -3,17 +3,17 @@
  * unusable schema is a problem to report, never a throw.
  */
 import { canonicalJson } from "../../hash.js";
+import { dialectOf, dialectSupport, idKeyword, type JsonSchemaDialect } from "./ajv.js";
+import { CompiledJsonSchema } from "./compiled.js";
+import { MAX_UNFOLDED_EVALUATIONS, unfoldedEvaluations } from "./cost.js";
+import { JSON_RULE_IDS } from "./ids.js";
 import {
   DEFAULT_SCHEMA_LIMITS,
   exceedsDepth,
   findRemoteRef,
   findUnsafePattern,
   namesProtoProperty,
-} from "../json-schema-guard.js";
-import { dialectOf, dialectSupport, idKeyword, type JsonSchemaDialect } from "./ajv.js";
-import { CompiledJsonSchema } from "./compiled.js";
-import { MAX_UNFOLDED_EVALUATIONS, unfoldedEvaluations } from "./cost.js";
-import { JSON_RULE_IDS } from "./ids.js";
+} from "./json-schema-guard.js";
 import { TOO_SLOW } from "./regex-guard.js";
 import { isRecord, jsonTypeOf, type SchemaObject } from "./util.js";
 

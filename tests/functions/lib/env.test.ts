@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
-import { InvalidEnvironmentError, LoopEnvSchema, readEnv } from "../../../functions/lib/env.js";
+import { InvalidEnvironmentError, LoopEnvSchema, readEnv } from "../../../contracts/env.js";
 
 /** What a call threw (or rejected with), so the error's fields can be asserted. */
 async function failureOf(call: () => unknown): Promise<unknown> {

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { sha256 } from "../hash.js";
-import type { Finding, Pack, Rule, RuleContext } from "../pack.js";
+import { sha256 } from "../../hash.js";
+import type { Finding, Pack, Rule, RuleContext } from "../../pack.js";
 import {
   MAX_MEMORY_LIMIT_BYTES,
   MAX_STACK_BYTES,

@@ -154,3 +154,7 @@ export const BatchStateNames = {
   RunDraftOnDemand: "RunDraftOnDemand",
   OnDemandAlreadyRan: "OnDemandAlreadyRan",
 } as const;
+
+/** The execution statuses that end a run (per-draft machine) or a batch without the state machine having finished it. */
+export const STOPPED_STATUSES = ["FAILED", "TIMED_OUT", "ABORTED"] as const;
+export type StoppedStatus = (typeof STOPPED_STATUSES)[number];

@@ -5,8 +5,8 @@
 // biome-ignore-all lint/correctness/noUnusedVariables: `assert` and `AssertionError` are global lexical bindings for the tests; ignored catch bindings are kept as written.
 // biome-ignore-all lint/suspicious/noSelfCompare: `x !== x` is the NaN test that reads no global (Number.isNaN could be replaced by draft code).
 
-// The guest side of the QuickJS sandbox of the `code` pack (shared/packs/sandbox.ts is the host
-// side). This file never runs in Node: the host reads it as text (shared/packs/sandbox-harness.ts)
+// The guest side of the QuickJS sandbox of the `code` pack (shared/packs/code/sandbox.ts is the host
+// side). This file never runs in Node: the host reads it as text (shared/packs/code/sandbox-harness.ts)
 // and evaluates it as a global script in every fresh QuickJS context, before the draft's source.
 // Why it is written the way it is (lexical bindings, captured intrinsics, a locked realm, no
 // prototype lookups at call time, read-only protocols) is explained in sandbox-harness.ts: change

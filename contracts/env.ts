@@ -1,8 +1,8 @@
 import * as z from "zod";
-import { DEFAULT_DEDUPE_WINDOW_MS } from "../../shared/loop/limits.js";
-import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../../shared/model/types.js";
-import { type DeploymentConfig, DeploymentConfigSchema } from "../../shared/pack.js";
-import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../../shared/validate.js";
+import { DEFAULT_DEDUPE_WINDOW_MS } from "../shared/loop-settings.js";
+import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "../shared/model/types.js";
+import { type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
+import { DEFAULT_MAX_DRAFT_BYTES, DEFAULT_MAX_DRAFT_DEPTH } from "../shared/validate.js";
 
 /**
  * How every handler reads its configuration: one zod schema per handler, parsed by `readEnv` on the
@@ -43,14 +43,14 @@ export function readEnv<S extends z.ZodType>(schema: S, source?: Source): z.outp
 }
 
 /** The table's variables, for every handler that reads or writes runs or batches. */
-export const TABLE_ENV = {
+const TABLE_ENV = {
   TABLE_NAME: z.string().min(1),
   /** Days to keep run and attempt items (`ttl`); absent: kept until deleted. */
   RETENTION_DAYS: z.coerce.number().int().positive().optional(),
 };
 
 /** The bucket drafts and blobs are kept in. */
-export const BUCKET_ENV = { BUCKET_NAME: z.string().min(1) };
+const BUCKET_ENV = { BUCKET_NAME: z.string().min(1) };
 
 /** The loop steps' environment (validate, correct, revalidate, judge; batch and rounds build on it). */
 export const LoopEnvSchema = z
@@ -88,3 +88,67 @@ export const LoopEnvSchema = z
     message: "is required when MODEL_PROVIDER is anthropic",
   });
 export type LoopEnv = z.infer<typeof LoopEnvSchema>;
+
+/** λ rounds' deadline settings (beside the loop's), from the stack's `batchPricing` (infra/config.ts). */
+export const RoundsTimingEnvSchema = z.object({
+  BATCH_DEADLINE_MINUTES: z.coerce.number().positive(),
+  BATCH_ROUND_ESTIMATE_MINUTES: z.coerce.number().positive(),
+  BATCH_FALLBACK_RESERVE_MINUTES: z.coerce.number().nonnegative(),
+  BATCH_POLL_FIRST_SECONDS: z.coerce.number().int().nonnegative(),
+  BATCH_POLL_MAX_SECONDS: z.coerce.number().int().positive(),
+  BATCH_MODEL_RETRIES: z.coerce.number().int().nonnegative(),
+  BEDROCK_BATCH_ROLE_ARN: z.string().optional(),
+});
+
+/** λ batch. With a bus, it announces a batch the state machine stopped before AnnounceBatch; without one it does not. */
+export const BatchEnvSchema = z.object({
+  ...TABLE_ENV,
+  ...BUCKET_ENV,
+  EVENT_BUS_NAME: z.string().min(1).optional(),
+});
+
+/** λ start: the state machines it starts. */
+export const StartEnvSchema = z.object({
+  STATE_MACHINE_ARN: z.string().min(1),
+  BATCH_STATE_MACHINE_ARN: z.string().min(1).optional(),
+});
+
+/** λ outcome: the run it counts and the bus it announces on. */
+export const OutcomeEnvSchema = z.object({ ...TABLE_ENV, ...BUCKET_ENV, EVENT_BUS_NAME: z.string().min(1) });
+
+/** λ finalize: the run it fails and the bus it announces on. */
+export const FinalizeEnvSchema = z.object({ ...TABLE_ENV, EVENT_BUS_NAME: z.string().min(1) });
+
+/**
+ * Variables the Lambda runtime, Node or Powertools read on their own, which no handler's schema
+ * lists: the stack may set these beside the ones a schema names.
+ */
+const PLATFORM_VARIABLES = /^(POWERTOOLS_[A-Z_]+|NODE_OPTIONS)$/;
+
+/**
+ * A function's environment checked against the schemas its handler reads it with, so the stack
+ * (infra/constructs/functions.ts `redraftFunction`) and the handler agree on one key list: a key no
+ * schema names (a typo, a variable a handler stopped reading) or a missing or malformed required
+ * one fails the synth, not the first event after a deployment. Values the deployment resolves
+ * later (`isUnresolved`: CDK tokens such as a table's name) stand in as a placeholder string.
+ * @throws InvalidEnvironmentError naming each variable that is unknown, missing or malformed.
+ */
+export function lambdaEnvironment(
+  schemas: readonly z.ZodObject[],
+  environment: Readonly<Record<string, string>>,
+  isUnresolved: (value: string) => boolean = () => false,
+): Record<string, string> {
+  const known = new Set(schemas.flatMap((schema) => Object.keys(schema.shape)));
+  const unknown = Object.keys(environment).filter((key) => !known.has(key) && !PLATFORM_VARIABLES.test(key));
+  if (unknown.length > 0) {
+    throw new InvalidEnvironmentError(unknown, `${unknown.join(", ")}: read by no schema of the handler`);
+  }
+  const resolved = Object.fromEntries(
+    Object.entries(environment).map(([key, value]) => [
+      key,
+      isUnresolved(value) ? "unresolved-at-synth" : value,
+    ]),
+  );
+  for (const schema of schemas) readEnv(schema, resolved);
+  return { ...environment };
+}

@@ -6,19 +6,19 @@
  * (`units.ts`) and the messages (`messages.ts`).
  */
 import * as z from "zod";
-import type { Draft } from "../draft.js";
-import { proportionalScore } from "../engine.js";
-import { InvalidSchemaError } from "../errors.js";
-import type { Pack, Rule } from "../pack.js";
-import { compileJsonSchema, RegisteredSchemas } from "./json/compile.js";
-import type { CompiledJsonSchema } from "./json/compiled.js";
-import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
-import { REPAIR_MODES } from "./json/repair.js";
+import type { Draft } from "../../draft.js";
+import { proportionalScore } from "../../engine.js";
+import { InvalidSchemaError } from "../../errors.js";
+import type { Pack, Rule } from "../../pack.js";
+import { compileJsonSchema, RegisteredSchemas } from "./compile.js";
+import type { CompiledJsonSchema } from "./compiled.js";
+import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./ids.js";
+import { REPAIR_MODES } from "./repair.js";
 
-export { dialectOf } from "./json/ajv.js";
-export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./json/compile.js";
-export { CompiledJsonSchema } from "./json/compiled.js";
-export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./json/ids.js";
+export { dialectOf } from "./ajv.js";
+export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./compile.js";
+export { CompiledJsonSchema } from "./compiled.js";
+export { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./ids.js";
 
 /**
  * A kind's `repair` setting: what the deterministic repair may delete before the check (README, "The

@@ -3,7 +3,7 @@
  * {@link METRIC_NAMESPACE}), shared with the alarms and the dashboard in `infra/`. No SDK or
  * Powertools import, so that the CDK app can read them without loading either.
  */
-import type { RunStatus } from "../../shared/store/types.js";
+import type { RunStatus } from "../shared/store/types.js";
 
 export const METRIC_NAMESPACE = "Redraft";
 /** Powertools' default dimension, on every metric: the only one the alarms' aggregates carry. */

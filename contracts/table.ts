@@ -6,8 +6,8 @@
  * so the formats cannot drift between them; hence no SDK import, which the CDK code would not want.
  * The storage errors the state machine retries on are named here too, where the SDK's are mapped.
  */
-import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../../shared/errors.js";
-import type { RunOutcome, RunRecord, RunStatus } from "../../shared/store/types.js";
+import { SelfCorrectionError, StoreRequestFailedError, StoreUnavailableError } from "../shared/errors.js";
+import type { RunOutcome, RunRecord, RunStatus } from "../shared/store/types.js";
 
 export const PARTITION_KEY = "pk";
 export const SORT_KEY = "sk";
@@ -336,3 +336,21 @@ export function storeError(operation: string, error: unknown): Error {
     ? new StoreUnavailableError(operation, error)
     : new StoreRequestFailedError(operation, error);
 }
+
+/**
+ * Batch records in the runs table, beside the runs: `BATCH#<id>` / `BATCH`, listed newest first
+ * through the `byCreated` index under its own partition (`BATCHES`), so a batch never shows up
+ * among runs and a listing of batches costs one query.
+ *
+ * The record is created by the batch state machine's own `CreateBatch` state (a conditional
+ * PutItem: {@link batchItemKeys} and the attribute names here are what it writes), summed up by
+ * λ batch at its AggregateBatch step (functions/lib/batch-store.ts), and read by `redraft batches` / `show`.
+ */
+export const BATCH_KEY_PREFIX = "BATCH#";
+export const BATCH_SORT_KEY = "BATCH";
+export const BATCHES_PARTITION = "BATCHES";
+
+export const batchItemKeys = (batchId: string) => ({
+  [PARTITION_KEY]: `${BATCH_KEY_PREFIX}${batchId}`,
+  [SORT_KEY]: BATCH_SORT_KEY,
+});

@@ -1,5 +1,5 @@
-import { DATA_KEYWORDS, MAP_KEYWORDS } from "./json/keywords.js";
-import { type BacktrackingRisk, backtrackingRisk } from "./json/regex-safety.js";
+import { DATA_KEYWORDS, MAP_KEYWORDS } from "./keywords.js";
+import { type BacktrackingRisk, backtrackingRisk } from "./regex-safety.js";
 
 /**
  * Checks on an untrusted JSON Schema (a json draft's `context.schema`) that must pass before anything

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import type { Repair } from "../draft.js";
-import type { Finding, Pack, RepairResult, Rule, RuleContext } from "../pack.js";
-import { toPointer } from "../pointer.js";
+import type { Repair } from "../../draft.js";
+import type { Finding, Pack, RepairResult, Rule, RuleContext } from "../../pack.js";
+import { toPointer } from "../../pointer.js";
 import {
   blankPhrases,
   compileLeadIn,
