@@ -66,16 +66,16 @@ import {
   Worker,
   workerData,
 } from "node:worker_threads";
-import {
-  type JSPromiseState,
-  newQuickJSWASMModuleFromVariant,
+// Types only at the top: the engine (quickjs-emscripten-core and the one build the sandbox runs,
+// release-sync) is imported by loadEngine(), so that importing the code pack loads no WASM build.
+import type {
+  JSPromiseState,
   newVariant,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-  RELEASE_SYNC,
-} from "quickjs-emscripten";
+  QuickJSContext,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
@@ -250,6 +250,10 @@ async function loadEngine(): Promise<Engine> {
   const options = { wasmMemory: memory } as Parameters<typeof newVariant>[1];
   options.emscriptenModule = { printErr: () => {} } as NonNullable<typeof options.emscriptenModule>;
   try {
+    const [{ newQuickJSWASMModuleFromVariant, newVariant }, { default: RELEASE_SYNC }] = await Promise.all([
+      import("quickjs-emscripten-core"),
+      import("@jitl/quickjs-wasmfile-release-sync"),
+    ]);
     const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
     return { module, memory };
   } catch (error) {
