@@ -74,8 +74,9 @@ try {
     const bytes = Number(
       execFileSync("du", ["-sb", join(dir, "node_modules")], { encoding: "utf8" }).split("\t")[0],
     );
-    const packages = execFileSync("npm", ["ls", "--all", "--parseable"], { cwd: dir, encoding: "utf8" })
-      .split("\n")
+    // npm ls exits 1 over a peer range it dislikes (instructor's zod-stream); the listing is still whole.
+    const packages = spawnSync("npm", ["ls", "--all", "--parseable"], { cwd: dir, encoding: "utf8" })
+      .stdout.split("\n")
       .filter((line) => line.includes("node_modules")).length;
     return { ...subject, dir, bytes, packages, wall: [] as number[], cpu: [] as number[] };
   });
