@@ -1,4 +1,3 @@
-import { getAuthHeaders } from "@anthropic-ai/bedrock-sdk/core/auth";
 import { BaseAnthropic, type Middleware } from "@anthropic-ai/sdk/client";
 import type { APIRequest } from "@anthropic-ai/sdk/core/api";
 import {
@@ -93,6 +92,9 @@ class BedrockMessagesClient extends BaseAnthropic {
       url.searchParams.delete("beta");
     }
     const adapted: APIRequest = { ...request, url: url.toString(), headers, body: JSON.stringify(body) };
+    // Loaded on the first request: the signer brings the AWS SDK's credential providers, which
+    // `redraft/models` must not load (nor need installed) for a user of the Anthropic API alone.
+    const { getAuthHeaders } = await import("@anthropic-ai/bedrock-sdk/core/auth");
     const signed = await getAuthHeaders(adapted, {
       url: adapted.url,
       regionName: this.#region,

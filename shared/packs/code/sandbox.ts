@@ -66,16 +66,17 @@ import {
   Worker,
   workerData,
 } from "node:worker_threads";
-import {
-  type JSPromiseState,
-  newQuickJSWASMModuleFromVariant,
+// Types only at the top: the engine (quickjs-emscripten-core and the one build the sandbox runs,
+// release-sync) is imported by loadEngine(), so that importing the code pack loads no WASM build.
+import type {
+  JSPromiseState,
   newVariant,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-  RELEASE_SYNC,
-} from "quickjs-emscripten";
+  QuickJSContext,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSSyncVariant,
+  QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import * as z from "zod";
 import {
   HARNESS_CONSTANTS,
@@ -250,7 +251,15 @@ async function loadEngine(): Promise<Engine> {
   const options = { wasmMemory: memory } as Parameters<typeof newVariant>[1];
   options.emscriptenModule = { printErr: () => {} } as NonNullable<typeof options.emscriptenModule>;
   try {
-    const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, options));
+    const [{ newQuickJSWASMModuleFromVariant, newVariant }, build] = await Promise.all([
+      import("quickjs-emscripten-core"),
+      import("@jitl/quickjs-wasmfile-release-sync"),
+    ]);
+    // The build's one declaration file serves its ESM and CJS entries, so TypeScript sees the CJS
+    // shape (`default` = module.exports); Node loads the ESM entry, whose default is the variant.
+    const exported = build.default as unknown as QuickJSSyncVariant | { default: QuickJSSyncVariant };
+    const releaseSync = "default" in exported ? exported.default : exported;
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, options));
     return { module, memory };
   } catch (error) {
     throw new SandboxSetupError(`the QuickJS engine did not load: ${hostErrorText(error)}`, { cause: error });
