@@ -27,6 +27,7 @@
  */
 import "../../cli/quiet.js";
 import { readFile } from "node:fs/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { BENCHMARKS_MD, sectionRecorder, writeSections } from "../../bench/lib/docs.js";
 import { machine } from "../../bench/lib/stats.js";
@@ -80,6 +81,8 @@ class StandInModel implements ModelClient {
   readonly model = "claude-sonnet-5-5";
   calls = 0;
   throttled = 0;
+  /** Milliseconds spent in model calls, summed over calls. */
+  modelMs = 0;
   constructor(
     private readonly callMs: number,
     private readonly throttleRate: number,
@@ -90,7 +93,9 @@ class StandInModel implements ModelClient {
       throw new ModelRateLimitedError("429 from the stand-in");
     }
     this.calls += 1;
+    const begun = performance.now();
     await new Promise((resolve) => setTimeout(resolve, this.callMs));
+    this.modelMs += performance.now() - begun;
     const content = (request.subject?.content ?? {}) as Record<string, unknown>;
     return {
       output: {
@@ -110,21 +115,32 @@ class StandInModel implements ModelClient {
  * once. One gate per function, shared by every draft's binding of it.
  */
 function reservedConcurrency(slots: number) {
-  let inFlight = 0;
-  return <T>(fn: (input: unknown) => Promise<T>) =>
-    async (input: unknown): Promise<T> => {
-      if (inFlight >= slots) {
-        const error = new Error("Rate Exceeded. (Service: Lambda, Status Code: 429)");
-        error.name = "Lambda.TooManyRequestsException";
-        throw error;
-      }
-      inFlight += 1;
-      try {
-        return await fn(input);
-      } finally {
-        inFlight -= 1;
-      }
-    };
+  const gate = {
+    inFlight: 0,
+    /** Invokes refused. */
+    refused: 0,
+    /** Milliseconds an invoke held a slot, summed (the profile: how much of it was the model call). */
+    heldMs: 0,
+    wrap:
+      <T>(fn: (input: unknown) => Promise<T>) =>
+      async (input: unknown): Promise<T> => {
+        if (gate.inFlight >= slots) {
+          gate.refused += 1;
+          const error = new Error("Rate Exceeded. (Service: Lambda, Status Code: 429)");
+          error.name = "Lambda.TooManyRequestsException";
+          throw error;
+        }
+        gate.inFlight += 1;
+        const begun = performance.now();
+        try {
+          return await fn(input);
+        } finally {
+          gate.inFlight -= 1;
+          gate.heldMs += performance.now() - begun;
+        }
+      },
+  };
+  return gate;
 }
 
 /** How many state transitions an execution made, as Step Functions bills them: states entered and retries. */
@@ -150,11 +166,41 @@ interface BurstResult {
   outcomes: Record<string, number>;
   /** Uploads whose delivery failed before a run started (the emulation's S3 under load). */
   failedDeliveries: number;
+  /** Where the drain's time went (see Profile). */
+  profile: Profile;
+}
+
+/**
+ * Where the time goes: how busy the model slots were, how much of a held slot was the model call,
+ * how often slots stood free with no work ready (the work was still in non-model steps or a retry's
+ * backoff) or free while work waited (the queue's own fault), and how saturated the emulation process
+ * was (its event loop's delay, its CPU time against the wall clock).
+ */
+interface Profile {
+  /** Slot time held by an invoke of λ correct or λ judge ÷ (slots × drain). */
+  slotBusyShare: number;
+  /** Model call time ÷ slot time held: the rest is the step's own work and its store I/O. */
+  modelShareOfSlot: number;
+  /** Share of samples (every 100 ms) with a slot free and no model work waiting. */
+  starvedShare: number;
+  /** Share of samples with a slot free while model work waited. */
+  idleWhileWaitingShare: number;
+  /** The emulation process's event loop delay, p50 and p99 (ms). */
+  eventLoopDelayP50Ms: number;
+  eventLoopDelayP99Ms: number;
+  /** CPU seconds of the emulation process ÷ drain seconds (2 would be both cores, all the time). */
+  cpuPerWallSecond: number;
+  /** Invokes λ correct or λ judge refused (Lambda.TooManyRequestsException). */
+  refusedInvokes: number;
+  /** States.Timeout errors by state (a non-model state timing out is the emulation saturating). */
+  timeouts: Record<string, number>;
 }
 
 async function burst(options: Options, count: number): Promise<BurstResult & { calls: number }> {
   const model = new StandInModel(options.callMs, options.throttleRate);
   const transitions: number[] = [];
+  /** States.Timeout errors by the state they fired in, retried ones included. */
+  const timeouts: Record<string, number> = {};
   // λ correct and λ judge each have `slots` of reserved concurrency, across all drafts.
   const correctGate = reservedConcurrency(options.slots);
   const judgeGate = reservedConcurrency(options.slots);
@@ -168,10 +214,14 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
     correct: {
       invoke: (steps) => ({
         ...steps,
-        correct: correctGate(steps.correct),
-        judge: judgeGate(steps.judge),
+        correct: correctGate.wrap(steps.correct),
+        judge: judgeGate.wrap(steps.judge),
       }),
-      onExecution: (execution) => transitions.push(transitionsOf(execution)),
+      onExecution: (execution) => {
+        transitions.push(transitionsOf(execution));
+        for (const h of execution.history)
+          if (h.error === "States.Timeout" && h.state) timeouts[h.state] = (timeouts[h.state] ?? 0) + 1;
+      },
       modelQueue: queue,
     },
   });
@@ -187,6 +237,16 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
     const bodies = Array.from({ length: count }, (_, i) =>
       JSON.stringify({ ...draftTemplate, id: `${draftTemplate.id}-${i}` }),
     );
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const cpuBefore = process.cpuUsage();
+    const samples = { total: 0, starved: 0, idleWhileWaiting: 0 };
+    const sampler = setInterval(() => {
+      const free = correctGate.inFlight + judgeGate.inFlight < options.slots;
+      samples.total += 1;
+      if (free && queue.depth === 0) samples.starved += 1;
+      if (free && queue.depth > 0) samples.idleWhileWaiting += 1;
+    }, 100);
     const started = performance.now();
     if (options.batch) {
       await s3.send(
@@ -207,6 +267,22 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
     }
     await deployment.idle();
     const drainSeconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    delay.disable();
+    const cpu = process.cpuUsage(cpuBefore);
+    const heldMs = correctGate.heldMs + judgeGate.heldMs;
+    const share = (part: number, whole: number) => round(part / Math.max(1, whole));
+    const profile: Profile = {
+      slotBusyShare: share(heldMs, options.slots * drainSeconds * 1000),
+      modelShareOfSlot: share(model.modelMs, heldMs),
+      starvedShare: share(samples.starved, samples.total),
+      idleWhileWaitingShare: share(samples.idleWhileWaiting, samples.total),
+      eventLoopDelayP50Ms: round(delay.percentile(50) / 1e6),
+      eventLoopDelayP99Ms: round(delay.percentile(99) / 1e6),
+      cpuPerWallSecond: round((cpu.user + cpu.system) / 1e6 / drainSeconds),
+      refusedInvokes: correctGate.refused + judgeGate.refused,
+      timeouts,
+    };
     const runs = (
       await Promise.all(
         deployment.started
@@ -232,6 +308,7 @@ async function burst(options: Options, count: number): Promise<BurstResult & { c
           .join("/"),
       ),
       failedDeliveries: deployment.failedDeliveries.count,
+      profile,
       calls: model.calls,
     };
   } finally {
