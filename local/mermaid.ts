@@ -48,7 +48,7 @@ function describeCondition(rule: Record<string, unknown>): string {
 }
 
 /**
- * The state machine as a Mermaid flowchart, generated from the synthesized ASL (the README's
+ * The state machine as a Mermaid flowchart, generated from the synthesized ASL (docs/operations.md's
  * architecture picture is this output; a test keeps the two equal).
  */
 export function aslToMermaid(asl: AslDefinition): string {

@@ -1,7 +1,7 @@
 /**
  * `npm run readme:asl`: writes the Mermaid flowchart of the committed state machine
  * (contracts/state-machine.asl.json, which `npm run asl` generates from infra/) between the
- * `asl:mermaid` markers of every document that shows it (README.md and docs/DESIGN.md). The
+ * `asl:mermaid` markers of every document that shows it (docs/operations.md and docs/DESIGN.md). The
  * flowchart test in tests/cli/cli.test.ts fails when either copy no longer matches the ASL.
  */
 import { readFile, writeFile } from "node:fs/promises";
@@ -9,7 +9,7 @@ import { aslToMermaid } from "../local/mermaid.js";
 import { loadAsl } from "../local/state-machine.js";
 
 /** The documents holding the generated flowchart, relative to the repository root. */
-const ASL_DIAGRAM_FILES = ["README.md", "docs/DESIGN.md"] as const;
+const ASL_DIAGRAM_FILES = ["docs/operations.md", "docs/DESIGN.md"] as const;
 
 const START = "<!-- asl:mermaid:start -->";
 const END = "<!-- asl:mermaid:end -->";

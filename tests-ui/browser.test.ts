@@ -23,7 +23,7 @@ import {
 
 /** Debian's chromium; CI installs it (see .ci/run). */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-/** `npm run screenshots` rewrites the README's pictures; the plain test run leaves them alone. */
+/** `npm run screenshots` rewrites the pictures the docs show; the plain test run leaves them alone. */
 const SCREENSHOTS = process.env.REDRAFT_SCREENSHOTS === "1";
 const SHOTS = join(ROOT, "docs", "screenshots");
 

@@ -7,7 +7,7 @@ import { splitTopLevel } from "../json-depth.js";
  */
 
 /**
- * The limits a manifest is held to (the README's "Limits"). The service's own: a Distributed Map
+ * The limits a manifest is held to (docs/cli.md's "Limits"). The service's own: a Distributed Map
  * item of at most 256 KiB (items carry references, not drafts), and execution names of 80
  * characters (a child is `<batchId>-<line>`).
  */

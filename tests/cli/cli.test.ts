@@ -260,12 +260,12 @@ describe("bad input and usage", () => {
 });
 
 describe("redraft asl", () => {
-  it("prints the synthesized definition and a Mermaid flowchart identical to the README's and the design doc's", async () => {
+  it("prints the synthesized definition and a Mermaid flowchart identical to docs/operations.md's and the design doc's", async () => {
     const asl = await redraft(["asl", "--data-dir", join(work, "asl-data")]);
     expect(JSON.parse(asl.stdout).StartAt).toBe("Validate");
     const mermaid = await redraft(["asl", "--mermaid", "--data-dir", join(work, "asl-data")]);
     // The documents `npm run readme:asl` (scripts/readme-asl.ts) writes the flowchart into.
-    for (const file of ["README.md", "docs/DESIGN.md"]) {
+    for (const file of ["docs/operations.md", "docs/DESIGN.md"]) {
       const text = await readFile(join(ROOT, file), "utf8");
       const block = /<!-- asl:mermaid:start -->\n```mermaid\n([\s\S]*?)\n```\n<!-- asl:mermaid:end -->/.exec(
         text,

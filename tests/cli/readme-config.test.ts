@@ -9,7 +9,7 @@ let readme: string;
 let work: string;
 
 beforeAll(async () => {
-  readme = await readFile(join(ROOT, "README.md"), "utf8");
+  readme = await readFile(join(ROOT, "docs", "packs.md"), "utf8");
   work = await mkdtemp(join(tmpdir(), "redraft-readme-"));
 });
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 /** The fenced block of the given language right after the marker comment. */
 function blockAfter(marker: string, language: string): string {
   const at = readme.indexOf(marker);
-  expect(at, `README.md has no ${marker}`).toBeGreaterThanOrEqual(0);
+  expect(at, `docs/packs.md has no ${marker}`).toBeGreaterThanOrEqual(0);
   const match = new RegExp(`^\\s*\`\`\`${language}\\n([\\s\\S]*?)\\n\`\`\``).exec(
     readme.slice(at + marker.length),
   );

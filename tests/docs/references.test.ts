@@ -76,7 +76,7 @@ function offencesIn(file: string): Offence[] {
 
     for (const [, path] of text.matchAll(MACHINE_PATH)) add(`names a path outside the repository (${path})`);
 
-    // A code sample in Markdown is read where it would live (the README's haiku pack), not here.
+    // A code sample in Markdown is read where it would live (docs/packs.md's haiku pack), not here.
     if (!fenced.has(line)) {
       for (const [, path = ""] of text.matchAll(CLIMBING_PATH)) {
         if (resolveFrom(file, path) === undefined) add(`"${path}" leads outside the repository`);

@@ -9,7 +9,7 @@
  * - where plain Ajv follows the specification, redraft must too: its verdict (repair off) is the
  *   expected one, and with repair on, a valid instance is left as it is and what is left to report
  *   after repair is exactly Ajv's errors on the repaired instance;
- * - where plain Ajv itself deviates, the case is in AJV_DEVIATIONS with the reason (and in the README's
+ * - where plain Ajv itself deviates, the case is in AJV_DEVIATIONS with the reason (and in docs/packs.md's
  *   json section); the test checks that Ajv still deviates, so the list cannot go stale, and that
  *   redraft answers with a report or InvalidSchemaError, never a raw exception;
  * - where redraft refuses the schema by design (it never fetches a remote `$ref` and checks only with
@@ -288,7 +288,7 @@ function applyRepairs(data: unknown, repairs: readonly { action: string; path: s
 }
 
 afterAll(() => {
-  // The figures the README's json section quotes; printed so a run shows them.
+  // The figures docs/packs.md's json section quotes; printed so a run shows them.
   for (const [draft, c] of Object.entries(tally)) {
     if (c.cases === 0) continue;
     console.info(

@@ -4,7 +4,7 @@ import { builtinPacks } from "../../shared/packs/index.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 
-describe("a kind added as a TypeScript module (the README's worked example)", () => {
+describe("a kind added as a TypeScript module (docs/packs.md's worked example)", () => {
   const registry = new PackRegistry({}, [...builtinPacks, haikuPack]);
 
   it("validates drafts of the new kind next to the built-in ones", async () => {
