@@ -9,7 +9,10 @@ let readme: string;
 let work: string;
 
 beforeAll(async () => {
-  readme = await readFile(join(ROOT, "docs", "packs.md"), "utf8");
+  // The README's sections moved: the config example to docs/packs.md, the pack-drafts command to docs/cli.md.
+  readme = (
+    await Promise.all(["packs.md", "cli.md"].map((page) => readFile(join(ROOT, "docs", page), "utf8")))
+  ).join("\n");
   work = await mkdtemp(join(tmpdir(), "redraft-readme-"));
 });
 
@@ -20,7 +23,7 @@ afterAll(async () => {
 /** The fenced block of the given language right after the marker comment. */
 function blockAfter(marker: string, language: string): string {
   const at = readme.indexOf(marker);
-  expect(at, `docs/packs.md has no ${marker}`).toBeGreaterThanOrEqual(0);
+  expect(at, `docs/packs.md and docs/cli.md have no ${marker}`).toBeGreaterThanOrEqual(0);
   const match = new RegExp(`^\\s*\`\`\`${language}\\n([\\s\\S]*?)\\n\`\`\``).exec(
     readme.slice(at + marker.length),
   );
