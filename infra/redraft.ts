@@ -1,8 +1,14 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Tags } from "aws-cdk-lib";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { CfnTable, type ITable, type ITableV2, type Table, type TableV2 } from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus, IEventBus } from "aws-cdk-lib/aws-events";
+import type { ManagedPolicy } from "aws-cdk-lib/aws-iam";
+import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
-import { Topic } from "aws-cdk-lib/aws-sns";
+import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { INDEXES, PARTITION_KEY, SORT_KEY } from "../contracts/table.js";
 import { DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop-settings.js";
 import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import type { EnvConfig } from "./config.js";
@@ -25,6 +31,38 @@ export interface RedraftProps {
    * concurrency, retention, deadlines, logs and alarm thresholds.
    */
   readonly config: EnvConfig;
+  /**
+   * A bucket the team already has, used for drafts (`drafts/`), runs (`runs/`), results
+   * (`results/`) and batches (`batches/`, …) instead of a new one. Uploads start runs through
+   * EventBridge: the construct turns the bucket's EventBridge notifications on with CDK's bucket
+   * notifications custom resource, which adds that setting to the bucket's own notification
+   * configuration and leaves the team's other notifications alone. Retention (lifecycle rules),
+   * versioning, encryption and access logs stay the team's business.
+   * @default a new versioned, encrypted, SSL-only drafts bucket with an access-logs bucket
+   */
+  readonly existingBucket?: IBucket | Bucket;
+  /**
+   * An event bus the team already has: `Draft Submitted` and `Batch Submitted` are read from it and
+   * `Draft Validated` / `Draft Needs Review` published on it.
+   * @default a new bus named `redraft-<env>` with a 14-day archive
+   */
+  readonly existingEventBus?: IEventBus | EventBus;
+  /**
+   * A table the team already has. It must have the key schema of contracts/table.ts: partition key
+   * `pk` and sort key `sk` (both strings), the global secondary indexes of `INDEXES` there (each with
+   * its string partition and sort key, projection KEYS_ONLY as INDEX_PROJECTION says), and may have
+   * TTL on `ttl`. A `Table` defined in the same app is checked at synth time; an imported one (or a `TableV2`)
+   * (`Table.fromTableAttributes`) cannot be, and must be imported with its `globalIndexes` so that
+   * the grants cover them.
+   * @default a new on-demand table with point-in-time recovery and deletion protection (retain)
+   */
+  readonly existingTable?: ITable | ITableV2 | Table | TableV2;
+  /**
+   * A topic every alarm also notifies (both directions, ALARM and OK). Required, as is
+   * `config.alarmEmail` or `config.alarmTopicArn`, when `config.requireAlarmDestination` (prod).
+   * @default only the construct's own alarm topic, subscribed by `config.alarmEmail` if set
+   */
+  readonly alarmTopic?: ITopic;
 }
 
 /**
@@ -33,7 +71,24 @@ export interface RedraftProps {
  */
 export class Redraft extends Construct {
   readonly storage: Storage;
-  readonly projectBus: ProjectBus;
+  /** The bus the construct made (none when the team brought its own). */
+  readonly projectBus: ProjectBus | undefined;
+  /** Where drafts, runs and results live: the team's bucket or the construct's. */
+  readonly bucket: IBucket;
+  /** The table of runs, attempts and claims: the team's or the construct's. */
+  readonly table: ITable;
+  /** Where submissions are read and outcomes published: the team's bus or the construct's. */
+  readonly bus: IEventBus;
+  /** The per-draft state machine (the committed ASL). */
+  readonly stateMachine: StateMachine;
+  /** The batch state machine. */
+  readonly batchStateMachine: StateMachine;
+  /** The construct's own alarm topic, notified by every alarm. */
+  readonly alarmTopic: Topic;
+  /** For whoever reads runs and decides reviews. */
+  readonly reviewerPolicy: ManagedPolicy;
+  /** For whoever submits drafts and batches. */
+  readonly submitterPolicy: ManagedPolicy;
   readonly functions: Functions;
   readonly workflow: CorrectionWorkflow;
   /** Model work waiting for a slot of λ correct or λ judge. */
@@ -47,10 +102,15 @@ export class Redraft extends Construct {
   constructor(scope: Construct, id: string, props: RedraftProps) {
     super(scope, id);
     const { config } = props;
-    if (config.requireAlarmDestination && !config.alarmEmail && !config.alarmTopicArn) {
+    // CDK's classes declare some optional members `T | undefined` where its interfaces say `T?`, which
+    // exactOptionalPropertyTypes refuses to assign; the props take both, the construct the interface.
+    const existingBucket = props.existingBucket as IBucket | undefined;
+    const existingEventBus = props.existingEventBus as IEventBus | undefined;
+    const existingTable = props.existingTable as ITable | undefined;
+    if (config.requireAlarmDestination && !config.alarmEmail && !config.alarmTopicArn && !props.alarmTopic) {
       throw new Error(
         `redraft ${config.envName}: alarms need somewhere to go: deploy with -c alarmEmail=<address> or ` +
-          "-c alarmTopicArn=<SNS topic ARN> (or set alarmEmail / alarmTopicArn in infra/config.ts)",
+          "-c alarmTopicArn=<SNS topic ARN> (or set alarmEmail / alarmTopicArn in infra/config.ts, or pass alarmTopic)",
       );
     }
     const name = `redraft-${config.envName}`;
@@ -61,8 +121,17 @@ export class Redraft extends Construct {
     this.storage = new Storage(this, "Storage", {
       removalPolicy: config.removalPolicy,
       retentionDays: config.retentionDays,
+      existingBucket,
+      existingTable: existingTable && checkedTable(existingTable),
     });
-    this.projectBus = new ProjectBus(this, "Events", { eventBusName: name });
+    this.bucket = this.storage.bucket;
+    this.table = this.storage.table;
+    // S3 sends "Object Created" to the default bus only when the bucket says so; the construct's
+    // own bucket says so itself (eventBridgeEnabled), a team's bucket is told through CDK's
+    // notifications custom resource.
+    if (existingBucket) existingBucket.enableEventBridgeNotification();
+    this.projectBus = existingEventBus ? undefined : new ProjectBus(this, "Events", { eventBusName: name });
+    this.bus = existingEventBus ?? ((this.projectBus as ProjectBus).bus as IEventBus);
 
     const anthropicSecret =
       config.model.provider === "anthropic"
@@ -82,8 +151,8 @@ export class Redraft extends Construct {
 
     this.functions = new Functions(this, "Functions", {
       config,
-      table: this.storage.table,
-      bucket: this.storage.bucket,
+      table: this.table,
+      bucket: this.bucket,
       anthropicSecret,
     });
 
@@ -100,9 +169,9 @@ export class Redraft extends Construct {
       correct: this.functions.correct,
       revalidate: this.functions.revalidate,
       judge: this.functions.judge,
-      table: this.storage.table,
-      bucket: this.storage.bucket,
-      bus: this.projectBus.bus,
+      table: this.table,
+      bucket: this.bucket,
+      bus: this.bus,
       stateMachineName: name,
       timeout: Duration.minutes(config.executionTimeoutMinutes),
       logRetention: config.logRetention,
@@ -113,9 +182,9 @@ export class Redraft extends Construct {
 
     this.batches = new BatchWorkflow(this, "Batches", {
       config,
-      table: this.storage.table,
-      bucket: this.storage.bucket,
-      bus: this.projectBus.bus,
+      table: this.table,
+      bucket: this.bucket,
+      bus: this.bus,
       validate: this.functions.validate,
       revalidate: this.functions.revalidate,
       anthropicSecret,
@@ -127,15 +196,15 @@ export class Redraft extends Construct {
       config,
       stateMachine: this.workflow.stateMachine,
       batchStateMachine: this.batches.stateMachine,
-      bucket: this.storage.bucket,
-      bus: this.projectBus.bus,
+      bucket: this.bucket,
+      bus: this.bus,
     });
 
     this.finalizer = new Finalizer(this, "Finalizer", {
       config,
       stateMachine: this.workflow.stateMachine,
-      table: this.storage.table,
-      bus: this.projectBus.bus,
+      table: this.table,
+      bus: this.bus,
     });
 
     this.observability = new Observability(this, "Observability", {
@@ -153,13 +222,14 @@ export class Redraft extends Construct {
         rounds: this.batches.rounds.function,
       },
       outcome: this.functions.outcome,
-      bus: this.projectBus.bus,
-      table: this.storage.table,
+      bus: this.bus,
+      table: this.table,
       deadLetterQueue: this.triggers.deadLetterQueue,
       finalizerDeadLetterQueue: this.finalizer.deadLetterQueue,
       batches: { stateMachine: this.batches.stateMachine, deadLetterQueue: this.batches.deadLetterQueue },
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
+      alarmTopic: props.alarmTopic,
       reviewRateThreshold: config.alarms.reviewRateThreshold,
       reviewRateMinRuns: config.alarms.reviewRateMinRuns,
       failureRateThreshold: config.alarms.failureRateThreshold,
@@ -174,6 +244,7 @@ export class Redraft extends Construct {
       const notify = [
         new SnsAction(this.observability.alarmTopic),
         ...(externalAlarmTopic ? [new SnsAction(externalAlarmTopic)] : []),
+        ...(props.alarmTopic ? [new SnsAction(props.alarmTopic)] : []),
       ];
       alarm.addAlarmAction(...notify);
       alarm.addOkAction(...notify);
@@ -181,20 +252,26 @@ export class Redraft extends Construct {
 
     this.access = new AccessPolicies(this, "Access", {
       namePrefix: name,
-      table: this.storage.table,
-      bucket: this.storage.bucket,
-      bus: this.projectBus.bus,
+      table: this.table,
+      bucket: this.bucket,
+      bus: this.bus,
       stateMachineNames: [name, `${name}-batch`],
     });
+
+    this.stateMachine = this.workflow.stateMachine;
+    this.batchStateMachine = this.batches.stateMachine;
+    this.alarmTopic = this.observability.alarmTopic;
+    this.reviewerPolicy = this.access.reviewer;
+    this.submitterPolicy = this.access.submitter;
 
     this.suppressCdkInternals();
 
     new CfnOutput(this, "BucketName", {
-      value: this.storage.bucket.bucketName,
+      value: this.bucket.bucketName,
       description: "Upload drafts under drafts/",
     });
-    new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
-    new CfnOutput(this, "EventBusName", { value: this.projectBus.bus.eventBusName });
+    new CfnOutput(this, "TableName", { value: this.table.tableName });
+    new CfnOutput(this, "EventBusName", { value: this.bus.eventBusName });
     new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
     new CfnOutput(this, "BatchStateMachineArn", {
       value: this.batches.stateMachine.stateMachineArn,
@@ -232,4 +309,36 @@ export class Redraft extends Construct {
       });
     }
   }
+}
+
+/**
+ * A team's table defined in the same app is checked against contracts/table.ts's key schema and
+ * indexes at synth time, so a mismatch fails the synth instead of the first run; an imported table
+ * has no schema to read and is taken as documented (RedraftProps.existingTable).
+ */
+function checkedTable(table: ITable): ITable {
+  const cfn = table.node.defaultChild;
+  if (!(cfn instanceof CfnTable)) return table;
+  const problems: string[] = [];
+  const keys = Stack.of(table).resolve(cfn.keySchema) as CfnTable.KeySchemaProperty[];
+  const keyOf = (schema: CfnTable.KeySchemaProperty[], type: string) =>
+    schema.find((k) => k.keyType === type)?.attributeName;
+  if (keyOf(keys, "HASH") !== PARTITION_KEY || keyOf(keys, "RANGE") !== SORT_KEY) {
+    problems.push(`its key must be ${PARTITION_KEY} (partition) and ${SORT_KEY} (sort)`);
+  }
+  const indexes = (Stack.of(table).resolve(cfn.globalSecondaryIndexes) ??
+    []) as CfnTable.GlobalSecondaryIndexProperty[];
+  for (const index of Object.values(INDEXES)) {
+    const found = indexes.find((i) => i.indexName === index.indexName);
+    const schema = (found?.keySchema ?? []) as CfnTable.KeySchemaProperty[];
+    if (!found || keyOf(schema, "HASH") !== index.partitionKey || keyOf(schema, "RANGE") !== index.sortKey) {
+      problems.push(`it needs the index ${index.indexName} on ${index.partitionKey} and ${index.sortKey}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(
+      `redraft: existingTable ${table.node.path} does not fit: ${problems.join("; ")} (see contracts/table.ts)`,
+    );
+  }
+  return table;
 }

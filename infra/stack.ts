@@ -48,9 +48,10 @@ export class RedraftStack extends Stack {
     Tags.of(this).add("project", "redraft");
     Tags.of(this).add("environment", props.config.envName);
     this.redraft = new Redraft(this, "Default", { config: props.config });
+    // The repo's stack brings nothing of its own, so the construct made its bus.
+    this.projectBus = this.redraft.projectBus as ProjectBus;
     ({
       storage: this.storage,
-      projectBus: this.projectBus,
       functions: this.functions,
       workflow: this.workflow,
       modelQueue: this.modelQueue,

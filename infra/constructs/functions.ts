@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
   Alias,
@@ -15,7 +15,7 @@ import {
 } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -120,8 +120,8 @@ export interface RedraftFunctionProps {
 
 export interface FunctionsProps {
   readonly config: EnvConfig;
-  readonly table: Table;
-  readonly bucket: Bucket;
+  readonly table: ITable;
+  readonly bucket: IBucket;
   /** Present when the model provider is `anthropic`: the API key's secret. */
   readonly anthropicSecret?: Secret | undefined;
 }
@@ -319,7 +319,7 @@ export class Functions extends Construct {
   }
 
   /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
-  private grantValidate(table: Table, bucket: Bucket): void {
+  private grantValidate(table: ITable, bucket: IBucket): void {
     this.validate.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
@@ -353,7 +353,7 @@ export class Functions extends Construct {
   }
 
   /** Correct reads the best draft and report, writes the model's answer and the candidate. */
-  private grantCorrect(bucket: Bucket): void {
+  private grantCorrect(bucket: IBucket): void {
     this.correct.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
@@ -363,7 +363,7 @@ export class Functions extends Construct {
   }
 
   /** Revalidate writes the attempt record, adds its tokens, and updates the run's progress. */
-  private grantRevalidate(table: Table, bucket: Bucket): void {
+  private grantRevalidate(table: ITable, bucket: IBucket): void {
     this.revalidate.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
@@ -376,7 +376,7 @@ export class Functions extends Construct {
   }
 
   /** Judge reads the best draft, stores its evidence, adds its tokens and points the run at its report. */
-  private grantJudge(table: Table, bucket: Bucket): void {
+  private grantJudge(table: ITable, bucket: IBucket): void {
     this.judge.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:UpdateItem"]));
     this.judge.addToRolePolicy(
       new PolicyStatement({
@@ -482,7 +482,7 @@ function withSourceMaps(environment: Record<string, string>, on: boolean): Recor
 }
 
 /** Item-level actions on the table itself (not its indexes: the steps never query). */
-function tableItems(table: Table, actions: string[]): PolicyStatement {
+function tableItems(table: ITable, actions: string[]): PolicyStatement {
   return new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [table.tableArn] });
 }
 
