@@ -6,6 +6,7 @@ import {
   Alias,
   ApplicationLogLevel,
   Architecture,
+  Code,
   type IFunction,
   type IVersion,
   LoggingFormat,
@@ -28,7 +29,13 @@ import {
   RUNS_PREFIX,
   SOURCES_PREFIX,
 } from "../../shared/store/bucket-layout.js";
-import { type BundledModelSdk, lambdaBundling, PROJECT_ROOT } from "../bundling.js";
+import {
+  type BundledModelSdk,
+  LAMBDA_BUNDLES_CONTEXT,
+  lambdaBundling,
+  PROJECT_ROOT,
+  prebuiltBundleDir,
+} from "../bundling.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
@@ -401,12 +408,21 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   });
   const sourceMaps = props.sourceMaps ?? `${scope.node.tryGetContext(SOURCE_MAPS_CONTEXT)}` === "true";
+  // Outside this repository (the published construct) the function deploys its prebuilt bundle;
+  // here there is none, and it is bundled from source.
+  const bundlesRoot = scope.node.tryGetContext(LAMBDA_BUNDLES_CONTEXT) as string | undefined;
+  const prebuilt = props.entry ? undefined : prebuiltBundleDir(name, props.modelSdk, bundlesRoot);
   const fn = new NodejsFunction(scope, name, {
     description: `redraft ${config.envName}: ${description}`,
-    entry: props.entry ?? entry(name),
-    handler: "handler",
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+    ...(prebuilt
+      ? { code: Code.fromAsset(prebuilt), handler: "index.handler" }
+      : {
+          entry: props.entry ?? entry(name),
+          handler: "handler",
+          projectRoot: PROJECT_ROOT,
+          depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+          bundling: lambdaBundling(props.modelSdk),
+        }),
     runtime: LAMBDA_RUNTIME,
     architecture: FUNCTION_ARCHITECTURE,
     memorySize: FUNCTION_MEMORY_MB,
@@ -424,7 +440,6 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     ...(props.reservedConcurrency !== undefined && {
       reservedConcurrentExecutions: props.reservedConcurrency,
     }),
-    bundling: lambdaBundling(props.modelSdk),
   });
   // (Version and Alias declare `role` optional, which exactOptionalPropertyTypes tells apart from IFunction's.)
   const version = fn.currentVersion as IVersion;
