@@ -1,3 +1,5 @@
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BundlingOptions, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 
@@ -152,4 +154,80 @@ export function lambdaBundling(modelSdk?: BundledModelSdk): BundlingOptions {
         BUNDLE_SIDE_FILES.map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
     },
   };
+}
+
+/**
+ * Every bundle a deployment may need, by handler (`functions/<name>.ts`) and the model SDKs it is
+ * bundled with (see `modelSdk` at each `redraftFunction` call; `undefined` is "whatever its imports
+ * reach"): correct, judge and rounds carry the deployment's provider, so both providers' bundles
+ * are prebuilt. tests/infra/construct-bundles.test.ts checks every function of dev's and prod's stack
+ * finds its bundle here.
+ */
+export const LAMBDA_BUNDLES: Readonly<Record<string, readonly (BundledModelSdk | undefined)[]>> = {
+  validate: ["none"],
+  correct: ["anthropic", "bedrock"],
+  revalidate: ["none"],
+  judge: ["anthropic", "bedrock"],
+  outcome: ["none"],
+  rounds: ["anthropic", "bedrock"],
+  batch: ["none"],
+  finalize: [undefined],
+  start: [undefined],
+};
+
+/** A prebuilt bundle's folder name: the handler, and the model SDK it carries when one is set. */
+export const bundleName = (name: string, modelSdk?: BundledModelSdk): string =>
+  modelSdk ? `${name}.${modelSdk}` : name;
+
+/**
+ * The CDK context key naming a folder of prebuilt bundles (as {@link writeLambdaBundles} writes
+ * them), in place of the one beside the compiled construct.
+ */
+export const LAMBDA_BUNDLES_CONTEXT = "redraft:lambdaBundles";
+
+/**
+ * Where prebuilt bundles are looked for by default: `lambda-bundles/` one folder up from this module:
+ * `<package>/lambda-bundles/` beside the bundled construct (`dist/index.js`) in the published CDK package. In this repository (run from
+ * source) there is none, and every function is bundled from source as before.
+ */
+const PREBUILT_BUNDLES_DIR = fileURLToPath(new URL("../lambda-bundles/", import.meta.url));
+
+/**
+ * The folder of the prebuilt bundle of one function, when `<root>/<bundleName>/index.mjs` exists:
+ * a construct used outside this repository has no functions/ sources, lockfile or esbuild to bundle
+ * with, so it deploys the bundles its package carries (`lambda.Code.fromAsset`).
+ */
+export function prebuiltBundleDir(
+  name: string,
+  modelSdk: BundledModelSdk | undefined,
+  root: string = PREBUILT_BUNDLES_DIR,
+): string | undefined {
+  const dir = join(resolve(root), bundleName(name, modelSdk));
+  return existsSync(join(dir, "index.mjs")) ? dir : undefined;
+}
+
+/**
+ * Writes every bundle of {@link LAMBDA_BUNDLES} to `outDir/<bundleName>/` (index.mjs, its source
+ * map and the side files), with the options a deploy bundles with ({@link esbuildOptions}), for a
+ * package that carries them (see {@link prebuiltBundleDir}). Needs esbuild (a dev dependency) and
+ * this repository's sources. Returns the folders written.
+ */
+export async function writeLambdaBundles(outDir: string): Promise<string[]> {
+  const { build } = await import("esbuild");
+  const written: string[] = [];
+  for (const [name, sdks] of Object.entries(LAMBDA_BUNDLES)) {
+    for (const modelSdk of sdks) {
+      const dir = join(resolve(outDir), bundleName(name, modelSdk));
+      mkdirSync(dir, { recursive: true });
+      await build({
+        ...esbuildOptions(modelSdk),
+        entryPoints: [join(PROJECT_ROOT, "functions", `${name}.ts`)],
+        outfile: join(dir, "index.mjs"),
+        logLevel: "error",
+      });
+      for (const side of BUNDLE_SIDE_FILES) copyFileSync(join(PROJECT_ROOT, side), join(dir, basename(side)));
+      written.push(dir);
+    }
+  }
+  return written;
 }

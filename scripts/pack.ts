@@ -15,7 +15,7 @@
  * - `@redraft/cli` (packages/cli): the bin and the whole compiled dist/, its own copy of the core's
  *   modules included (it imports internals the core does not export).
  * - `@redraft/cdk` (packages/cdk): the construct (infra/redraft.ts) bundled with its declarations,
- *   and the prebuilt Lambda bundles in dist/lambda-bundles/<name>/index.mjs from
+ *   and the prebuilt Lambda bundles in lambda-bundles/<name>/index.mjs (beside dist/) from
  *   writeLambdaBundles() in infra/bundling.ts. Skipped, said so on stderr, while either is missing.
  */
 import { execFileSync } from "node:child_process";
@@ -220,7 +220,8 @@ async function packCdk(): Promise<string | undefined> {
     loader: { ".json": "json" },
     logLevel: "error",
   });
-  await writeLambdaBundles(join(dir, "dist", "lambda-bundles"));
+  // Beside dist/, where infra/bundling.ts looks from the bundled construct (dist/index.js): ../lambda-bundles/
+  await writeLambdaBundles(join(dir, "lambda-bundles"));
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
   const types = mkdtempSync(join(tmpdir(), "redraft-cdk-types-"));
   const config = join(types, "tsconfig.json");

@@ -1,8 +1,8 @@
 import { ArnFormat, Stack } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import type { EventBus } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IEventBus } from "aws-cdk-lib/aws-events";
 import { Effect, ManagedPolicy, PolicyStatement } from "aws-cdk-lib/aws-iam";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../contracts/events.js";
 import { RUN_KEY_PREFIX } from "../../contracts/table.js";
@@ -18,9 +18,9 @@ import { acknowledge, referenceFinding } from "../nag.js";
 export interface AccessPoliciesProps {
   /** `redraft-<env>`: the policies are `<prefix>-reviewer` and `<prefix>-submitter`. */
   readonly namePrefix: string;
-  readonly table: Table;
-  readonly bucket: Bucket;
-  readonly bus: EventBus;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly bus: IEventBus;
   /** The state machines whose executions a reviewer reads (names, not ARNs: execution ARNs are built from them). */
   readonly stateMachineNames: readonly string[];
 }

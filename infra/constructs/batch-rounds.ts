@@ -1,9 +1,9 @@
 import { Duration, Stack } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import type { EventBus } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IEventBus } from "aws-cdk-lib/aws-events";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import {
   Choice,
@@ -37,9 +37,9 @@ import { CorrectionGraph } from "./workflow.js";
 
 export interface BatchRoundsProps {
   readonly config: EnvConfig;
-  readonly table: Table;
-  readonly bucket: Bucket;
-  readonly bus: EventBus;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly bus: IEventBus;
   /** λ validate and λ revalidate: the loop's steps that call no model run as on demand. */
   readonly validate: NodejsFunction;
   readonly revalidate: NodejsFunction;

@@ -1,11 +1,11 @@
 import { type CfnElement, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { type IEventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
-import type { Bucket, IBucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import {
@@ -68,9 +68,9 @@ import { PrefixedJsonLItemReader, PrefixedResultWriter } from "./map-io.js";
 
 export interface BatchWorkflowProps {
   readonly config: EnvConfig;
-  readonly table: Table;
-  readonly bucket: Bucket;
-  readonly bus: EventBus;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly bus: IEventBus;
   /** λ validate: each child reads its item under `batch-items/`. */
   readonly validate: NodejsFunction;
   /** λ revalidate: batch pricing's rounds run it on each answered item. */

@@ -1,6 +1,6 @@
 import { Duration } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { type IEventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -17,9 +17,9 @@ export interface FinalizerProps {
   readonly config: EnvConfig;
   /** The per-draft state machine whose stopped executions are finalized. */
   readonly stateMachine: StateMachine;
-  readonly table: Table;
+  readonly table: ITable;
   /** The project's bus, where `Draft Failed` is announced. */
-  readonly bus: EventBus;
+  readonly bus: IEventBus;
   /**
    * How long EventBridge keeps retrying to invoke λ finalize before the event goes to the DLQ.
    * @default Duration.hours(6)

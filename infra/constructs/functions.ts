@@ -1,11 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
   Alias,
   ApplicationLogLevel,
   Architecture,
+  Code,
   type IFunction,
   type IVersion,
   LoggingFormat,
@@ -15,7 +16,7 @@ import {
 } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup } from "aws-cdk-lib/aws-logs";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -28,7 +29,13 @@ import {
   RUNS_PREFIX,
   SOURCES_PREFIX,
 } from "../../shared/store/bucket-layout.js";
-import { type BundledModelSdk, lambdaBundling, PROJECT_ROOT } from "../bundling.js";
+import {
+  type BundledModelSdk,
+  LAMBDA_BUNDLES_CONTEXT,
+  lambdaBundling,
+  PROJECT_ROOT,
+  prebuiltBundleDir,
+} from "../bundling.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
 
@@ -120,8 +127,8 @@ export interface RedraftFunctionProps {
 
 export interface FunctionsProps {
   readonly config: EnvConfig;
-  readonly table: Table;
-  readonly bucket: Bucket;
+  readonly table: ITable;
+  readonly bucket: IBucket;
   /** Present when the model provider is `anthropic`: the API key's secret. */
   readonly anthropicSecret?: Secret | undefined;
 }
@@ -319,7 +326,7 @@ export class Functions extends Construct {
   }
 
   /** Validate reads the upload or attempt 0, registers the run and claims its content, writes attempt 0. */
-  private grantValidate(table: Table, bucket: Bucket): void {
+  private grantValidate(table: ITable, bucket: IBucket): void {
     this.validate.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
@@ -353,7 +360,7 @@ export class Functions extends Construct {
   }
 
   /** Correct reads the best draft and report, writes the model's answer and the candidate. */
-  private grantCorrect(bucket: Bucket): void {
+  private grantCorrect(bucket: IBucket): void {
     this.correct.addToRolePolicy(
       new PolicyStatement({
         actions: ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
@@ -363,7 +370,7 @@ export class Functions extends Construct {
   }
 
   /** Revalidate writes the attempt record, adds its tokens, and updates the run's progress. */
-  private grantRevalidate(table: Table, bucket: Bucket): void {
+  private grantRevalidate(table: ITable, bucket: IBucket): void {
     this.revalidate.addToRolePolicy(
       tableItems(table, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
     );
@@ -376,7 +383,7 @@ export class Functions extends Construct {
   }
 
   /** Judge reads the best draft, stores its evidence, adds its tokens and points the run at its report. */
-  private grantJudge(table: Table, bucket: Bucket): void {
+  private grantJudge(table: ITable, bucket: IBucket): void {
     this.judge.addToRolePolicy(tableItems(table, ["dynamodb:GetItem", "dynamodb:UpdateItem"]));
     this.judge.addToRolePolicy(
       new PolicyStatement({
@@ -401,12 +408,21 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     removalPolicy: config.removalPolicy === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   });
   const sourceMaps = props.sourceMaps ?? `${scope.node.tryGetContext(SOURCE_MAPS_CONTEXT)}` === "true";
+  // Outside this repository (the published construct) the function deploys its prebuilt bundle;
+  // here there is none, and it is bundled from source.
+  const bundlesRoot = scope.node.tryGetContext(LAMBDA_BUNDLES_CONTEXT) as string | undefined;
+  const prebuilt = props.entry ? undefined : prebuiltBundleDir(name, props.modelSdk, bundlesRoot);
   const fn = new NodejsFunction(scope, name, {
     description: `redraft ${config.envName}: ${description}`,
-    entry: props.entry ?? entry(name),
-    handler: "handler",
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+    ...(prebuilt
+      ? { code: Code.fromAsset(prebuilt), handler: "index.handler" }
+      : {
+          entry: props.entry ?? entry(name),
+          handler: "handler",
+          projectRoot: PROJECT_ROOT,
+          depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+          bundling: lambdaBundling(props.modelSdk),
+        }),
     runtime: LAMBDA_RUNTIME,
     architecture: FUNCTION_ARCHITECTURE,
     memorySize: FUNCTION_MEMORY_MB,
@@ -424,7 +440,6 @@ export function redraftFunction(scope: Construct, name: string, props: RedraftFu
     ...(props.reservedConcurrency !== undefined && {
       reservedConcurrentExecutions: props.reservedConcurrency,
     }),
-    bundling: lambdaBundling(props.modelSdk),
   });
   // (Version and Alias declare `role` optional, which exactOptionalPropertyTypes tells apart from IFunction's.)
   const version = fn.currentVersion as IVersion;
@@ -482,7 +497,7 @@ function withSourceMaps(environment: Record<string, string>, on: boolean): Recor
 }
 
 /** Item-level actions on the table itself (not its indexes: the steps never query). */
-function tableItems(table: Table, actions: string[]): PolicyStatement {
+function tableItems(table: ITable, actions: string[]): PolicyStatement {
   return new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [table.tableArn] });
 }
 

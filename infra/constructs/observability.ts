@@ -14,14 +14,14 @@ import {
   TreatMissingData,
 } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import { type EventBus, Rule } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { type IEventBus, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { SqsDestination } from "aws-cdk-lib/aws-lambda-destinations";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { Topic } from "aws-cdk-lib/aws-sns";
+import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { type IQueue, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
@@ -66,8 +66,8 @@ export interface ObservabilityProps {
   /** λ outcome: subscribed here to the outcome events and the failed executions. */
   readonly outcome: LambdaFunction;
   /** The project's bus, where `Draft Validated` / `Draft Needs Review` are published. */
-  readonly bus: EventBus;
-  readonly table: Table;
+  readonly bus: IEventBus;
+  readonly table: ITable;
   /** The trigger rules' dead-letter queue. */
   readonly deadLetterQueue: Queue;
   /** λ finalize's dead-letter queue: stopped executions whose run could not be finalized. */
@@ -78,6 +78,8 @@ export interface ObservabilityProps {
   readonly alarmEmail?: string | undefined;
   /** An existing topic every alarm also notifies. */
   readonly alarmTopicArn?: string | undefined;
+  /** A topic of the team's every alarm also notifies (RedraftProps.alarmTopic). */
+  readonly alarmTopic?: ITopic | undefined;
   /** Alarm when NeedsReview / (Validated + NeedsReview) over an hour is above this share… */
   readonly reviewRateThreshold: number;
   /** …and at least this many runs finished in that hour. */
@@ -115,7 +117,7 @@ export class Observability extends Construct {
     const external = props.alarmTopicArn
       ? Topic.fromTopicArn(this, "ExternalAlarmTopic", props.alarmTopicArn)
       : undefined;
-    if (!props.alarmEmail && !external) {
+    if (!props.alarmEmail && !external && !props.alarmTopic) {
       Annotations.of(this.alarmTopic).addWarningV2(
         "redraft:alarms-unsubscribed",
         `redraft ${props.envName}: no alarmEmail or alarmTopicArn is configured, so alarms reach nobody ` +
@@ -231,7 +233,11 @@ export class Observability extends Construct {
     // normal and a burst is a backlog (model work waits for a slot), so nothing here fires by design
     // under normal load. Throttles are not alarmed on (they are how reserved concurrency and the
     // Step Functions quotas pace a burst); they stay on the dashboard. Every alarm says OK again too.
-    const notify = [new SnsAction(this.alarmTopic), ...(external ? [new SnsAction(external)] : [])];
+    const notify = [
+      new SnsAction(this.alarmTopic),
+      ...(external ? [new SnsAction(external)] : []),
+      ...(props.alarmTopic ? [new SnsAction(props.alarmTopic)] : []),
+    ];
     const alarm = (
       name: string,
       metric: IMetric,

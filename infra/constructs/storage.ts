@@ -1,5 +1,12 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import {
+  AttributeType,
+  BillingMode,
+  type ITable,
+  ProjectionType,
+  Table,
+  TableEncryption,
+} from "aws-cdk-lib/aws-dynamodb";
 import {
   BlockPublicAccess,
   Bucket,
@@ -30,6 +37,10 @@ export interface StorageProps {
    * by the store, see `contracts/table.ts`) uses the same number.
    */
   readonly retentionDays: number;
+  /** A team's own bucket (see RedraftProps.existingBucket): no drafts or access-logs bucket is created. */
+  readonly existingBucket?: IBucket | undefined;
+  /** A team's own table (see RedraftProps.existingTable): no table is created. */
+  readonly existingTable?: ITable | undefined;
 }
 
 /** The prefixes whose objects expire with the run; the access logs have their own rule. */
@@ -53,17 +64,25 @@ const BATCH_RETAINED_PREFIXES = [
  * published drafts under `results/`) and the single DynamoDB table of runs, attempts and claims.
  */
 export class Storage extends Construct {
-  readonly bucket: Bucket;
-  readonly table: Table;
-  /** Server access logs of the drafts bucket. */
-  readonly accessLogsBucket: Bucket;
+  readonly bucket: IBucket;
+  readonly table: ITable;
+  /** Server access logs of the drafts bucket (none when the team brings its own bucket). */
+  readonly accessLogsBucket: Bucket | undefined;
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
     const destroy = props.removalPolicy === "destroy";
     const removalPolicy = destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
-    this.accessLogsBucket = new Bucket(this, "AccessLogs", {
+    this.bucket = props.existingBucket ?? this.createBuckets(props, removalPolicy, destroy);
+    this.accessLogsBucket = props.existingBucket ? undefined : this.accessLogs;
+    this.table = props.existingTable ?? this.createTable(removalPolicy, destroy);
+  }
+
+  private accessLogs: Bucket | undefined;
+
+  private createBuckets(props: StorageProps, removalPolicy: RemovalPolicy, destroy: boolean): IBucket {
+    this.accessLogs = new Bucket(this, "AccessLogs", {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
@@ -74,7 +93,7 @@ export class Storage extends Construct {
       autoDeleteObjects: destroy,
     });
 
-    this.bucket = new Bucket(this, "Drafts", {
+    const drafts = new Bucket(this, "Drafts", {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
@@ -85,7 +104,7 @@ export class Storage extends Construct {
       eventBridgeEnabled: true,
       // aws-cdk-lib declares Bucket.isWebsite as `boolean | undefined` but IBucket.isWebsite as optional,
       // which exactOptionalPropertyTypes refuses; the object is the same.
-      serverAccessLogsBucket: this.accessLogsBucket as IBucket,
+      serverAccessLogsBucket: this.accessLogs as IBucket,
       serverAccessLogsPrefix: "drafts-bucket/",
       lifecycleRules: [
         { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(7) },
@@ -110,9 +129,13 @@ export class Storage extends Construct {
       removalPolicy,
       autoDeleteObjects: destroy,
     });
+    // Bucket declares isWebsite `boolean | undefined`, IBucket optional (exactOptionalPropertyTypes).
+    return drafts as IBucket;
+  }
 
+  private createTable(removalPolicy: RemovalPolicy, destroy: boolean): ITable {
     const stringKey = (name: string) => ({ name, type: AttributeType.STRING });
-    this.table = new Table(this, "Runs", {
+    const table = new Table(this, "Runs", {
       partitionKey: stringKey(PARTITION_KEY),
       sortKey: stringKey(SORT_KEY),
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -124,7 +147,7 @@ export class Storage extends Construct {
       deletionProtection: !destroy,
     });
     for (const index of Object.values(INDEXES)) {
-      this.table.addGlobalSecondaryIndex({
+      table.addGlobalSecondaryIndex({
         indexName: index.indexName,
         partitionKey: stringKey(index.partitionKey),
         sortKey: stringKey(index.sortKey),
@@ -132,5 +155,7 @@ export class Storage extends Construct {
         projectionType: ProjectionType[INDEX_PROJECTION],
       });
     }
+    // Table declares tableStreamArn `string | undefined`, ITable optional (exactOptionalPropertyTypes).
+    return table as ITable;
   }
 }

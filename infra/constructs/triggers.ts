@@ -1,8 +1,8 @@
 import { Duration } from "aws-cdk-lib";
-import { type EventBus, Match, Rule } from "aws-cdk-lib/aws-events";
+import { type IEventBus, Match, Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
@@ -19,9 +19,9 @@ export interface TriggersProps {
   /** The batch state machine: manifests under `batches/` and `Batch Submitted` events start it. */
   readonly batchStateMachine: StateMachine;
   /** The drafts bucket (EventBridge notifications enabled). */
-  readonly bucket: Bucket;
+  readonly bucket: IBucket;
   /** The project's bus, where clients put `Draft Submitted`. */
-  readonly bus: EventBus;
+  readonly bus: IEventBus;
   /**
    * How long EventBridge keeps retrying to start an execution before the event goes to the DLQ.
    * @default Duration.hours(2)

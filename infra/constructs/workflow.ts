@@ -1,10 +1,10 @@
 import { Duration, type RemovalPolicy } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import type { EventBus } from "aws-cdk-lib/aws-events";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IEventBus } from "aws-cdk-lib/aws-events";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import {
   Choice,
@@ -65,10 +65,10 @@ export interface CorrectionWorkflowProps {
   readonly correct: LambdaFunction;
   readonly revalidate: LambdaFunction;
   readonly judge: LambdaFunction;
-  readonly table: Table;
-  readonly bucket: Bucket;
+  readonly table: ITable;
+  readonly bucket: IBucket;
   /** Where `Draft Validated` / `Draft Needs Review` are published. */
-  readonly bus: EventBus;
+  readonly bus: IEventBus;
   /** `redraft-<env>`; also names the log group. */
   readonly stateMachineName: string;
   /**
@@ -175,9 +175,9 @@ export interface CorrectionGraphProps {
   readonly correct: LambdaFunction;
   readonly revalidate: LambdaFunction;
   readonly judge: LambdaFunction;
-  readonly table: Table;
-  readonly bucket: Bucket;
-  readonly bus: EventBus;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly bus: IEventBus;
   /**
    * Where the run id is, for the failure records. @default `$$.Execution.Name` (a per-draft execution
    * is named after its run)
@@ -534,7 +534,7 @@ export class CorrectionGraph extends Construct {
   }
 
   /** s3:CopyObject of the best draft (under runs/) to `results/<draftId>/<runId>.json`; never the original. */
-  private publishTask(name: string, bucket: Bucket, resultKey: string): CallAwsService {
+  private publishTask(name: string, bucket: IBucket, resultKey: string): CallAwsService {
     const task = new CallAwsService(this, name, {
       comment: "Publish the best draft under results/; the upload under drafts/ is never overwritten.",
       service: "s3",
@@ -571,7 +571,7 @@ export class CorrectionGraph extends Construct {
   private statusUpdateTask(
     name: string,
     status: RunStatus,
-    table: Table,
+    table: ITable,
     values: {
       runId: string;
       fields: Partial<Record<OutcomeField, DynamoAttributeValue>>;
@@ -623,7 +623,7 @@ export class CorrectionGraph extends Construct {
   /** events:PutEvents of one outcome event on the project's bus. */
   private announceTask(
     name: string,
-    bus: EventBus,
+    bus: IEventBus,
     detailType: string,
     fields: Record<string, unknown>,
   ): EventBridgePutEvents {

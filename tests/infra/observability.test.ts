@@ -82,7 +82,7 @@ describe("observability: where alarms go", () => {
       const { stack: s, template: t } = synthesize(env);
       t.resourceCountIs("AWS::SNS::Subscription", 0);
       const warnings = Annotations.fromStack(s).findWarning(
-        `/${s.stackName}/Observability/AlarmTopic`,
+        `/${s.stackName}/Default/Observability/AlarmTopic`,
         Match.stringLikeRegexp("no alarmEmail or alarmTopicArn is configured, so alarms reach nobody"),
       );
       expect(warnings).toHaveLength(1);

@@ -2,6 +2,7 @@ import { Match, type Template } from "aws-cdk-lib/assertions";
 import type { CfnTable } from "aws-cdk-lib/aws-dynamodb";
 import type { CfnFunction, IFunction } from "aws-cdk-lib/aws-lambda";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
+import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from "../../contracts/table.js";
 import { environments } from "../../infra/config.js";
@@ -106,7 +107,7 @@ describe("least-privilege IAM per function", () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: SECRET_READ,
-        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+        Resource: { Ref: logicalId(stack.redraft.node.findChild("AnthropicApiKey")) },
       }),
     );
   });
@@ -158,7 +159,7 @@ describe("least-privilege IAM per function", () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: SECRET_READ,
-        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+        Resource: { Ref: logicalId(stack.redraft.node.findChild("AnthropicApiKey")) },
       }),
     );
   });
@@ -231,7 +232,7 @@ describe("least-privilege IAM per function", () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Action: SECRET_READ,
-        Resource: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+        Resource: { Ref: logicalId(stack.redraft.node.findChild("AnthropicApiKey")) },
       }),
     );
     expect(stack.batches.rounds.bedrockRole).toBeUndefined();
@@ -414,7 +415,7 @@ describe("least-privilege IAM per function", () => {
     const model = {
       MODEL_PROVIDER: environments.dev.model.provider,
       MODEL_ID: environments.dev.model.id,
-      ANTHROPIC_SECRET_ARN: { Ref: logicalId(stack.node.findChild("AnthropicApiKey")) },
+      ANTHROPIC_SECRET_ARN: { Ref: logicalId(stack.redraft.node.findChild("AnthropicApiKey")) },
     };
     expect(variables(correct)).toMatchObject(model);
     expect(variables(judge)).toMatchObject(model);
@@ -440,7 +441,9 @@ describe("storage security", () => {
         RestrictPublicBuckets: true,
       },
       VersioningConfiguration: { Status: "Enabled" },
-      LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.storage.accessLogsBucket) } },
+      LoggingConfiguration: {
+        DestinationBucketName: { Ref: logicalId(stack.storage.accessLogsBucket as IConstruct) },
+      },
     });
     template.hasResourceProperties("AWS::S3::BucketPolicy", {
       Bucket: { Ref: logicalId(stack.storage.bucket) },

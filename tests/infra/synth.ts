@@ -12,6 +12,9 @@ const cdkContext = (
   }
 ).context;
 
+/** An app with cdk.json's context that bundles no Lambda (no esbuild run in unit tests). */
+export const unbundledApp = (): App => new App({ context: { ...cdkContext, "aws:cdk:bundling-stacks": [] } });
+
 /** The alarm topic an environment that requires one is synthesized with when a test gives none. */
 const TEST_ALARM_TOPIC = "arn:aws:sns:us-east-1:123456789012:redraft-tests-oncall";
 
@@ -27,7 +30,7 @@ export interface Synthesized {
  * no other test sees the change.
  */
 export function synthesizeFresh(envName: EnvName, overrides: ConfigOverrides = {}): Synthesized {
-  const app = new App({ context: { ...cdkContext, "aws:cdk:bundling-stacks": [] } });
+  const app = unbundledApp();
   const config = loadConfig(envName, overrides);
   // An environment that refuses to synthesize without an alarm destination (prod) gets a test topic
   // when the test names none; tests/infra/observability.test.ts checks the refusal itself.
