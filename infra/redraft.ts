@@ -14,6 +14,7 @@ import { DEFAULT_MODEL_CONCURRENCY } from "../shared/model/limited.js";
 import { type EnvConfig, loadConfig } from "./config.js";
 
 export { type ConfigOverrides, type EnvConfig, loadConfig } from "./config.js";
+
 import { AccessPolicies } from "./constructs/access-policies.js";
 import { BatchWorkflow } from "./constructs/batch-workflow.js";
 import { ProjectBus } from "./constructs/bus.js";

@@ -249,9 +249,9 @@ describe("@redraft/cdk (the construct)", () => {
       expect(tarballs.cdk).toBeDefined();
       const files = await listing(tarballs.cdk ?? "");
       expect(files).toContain("dist/index.js");
-      expect(
-        files.filter((file) => /^lambda-bundles\/[^/]+\/index\.mjs$/.test(file)).length,
-      ).toBeGreaterThan(0);
+      expect(files.filter((file) => /^lambda-bundles\/[^/]+\/index\.mjs$/.test(file)).length).toBeGreaterThan(
+        0,
+      );
       const app = await project("cdk", [tarballs.cdk ?? "", "aws-cdk-lib@2.276.0", "constructs@10.8.1"]);
       writeFileSync(join(app, "app.mjs"), CDK_APP);
       const { stdout } = await run(process.execPath, ["app.mjs"], { cwd: app, ...big });
