@@ -26,11 +26,13 @@ import { isRecord, type SchemaObject } from "./util.js";
 import { SchemaViews } from "./views.js";
 
 /**
- * Sub-schema evaluations one draft's check may take. Ajv runs about ten million a second (cost.ts), so
- * this is a few hundred milliseconds of one thread at most; recursive schemas over ordinary drafts count
- * in the thousands (a tree of 1,000 nodes against a 10-node schema: 10,000).
+ * Sub-schema evaluations one draft's check may take. Ajv runs ten to forty million a second (cost.ts;
+ * a 3-branch `oneOf` AST schema measured 21.5 million in 0.49 s), so this is about half a second to two
+ * seconds of one thread, the order of the draft's pattern budget (regex-guard.ts). Ajv's work there is
+ * real, not the count's over-estimate: with `allErrors` every branch of a `oneOf` recurses. Recursive
+ * schemas over ordinary drafts count in the thousands (a tree of 3,280 nodes against a 4-node schema: ~10,000).
  */
-export const MAX_DRAFT_EVALUATIONS = 5_000_000;
+export const MAX_DRAFT_EVALUATIONS = 20_000_000;
 
 /** Unfolded size past which a schema without recursion is also walked per draft (the SchemaStore slice's largest is 688). */
 export const GUARDED_UNFOLDED = 5_000;
@@ -45,12 +47,26 @@ const PRIMITIVE = Symbol("primitive");
 
 class OverBudget extends Error {}
 
-/** Schemas checked per draft, with their views (references resolved), by compiled schema. */
-const guarded = new WeakMap<CompiledJsonSchema, SchemaViews>();
+/** What one schema object applies, resolved once per schema and kept across drafts. */
+interface Plan {
+  /** The targets of its references. */
+  readonly targets: SchemaObject[];
+  /** Its patternProperties' patterns, or undefined when JavaScript reads one otherwise (every key may match). */
+  readonly patterns: RegExp[] | undefined;
+}
+
+/** A guarded schema's views (references resolved) and the plans of its schema objects. */
+interface Guard {
+  readonly views: SchemaViews;
+  readonly plans: WeakMap<SchemaObject, Plan>;
+}
+
+/** Schemas checked per draft, by compiled schema. */
+const guarded = new WeakMap<CompiledJsonSchema, Guard>();
 
 /** Marks a compiled schema as one whose drafts are counted before Ajv checks them (compile.ts decides). */
 export function guardDraftCost(compiled: CompiledJsonSchema, dialect: JsonSchemaDialect): void {
-  guarded.set(compiled, new SchemaViews(compiled.schema, dialect));
+  guarded.set(compiled, { views: new SchemaViews(compiled.schema, dialect), plans: new WeakMap() });
 }
 
 /**
@@ -62,20 +78,31 @@ export function draftEvaluations(
   content: unknown,
   limit = MAX_DRAFT_EVALUATIONS,
 ): number | undefined {
-  const views = guarded.get(compiled);
-  if (!views) return 0;
+  const guard = guarded.get(compiled);
+  if (!guard) return 0;
+  const { views, plans } = guard;
   const memo = new Map<SchemaObject, Map<unknown, number>>();
   const open = new Map<SchemaObject, Set<unknown>>();
   let steps = 0;
 
-  const patternsOf = (node: SchemaObject): RegExp[] | undefined => {
-    const map = node.patternProperties;
-    if (!isRecord(map)) return [];
-    try {
-      return Object.keys(map).map((p) => new RegExp(p, "u"));
-    } catch {
-      return undefined; // a pattern JavaScript reads otherwise: every key may match (an upper bound)
+  const planOf = (node: SchemaObject): Plan => {
+    let plan = plans.get(node);
+    if (plan) return plan;
+    const targets: SchemaObject[] = [];
+    for (const keyword of REF_KEYWORDS) {
+      const target = views.referenced(node, keyword);
+      if (target) targets.push(target);
     }
+    const map = node.patternProperties;
+    let patterns: RegExp[] | undefined = [];
+    try {
+      if (isRecord(map)) patterns = Object.keys(map).map((p) => new RegExp(p, "u"));
+    } catch {
+      patterns = undefined; // a pattern JavaScript reads otherwise: every key may match (an upper bound)
+    }
+    plan = { targets, patterns };
+    plans.set(node, plan);
+    return plan;
   };
 
   const count = (schema: unknown, value: unknown, viaRef: boolean): number => {
@@ -113,10 +140,8 @@ export function draftEvaluations(
       if (isRecord(map))
         for (const sub of Object.values(map)) if (!Array.isArray(sub)) add(count(sub, value, false));
     }
-    for (const keyword of REF_KEYWORDS) {
-      const target = views.referenced(schema, keyword);
-      if (target) add(count(target, value, true));
-    }
+    const plan = planOf(schema);
+    for (const target of plan.targets) add(count(target, value, true));
     if (Array.isArray(value)) {
       const prefix = Array.isArray(schema.prefixItems)
         ? schema.prefixItems
@@ -136,7 +161,7 @@ export function draftEvaluations(
     } else if (isRecord(value)) {
       const properties = isRecord(schema.properties) ? schema.properties : {};
       const patternMap = isRecord(schema.patternProperties) ? schema.patternProperties : {};
-      const patterns = patternsOf(schema);
+      const patterns = plan.patterns;
       const patternSchemas = Object.values(patternMap);
       for (const [name, child] of Object.entries(value)) {
         let matched = Object.hasOwn(properties, name);
