@@ -479,6 +479,16 @@ function hostileDrafts(): { id: string; draft: Draft }[] {
       } as unknown as Draft,
     },
     {
+      // Issue 34, per level of the data: small when unfolded (recursion counts once), 2^40 on this content.
+      id: "a recursive definition both anyOf branches apply again, content 40 levels deep",
+      draft: {
+        id: "hostile-forking",
+        kind: "json",
+        context: { schema: forkingSchema() },
+        content: Array.from({ length: 40 }).reduce((inner: unknown) => ({ c: inner }), {}),
+      } as unknown as Draft,
+    },
+    {
       id: "uniqueItems, 16,000 untyped items",
       draft: {
         id: "hostile-unique",
@@ -488,6 +498,15 @@ function hostileDrafts(): { id: string; draft: Draft }[] {
       } as unknown as Draft,
     },
   ];
+}
+
+/** `n` is an object whose `c` is an `n` again, applied by both branches of an `anyOf`. */
+function forkingSchema(): Record<string, unknown> {
+  const branch = { type: "object", properties: { c: { $ref: "#/$defs/n" } } };
+  return {
+    $defs: { n: { anyOf: [branch, { ...branch, required: ["c"] }], unevaluatedProperties: false } },
+    $ref: "#/$defs/n",
+  };
 }
 
 /** One `redraft run` of `file` as a process: when each draft's result line came, in ms from the spawn. */

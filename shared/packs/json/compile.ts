@@ -5,7 +5,8 @@
 import { canonicalJson } from "../../hash.js";
 import { dialectOf, dialectSupport, idKeyword, type JsonSchemaDialect } from "./ajv.js";
 import { CompiledJsonSchema } from "./compiled.js";
-import { MAX_UNFOLDED_EVALUATIONS, unfoldedEvaluations } from "./cost.js";
+import { MAX_UNFOLDED_EVALUATIONS, unfoldedCost } from "./cost.js";
+import { GUARDED_UNFOLDED, guardDraftCost } from "./data-cost.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import {
   DEFAULT_SCHEMA_LIMITS,
@@ -297,13 +298,16 @@ function compileUncached(schema: SchemaObject, registered: RegisteredSchemas | u
   }
   // Ajv's code for the schema cannot be stopped once it runs: a schema whose references unfold past the
   // bound (cost.ts) would hold the process on one draft, so it is refused before it is compiled.
-  if (unfoldedEvaluations(schema, dialect) === undefined) {
+  const cost = unfoldedCost(schema, dialect);
+  if (cost === undefined) {
     return invalidSchema(
       `${TOO_SLOW}: with its references unfolded it applies more than ${MAX_UNFOLDED_EVALUATIONS.toLocaleString("en-US")} sub-schemas to one value (a definition referenced twice at each level of a chain of definitions doubles the work per level); reference each definition once per level, or merge the branches`,
     );
   }
   try {
     const compiled = new CompiledJsonSchema(schema, dialect, registered?.forDialect(dialect));
+    // Recursion (or a large unfolded size) lets the work grow with the data: each draft is counted first.
+    if (cost.recursive || cost.evaluations > GUARDED_UNFOLDED) guardDraftCost(compiled, dialect);
     // An empty object is what most loops of this kind are met with first: found here, the schema is
     // reported invalid up front instead of failing the first draft that reaches the loop.
     compiled.isValid({});

@@ -4,10 +4,12 @@ import type { Repair } from "../../draft.js";
 import { InvalidSchemaError } from "../../errors.js";
 import type { Finding, RepairResult } from "../../pack.js";
 import { AJV_OPTIONS, type AnyAjv, type JsonSchemaDialect, newAjv } from "./ajv.js";
+import { draftEvaluations, MAX_DRAFT_EVALUATIONS } from "./data-cost.js";
 import { JSON_RULE_IDS } from "./ids.js";
 import { errorsAfterRemovals, errorsStayLocal } from "./locality.js";
 import { findingOf } from "./messages.js";
 import { isPlainData, prototypeLeavesAlone, schemaStrings } from "./plain.js";
+import { TOO_SLOW } from "./regex-guard.js";
 import {
   errorTree,
   extraPointer,
@@ -132,6 +134,9 @@ export class CompiledJsonSchema {
     const before = this.#before;
     if (before !== undefined && before.content === content) return before.errors;
     let errors: ErrorObject[] | null;
+    // Ajv's code cannot be stopped once it runs: content on which a recursive schema would multiply its
+    // work per level (data-cost.ts) is refused before Ajv sees it.
+    if (draftEvaluations(this, content) === undefined) throw new InvalidSchemaError(tooSlowForContent());
     try {
       const validate = this.#validatorFor(content);
       errors = validate(content) ? null : (validate.errors ?? []);
@@ -301,4 +306,8 @@ export class CompiledJsonSchema {
     }
     return validate ?? undefined;
   }
+}
+
+function tooSlowForContent(): string {
+  return `${TOO_SLOW}: checking this content against the schema would apply more than ${MAX_DRAFT_EVALUATIONS.toLocaleString("en-US")} sub-schemas (a recursive definition applied again by several branches at each level of the data multiplies the work per level); let one branch apply the recursion, or bound the data's depth`;
 }

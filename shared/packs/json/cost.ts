@@ -80,6 +80,19 @@ export function unfoldedEvaluations(
   dialect: JsonSchemaDialect,
   limit = MAX_UNFOLDED_EVALUATIONS,
 ): number | undefined {
+  return unfoldedCost(schema, dialect, limit)?.evaluations;
+}
+
+/**
+ * The unfolded size, and whether the walk met a reference back into itself (recursion, whose work the
+ * data's depth decides: data-cost.ts counts it per draft); undefined once over `limit`.
+ */
+export function unfoldedCost(
+  schema: SchemaObject,
+  dialect: JsonSchemaDialect,
+  limit = MAX_UNFOLDED_EVALUATIONS,
+): { evaluations: number; recursive: boolean } | undefined {
+  let recursive = false;
   const views = new SchemaViews(schema, dialect);
   const done = new Map<SchemaObject, number>();
   const open = new Set<SchemaObject>();
@@ -102,15 +115,17 @@ export function unfoldedEvaluations(
     if (child !== undefined) {
       const known = done.get(child);
       if (known !== undefined) frame.sum += known;
-      else if (open.has(child)) frame.sum += 1;
-      else stack.push(enter(child));
+      else if (open.has(child)) {
+        frame.sum += 1;
+        recursive = true;
+      } else stack.push(enter(child));
       continue;
     }
     stack.pop();
     open.delete(frame.node);
     done.set(frame.node, frame.sum);
     const parent = stack[stack.length - 1];
-    if (!parent) return frame.sum;
+    if (!parent) return { evaluations: frame.sum, recursive };
     parent.sum += frame.sum;
   }
 }
