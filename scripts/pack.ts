@@ -236,6 +236,8 @@ async function packCdk(): Promise<string | undefined> {
         incremental: false,
         outDir: join(types, "out"),
         rootDir: ROOT,
+        // The config lives in a temp folder: its `types` are looked up from the checkout, not from there.
+        typeRoots: [join(ROOT, "node_modules", "@types")],
       },
       files: [entry],
       include: [],
