@@ -1,13 +1,12 @@
 import { readFile } from "node:fs/promises";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelSlotWait } from "../../cli/cloud/waiting.js";
-import { correctDraft } from "../../local/in-process.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
-import { PackRegistry } from "../../shared/registry.js";
 import { isActiveStatus } from "../../shared/store/types.js";
 import { redraft } from "../helpers/run-cli.js";
-import { type Deployment, startDeployment } from "./deployment.js";
+import { BUCKET, type Deployment, startDeployment } from "./deployment.js";
 
 /**
  * Issue 33: a deployed run that waits for a model slot says so in `redraft --stack S show`, as a
@@ -152,33 +151,25 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
   let deployment: Deployment;
   const model = new HeldModel();
   let held: Promise<unknown>;
+  let runId: string;
 
   beforeAll(async () => {
-    deployment = await startDeployment();
-    held = correctDraft(
-      { ...draftFile, id: "held-1" },
-      {
-        registry: new PackRegistry(),
-        runs: deployment.runs,
-        blobs: deployment.blobs,
-        model,
-        runId: "u-held-1",
-      },
+    // Uploaded as a person would; detached, the upload answers while its run is under way (as S3 does).
+    deployment = await startDeployment({ model, detached: true });
+    await deployment.s3.client.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: "drafts/held-1.json",
+        Body: JSON.stringify({ ...draftFile, id: "held-1" }),
+      }),
     );
+    held = deployment.idle();
     // The run is under way once its model call has started and is held.
-    let settled: unknown;
-    held.then(
-      (result) => {
-        settled = result;
-      },
-      (error) => {
-        settled = error;
-      },
-    );
     while (model.calls === 0) {
-      if (settled) throw new Error(`the run ended before its model call: ${JSON.stringify(settled)}`);
+      if (deployment.failedDeliveries.count > 0) throw new Error("the upload started no run");
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    runId = deployment.started[0] as string;
   }, 240_000);
 
   afterAll(async () => {
@@ -188,10 +179,10 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
   });
 
   it("a run held at a queued model state shows Waiting; once finished, it does not", async () => {
-    const run = await deployment.runs.getRun("u-held-1");
+    const run = await deployment.runs.getRun(runId);
     expect(isActiveStatus(run?.status), run?.status).toBe(true);
     const since = new Date(Date.now() - 90_000);
-    deployment.histories.set("u-held-1", [
+    deployment.histories.set(runId, [
       { id: 1, type: "ExecutionStarted", timestamp: since, executionStartedEventDetails: {} },
       { id: 2, type: "TaskStateEntered", timestamp: since, stateEnteredEventDetails: { name: "Validate" } },
       { id: 3, type: "TaskStateExited", timestamp: since, stateExitedEventDetails: { name: "Validate" } },
@@ -219,12 +210,12 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
         taskSubmittedEventDetails: { resourceType: "sqs", resource: "sendMessage.waitForTaskToken" },
       },
     ]);
-    const text = await redraft(["show", "u-held-1", "--stack", "redraft-test"]);
+    const text = await redraft(["show", runId, "--stack", "redraft-test"]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(
       new RegExp(`Waiting: for a model slot since ${since.toISOString()} \\((9\\d|1\\d\\d) s\\)`),
     );
-    const json = await redraft(["show", "u-held-1", "--json", "--stack", "redraft-test"]);
+    const json = await redraft(["show", runId, "--json", "--stack", "redraft-test"]);
     expect(json.code, json.stderr).toBe(0);
     const shown = JSON.parse(json.stdout);
     expect(shown.waiting).toMatchObject({ state: "waiting_for_model_slot", since: since.toISOString() });
@@ -234,14 +225,14 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
     // Released, the run ends; a finished run does not wait, even with its last history still open.
     model.release();
     await held;
-    expect(isActiveStatus((await deployment.runs.getRun("u-held-1"))?.status)).toBe(false);
-    const after = await redraft(["show", "u-held-1", "--json", "--stack", "redraft-test"]);
+    expect(isActiveStatus((await deployment.runs.getRun(runId))?.status)).toBe(false);
+    const after = await redraft(["show", runId, "--json", "--stack", "redraft-test"]);
     expect(after.code, after.stderr).toBe(0);
     expect(JSON.parse(after.stdout).waiting).toBeUndefined();
-    expect((await redraft(["show", "u-held-1", "--stack", "redraft-test"])).stdout).not.toMatch(/Waiting:/);
-    deployment.histories.delete("u-held-1");
+    expect((await redraft(["show", runId, "--stack", "redraft-test"])).stdout).not.toMatch(/Waiting:/);
+    deployment.histories.delete(runId);
     expect(
-      JSON.parse((await redraft(["show", "u-held-1", "--json", "--stack", "redraft-test"])).stdout).waiting,
+      JSON.parse((await redraft(["show", runId, "--json", "--stack", "redraft-test"])).stdout).waiting,
     ).toBeUndefined();
   });
 });
