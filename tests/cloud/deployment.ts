@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
 import { CreateTableCommand, type CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from "@aws-sdk/client-eventbridge";
-import { GetExecutionHistoryCommand, type HistoryEvent as SfnEvent, SFNClient } from "@aws-sdk/client-sfn";
+import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import pLimit from "p-limit";
