@@ -45,7 +45,7 @@ export function capacityDoc(counts: CountsFile, prices: PricesFile): string {
     "",
     "- **Measured**: state transitions, Lambda invocations, DynamoDB request units (index writes included),",
     "  S3 requests and events per draft come from executing the committed state machine",
-    "  ([contracts/state-machine.asl.json](../infra/state-machine.asl.json)) over the example corpus with the real",
+    "  ([contracts/state-machine.asl.json](../contracts/state-machine.asl.json)) over the example corpus with the real",
     "  handlers and stores ([scripts/plan/measure.ts](../scripts/plan/measure.ts), written to",
     "  [shared/plan/data/counts.json](../shared/plan/data/counts.json) by `npm run plan:counts`;",
     "  [tests/plan/counts.test.ts](../tests/plan/counts.test.ts) executes it again and requires the same counts).",
