@@ -11,6 +11,7 @@ import {
 } from "../../infra/constructs/functions.js";
 import { ModelQueue } from "../../infra/constructs/model-queue.js";
 import { backoffSeconds, stepWorstCase, worstCase } from "../../infra/worst-case.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { getAsl } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
@@ -69,6 +70,30 @@ describe("timeouts that add up", () => {
     expect(asl.TimeoutSeconds).toBe(
       config.executionTimeoutMinutes * 60 + (config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600,
     );
+    expect(worst.modelWaitSeconds).toBe((config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600);
+    expect(worst.totalSeconds + worst.modelWaitSeconds).toBeLessThanOrEqual(asl.TimeoutSeconds ?? 0);
+  });
+
+  it.each(ENV_NAMES)("%s: counts the retriers the committed ASL puts on its queued model states", (env) => {
+    const { stack, template } = synthesize(env);
+    const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
+    const worst = worstCase(environments[env]);
+    for (const [name, step] of [
+      ["CorrectExecution", worst.correct],
+      ["CorrectLogic", worst.correct],
+      ["Judge", worst.judge],
+    ] as const) {
+      const state = asl.States[name] as unknown as {
+        Resource: string;
+        Retry: { ErrorEquals: string[]; MaxAttempts: number }[];
+      };
+      expect(state.Resource).toMatch(/sqs:sendMessage\.waitForTaskToken$/);
+      // The re-queue after a 429 or an overload is bounded by the deadline, not by its MaxAttempts.
+      const requeue = state.Retry.find((r) => r.ErrorEquals.includes(ErrorNames.ModelRateLimited));
+      expect(requeue?.MaxAttempts).toBeGreaterThanOrEqual(worst.modelWaitSeconds / 60);
+      const counted = state.Retry.filter((r) => r !== requeue).reduce((sum, r) => sum + r.MaxAttempts, 0);
+      expect(step.attempts).toBe(1 + counted);
+    }
   });
 
   it("is the table the README's Deploying section shows", () => {
