@@ -174,7 +174,8 @@ export const environments: Record<EnvName, EnvConfig> = {
     deployment: {
       loop: { maxAttempts: 2, stuckAfter: 2, maxLogicAttempts: 1, maxTokens: 200_000, maxCostUsd: 0.5 },
       caps: { maxAttempts: 3, maxLogicAttempts: 1, maxTokens: 400_000, maxCostUsd: 1 },
-      modelConcurrency: 2,
+      // 4, not 2: correct and judge each need SQS's floor of 2 slots (modelConcurrencyShares).
+      modelConcurrency: 4,
     },
     dedupeWindowMinutes: DEFAULT_DEDUPE_WINDOW_MS / 60_000,
     logLevel: "DEBUG",

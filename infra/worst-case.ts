@@ -1,15 +1,15 @@
 import type { Duration } from "aws-cdk-lib";
 import type { RetryProps } from "aws-cdk-lib/aws-stepfunctions";
-import { DEFAULT_LOOP_CAPS } from "../shared/loop-settings.js";
+import { DEFAULT_LOOP_CAPS, DEFAULT_RUN_DEADLINE_HOURS } from "../shared/loop-settings.js";
 import type { EnvConfig } from "./config.js";
 import { FUNCTION_TIMEOUTS } from "./constructs/functions.js";
 import {
   DIRECT_RETRIES,
   DIRECT_TASK_TIMEOUT,
   LAMBDA_TASK_SLACK,
-  MODEL_LOAD_RETRY,
-  MODEL_RETRY,
+  MODEL_QUEUE_STORE_RETRY,
   SERVICE_RETRY,
+  SQS_SEND_RETRY,
 } from "./retries.js";
 
 /** One Task state's worst case: every attempt runs to its timeout, every wait is the longest. */
@@ -25,7 +25,10 @@ export interface StepWorstCase {
 
 export interface RunWorstCase {
   validate: StepWorstCase;
-  /** CorrectExecution and CorrectLogic (λ correct). */
+  /**
+   * CorrectExecution and CorrectLogic (λ correct) through the model queue: the admitted call at its
+   * timeout, with the retries the deadline does not bound (the store's error, SQS's send).
+   */
   correct: StepWorstCase;
   /** Revalidate and RevalidateLogic. */
   revalidate: StepWorstCase;
@@ -36,8 +39,15 @@ export interface RunWorstCase {
   executionAttempts: number;
   logicAttempts: number;
   judgeRounds: number;
-  /** The whole run: what the state machine's timeout must not cut short. */
+  /** The whole run's work, waits for a model slot apart: what executionTimeoutMinutes must cover. */
   totalSeconds: number;
+  /**
+   * The longest all of a run's model work may wait for a slot, re-queues after a 429 or an overload
+   * included: the run's deadline, counted from the execution's start (the consumer answers
+   * DeadlinePassedError past it, and each queued state's own timeout is the deadline). The state
+   * machine's timeout is totalSeconds' bound plus this.
+   */
+  modelWaitSeconds: number;
 }
 
 /** The longest waits of one retrier: interval × rate^k, each capped at MaxDelay, over its attempts. */
@@ -75,9 +85,14 @@ const lambdaTask = (fn: Duration) => fn.plus(LAMBDA_TASK_SLACK);
 export function worstCase(config: EnvConfig): RunWorstCase {
   const caps = config.deployment.caps;
   const validate = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.validate), [SERVICE_RETRY]);
-  const correct = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.correct), [MODEL_RETRY, MODEL_LOAD_RETRY]);
+  // The queued model states (workflow.ts modelStep): a throttle no longer fails or retries an invoke
+  // (the work waits in the queue), and a 429/overload re-queues it under modelQueueRetry until the
+  // deadline, counted in modelWaitSeconds. What remains per state is the admitted call and the
+  // retriers the consumer's deadline check does not end.
+  const queuedRetries = [MODEL_QUEUE_STORE_RETRY, SQS_SEND_RETRY];
+  const correct = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.correct), queuedRetries);
   const revalidate = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.revalidate), [SERVICE_RETRY]);
-  const judge = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.judge), [MODEL_RETRY, MODEL_LOAD_RETRY]);
+  const judge = stepWorstCase(lambdaTask(FUNCTION_TIMEOUTS.judge), queuedRetries);
   // Each direct state has one integration's retrier; the slowest of them bounds every one.
   const direct = DIRECT_RETRIES.map((retry) => stepWorstCase(DIRECT_TASK_TIMEOUT, [retry])).reduce((a, b) =>
     b.totalSeconds > a.totalSeconds ? b : a,
@@ -101,5 +116,6 @@ export function worstCase(config: EnvConfig): RunWorstCase {
     logicAttempts,
     judgeRounds,
     totalSeconds,
+    modelWaitSeconds: (config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600,
   };
 }

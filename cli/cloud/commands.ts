@@ -65,12 +65,23 @@ async function cloudReadRun(
   const cloud = await openCloud(opts);
   const run = await resolveRun(cloud.runs, runId, cloud.where);
   const result = await buildRunResult(run.runId, cloud.deps);
-  const execution = await cloud.history(run.runId);
+  // A run under way may be waiting for a model slot: its history has the queued model task open.
+  const { execution, waiting } = await cloud.historyAndWait(run.runId, isActiveStatus(run.status));
   const consoleUrl = cloud.consoleUrl(run.runId);
   const evidence = read.evidence
     ? await (await import("../show.js")).loadRunEvidence(result, cloud.deps)
     : undefined;
-  return { run, result, execution, ...(evidence && { evidence }), ...(consoleUrl && { consoleUrl }) };
+  return {
+    run,
+    result,
+    execution,
+    ...(evidence && { evidence }),
+    // The fields local `show` prints (cli/runtime.ts RunStory.waiting); the state's name stays here.
+    ...(waiting && {
+      waiting: { state: waiting.state, since: waiting.since, ageSeconds: waiting.ageSeconds },
+    }),
+    ...(consoleUrl && { consoleUrl }),
+  };
 }
 
 /** `redraft --stack S export <runId>`: the run and its best draft, from the table and the bucket. */

@@ -13,6 +13,7 @@ import { PackRegistry } from "../../shared/registry.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
+import { type CloudWaiting, modelSlotWait } from "./waiting.js";
 
 /** Clients the cloud runtime sends through; each defaults to the SDK's own chain (credentials, region, endpoint variables). */
 export interface CloudClients {
@@ -120,6 +121,25 @@ export class CloudRuntime implements ReviewRuntime {
    * Step Functions no longer has the execution (90 days after it closed).
    */
   async history(runId: string): Promise<ExecutionSummary | undefined> {
+    return (await this.historyAndWait(runId, false)).execution;
+  }
+
+  /**
+   * The execution path as `history` gives it and, when `active` (the run is under way), whether it
+   * waits for a model slot (cli/cloud/waiting.ts): both from one read of GetExecutionHistory, the
+   * call the reviewer policy already allows for `show`.
+   */
+  async historyAndWait(
+    runId: string,
+    active: boolean,
+  ): Promise<{ execution?: ExecutionSummary; waiting?: CloudWaiting }> {
+    const events = await this.#events(runId);
+    if (!events) return {};
+    const waiting = active ? modelSlotWait(events) : undefined;
+    return { execution: summarize(runId, events), ...(waiting && { waiting }) };
+  }
+
+  async #events(runId: string): Promise<SfnEvent[] | undefined> {
     const arn = this.executionArn(runId);
     if (!arn) return undefined;
     const events: SfnEvent[] = [];
@@ -140,7 +160,7 @@ export class CloudRuntime implements ReviewRuntime {
       if ((error as { name?: string }).name === "ExecutionDoesNotExist") return undefined;
       throw error;
     }
-    return summarize(runId, events);
+    return events;
   }
 }
 

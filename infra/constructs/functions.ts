@@ -73,16 +73,25 @@ export const FUNCTION_TIMEOUTS = {
 export const MODEL_STEP_MARGIN = Duration.seconds(30);
 
 /**
- * The reserved concurrency of the two model steps out of `modelConcurrency`: the judge a quarter
- * (at least one), correct the rest, so the calls in flight never exceed the configured total.
+ * The fewest messages an SQS event source takes at once (its `maximumConcurrency` floor): each model
+ * function is fed by its queue (model-queue.ts), so each needs at least this many slots.
+ */
+export const SQS_EVENT_SOURCE_MIN_CONCURRENCY = 2;
+
+/**
+ * The reserved concurrency of the two model steps out of `modelConcurrency`: the judge a quarter,
+ * correct the rest, each at least SQS's floor of 2 (a function reserved below its event source's
+ * concurrency is throttled by its own queue), so the calls in flight never exceed the configured
+ * total and the total is at least 4. Thrown at synth, naming the setting to raise.
  */
 export function modelConcurrencyShares(total: number): { correct: number; judge: number } {
-  if (!Number.isInteger(total) || total < 2) {
+  const least = 2 * SQS_EVENT_SOURCE_MIN_CONCURRENCY;
+  if (!Number.isInteger(total) || total < least) {
     throw new RangeError(
-      `modelConcurrency must be at least 2 in the cloud (correct and judge), not ${total}`,
+      `modelConcurrency must be at least ${least} in the cloud, not ${total}: correct and judge each consume a model queue, and an SQS event source takes at least ${SQS_EVENT_SOURCE_MIN_CONCURRENCY} messages at once (raise deployment.modelConcurrency in infra/config.ts)`,
     );
   }
-  const judge = Math.max(1, Math.floor(total / 4));
+  const judge = Math.max(SQS_EVENT_SOURCE_MIN_CONCURRENCY, Math.floor(total / 4));
   return { correct: total - judge, judge };
 }
 

@@ -9,7 +9,7 @@ import type { ModelStep } from "../../shared/loop/model-queue.js";
 import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { acknowledge } from "../nag.js";
 import { deadLetterQueue } from "./dead-letter-queue.js";
-import { liveAlias } from "./functions.js";
+import { liveAlias, SQS_EVENT_SOURCE_MIN_CONCURRENCY } from "./functions.js";
 
 export interface ModelQueueProps {
   /** The model functions, each with its reserved concurrency: the slots of its queue. */
@@ -49,6 +49,14 @@ export class ModelQueue extends Construct {
 
   constructor(scope: Construct, id: string, props: ModelQueueProps) {
     super(scope, id);
+    // A queue feeds each model function: fewer slots than SQS's event source takes at once would
+    // have the queue throttle its own consumer. Refused here, at synth, with the setting to raise.
+    for (const [step, slots] of Object.entries(props.slots)) {
+      if (!Number.isInteger(slots) || slots < SQS_EVENT_SOURCE_MIN_CONCURRENCY)
+        throw new RangeError(
+          `the model queue of λ ${step} has ${slots} slot(s): an SQS event source takes at least ${SQS_EVENT_SOURCE_MIN_CONCURRENCY} at once, so the function needs at least ${SQS_EVENT_SOURCE_MIN_CONCURRENCY} (raise deployment.modelConcurrency in infra/config.ts)`,
+        );
+    }
     this.#functions = Object.values(props.functions);
     this.deadline = props.deadline ?? Duration.hours(DEFAULT_RUN_DEADLINE_HOURS);
     // A message whose consumer crashed repeatedly (not one answered 429: that one is answered and
@@ -83,9 +91,9 @@ export class ModelQueue extends Construct {
       liveAlias(fn).addEventSource(
         new SqsEventSource(queue, {
           batchSize: 1,
-          // SQS's event source takes 2 at least; a function reserved at 1 then sees an occasional
-          // throttle, which returns the message to the queue (counted by maxReceiveCount).
-          maxConcurrency: Math.max(2, props.slots[step]),
+          // Equal to the function's reserved concurrency (at least SQS's floor, checked above), so
+          // the queue never hands the function more than it may run.
+          maxConcurrency: props.slots[step],
           reportBatchItemFailures: true,
         }),
       );

@@ -1042,7 +1042,8 @@ function deploySettings(a: {
   };
   const measured = "counts.json (measured per-draft counts) × DURATION_MODEL (modelled durations)";
 
-  const slots = Math.max(2, env.modelConcurrency, Math.ceil(lambda * a.slotSecondsPerDraft * headroom));
+  // 4 at least: correct and judge each need SQS event source's floor of 2 (infra modelConcurrencyShares).
+  const slots = Math.max(4, env.modelConcurrency, Math.ceil(lambda * a.slotSecondsPerDraft * headroom));
   add({
     name: "model slots",
     value: slots,

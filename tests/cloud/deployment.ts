@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
 import { CreateTableCommand, type CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from "@aws-sdk/client-eventbridge";
-import { GetExecutionHistoryCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import pLimit from "p-limit";
@@ -70,6 +70,11 @@ export interface Deployment {
   idle(): Promise<void>;
   /** Detached deliveries that failed before their run started. */
   failedDeliveries: { count: number };
+  /**
+   * Step Functions' history of an execution, by run id, where a test gives one; any other execution
+   * answers the canned path Validate → HasErrors? → NoModelConfigured → succeeded.
+   */
+  histories: Map<string, Omit<SfnEvent, "previousEventId">[]>;
   close(): Promise<void>;
 }
 
@@ -253,7 +258,10 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     ],
   });
   const sfn: AwsClientStub<SFNClient> = mockClient(SFNClient);
+  const histories = new Map<string, Omit<SfnEvent, "previousEventId">[]>();
   sfn.on(GetExecutionHistoryCommand).callsFake(async ({ executionArn }: { executionArn: string }) => {
+    const given = histories.get(executionArn.split(":").at(-1) ?? "");
+    if (given) return { events: given.map((e) => ({ ...e, previousEventId: 0, executionArn })) };
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
     return {
       events: [
@@ -310,6 +318,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     bus,
     started,
     failedDeliveries,
+    histories,
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },

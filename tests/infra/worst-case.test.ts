@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { Duration } from "aws-cdk-lib";
+import { App, Duration, Stack } from "aws-cdk-lib";
+import { Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
 import { describe, expect, it } from "vitest";
 import { ENV_NAMES, environments } from "../../infra/config.js";
 import {
@@ -8,7 +9,9 @@ import {
   MODEL_STEP_MARGIN,
   modelConcurrencyShares,
 } from "../../infra/constructs/functions.js";
+import { ModelQueue } from "../../infra/constructs/model-queue.js";
 import { backoffSeconds, stepWorstCase, worstCase } from "../../infra/worst-case.js";
+import { ErrorNames } from "../../shared/errors.js";
 import { DEFAULT_RUN_DEADLINE_HOURS } from "../../shared/loop-settings.js";
 import { getAsl } from "./asl.js";
 import { logicalId, synthesize } from "./synth.js";
@@ -67,6 +70,30 @@ describe("timeouts that add up", () => {
     expect(asl.TimeoutSeconds).toBe(
       config.executionTimeoutMinutes * 60 + (config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600,
     );
+    expect(worst.modelWaitSeconds).toBe((config.runDeadlineHours ?? DEFAULT_RUN_DEADLINE_HOURS) * 3600);
+    expect(worst.totalSeconds + worst.modelWaitSeconds).toBeLessThanOrEqual(asl.TimeoutSeconds ?? 0);
+  });
+
+  it.each(ENV_NAMES)("%s: counts the retriers the committed ASL puts on its queued model states", (env) => {
+    const { stack, template } = synthesize(env);
+    const asl = getAsl(template, { stateMachineLogicalId: logicalId(stack.workflow.stateMachine) });
+    const worst = worstCase(environments[env]);
+    for (const [name, step] of [
+      ["CorrectExecution", worst.correct],
+      ["CorrectLogic", worst.correct],
+      ["Judge", worst.judge],
+    ] as const) {
+      const state = asl.States[name] as unknown as {
+        Resource: string;
+        Retry: { ErrorEquals: string[]; MaxAttempts: number }[];
+      };
+      expect(state.Resource).toMatch(/sqs:sendMessage\.waitForTaskToken$/);
+      // The re-queue after a 429 or an overload is bounded by the deadline, not by its MaxAttempts.
+      const requeue = state.Retry.find((r) => r.ErrorEquals.includes(ErrorNames.ModelRateLimited));
+      expect(requeue?.MaxAttempts).toBeGreaterThanOrEqual(worst.modelWaitSeconds / 60);
+      const counted = state.Retry.filter((r) => r !== requeue).reduce((sum, r) => sum + r.MaxAttempts, 0);
+      expect(step.attempts).toBe(1 + counted);
+    }
   });
 
   it("is the table docs/deploying.md shows", () => {
@@ -94,11 +121,55 @@ describe("timeouts that add up", () => {
 });
 
 describe("bounded model load in the cloud", () => {
-  it("splits modelConcurrency between correct and judge, never exceeding it", () => {
-    expect(modelConcurrencyShares(2)).toEqual({ correct: 1, judge: 1 });
+  it("splits modelConcurrency between correct and judge, never exceeding it, each at SQS's floor of 2", () => {
+    expect(modelConcurrencyShares(4)).toEqual({ correct: 2, judge: 2 });
+    expect(modelConcurrencyShares(7)).toEqual({ correct: 5, judge: 2 });
     expect(modelConcurrencyShares(12)).toEqual({ correct: 9, judge: 3 });
-    expect(() => modelConcurrencyShares(1)).toThrow(/at least 2/);
+    for (const total of [1, 2, 3, 2.5])
+      expect(() => modelConcurrencyShares(total)).toThrow(
+        /modelConcurrency must be at least 4 .*SQS event source/,
+      );
   });
+
+  it("refuses at synth a model queue that would feed a function fewer slots than SQS's floor", () => {
+    const app = new App();
+    const stack = new Stack(app, "Q");
+    const fn = () =>
+      new LambdaFunction(stack, `F${stack.node.children.length}`, {
+        runtime: Runtime.NODEJS_22_X,
+        handler: "index.handler",
+        code: Code.fromInline("exports.handler = async () => {}"),
+      });
+    const functions = { correct: fn(), judge: fn() };
+    expect(
+      () => new ModelQueue(stack, "Low", { name: "q", functions, slots: { correct: 3, judge: 1 } }),
+    ).toThrow(/model queue of λ judge has 1 slot\(s\).*at least 2/);
+  });
+
+  it.each(ENV_NAMES)(
+    "%s: each model queue's maximumConcurrency is its function's reserved concurrency, at least 2",
+    (env) => {
+      const { stack, template } = synthesize(env);
+      const resources = template.toJSON().Resources as Record<
+        string,
+        { Type: string; Properties: Record<string, unknown> }
+      >;
+      const reserved = (fn: typeof stack.functions.correct) =>
+        resources[logicalId(fn)]?.Properties.ReservedConcurrentExecutions as number;
+      const mappings = Object.values(resources).filter((r) => r.Type === "AWS::Lambda::EventSourceMapping");
+      const scaled = mappings
+        .map(
+          (m) =>
+            (m.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency,
+        )
+        .filter((n) => n !== undefined)
+        .sort((a, b) => a - b);
+      expect(scaled).toEqual(
+        [reserved(stack.functions.correct), reserved(stack.functions.judge)].sort((a, b) => a - b),
+      );
+      for (const n of scaled) expect(n).toBeGreaterThanOrEqual(2);
+    },
+  );
 
   it.each(ENV_NAMES)("%s: correct and judge have reserved concurrency from modelConcurrency", (env) => {
     const { stack, template } = synthesize(env);
