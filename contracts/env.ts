@@ -59,6 +59,8 @@ export const LoopEnvSchema = z
     ...BUCKET_ENV,
     MODEL_PROVIDER: z.enum(["anthropic", "bedrock", "none"]).default("none"),
     MODEL_ID: z.string().min(1).optional(),
+    /** Bedrock: the environment's application inference profile for MODEL_ID, invoked in its place. */
+    MODEL_INFERENCE_PROFILE_ARN: z.string().min(1).optional(),
     ANTHROPIC_SECRET_ARN: z.string().min(1).optional(),
     /** One model request's timeout; set by the stack to fit inside the Lambda timeout. */
     MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_TIMEOUT_MS),

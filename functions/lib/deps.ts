@@ -70,6 +70,7 @@ async function modelFromEnv(env: LoopEnv): Promise<ModelClient | undefined> {
     return new BedrockModelClient({
       ...limits,
       ...(env.MODEL_ID && { model: env.MODEL_ID }),
+      ...(env.MODEL_INFERENCE_PROFILE_ARN && { inferenceProfileArn: env.MODEL_INFERENCE_PROFILE_ARN }),
       ...(env.AWS_REGION && { awsRegion: env.AWS_REGION }),
     });
   }

@@ -38,6 +38,7 @@ import {
 } from "../bundling.js";
 import type { EnvConfig } from "../config.js";
 import { acknowledge, BASIC_EXECUTION_ROLE_FINDING, referenceFinding } from "../nag.js";
+import { ModelInferenceProfile } from "./inference-profile.js";
 
 const entry = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
 
@@ -152,6 +153,8 @@ export class Functions extends Construct {
   readonly revalidate: NodejsFunction;
   readonly judge: NodejsFunction;
   readonly outcome: NodejsFunction;
+  /** Bedrock only: the environment's application inference profile, which correct and judge invoke. */
+  readonly inferenceProfile: ModelInferenceProfile | undefined;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -177,6 +180,16 @@ export class Functions extends Construct {
       MODEL_TIMEOUT_MS: String(MODEL_REQUEST.timeout.toMilliseconds()),
       MODEL_MAX_RETRIES: String(MODEL_REQUEST.sdkRetries),
       ...(anthropicSecret && { ANTHROPIC_SECRET_ARN: anthropicSecret.secretArn }),
+    };
+    // On Bedrock the model steps invoke a profile of their own (cost carries the stack's tags);
+    // MODEL_ID stays the model's id, which prices, budgets and capabilities are looked up by.
+    this.inferenceProfile =
+      provider === "bedrock"
+        ? new ModelInferenceProfile(this, "InferenceProfile", { envName: config.envName, modelId })
+        : undefined;
+    const invoking = {
+      ...model,
+      ...(this.inferenceProfile && { MODEL_INFERENCE_PROFILE_ARN: this.inferenceProfile.arn }),
     };
 
     const make = (
@@ -218,7 +231,7 @@ export class Functions extends Construct {
       "correct",
       "One model call on the best draft so far",
       FUNCTION_TIMEOUTS.correct,
-      { ...common, ...model },
+      { ...common, ...invoking },
       provider,
       shares.correct,
     );
@@ -237,7 +250,7 @@ export class Functions extends Construct {
       "judge",
       "The LLM judge of the logic phase",
       FUNCTION_TIMEOUTS.judge,
-      { ...common, ...model },
+      { ...common, ...invoking },
       provider,
       shares.judge,
     );
@@ -325,7 +338,7 @@ export class Functions extends Construct {
         anthropicSecret.grantRead(fn);
         continue;
       }
-      fn.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId));
+      fn.addToRolePolicy(bedrockInvokePolicy(Stack.of(this), modelId, this.inferenceProfile?.arn));
       acknowledge(fn, {
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModelId(modelId)}]`,
         reason:
@@ -520,9 +533,11 @@ export function foundationModelId(modelId: string): string {
 
 /**
  * `bedrock:InvokeModel` on exactly the configured model: the inference profile in this account and
- * region when the id is a profile, and the foundation model in whichever region the profile routes to.
+ * region when the id is a profile, and the foundation model in whichever region the profile routes to;
+ * and the environment's application inference profile, through which the calls go. Bedrock checks
+ * InvokeModel on the application profile and on what it routes to (the system profile, the models).
  */
-function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
+function bedrockInvokePolicy(stack: Stack, modelId: string, applicationProfileArn?: string): PolicyStatement {
   const foundationModel = foundationModelId(modelId);
   const resources = [
     `arn:${stack.partition}:bedrock:*::foundation-model/${foundationModel}`,
@@ -534,5 +549,6 @@ function bedrockInvokePolicy(stack: Stack, modelId: string): PolicyStatement {
       `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelId}`,
     );
   }
+  if (applicationProfileArn !== undefined) resources.unshift(applicationProfileArn);
   return new PolicyStatement({ actions: ["bedrock:InvokeModel"], resources });
 }

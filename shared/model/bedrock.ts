@@ -16,6 +16,14 @@ export interface BedrockModelClientOptions {
   awsRegion?: string;
   /** A Bedrock model or inference-profile id. @default DEFAULT_BEDROCK_MODEL */
   model?: string;
+  /**
+   * An application inference profile copied from `model` (the stack makes one per environment, so
+   * the spend carries the stack's tags): requests for `model` invoke this ARN, while the responses,
+   * their cost, the price checks and budgets, and the model's capabilities keep using `model`, since
+   * the profile's ARN names no model. A request naming another model (a ladder's rung) invokes that
+   * model itself: the profile routes to one model only.
+   */
+  inferenceProfileArn?: string;
   /** @default https://bedrock-runtime.<region>.amazonaws.com (or `ANTHROPIC_BEDROCK_BASE_URL`) */
   baseURL?: string;
   /** Per attempt; the SDK retries a timed-out attempt, up to `maxRetries` times. @default 60 000 */
@@ -112,6 +120,8 @@ class BedrockMessagesClient extends BaseAnthropic {
  * `AWS_*` variables, profile); no API key.
  */
 export class BedrockModelClient extends MessagesModelClient {
+  readonly #inferenceProfileArn: string | undefined;
+
   constructor(options: BedrockModelClientOptions = {}) {
     // The defaults AnthropicBedrock takes: AWS_REGION, ANTHROPIC_BEDROCK_BASE_URL (unset when blank).
     const awsRegion = options.awsRegion ?? (process.env.AWS_REGION?.trim() || "us-east-1");
@@ -127,10 +137,17 @@ export class BedrockModelClient extends MessagesModelClient {
         maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
       });
     super("bedrock", options.model ?? DEFAULT_BEDROCK_MODEL, client);
+    this.#inferenceProfileArn = options.inferenceProfileArn?.trim() || undefined;
   }
 
   protected override requestParams(request: ModelRequest): MessageCreateParamsNonStreaming {
     const params = super.requestParams(request);
+    // Built for the model id (tool choice, structured outputs), then sent to the profile: the
+    // request rewrite puts `model` in the path, `/model/<profile ARN>/invoke`, as AnthropicBedrock does.
+    const model = request.model ?? this.model;
+    if (this.#inferenceProfileArn !== undefined && model === this.model) {
+      params.model = this.#inferenceProfileArn;
+    }
     if (!ARN_VERSIONED_ID.test(this.model)) return params;
     // The request rewrite keeps an `anthropic_version` already in the body.
     return Object.assign(params, { anthropic_version: LEGACY_BEDROCK_API_VERSION });

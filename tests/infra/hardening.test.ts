@@ -300,9 +300,12 @@ describe("7. least privilege, justified", () => {
     (name) => {
       const grants = grantsOf(fn[name].role as IConstruct);
       const others = grants.filter((g) => !g.startsWith("bedrock:InvokeModel on "));
+      // The environment's application inference profile (made from the one model), or the model itself.
+      const profile = `bedrock:InvokeModel on ${logicalId(stack.functions.inferenceProfile?.profile as IConstruct)}.InferenceProfileArn`;
+      expect(grants).toContain(profile);
       expect(
         grants
-          .filter((g) => g.startsWith("bedrock:"))
+          .filter((g) => g.startsWith("bedrock:") && g !== profile)
           .every((g) => g.includes(model.replace(/^global\./, ""))),
       ).toBe(true);
       const expectedOthers = [

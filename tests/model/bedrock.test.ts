@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ErrorNames } from "../../shared/errors.js";
 import { BedrockModelClient } from "../../shared/model/bedrock.js";
-import { DEFAULT_BEDROCK_MODEL } from "../../shared/model/pricing.js";
+import { costUsd, DEFAULT_BEDROCK_MODEL, isPriced } from "../../shared/model/pricing.js";
 import type { ModelRequest } from "../../shared/model/types.js";
 import { FakeMessagesServer, toolUseMessage } from "./fake-messages-server.js";
 
@@ -162,5 +162,68 @@ describe("BedrockModelClient against a local InvokeModel endpoint", () => {
 
     expect((error as Error).name).toBe(ErrorNames.ModelRequestFailed);
     expect((error as Error).message).toContain("status 403");
+  });
+});
+
+describe("BedrockModelClient through an application inference profile (issue 33)", () => {
+  const PROFILE_ARN = "arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/a1b2c3d4e5f6";
+  const profiled = () =>
+    new BedrockModelClient({
+      awsRegion: "eu-west-1",
+      baseURL: server.baseURL,
+      maxRetries: 0,
+      inferenceProfileArn: PROFILE_ARN,
+    });
+
+  it("invokes the profile's ARN on the path AnthropicBedrock uses for it, while the response and its cost keep the model id", async () => {
+    // Bedrock may name the profile, or a name of its own, as the answer's model: neither is priced.
+    server.reply({ status: 200, body: toolUseMessage(PROFILE_ARN, "report_findings", findings) });
+    const response = await profiled().complete(request);
+
+    server.reply({ status: 200, body: toolUseMessage(PROFILE_ARN, "report_findings", findings) });
+    const { AnthropicBedrock } = await import("@anthropic-ai/bedrock-sdk");
+    const reference = new AnthropicBedrock({
+      awsRegion: "eu-west-1",
+      baseURL: server.baseURL,
+      maxRetries: 0,
+    });
+    await reference.messages.create({
+      model: PROFILE_ARN,
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+    });
+
+    const [ours, theirs] = server.received;
+    // The ARN is one path segment: its `/` encoded, its `:` kept, exactly as AnthropicBedrock sends it.
+    expect(ours?.rawPath).toBe(
+      "/model/arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile%2Fa1b2c3d4e5f6/invoke",
+    );
+    expect(ours?.rawPath).toBe(theirs?.rawPath);
+    expect(ours?.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDFAKEFORTESTS\/\d{8}\/eu-west-1\/bedrock\//,
+    );
+    expect(ours?.body).not.toHaveProperty("model");
+    // Built for the model id: Sonnet 5.5 is asked with `auto` (it rejects a forced tool choice).
+    expect(ours?.body).toMatchObject({ anthropic_version: "2026-10-21", tool_choice: { type: "auto" } });
+
+    expect(response.model).toBe(DEFAULT_BEDROCK_MODEL);
+    expect(isPriced(PROFILE_ARN)).toBe(false);
+    const cost = costUsd(response.model, response.usage);
+    expect(cost).toBeGreaterThan(0);
+    expect(cost).toBe(
+      costUsd(DEFAULT_BEDROCK_MODEL, { input: 1200, output: 800, cacheRead: 0, cacheWrite: 0 }),
+    );
+  });
+
+  it("a request naming another model (a ladder's rung) invokes that model itself, not the profile", async () => {
+    server.reply({
+      status: 200,
+      body: toolUseMessage("claude-sonnet-4-5-20250929", "report_findings", findings),
+    });
+
+    const response = await profiled().complete({ ...request, model: LEGACY_ID });
+
+    expect(server.received[0]?.path).toBe(`/model/${LEGACY_ID}/invoke`);
+    expect(response.model).toBe("claude-sonnet-4-5-20250929");
   });
 });

@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 export interface ReceivedRequest {
   method: string;
   path: string;
+  /** The path as sent, percent-encoding kept (`path` is decoded). */
+  rawPath: string;
   headers: IncomingMessage["headers"];
   body: Record<string, unknown>;
 }
@@ -70,6 +72,7 @@ export class FakeMessagesServer {
     this.received.push({
       method: req.method ?? "",
       path: decodeURIComponent(req.url ?? ""),
+      rawPath: req.url ?? "",
       headers: req.headers,
       body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>),
     });
