@@ -52,11 +52,16 @@ export interface ResubmitRuntime {
    * or known only after (a stack: the event's id names it).
    */
   readonly choosesRunId: boolean;
-  /** Starts `source` as a new run linked to `parentRunId` (under `runId` when it chooses ids); its id and status. */
+  /**
+   * Starts `source` as a new run linked to `parentRunId` (under `runId` when it chooses ids); its id
+   * and status. `uploadRef` is where the failed run's draft was uploaded, when it was: a stack names
+   * that object instead of carrying a draft too large for an event.
+   */
   submit(
     source: DraftSource,
     parentRunId: string,
     runId: string,
+    uploadRef?: string,
   ): Promise<{ runId: string; status?: string }>;
 }
 
@@ -148,6 +153,7 @@ async function resubmitOne(runtime: ResubmitRuntime, run: RunRecord): Promise<Re
       { label: `${run.draftId} (run ${run.runId})`, body },
       run.runId,
       token,
+      run.uploadRef,
     );
     if (started.runId !== token)
       await runtime.runs.claimContent(

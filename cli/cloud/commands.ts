@@ -20,7 +20,15 @@ import type {
 } from "../runtime.js";
 import { type CloudOptions, resolveResources } from "./resources.js";
 import { CloudRuntime } from "./runtime.js";
-import { followRun, POLL_MS, type SubmittedBatch, submitBatch, submitDraft, type Via } from "./submit.js";
+import {
+  followRun,
+  POLL_MS,
+  type SubmittedBatch,
+  submitBatch,
+  submitDraft,
+  submitUploadedDraft,
+  type Via,
+} from "./submit.js";
 
 const out = (text: string) => process.stdout.write(`${text}\n`);
 const say = (text: string) => process.stderr.write(`${text}\n`);
@@ -139,11 +147,18 @@ export async function cloudResubmit(
       blobs: cloud.blobs,
       failedRuns: () => cloud.runs.listRuns({ status: "failed" }),
       choosesRunId: false,
-      submit: async (source, parentRunId) => {
-        if (Buffer.byteLength(source.body) > EVENT_DRAFT_MAX_BYTES)
-          throw new Error(
-            `the draft is ${Buffer.byteLength(source.body)} bytes, more than a Draft Submitted event carries (${EVENT_DRAFT_MAX_BYTES}): upload it under drafts/ instead`,
-          );
+      submit: async (source, parentRunId, _runId, uploadRef) => {
+        const bytes = Buffer.byteLength(source.body);
+        if (bytes > EVENT_DRAFT_MAX_BYTES) {
+          // Too large to carry: a draft that came as an upload is named where it lies (its key and
+          // version under drafts/, which a run may read); one that came in an event was smaller.
+          if (!uploadRef)
+            throw new Error(
+              `the draft is ${bytes} bytes, more than a Draft Submitted event carries (${EVENT_DRAFT_MAX_BYTES}), and it was not uploaded: upload it under drafts/ instead`,
+            );
+          const submitted = await submitUploadedDraft(cloud, source.label, uploadRef, { parentRunId });
+          return { runId: submitted.runIds[0] as string };
+        }
         const submitted = await submitDraft(cloud, source, "event", { parentRunId });
         return { runId: submitted.runIds[0] as string };
       },

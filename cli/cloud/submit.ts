@@ -137,6 +137,32 @@ export async function submitDraft(
   return { label: source.label, runIds: [name], to: cloud.resources.bus ?? "" };
 }
 
+/**
+ * Submits a draft already uploaded to the stack's bucket as a `Draft Submitted` naming it
+ * (`draftRef`: its key under drafts/ and the version the first run read), so that no size limit of
+ * an event applies; `uploadRef` is the run record's `drafts/…[?versionId=…]`.
+ */
+export async function submitUploadedDraft(
+  cloud: CloudRuntime,
+  label: string,
+  uploadRef: string,
+  extra: { parentRunId?: string } = {},
+): Promise<Submitted> {
+  const [key, versionId] = uploadRef.split("?versionId=") as [string, string | undefined];
+  const detail = {
+    draftRef: { bucket: cloud.resources.bucket, key, ...(versionId && { versionId }) },
+    ...extra,
+  };
+  const eventId = await putEvent(cloud, SubmissionEvent.detailType, detail);
+  const { name } = startFor({
+    id: eventId,
+    source: SubmissionEvent.source,
+    "detail-type": SubmissionEvent.detailType,
+    detail,
+  } as never);
+  return { label, runIds: [name], to: cloud.resources.bus ?? "" };
+}
+
 /** Polls a submitted draft's run until it has an outcome (or `wait` ms passed), then reads it as `redraft run` prints it. */
 export async function followRun(cloud: CloudRuntime, submitted: Submitted, wait: number): Promise<RunResult> {
   const deadline = Date.now() + wait;

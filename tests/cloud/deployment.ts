@@ -25,9 +25,11 @@ import { type LocalDynamo, startDynalite } from "../../local/dynalite.js";
 import { type CorrectDraftOptions, correctDraft } from "../../local/in-process.js";
 import type { BatchInput } from "../../shared/batch/record.js";
 import { aggregateBatch, prepareBatch, readMapItems } from "../../shared/batch/steps.js";
+import { readUpload } from "../../shared/loop/steps/input.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { BATCHES_PREFIX, DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
+import { refusedDraftKey } from "../../shared/store/draft-ref.js";
 import { getByEventKey } from "../../shared/store/event-key.js";
 import { synthesize } from "../infra/synth.js";
 import { synthesizedAsl } from "../workflow/harness.js";
@@ -214,6 +216,31 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     await aggregateBatch({ batchId: input.batchId, prepared }, { ...deps, batches });
   }
 
+  /**
+   * The draft a `Draft Submitted` carries, or the upload its `draftRef` names, read as Validate reads
+   * it (shared/loop/steps/input.ts): only where shared/store/draft-ref.ts lets a run read; a key it
+   * refuses, or no object there, is given on as text for Validate to reject with its reason.
+   */
+  async function submittedDraft(
+    detail: { draft?: unknown; draftRef?: { key?: unknown; versionId?: unknown } },
+    runId: string,
+  ) {
+    const ref = detail.draftRef;
+    if (!ref || typeof ref.key !== "string") return detail.draft;
+    if (refusedDraftKey(ref.key, runId)) return undefined;
+    const text = await readUpload(
+      blobs,
+      ref.key,
+      typeof ref.versionId === "string" ? ref.versionId : undefined,
+    ).catch(() => undefined);
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+
   /** An `Object Created` as EventBridge delivers it to λ start, its key in notification form. */
   async function uploaded(bucket: string, rawKey: string, versionId: string) {
     if (!rawKey.startsWith(DRAFTS_PREFIX) && !rawKey.startsWith(BATCHES_PREFIX)) return;
@@ -300,7 +327,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
         if (entry.DetailType === BatchEvents.submitted && machine === "batch")
           await runBatch(input as BatchInput);
         else if (entry.DetailType === SubmissionEvent.detailType)
-          await runDraft(detail.draft, name, {
+          await runDraft(await submittedDraft(detail, name), name, {
             ...(detail.parentRunId && { parentRunId: detail.parentRunId }),
           });
       }
