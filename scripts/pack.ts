@@ -220,6 +220,9 @@ async function packCdk(): Promise<string | undefined> {
     loader: { ".json": "json" },
     logLevel: "error",
   });
+  // The construct prices the alarm thresholds from the plan's data (infra/expected-cost.ts reads
+  // ../shared/plan/data/ from its own URL, which in the bundle is dist/index.js's).
+  cpSync(join(ROOT, "shared", "plan", "data"), join(dir, "shared", "plan", "data"), { recursive: true });
   // Beside dist/, where infra/bundling.ts looks from the bundled construct (dist/index.js): ../lambda-bundles/
   await writeLambdaBundles(join(dir, "lambda-bundles"));
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
