@@ -281,3 +281,30 @@ export function topLevelField(input: unknown, field: string): string | undefined
   const value = Object.hasOwn(input, field) ? (input as Record<string, unknown>)[field] : undefined;
   return typeof value === "string" ? value : undefined;
 }
+
+/**
+ * Whether a JSON text may hold a non-zero number literal too small for a double (`1e-400`, or `0.` and
+ * 400 zeros and a 1), which JSON.parse reads as 0: a negative exponent of three digits or more, or a run
+ * of 200 digits (below both, a literal is at least 1e-299). A cheap filter, as mayHoldHugeNumber.
+ */
+export const mayHoldTinyNumber = (text: string): boolean => /[eE]-\d{3}|\d{200}/.test(text);
+
+/** A number literal with a non-zero digit before its exponent: it does not mean 0 (`0e5`, `-0.0` do). */
+const nonZeroLiteral = (source: string): boolean => /^-?[0-9.]*[1-9]/.test(source);
+
+/**
+ * Where a JSON text holds a non-zero number literal that a double cannot hold and JSON.parse reads as 0
+ * (it underflows: `1e-400`), as a JSON pointer; undefined when it holds none. The text is parsed again
+ * with a reviver that sees each number's source text (Node 22) and marks an underflowed one NaN, which
+ * findNonFinite then locates; only texts mayHoldTinyNumber passes, already parsed once, come here.
+ */
+export function findUnderflow(text: string): string | undefined {
+  let any = false;
+  const marked = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+    const source = context?.source;
+    if (value !== 0 || source === undefined || !nonZeroLiteral(source)) return value;
+    any = true;
+    return Number.NaN;
+  }) as unknown;
+  return any ? findNonFinite(marked)?.path : undefined;
+}

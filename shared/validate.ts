@@ -4,8 +4,10 @@ import { type Inspection, inspectWithPackAsync, type ResolvedPack } from "./engi
 import { DraftTooDeepError, DraftTooLargeError, InvalidDraftError } from "./errors.js";
 import {
   findNonFinite,
+  findUnderflow,
   type KnownBound,
   mayHoldHugeNumber,
+  mayHoldTinyNumber,
   stripBom,
   valueDepthAndSizeBound,
 } from "./json-depth.js";
@@ -76,6 +78,19 @@ function refuseNonFinite(input: unknown): void {
 }
 
 /**
+ * A draft's text holding a non-zero number too small for a double (`1e-400`) is refused like one too
+ * large: JSON.parse reads it as 0, so the draft would be checked, stored and exported as 0, a different
+ * number. A literal zero (`0.0`, `0e5`) is 0 and stays.
+ */
+function refuseUnderflow(text: string): void {
+  const path = findUnderflow(text);
+  if (path === undefined) return;
+  throw new InvalidDraftError(
+    `draft holds a non-zero number too small for a double (read as 0) at ${path || "the top"}: it would be kept as 0; send it as a string or at least ±5e-324`,
+  );
+}
+
+/**
  * Parses anything into a Draft, or throws an InvalidDraftError whose message names each bad field.
  * Size and depth are checked first, without recursion (DraftTooLargeError, DraftTooDeepError), so
  * that no hostile input reaches a recursive parser, validator or walk. A leading byte-order mark is
@@ -96,6 +111,7 @@ export function parseDraft(input: unknown, limits: DraftLimits = {}): Draft {
       throw new InvalidDraftError(`draft is not valid JSON: ${(error as Error).message}`, { cause: error });
     }
     if (mayHoldHugeNumber(text)) refuseNonFinite(input);
+    if (mayHoldTinyNumber(text)) refuseUnderflow(text);
   } else {
     const { depth, maxBytes: atMost } = valueDepthAndSizeBound(
       input,
