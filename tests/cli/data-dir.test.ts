@@ -59,7 +59,7 @@ describe("a path that cannot be a data folder", () => {
     for (const args of [["runs"], ["show", "abc"], ["run", drafts, "--llm", "none"]]) {
       const out = await redraft(["--data-dir", dataDir, ...args]);
       expect(out.code, `${args[0]}: ${out.stderr}`).toBe(2);
-      expect(problemLines(out.stderr)).toHaveLength(1);
+      expect(problemLines(out.stderr), `${args[0]}: ${out.stderr}`).toHaveLength(1);
       expect(out.stderr).toMatch(why);
       expect(out.stdout).toBe("");
     }
