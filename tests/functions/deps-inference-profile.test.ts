@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { depsFromEnv } from "../../functions/lib/deps.js";
 import { DEFAULT_BEDROCK_MODEL } from "../../shared/model/pricing.js";
 import { FakeMessagesServer, toolUseMessage } from "../model/fake-messages-server.js";
 
@@ -29,6 +28,10 @@ afterAll(async () => {
 
 it("the Lambda's model client invokes MODEL_INFERENCE_PROFILE_ARN and reports MODEL_ID", async () => {
   server.reply({ status: 200, body: toolUseMessage(PROFILE_ARN, "answer", { ok: true }) });
+  // The suite shares modules between files (vitest.config.ts: isolate false) and depsFromEnv caches
+  // the deps it built from another file's environment: this file's environment needs a fresh module.
+  vi.resetModules();
+  const { depsFromEnv } = await import("../../functions/lib/deps.js");
   const deps = await depsFromEnv({ model: true });
   expect(deps.model?.model).toBe(DEFAULT_BEDROCK_MODEL);
 
