@@ -2,6 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import { UsageError } from "../../app/inputs.js";
 import type { ReviewRuntime } from "../../app/review.js";
 import { OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
@@ -13,7 +14,7 @@ import { PackRegistry } from "../../shared/registry.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
-import { type CloudWaiting, modelSlotWait } from "./waiting.js";
+import { type CloudWaiting, modelSlotWait, type QueueDepth, queueDepth, queueOfWait } from "./waiting.js";
 
 /** Clients the cloud runtime sends through; each defaults to the SDK's own chain (credentials, region, endpoint variables). */
 export interface CloudClients {
@@ -21,6 +22,7 @@ export interface CloudClients {
   s3?: S3Client;
   sfn?: SFNClient;
   events?: EventBridgeClient;
+  sqs?: SQSClient;
 }
 
 /**
@@ -44,6 +46,8 @@ export class CloudRuntime implements ReviewRuntime {
   readonly batches: DynamoBatchStore;
   readonly deps: { registry: PackRegistry; runs: DynamoRunStore; blobs: S3BlobStore };
   readonly #sfn: SFNClient;
+  /** Only GetQueueAttributes of the model queues: how deep the queue a waiting run is in. */
+  readonly #sqs: SQSClient;
   /**
    * The reviewer policy allows `Draft Reviewed` only: λ outcome announces an approval as `Draft
    * Validated` once the run item says so, and counts the decision (functions/outcome.ts).
@@ -58,6 +62,7 @@ export class CloudRuntime implements ReviewRuntime {
     const s3 = clients.s3 ?? new S3Client({ forcePathStyle: pathStyle() });
     this.s3 = s3;
     this.#sfn = clients.sfn ?? new SFNClient({});
+    this.#sqs = clients.sqs ?? new SQSClient({});
     this.events = clients.events ?? new EventBridgeClient({});
     this.runs = new DynamoRunStore({ client: this.dynamo, tableName: resources.table });
     this.blobs = new S3BlobStore({ client: s3, bucket: resources.bucket });
@@ -137,6 +142,13 @@ export class CloudRuntime implements ReviewRuntime {
     if (!events) return {};
     const waiting = active ? modelSlotWait(events) : undefined;
     return { execution: summarize(runId, events), ...(waiting && { waiting }) };
+  }
+
+  /** How deep the model queue a waiting run is in (GetQueueAttributes); unknown, with why, when it cannot be read. */
+  async queueDepthOf(wait: CloudWaiting): Promise<QueueDepth> {
+    const urls = this.resources.modelQueues ?? {};
+    const queue = queueOfWait(wait, urls);
+    return queueDepth(this.#sqs, queue, urls[queue]);
   }
 
   async #events(runId: string): Promise<SfnEvent[] | undefined> {
