@@ -144,6 +144,18 @@ export class CloudRuntime implements ReviewRuntime {
     return { execution: summarize(runId, events), ...(waiting && { waiting }) };
   }
 
+  /**
+   * The viewer's question (ui/api.ts ViewerData.modelSlotWait): whether a run under way waits for a
+   * model slot, since when, and how deep its queue is; what `show --stack` prints.
+   */
+  async modelSlotWait(
+    runId: string,
+  ): Promise<{ since: string; ageSeconds: number; queue: QueueDepth } | undefined> {
+    const { waiting } = await this.historyAndWait(runId, true);
+    if (!waiting) return undefined;
+    return { since: waiting.since, ageSeconds: waiting.ageSeconds, queue: await this.queueDepthOf(waiting) };
+  }
+
   /** How deep the model queue a waiting run is in (GetQueueAttributes); unknown, with why, when it cannot be read. */
   async queueDepthOf(wait: CloudWaiting): Promise<QueueDepth> {
     const urls = this.resources.modelQueues ?? {};

@@ -127,6 +127,7 @@ describe("modelSlotWait over Step Functions histories", () => {
         taskScheduledEventDetails: {
           resourceType: "sqs",
           resource: "sendMessage.waitForTaskToken",
+          region: "eu-west-1",
           parameters,
         },
       }),
