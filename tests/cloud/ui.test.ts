@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloudViewer } from "../../cli/cloud/commands.js";
 import { correctDraft } from "../../local/in-process.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { CLOUD_WAIT_LOOKUPS } from "../../ui/api.js";
 import { startViewer, TOKEN_HEADER, type Viewer } from "../../ui/server.js";
 import { ROOT } from "../helpers/run-cli.js";
-import { CLOUD_WAIT_LOOKUPS } from "../../ui/api.js";
 import { type Deployment, MODEL_QUEUES, STATE_MACHINE, startDeployment } from "./deployment.js";
 
 /**
