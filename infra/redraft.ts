@@ -255,6 +255,7 @@ export class Redraft extends Construct {
       alarm.addAlarmAction(...notify);
       alarm.addOkAction(...notify);
     }
+    this.observability.dashboard.addWidgets(...this.modelQueue.dashboardWidgets());
 
     this.access = new AccessPolicies(this, "Access", {
       namePrefix: name,
