@@ -105,18 +105,15 @@ export interface QueueDepth {
   unknown?: string;
 }
 
-/** SQS's errors that mean "this identity may not read that queue" or "no such queue": the depth stays unknown. */
-const UNREADABLE = new Set([
-  "AccessDenied",
-  "AccessDeniedException",
-  "AWS.SimpleQueueService.NonExistentQueue",
-  "QueueDoesNotExist",
-]);
+const ACCESS_DENIED = new Set(["AccessDenied", "AccessDeniedException"]);
+const NO_QUEUE = new Set(["AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"]);
 
 /**
  * The depth of the queue a run waits in. A stack deployed before the queues were outputs has no URL
  * to read, and a reviewer policy from then has no GetQueueAttributes: both say the depth is unknown
- * (and why) instead of failing `show`.
+ * (and why) instead of failing `show`. So does any other refusal of SQS (after the SDK's own
+ * retries), named: the depth is what `show` and the viewer add beside the run, and the run's own
+ * story must not fail for it.
  */
 export async function queueDepth(
   sqs: SQSClient,
@@ -143,13 +140,11 @@ export async function queueDepth(
     return { name: queue, depth: waiting + inFlight, waiting, inFlight };
   } catch (error) {
     const name = (error as { name?: string; Code?: string }).name ?? "";
-    if (!UNREADABLE.has(name)) throw error;
-    return {
-      name: queue,
-      depth: null,
-      unknown: name.startsWith("Access")
-        ? "this identity may not read the queue (sqs:GetQueueAttributes: a reviewer policy from before it was granted)"
-        : "the queue does not exist",
-    };
+    const unknown = ACCESS_DENIED.has(name)
+      ? "this identity may not read the queue (sqs:GetQueueAttributes: a reviewer policy from before it was granted)"
+      : NO_QUEUE.has(name)
+        ? "the queue does not exist"
+        : `SQS answered ${name || "an error"}: ${(error as Error).message}`.slice(0, 300);
+    return { name: queue, depth: null, unknown };
   }
 }

@@ -265,7 +265,7 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
     expect((await showJson()).queue).toEqual({ name: "judge", depth: 0, waiting: 0, inFlight: 0 });
   });
 
-  it("a reviewer policy without GetQueueAttributes, or a stack without the queue outputs: depth unknown, show still works", async () => {
+  it("a reviewer policy without GetQueueAttributes, a stack without the queue outputs, SQS refusing: depth unknown and why, show still works", async () => {
     const since = new Date(Date.now() - 30_000);
     holdAt("CorrectExecution", since);
     deployment.queueAttributes.set(MODEL_QUEUES.correct, "AccessDenied");
@@ -299,11 +299,15 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
       /^Queue: λ correct's queue: depth unknown \(the stack has no CorrectQueueUrl/m,
     );
 
-    // Any other failure of SQS is not hidden as "unknown".
-    deployment.queueAttributes.set(MODEL_QUEUES.correct, "InternalError");
-    const failed = await redraft(["show", runId, "--json", "--stack", "redraft-test"]);
-    expect(failed.code).not.toBe(0);
-    expect(failed.stderr).toMatch(/InternalError/);
+    // Any other refusal of SQS: show still tells the run, and names what SQS answered.
+    deployment.queueAttributes.set(MODEL_QUEUES.correct, "RequestThrottled");
+    const throttled = await showJson();
+    expect(throttled).toMatchObject({ state: "waiting_for_model_slot", since: since.toISOString() });
+    expect(throttled.queue).toEqual({
+      name: "correct",
+      depth: null,
+      unknown: expect.stringMatching(/^SQS answered RequestThrottled: /),
+    });
     deployment.queueAttributes.delete(MODEL_QUEUES.correct);
   });
 
