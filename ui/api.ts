@@ -66,7 +66,7 @@ export interface ViewerData {
    * runtime reads it from the execution history and the queue (CloudRuntime.modelSlotWait, over
    * cli/cloud/waiting.ts). A data folder's runtime notes its waits in a file instead (`dataDir`).
    */
-  modelSlotWait?(runId: string): Promise<Waiting | undefined>;
+  modelSlotWait?(runId: string, maxAgeMs?: number): Promise<Waiting | undefined>;
   /** The console page of a run's execution, when the runtime builds it itself (else built from the ARN). */
   consoleUrl?(runId: string): string | undefined;
   /**
@@ -284,6 +284,12 @@ const isUnderWay = (run: RunRecord) => run.status === "draft" || run.status === 
 export const CLOUD_WAIT_LOOKUPS = 10;
 
 /**
+ * How old a run's history read may be for the viewer to say again whether it waits (the list is
+ * polled every second; the run's page reads the history itself just before, so it reuses that read).
+ */
+const CLOUD_WAIT_MAX_AGE_MS = 15_000;
+
+/**
  * The runs that wait for a model slot: a data folder's runtime notes each in a file (local/waiting.ts),
  * which the viewer reads as `redraft show` does, once for a page of runs, and only when one of them
  * is under way. A stack's runtime reads each under-way run's execution history and its queue's
@@ -302,7 +308,9 @@ async function waitingRuns(
   const lookup = data.modelSlotWait?.bind(data);
   if (!lookup) return undefined;
   const waits = await Promise.all(
-    underWay.slice(0, CLOUD_WAIT_LOOKUPS).map(async (run) => [run.runId, await lookup(run.runId)] as const),
+    underWay
+      .slice(0, CLOUD_WAIT_LOOKUPS)
+      .map(async (run) => [run.runId, await lookup(run.runId, CLOUD_WAIT_MAX_AGE_MS)] as const),
   );
   return new Map(waits.filter((w): w is readonly [string, Waiting] => w[1] !== undefined));
 }
@@ -450,7 +458,6 @@ export async function runDetailView(
 ): Promise<RunDetail | undefined> {
   const run = await data.runs.getRun(runId);
   if (!run) return undefined;
-  const places = await waitingRuns(data, [run]);
   const result: RunResult = await buildRunResult(runId, data);
   const initial = await readJson<ValidationReport>(data.blobs, blobKeys.attemptReport(runId, 0));
   const attempts: AttemptView[] = [];
@@ -459,6 +466,8 @@ export async function runDetailView(
   const judge = await judgeRounds(data, run);
   const source = await sourceView(data, runId, judge.length);
   const execution = await data.history(runId);
+  // After the history: a stack's runtime says whether the run waits from that same read.
+  const places = await waitingRuns(data, [run]);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
   const timeline = execution ? buildTimeline(execution.history) : undefined;
   const executionArn = data.executionArn?.(runId) ?? recordedArn(run);

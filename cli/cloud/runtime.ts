@@ -140,20 +140,43 @@ export class CloudRuntime implements ReviewRuntime {
   ): Promise<{ execution?: ExecutionSummary; waiting?: CloudWaiting }> {
     const events = await this.#events(runId);
     if (!events) return {};
-    const waiting = active ? modelSlotWait(events) : undefined;
+    const found = modelSlotWait(events);
+    this.#remember(runId, found);
+    const waiting = active ? found : undefined;
     return { execution: summarize(runId, events), ...(waiting && { waiting }) };
   }
 
   /**
+   * What the last read of each run's history said of its wait, and when it was read: the viewer
+   * polls its list every second, and each read is a GetExecutionHistory, an account-wide bucket of
+   * 250 refilled at 5 a second that every other reader of histories shares.
+   */
+  readonly #waits = new Map<string, { readAt: number; wait: CloudWaiting | undefined }>();
+
+  #remember(runId: string, wait: CloudWaiting | undefined): void {
+    // Bounded: a long-open viewer over a busy stack sees many runs come and go.
+    if (this.#waits.size >= 1000) this.#waits.clear();
+    this.#waits.set(runId, { readAt: Date.now(), wait });
+  }
+
+  /**
    * The viewer's question (ui/api.ts ViewerData.modelSlotWait): whether a run under way waits for a
-   * model slot, since when, and how deep its queue is; what `show --stack` prints.
+   * model slot, since when, and how deep its queue is; what `show --stack` prints. The history read
+   * within `maxAgeMs` (by this or by `history`, the run page's) is used again, its age counted to
+   * now; the queue's depth is read every time (GetQueueAttributes is not the scarce call).
    */
   async modelSlotWait(
     runId: string,
+    maxAgeMs = 0,
   ): Promise<{ since: string; ageSeconds: number; queue: QueueDepth } | undefined> {
-    const { waiting } = await this.historyAndWait(runId, true);
-    if (!waiting) return undefined;
-    return { since: waiting.since, ageSeconds: waiting.ageSeconds, queue: await this.queueDepthOf(waiting) };
+    const known = this.#waits.get(runId);
+    const wait =
+      known && Date.now() - known.readAt <= maxAgeMs
+        ? known.wait
+        : (await this.historyAndWait(runId, true)).waiting;
+    if (!wait) return undefined;
+    const ageSeconds = Math.max(0, Math.round((Date.now() - Date.parse(wait.since)) / 1000));
+    return { since: wait.since, ageSeconds, queue: await this.queueDepthOf(wait) };
   }
 
   /** How deep the model queue a waiting run is in (GetQueueAttributes); unknown, with why, when it cannot be read. */

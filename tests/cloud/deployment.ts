@@ -85,6 +85,8 @@ export interface Deployment {
    * answers the canned path Validate → HasErrors? → NoModelConfigured → succeeded.
    */
   histories: Map<string, Omit<SfnEvent, "previousEventId">[]>;
+  /** The run id of every GetExecutionHistory call, in order (a throttled, account-wide API). */
+  historyReads: string[];
   /**
    * What SQS's GetQueueAttributes answers, by queue URL: the queue's message counts, or the name of
    * the error it throws (`AccessDenied`: a reviewer policy without sqs:GetQueueAttributes). A queue
@@ -341,7 +343,9 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     });
   const sfn: AwsClientStub<SFNClient> = mockClient(SFNClient);
   const histories = new Map<string, Omit<SfnEvent, "previousEventId">[]>();
+  const historyReads: string[] = [];
   sfn.on(GetExecutionHistoryCommand).callsFake(async ({ executionArn }: { executionArn: string }) => {
+    historyReads.push(executionArn.split(":").at(-1) ?? "");
     const given = histories.get(executionArn.split(":").at(-1) ?? "");
     if (given) return { events: given.map((e) => ({ ...e, previousEventId: 0, executionArn })) };
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
@@ -401,6 +405,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     started,
     failedDeliveries,
     histories,
+    historyReads,
     queueAttributes,
     queueReads,
     async idle() {

@@ -140,9 +140,26 @@ describe("redraft --stack ui: a deployed run waiting for a model slot", () => {
     // Ended runs are not asked about and do not wait (their canned history is a finished one).
     for (const row of rows.filter((r) => r.runId !== "e-ui-held-run")) expect(row.waiting).toBeUndefined();
 
+    deployment.historyReads.length = 0;
     const page = await api("/api/runs/e-ui-held-run");
     expect(page.status).toBe(200);
     expect(page.body.waiting).toMatchObject({ since: since.toISOString(), queue });
+    // The run's page reads its history once: the wait is told from that same read.
+    expect(deployment.historyReads).toEqual(["e-ui-held-run"]);
+
+    // The list is polled every second: a history read a moment ago is used again (its age counted
+    // to now), while the queue's depth, not the scarce call, is read afresh.
+    deployment.historyReads.length = 0;
+    deployment.queueAttributes.set(MODEL_QUEUES.judge, { visible: 2, notVisible: 1 });
+    const again = await api("/api/runs");
+    const heldAgain = (again.body.runs as { runId: string; waiting?: Record<string, unknown> }[]).find(
+      (r) => r.runId === "e-ui-held-run",
+    );
+    expect(heldAgain?.waiting).toMatchObject({
+      since: since.toISOString(),
+      queue: { name: "judge", depth: 3, waiting: 2, inFlight: 1 },
+    });
+    expect(deployment.historyReads).toEqual([]);
 
     // A reviewer policy from before GetQueueAttributes was granted: the wait is still said, its depth unknown.
     deployment.queueAttributes.set(MODEL_QUEUES.judge, "AccessDenied");
