@@ -6,6 +6,7 @@ import type { Draft } from "../shared/draft.js";
 import type { RunResult } from "../shared/loop/run.js";
 import type { RunRecord } from "../shared/store/types.js";
 import type { BatchCommandOptions } from "./batch.js";
+import type { QueueDepth } from "./cloud/waiting.js";
 import type { RunCommandOptions, WatchCommandOptions } from "./run.js";
 import type { GlobalOptions } from "./session.js";
 import type { RunEvidence } from "./show.js";
@@ -58,7 +59,13 @@ export interface RunStory {
   /** What the timeline reads beside the result (repairs, judge rounds, …); when asked for. */
   evidence?: RunEvidence;
   /** The run waits for a model slot, since when and for how long so far. */
-  waiting?: { state: "waiting_for_model_slot"; since: string; ageSeconds: number };
+  waiting?: {
+    state: "waiting_for_model_slot";
+    since: string;
+    ageSeconds: number;
+    /** A stack's run: the depth of the model queue it waits in (cli/cloud/waiting.ts). */
+    queue?: QueueDepth;
+  };
   /** The run's execution in the Step Functions console (a stack's run). */
   consoleUrl?: string;
 }

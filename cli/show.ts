@@ -8,6 +8,7 @@ import type { TokenUsage } from "../shared/model/types.js";
 import { valueAt } from "../shared/pointer.js";
 import { blobKeys } from "../shared/store/bucket-layout.js";
 import type { AttemptRecord, RunRecord } from "../shared/store/types.js";
+import type { QueueDepth } from "./cloud/waiting.js";
 import { costText } from "./format.js";
 
 /** What `redraft show` reads besides the run result: the first repairs, the judge's rounds, the drafts diffs start from. */
@@ -245,6 +246,16 @@ function spendLine(purpose: string, s: Spend): string {
   return `  ${purpose}: ${total} tokens (${tokenLine(s.tokens)}), ${costText(s.cost, total, s.models)}`;
 }
 
+/**
+ * A stack's waiting run: how deep its model queue is. No position (a standard queue keeps no order);
+ * the oldest message's age is CloudWatch's, so the run's own wait is said as its lower bound.
+ */
+function queueLine(queue: QueueDepth, ageSeconds: number): string {
+  const which = `λ ${queue.name}'s queue`;
+  if (queue.depth === null) return `Queue: ${which}: depth unknown (${queue.unknown})`;
+  return `Queue: ${which} holds about ${queue.depth} (${queue.waiting} waiting for a slot, ${queue.inFlight} in a model call; in no order); its oldest has waited at least ${ageSeconds} s`;
+}
+
 const statusText = (run: RunRecord) => `${run.status}${run.reason ? ` (${run.reason})` : ""}`;
 
 /** `redraft show`: the run's outcome, spend by purpose, attempts and judge rounds in order, and the execution path. */
@@ -254,7 +265,7 @@ export function timeline(
   evidence: RunEvidence,
   execution: ExecutionSummary | undefined,
   /** The run waits for a model slot (local/waiting.ts): since when, and for how long so far. */
-  waiting?: { since: string; ageSeconds: number },
+  waiting?: { since: string; ageSeconds: number; queue?: QueueDepth },
 ): string {
   const correct = spend(
     result.attemptsDetail.map((a) => ({ tokens: a.tokens, cost: a.costUsd, model: a.model })),
@@ -266,6 +277,7 @@ export function timeline(
     `Run ${run.runId} — draft ${run.draftId} (${run.kind})`,
     `Status: ${statusText(run)}${run.message ? ` — ${run.message}` : ""}`,
     ...(waiting ? [`Waiting: for a model slot since ${waiting.since} (${waiting.ageSeconds} s)`] : []),
+    ...(waiting?.queue ? [queueLine(waiting.queue, waiting.ageSeconds)] : []),
     ...(explainReason(run.reason) ? [`Why: ${explainReason(run.reason)}`] : []),
     `Errors per attempt: ${run.violationsPerAttempt.join(" → ") || "-"}`,
     `Tokens: ${run.tokens.total}; cost ${costText(run.costUsd, run.tokens.total, [...correct.models, ...judge.models])}`,

@@ -255,6 +255,7 @@ export class Redraft extends Construct {
       alarm.addAlarmAction(...notify);
       alarm.addOkAction(...notify);
     }
+    this.observability.dashboard.addWidgets(...this.modelQueue.dashboardWidgets());
 
     this.access = new AccessPolicies(this, "Access", {
       namePrefix: name,
@@ -262,6 +263,7 @@ export class Redraft extends Construct {
       bucket: this.bucket,
       bus: this.bus,
       stateMachineNames: [name, `${name}-batch`],
+      modelQueues: Object.values(this.modelQueue.queues),
     });
 
     this.stateMachine = this.workflow.stateMachine;
@@ -290,6 +292,10 @@ export class Redraft extends Construct {
       value: this.access.reviewer.managedPolicyArn,
       description: "Attach to whoever reads runs and decides reviews (redraft --stack runs/show/review)",
     });
+    // The model queues, so that `redraft --stack S show` and the viewer can say how deep the queue a
+    // waiting run is in (GetQueueAttributes, allowed to the reviewer policy on these two queues only).
+    new CfnOutput(this, "CorrectQueueUrl", { value: this.modelQueue.queues.correct.queueUrl });
+    new CfnOutput(this, "JudgeQueueUrl", { value: this.modelQueue.queues.judge.queueUrl });
     new CfnOutput(this, "SubmitterPolicyArn", {
       value: this.access.submitter.managedPolicyArn,
       description:

@@ -41,6 +41,17 @@ export interface Waiting {
   since: string;
   ageSeconds: number;
   position?: number;
+  /**
+   * A stack's run: the depth of the model queue it waits in (cli/cloud/waiting.ts QueueDepth). No
+   * position: a standard SQS queue keeps no order. `depth` is null when it could not be read (`unknown` says why).
+   */
+  queue?: {
+    name: string;
+    depth: number | null;
+    waiting?: number;
+    inFlight?: number;
+    unknown?: string;
+  };
 }
 
 // ---- GET /api/runs -------------------------------------------------------------------------------
@@ -63,7 +74,7 @@ export interface RunRow extends ExecutionLink {
   cost: Cost;
   createdAt: string;
   updatedAt: string;
-  /** The run waits for a model slot (a data folder's runs; absent otherwise). */
+  /** The run waits for a model slot (a data folder's runs, and a stack's first under-way runs of the page; absent otherwise). */
   waiting?: Waiting;
 }
 

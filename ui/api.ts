@@ -61,6 +61,12 @@ export interface ViewerData {
    * runtime, whose records the server reads from its data dir's table.
    */
   readonly batches?: BatchReader;
+  /**
+   * Whether a run under way waits for a model slot, and how deep its model queue is: a stack's
+   * runtime reads it from the execution history and the queue (CloudRuntime.modelSlotWait, over
+   * cli/cloud/waiting.ts). A data folder's runtime notes its waits in a file instead (`dataDir`).
+   */
+  modelSlotWait?(runId: string, maxAgeMs?: number): Promise<Waiting | undefined>;
   /** The console page of a run's execution, when the runtime builds it itself (else built from the ARN). */
   consoleUrl?(runId: string): string | undefined;
   /**
@@ -271,24 +277,54 @@ export async function listRunsView(
 const isUnderWay = (run: RunRecord) => run.status === "draft" || run.status === "correcting";
 
 /**
+ * How many under-way runs of one page a stack's viewer asks Step Functions about: each is one
+ * GetExecutionHistory, an account-wide bucket of 250 refilled at 5 a second, and the list is asked
+ * again while the page is open. The rest of the page's rows carry no waiting badge (their own page says).
+ */
+export const CLOUD_WAIT_LOOKUPS = 10;
+
+/**
+ * How old a run's history read may be for the viewer to say again whether it waits (the list is
+ * polled every second; the run's page reads the history itself just before, so it reuses that read).
+ */
+const CLOUD_WAIT_MAX_AGE_MS = 15_000;
+
+/**
  * The runs that wait for a model slot: a data folder's runtime notes each in a file (local/waiting.ts),
  * which the viewer reads as `redraft show` does, once for a page of runs, and only when one of them
- * is under way. Any other runtime (a stack's) has no such notes, and its runs are never said to wait.
+ * is under way. A stack's runtime reads each under-way run's execution history and its queue's
+ * depth (`modelSlotWait`), for the first CLOUD_WAIT_LOOKUPS under-way runs of the page.
  */
 async function waitingRuns(
   data: ViewerData,
   runs: readonly RunRecord[],
-): Promise<Map<string, WaitingPlace> | undefined> {
-  if (data.dataDir === undefined || !runs.some(isUnderWay)) return undefined;
-  return waitingPlaces(data.dataDir);
+): Promise<Map<string, Waiting> | undefined> {
+  const underWay = runs.filter(isUnderWay);
+  if (underWay.length === 0) return undefined;
+  if (data.dataDir !== undefined) {
+    const places = await waitingPlaces(data.dataDir);
+    return new Map([...places].map(([runId, place]) => [runId, localWait(place)]));
+  }
+  const lookup = data.modelSlotWait?.bind(data);
+  if (!lookup) return undefined;
+  const waits = await Promise.all(
+    underWay
+      .slice(0, CLOUD_WAIT_LOOKUPS)
+      .map(async (run) => [run.runId, await lookup(run.runId, CLOUD_WAIT_MAX_AGE_MS)] as const),
+  );
+  return new Map(waits.filter((w): w is readonly [string, Waiting] => w[1] !== undefined));
 }
 
+const localWait = (place: WaitingPlace): Waiting => ({
+  since: place.since,
+  ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(place.since)) / 1000)),
+  position: place.position,
+});
+
 /** `{ waiting }` for a run under way whose model work waits; nothing otherwise (a note an ended run left is not believed). */
-function waitingOf(places: Map<string, WaitingPlace> | undefined, run: RunRecord): { waiting?: Waiting } {
-  const place = isUnderWay(run) ? places?.get(run.runId) : undefined;
-  if (!place) return {};
-  const ageSeconds = Math.max(0, Math.round((Date.now() - Date.parse(place.since)) / 1000));
-  return { waiting: { since: place.since, ageSeconds, position: place.position } };
+function waitingOf(waits: Map<string, Waiting> | undefined, run: RunRecord): { waiting?: Waiting } {
+  const waiting = isUnderWay(run) ? waits?.get(run.runId) : undefined;
+  return waiting ? { waiting } : {};
 }
 
 /** The value at a JSON pointer, or undefined when the document has nothing there. */
@@ -422,7 +458,6 @@ export async function runDetailView(
 ): Promise<RunDetail | undefined> {
   const run = await data.runs.getRun(runId);
   if (!run) return undefined;
-  const places = await waitingRuns(data, [run]);
   const result: RunResult = await buildRunResult(runId, data);
   const initial = await readJson<ValidationReport>(data.blobs, blobKeys.attemptReport(runId, 0));
   const attempts: AttemptView[] = [];
@@ -431,6 +466,8 @@ export async function runDetailView(
   const judge = await judgeRounds(data, run);
   const source = await sourceView(data, runId, judge.length);
   const execution = await data.history(runId);
+  // After the history: a stack's runtime says whether the run waits from that same read.
+  const places = await waitingRuns(data, [run]);
   const path = execution ? executionPath(execution.history, asl.StartAt) : undefined;
   const timeline = execution ? buildTimeline(execution.history) : undefined;
   const executionArn = data.executionArn?.(runId) ?? recordedArn(run);

@@ -75,6 +75,7 @@ async function cloudReadRun(
   const result = await buildRunResult(run.runId, cloud.deps);
   // A run under way may be waiting for a model slot: its history has the queued model task open.
   const { execution, waiting } = await cloud.historyAndWait(run.runId, isActiveStatus(run.status));
+  const queue = waiting && (await cloud.queueDepthOf(waiting));
   const consoleUrl = cloud.consoleUrl(run.runId);
   const evidence = read.evidence
     ? await (await import("../show.js")).loadRunEvidence(result, cloud.deps)
@@ -86,7 +87,12 @@ async function cloudReadRun(
     ...(evidence && { evidence }),
     // The fields local `show` prints (cli/runtime.ts RunStory.waiting); the state's name stays here.
     ...(waiting && {
-      waiting: { state: waiting.state, since: waiting.since, ageSeconds: waiting.ageSeconds },
+      waiting: {
+        state: waiting.state,
+        since: waiting.since,
+        ageSeconds: waiting.ageSeconds,
+        ...(queue && { queue }),
+      },
     }),
     ...(consoleUrl && { consoleUrl }),
   };

@@ -1,5 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
 import { UsageError } from "../../app/inputs.js";
+import type { ModelQueueUrls } from "./waiting.js";
 
 /** The global options that point the command line at a deployed stack instead of a data folder. */
 export interface CloudOptions {
@@ -20,6 +21,8 @@ export interface CloudResources {
   bus?: string;
   /** The per-draft state machine's ARN: a run's execution is `<…:execution:name>:<runId>`. */
   stateMachineArn?: string;
+  /** The model queues' URLs (a stack deployed before they were outputs has none: their depth is unknown). */
+  modelQueues?: ModelQueueUrls;
 }
 
 /** The stack outputs cloud mode reads (infra/stack.ts writes them). */
@@ -28,6 +31,8 @@ const OUTPUTS = {
   bucket: "BucketName",
   bus: "EventBusName",
   stateMachineArn: "StateMachineArn",
+  correctQueue: "CorrectQueueUrl",
+  judgeQueue: "JudgeQueueUrl",
 } as const;
 
 async function stackOutputs(client: CloudFormationClient, name: string): Promise<Record<string, string>> {
@@ -76,12 +81,16 @@ export async function resolveResources(
     );
   const bus = opts.bus ?? outputs[OUTPUTS.bus];
   const stateMachineArn = opts.stateMachine ?? outputs[OUTPUTS.stateMachineArn];
+  const correct = outputs[OUTPUTS.correctQueue];
+  const judge = outputs[OUTPUTS.judgeQueue];
+  const modelQueues: ModelQueueUrls = { ...(correct && { correct }), ...(judge && { judge }) };
   return {
     ...(stackName && { stackName }),
     table,
     bucket,
     ...(bus && { bus }),
     ...(stateMachineArn && { stateMachineArn }),
+    ...(Object.keys(modelQueues).length > 0 && { modelQueues }),
   };
 }
 

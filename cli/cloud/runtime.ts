@@ -2,6 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { S3Client } from "@aws-sdk/client-s3";
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import { UsageError } from "../../app/inputs.js";
 import type { ReviewRuntime } from "../../app/review.js";
 import { OUTCOME_EVENT_SOURCE } from "../../contracts/events.js";
@@ -13,7 +14,7 @@ import { PackRegistry } from "../../shared/registry.js";
 import { blobKeys } from "../../shared/store/bucket-layout.js";
 import type { RunRecord } from "../../shared/store/types.js";
 import { type CloudResources, consoleUrl, executionArn } from "./resources.js";
-import { type CloudWaiting, modelSlotWait } from "./waiting.js";
+import { type CloudWaiting, modelSlotWait, type QueueDepth, queueDepth, queueOfWait } from "./waiting.js";
 
 /** Clients the cloud runtime sends through; each defaults to the SDK's own chain (credentials, region, endpoint variables). */
 export interface CloudClients {
@@ -21,6 +22,7 @@ export interface CloudClients {
   s3?: S3Client;
   sfn?: SFNClient;
   events?: EventBridgeClient;
+  sqs?: SQSClient;
 }
 
 /**
@@ -44,6 +46,8 @@ export class CloudRuntime implements ReviewRuntime {
   readonly batches: DynamoBatchStore;
   readonly deps: { registry: PackRegistry; runs: DynamoRunStore; blobs: S3BlobStore };
   readonly #sfn: SFNClient;
+  /** Only GetQueueAttributes of the model queues: how deep the queue a waiting run is in. */
+  readonly #sqs: SQSClient;
   /**
    * The reviewer policy allows `Draft Reviewed` only: λ outcome announces an approval as `Draft
    * Validated` once the run item says so, and counts the decision (functions/outcome.ts).
@@ -58,6 +62,7 @@ export class CloudRuntime implements ReviewRuntime {
     const s3 = clients.s3 ?? new S3Client({ forcePathStyle: pathStyle() });
     this.s3 = s3;
     this.#sfn = clients.sfn ?? new SFNClient({});
+    this.#sqs = clients.sqs ?? new SQSClient({});
     this.events = clients.events ?? new EventBridgeClient({});
     this.runs = new DynamoRunStore({ client: this.dynamo, tableName: resources.table });
     this.blobs = new S3BlobStore({ client: s3, bucket: resources.bucket });
@@ -135,8 +140,50 @@ export class CloudRuntime implements ReviewRuntime {
   ): Promise<{ execution?: ExecutionSummary; waiting?: CloudWaiting }> {
     const events = await this.#events(runId);
     if (!events) return {};
-    const waiting = active ? modelSlotWait(events) : undefined;
+    const found = modelSlotWait(events);
+    this.#remember(runId, found);
+    const waiting = active ? found : undefined;
     return { execution: summarize(runId, events), ...(waiting && { waiting }) };
+  }
+
+  /**
+   * What the last read of each run's history said of its wait, and when it was read: the viewer
+   * polls its list every second, and each read is a GetExecutionHistory, an account-wide bucket of
+   * 250 refilled at 5 a second that every other reader of histories shares.
+   */
+  readonly #waits = new Map<string, { readAt: number; wait: CloudWaiting | undefined }>();
+
+  #remember(runId: string, wait: CloudWaiting | undefined): void {
+    // Bounded: a long-open viewer over a busy stack sees many runs come and go.
+    if (this.#waits.size >= 1000) this.#waits.clear();
+    this.#waits.set(runId, { readAt: Date.now(), wait });
+  }
+
+  /**
+   * The viewer's question (ui/api.ts ViewerData.modelSlotWait): whether a run under way waits for a
+   * model slot, since when, and how deep its queue is; what `show --stack` prints. The history read
+   * within `maxAgeMs` (by this or by `history`, the run page's) is used again, its age counted to
+   * now; the queue's depth is read every time (GetQueueAttributes is not the scarce call).
+   */
+  async modelSlotWait(
+    runId: string,
+    maxAgeMs = 0,
+  ): Promise<{ since: string; ageSeconds: number; queue: QueueDepth } | undefined> {
+    const known = this.#waits.get(runId);
+    const wait =
+      known && Date.now() - known.readAt <= maxAgeMs
+        ? known.wait
+        : (await this.historyAndWait(runId, true)).waiting;
+    if (!wait) return undefined;
+    const ageSeconds = Math.max(0, Math.round((Date.now() - Date.parse(wait.since)) / 1000));
+    return { since: wait.since, ageSeconds, queue: await this.queueDepthOf(wait) };
+  }
+
+  /** How deep the model queue a waiting run is in (GetQueueAttributes); unknown, with why, when it cannot be read. */
+  async queueDepthOf(wait: CloudWaiting): Promise<QueueDepth> {
+    const urls = this.resources.modelQueues ?? {};
+    const queue = queueOfWait(wait, urls);
+    return queueDepth(this.#sqs, queue, urls[queue]);
   }
 
   async #events(runId: string): Promise<SfnEvent[] | undefined> {

@@ -3,6 +3,7 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IEventBus } from "aws-cdk-lib/aws-events";
 import { Effect, ManagedPolicy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { BatchEvents, OUTCOME_EVENT_SOURCE, OutcomeEvents, SubmissionEvent } from "../../contracts/events.js";
 import { RUN_KEY_PREFIX } from "../../contracts/table.js";
@@ -23,6 +24,8 @@ export interface AccessPoliciesProps {
   readonly bus: IEventBus;
   /** The state machines whose executions a reviewer reads (names, not ARNs: execution ARNs are built from them). */
   readonly stateMachineNames: readonly string[];
+  /** The model queues (λ correct's, λ judge's): a reviewer reads their depth while a run waits in one. */
+  readonly modelQueues?: readonly IQueue[];
 }
 
 /**
@@ -31,7 +34,7 @@ export interface AccessPoliciesProps {
  *
  * - `<prefix>-reviewer`: read runs, attempts and batch records and the run's objects, read execution
  *   history, write decisions (UpdateItem on run items only, and the retention tag of the run's
- *   objects), put `Draft Reviewed` on the bus;
+ *   objects), put `Draft Reviewed` on the bus, read the model queues' depth (GetQueueAttributes);
  * - `<prefix>-submitter`: put objects under `drafts/` and `batches/`, put `Draft Submitted` /
  *   `Batch Submitted` on the bus.
  *
@@ -110,6 +113,17 @@ export class AccessPolicies extends Construct {
             }),
           ),
         }),
+        // `show --stack` and the viewer print how many messages wait in the model queue of a run
+        // that waits for a slot (cli/cloud/waiting.ts): the queue's attributes, nothing of its messages.
+        ...(props.modelQueues?.length
+          ? [
+              new PolicyStatement({
+                sid: "ReadModelQueueDepth",
+                actions: ["sqs:GetQueueAttributes"],
+                resources: props.modelQueues.map((queue) => queue.queueArn),
+              }),
+            ]
+          : []),
         new PolicyStatement({
           sid: "AnnounceReviews",
           actions: ["events:PutEvents"],

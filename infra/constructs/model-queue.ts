@@ -1,5 +1,12 @@
 import { Duration } from "aws-cdk-lib";
-import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import {
+  Alarm,
+  ComparisonOperator,
+  GraphWidget,
+  type HorizontalAnnotation,
+  MathExpression,
+  TreatMissingData,
+} from "aws-cdk-lib/aws-cloudwatch";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -45,6 +52,8 @@ export class ModelQueue extends Construct {
   readonly deadLetterQueue: Queue;
   readonly deadline: Duration;
   readonly alarms: Alarm[] = [];
+  /** Each queue's age alarm, drawn on its dashboard graph. */
+  readonly #ageAlarms: Partial<Record<ModelStep, Alarm>> = {};
   readonly #functions: LambdaFunction[];
 
   constructor(scope: Construct, id: string, props: ModelQueueProps) {
@@ -111,9 +120,41 @@ export class ModelQueue extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       this.alarms.push(alarm);
+      this.#ageAlarms[step] = alarm;
       return queue;
     };
     this.queues = { correct: queueFor("correct"), judge: queueFor("judge") };
+  }
+
+  /**
+   * The dashboard's graphs of the model queues: each queue's depth (waiting for a slot, and taken by
+   * a consumer whose model call is under way) and its oldest message's age against the age alarm's
+   * threshold. What a person reads beside `redraft show --stack` (which reads the same depth).
+   */
+  dashboardWidgets(): GraphWidget[] {
+    const period = Duration.minutes(1);
+    return (["correct", "judge"] as const).map((step) => {
+      const queue = this.queues[step];
+      const waiting = queue.metricApproximateNumberOfMessagesVisible({ period, statistic: "Maximum" });
+      const inFlight = queue.metricApproximateNumberOfMessagesNotVisible({ period, statistic: "Maximum" });
+      const alarm = this.#ageAlarms[step];
+      return new GraphWidget({
+        title: `Model queue of λ ${step}: depth and oldest wait`,
+        left: [
+          waiting.with({ label: "waiting for a slot" }),
+          inFlight.with({ label: "in a model call" }),
+          new MathExpression({
+            expression: "waiting + inFlight",
+            usingMetrics: { waiting, inFlight },
+            label: "depth",
+            period,
+          }),
+        ],
+        right: [queue.metricApproximateAgeOfOldestMessage({ period, label: "oldest message's age (s)" })],
+        ...(alarm && { rightAnnotations: [alarm.toAnnotation() as HorizontalAnnotation] }),
+        width: 12,
+      });
+    });
   }
 
   /** Lets the model functions answer the state machine's task tokens (SendTaskSuccess/Failure/Heartbeat). */

@@ -4,6 +4,7 @@ import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-clo
 import { CreateTableCommand, type CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from "@aws-sdk/client-eventbridge";
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import pLimit from "p-limit";
@@ -57,6 +58,13 @@ export const BUCKET = "redraft-test-drafts";
 export const TABLE = "redraft-test-runs";
 export const BUS = "redraft-test";
 export const STATE_MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:redraft-test";
+/** The model queues' URLs, the stack's `CorrectQueueUrl` / `JudgeQueueUrl` outputs. */
+export const MODEL_QUEUES = {
+  correct: "https://sqs.eu-west-1.amazonaws.com/123456789012/Redraft-test-ModelQueuecorrect",
+  judge: "https://sqs.eu-west-1.amazonaws.com/123456789012/Redraft-test-ModelQueuejudge",
+} as const;
+/** A stack deployed before the model queues were outputs: `--stack redraft-before-queues` finds the same resources without them. */
+export const STACK_WITHOUT_QUEUE_OUTPUTS = "redraft-before-queues";
 
 export interface Deployment {
   dynamo: LocalDynamo;
@@ -77,6 +85,15 @@ export interface Deployment {
    * answers the canned path Validate → HasErrors? → NoModelConfigured → succeeded.
    */
   histories: Map<string, Omit<SfnEvent, "previousEventId">[]>;
+  /** The run id of every GetExecutionHistory call, in order (a throttled, account-wide API). */
+  historyReads: string[];
+  /**
+   * What SQS's GetQueueAttributes answers, by queue URL: the queue's message counts, or the name of
+   * the error it throws (`AccessDenied`: a reviewer policy without sqs:GetQueueAttributes). A queue
+   * not set holds no message. Every call is recorded in `queueReads`.
+   */
+  queueAttributes: Map<string, { visible: number; notVisible: number } | string>;
+  queueReads: { QueueUrl?: string; AttributeNames?: string[] }[];
   close(): Promise<void>;
 }
 
@@ -280,13 +297,55 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
           { OutputKey: "BucketName", OutputValue: BUCKET },
           { OutputKey: "EventBusName", OutputValue: BUS },
           { OutputKey: "StateMachineArn", OutputValue: STATE_MACHINE },
+          { OutputKey: "CorrectQueueUrl", OutputValue: MODEL_QUEUES.correct },
+          { OutputKey: "JudgeQueueUrl", OutputValue: MODEL_QUEUES.judge },
         ],
       },
     ],
   });
+  cfn.on(DescribeStacksCommand, { StackName: STACK_WITHOUT_QUEUE_OUTPUTS }).resolves({
+    Stacks: [
+      {
+        StackName: STACK_WITHOUT_QUEUE_OUTPUTS,
+        CreationTime: new Date(),
+        StackStatus: "UPDATE_COMPLETE",
+        Outputs: [
+          { OutputKey: "TableName", OutputValue: TABLE },
+          { OutputKey: "BucketName", OutputValue: BUCKET },
+          { OutputKey: "EventBusName", OutputValue: BUS },
+          { OutputKey: "StateMachineArn", OutputValue: STATE_MACHINE },
+        ],
+      },
+    ],
+  });
+  const sqs: AwsClientStub<SQSClient> = mockClient(SQSClient);
+  const queueAttributes = new Map<string, { visible: number; notVisible: number } | string>();
+  const queueReads: { QueueUrl?: string; AttributeNames?: string[] }[] = [];
+  sqs
+    .on(GetQueueAttributesCommand)
+    .callsFake(async (input: { QueueUrl?: string; AttributeNames?: string[] }) => {
+      queueReads.push(input);
+      const given = queueAttributes.get(input.QueueUrl ?? "") ?? { visible: 0, notVisible: 0 };
+      if (typeof given === "string")
+        throw Object.assign(new Error(`${given}: not authorized to perform sqs:GetQueueAttributes`), {
+          name: given,
+        });
+      // SQS answers the counts as strings, only those asked for.
+      const all: Record<string, string> = {
+        ApproximateNumberOfMessages: String(given.visible),
+        ApproximateNumberOfMessagesNotVisible: String(given.notVisible),
+      };
+      return {
+        Attributes: Object.fromEntries(
+          Object.entries(all).filter(([name]) => input.AttributeNames?.includes(name)),
+        ),
+      };
+    });
   const sfn: AwsClientStub<SFNClient> = mockClient(SFNClient);
   const histories = new Map<string, Omit<SfnEvent, "previousEventId">[]>();
+  const historyReads: string[] = [];
   sfn.on(GetExecutionHistoryCommand).callsFake(async ({ executionArn }: { executionArn: string }) => {
+    historyReads.push(executionArn.split(":").at(-1) ?? "");
     const given = histories.get(executionArn.split(":").at(-1) ?? "");
     if (given) return { events: given.map((e) => ({ ...e, previousEventId: 0, executionArn })) };
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
@@ -346,12 +405,16 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     started,
     failedDeliveries,
     histories,
+    historyReads,
+    queueAttributes,
+    queueReads,
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
     async close() {
       cfn.restore();
       sfn.restore();
+      sqs.restore();
       events.restore();
       process.env = savedEnv;
       await Promise.all([dynamo.close(), s3.close()]);

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloudViewer } from "../../cli/cloud/commands.js";
 import { correctDraft } from "../../local/in-process.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { CLOUD_WAIT_LOOKUPS } from "../../ui/api.js";
 import { startViewer, TOKEN_HEADER, type Viewer } from "../../ui/server.js";
 import { ROOT } from "../helpers/run-cli.js";
-import { type Deployment, STATE_MACHINE, startDeployment } from "./deployment.js";
+import { type Deployment, MODEL_QUEUES, STATE_MACHINE, startDeployment } from "./deployment.js";
 
 /**
  * `redraft --stack … ui`: the viewer served over the emulated deployment (tests/cloud/deployment.ts),
@@ -95,5 +96,91 @@ describe("redraft --stack ui", () => {
     expect(
       deployment.bus.filter((e) => e.DetailType === "Draft Reviewed" && e.Detail?.includes(runId)),
     ).toHaveLength(1);
+  });
+});
+
+describe("redraft --stack ui: a deployed run waiting for a model slot", () => {
+  /** A run under way, held at Judge's queued send since `since` (its history as Step Functions gives it). */
+  async function heldRun(runId: string, since: Date) {
+    const template = await deployment.runs.getRun(runIds[0] as string);
+    if (!template) throw new Error("no run to copy");
+    const { reason: _reason, ...rest } = template;
+    expect(await deployment.runs.createRun({ ...rest, runId, status: "correcting" })).toBe(true);
+    deployment.histories.set(runId, [
+      { id: 1, type: "ExecutionStarted", timestamp: since, executionStartedEventDetails: {} },
+      { id: 2, type: "TaskStateEntered", timestamp: since, stateEnteredEventDetails: { name: "Judge" } },
+      {
+        id: 3,
+        type: "TaskScheduled",
+        timestamp: since,
+        taskScheduledEventDetails: {
+          resourceType: "sqs",
+          resource: "sendMessage.waitForTaskToken",
+          region: "eu-west-1",
+          parameters: JSON.stringify({ QueueUrl: MODEL_QUEUES.judge }),
+        },
+      },
+    ]);
+  }
+
+  it("the list's row and the run's page say it waits, since when, and how deep its queue is", async () => {
+    const since = new Date(Date.now() - 120_000);
+    await heldRun("e-ui-held-run", since);
+    deployment.queueAttributes.set(MODEL_QUEUES.judge, { visible: 17, notVisible: 3 });
+    const queue = { name: "judge", depth: 20, waiting: 17, inFlight: 3 };
+
+    const list = await api("/api/runs");
+    expect(list.status).toBe(200);
+    const rows = list.body.runs as { runId: string; waiting?: Record<string, unknown> }[];
+    const held = rows.find((r) => r.runId === "e-ui-held-run");
+    expect(held?.waiting).toMatchObject({ since: since.toISOString(), queue });
+    expect(held?.waiting?.ageSeconds).toBeGreaterThanOrEqual(120);
+    // No position for a stack's run: SQS gives none.
+    expect(held?.waiting).not.toHaveProperty("position");
+    // Ended runs are not asked about and do not wait (their canned history is a finished one).
+    for (const row of rows.filter((r) => r.runId !== "e-ui-held-run")) expect(row.waiting).toBeUndefined();
+
+    deployment.historyReads.length = 0;
+    const page = await api("/api/runs/e-ui-held-run");
+    expect(page.status).toBe(200);
+    expect(page.body.waiting).toMatchObject({ since: since.toISOString(), queue });
+    // The run's page reads its history once: the wait is told from that same read.
+    expect(deployment.historyReads).toEqual(["e-ui-held-run"]);
+
+    // The list is polled every second: a history read a moment ago is used again (its age counted
+    // to now), while the queue's depth, not the scarce call, is read afresh.
+    deployment.historyReads.length = 0;
+    deployment.queueAttributes.set(MODEL_QUEUES.judge, { visible: 2, notVisible: 1 });
+    const again = await api("/api/runs");
+    const heldAgain = (again.body.runs as { runId: string; waiting?: Record<string, unknown> }[]).find(
+      (r) => r.runId === "e-ui-held-run",
+    );
+    expect(heldAgain?.waiting).toMatchObject({
+      since: since.toISOString(),
+      queue: { name: "judge", depth: 3, waiting: 2, inFlight: 1 },
+    });
+    expect(deployment.historyReads).toEqual([]);
+
+    // A reviewer policy from before GetQueueAttributes was granted: the wait is still said, its depth unknown.
+    deployment.queueAttributes.set(MODEL_QUEUES.judge, "AccessDenied");
+    const denied = await api("/api/runs/e-ui-held-run");
+    expect(denied.status).toBe(200);
+    expect(denied.body.waiting).toMatchObject({
+      since: since.toISOString(),
+      queue: { name: "judge", depth: null, unknown: expect.stringMatching(/may not read the queue/) },
+    });
+    deployment.queueAttributes.delete(MODEL_QUEUES.judge);
+  });
+
+  it(`asks Step Functions about the first ${CLOUD_WAIT_LOOKUPS} under-way runs of a page, not every one`, async () => {
+    const since = new Date(Date.now() - 60_000);
+    for (let i = 0; i < CLOUD_WAIT_LOOKUPS + 3; i++)
+      await heldRun(`e-ui-many-${String(i).padStart(2, "0")}-run`, since);
+    const { status, body } = await api("/api/runs?limit=100");
+    expect(status).toBe(200);
+    const rows = body.runs as { runId: string; status: string; waiting?: unknown }[];
+    const underWay = rows.filter((r) => r.status === "correcting");
+    expect(underWay.length).toBe(CLOUD_WAIT_LOOKUPS + 4);
+    expect(underWay.filter((r) => r.waiting).length).toBe(CLOUD_WAIT_LOOKUPS);
   });
 });

@@ -2,11 +2,17 @@ import { readFile } from "node:fs/promises";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { HistoryEvent as SfnEvent } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelSlotWait } from "../../cli/cloud/waiting.js";
+import { modelSlotWait, queueOfWait } from "../../cli/cloud/waiting.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../shared/model/types.js";
 import { isActiveStatus } from "../../shared/store/types.js";
 import { redraft } from "../helpers/run-cli.js";
-import { BUCKET, type Deployment, startDeployment } from "./deployment.js";
+import {
+  BUCKET,
+  type Deployment,
+  MODEL_QUEUES,
+  STACK_WITHOUT_QUEUE_OUTPUTS,
+  startDeployment,
+} from "./deployment.js";
 
 /**
  * Issue 33: a deployed run that waits for a model slot says so in `redraft --stack S show`, as a
@@ -112,6 +118,37 @@ describe("modelSlotWait over Step Functions histories", () => {
     expect(modelSlotWait([])).toBeUndefined();
   });
 
+  it("the queue a wait is in: the QueueUrl its task's parameters name, else the one its state sends to", () => {
+    const urls = { correct: "https://sqs/q-correct", judge: "https://sqs/q-judge" };
+    const sent = (state: string, parameters: string) => [
+      ...start(),
+      entered(state, 3),
+      ev("TaskScheduled", 3, {
+        taskScheduledEventDetails: {
+          resourceType: "sqs",
+          resource: "sendMessage.waitForTaskToken",
+          region: "eu-west-1",
+          parameters,
+        },
+      }),
+    ];
+    const named = modelSlotWait(sent("CorrectLogic", JSON.stringify({ QueueUrl: urls.judge })), T0 + 9_000);
+    expect(named?.queueUrl).toBe(urls.judge);
+    // The parameters win over the state's name (a history is the truth of where the message went).
+    expect(named && queueOfWait(named, urls)).toBe("judge");
+    // A history without parameters, or parameters that are not JSON: the state says which queue.
+    for (const parameters of ["{}", "not json", JSON.stringify({ QueueUrl: 7 })]) {
+      const judge = modelSlotWait(sent("Judge", parameters), T0 + 9_000);
+      expect(judge?.queueUrl, parameters).toBeUndefined();
+      expect(judge && queueOfWait(judge, urls)).toBe("judge");
+      const correct = modelSlotWait(sent("CorrectExecution", parameters), T0 + 9_000);
+      expect(correct && queueOfWait(correct, urls)).toBe("correct");
+    }
+    // A URL no output names (another stack's queue) does not pick a queue by itself.
+    const other = modelSlotWait(sent("Judge", JSON.stringify({ QueueUrl: "https://sqs/other" })), T0);
+    expect(other && queueOfWait(other, urls)).toBe("judge");
+  });
+
   it("a clock behind the history gives age 0, never negative", () => {
     const events = [...start(), entered("CorrectExecution", 3), ...queued(3)];
     expect(modelSlotWait(events, T0)?.ageSeconds).toBe(0);
@@ -178,6 +215,102 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
     await deployment?.close();
   });
 
+  /** The run's history as Step Functions gives it while `state`'s queued send waits, since `since`. */
+  const holdAt = (state: string, since: Date, parameters = "{}") =>
+    deployment.histories.set(runId, [
+      { id: 1, type: "ExecutionStarted", timestamp: since, executionStartedEventDetails: {} },
+      { id: 2, type: "TaskStateEntered", timestamp: since, stateEnteredEventDetails: { name: state } },
+      {
+        id: 3,
+        type: "TaskScheduled",
+        timestamp: since,
+        taskScheduledEventDetails: {
+          resourceType: "sqs",
+          resource: "sendMessage.waitForTaskToken",
+          region: "eu-west-1",
+          parameters,
+        },
+      },
+    ]);
+  const showJson = async (stack = "redraft-test") => {
+    const shown = await redraft(["show", runId, "--json", "--stack", stack]);
+    expect(shown.code, shown.stderr).toBe(0);
+    return JSON.parse(shown.stdout).waiting;
+  };
+
+  it("with the depth of the model queue it waits in: waiting + in flight, read with GetQueueAttributes", async () => {
+    const since = new Date(Date.now() - 30_000);
+    holdAt("Judge", since, JSON.stringify({ QueueUrl: MODEL_QUEUES.judge, MessageBody: {} }));
+    deployment.queueAttributes.set(MODEL_QUEUES.judge, { visible: 41, notVisible: 3 });
+    deployment.queueAttributes.set(MODEL_QUEUES.correct, { visible: 5, notVisible: 5 });
+    deployment.queueReads.length = 0;
+    const waiting = await showJson();
+    expect(waiting.queue).toEqual({ name: "judge", depth: 44, waiting: 41, inFlight: 3 });
+    expect(deployment.queueReads).toEqual([
+      {
+        QueueUrl: MODEL_QUEUES.judge,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      },
+    ]);
+    const text = await redraft(["show", runId, "--stack", "redraft-test"]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(
+      /^Queue: λ judge's queue holds about 44 \(41 waiting for a slot, 3 in a model call; in no order\); its oldest has waited at least (29|3\d) s$/m,
+    );
+    // No position is claimed: a standard queue keeps no order.
+    expect(text.stdout).not.toMatch(/ahead|position|number \d+ in/i);
+
+    // An empty queue reads 0 (its own message may be between a consumer's answer and its delete).
+    deployment.queueAttributes.delete(MODEL_QUEUES.judge);
+    expect((await showJson()).queue).toEqual({ name: "judge", depth: 0, waiting: 0, inFlight: 0 });
+  });
+
+  it("a reviewer policy without GetQueueAttributes, a stack without the queue outputs, SQS refusing: depth unknown and why, show still works", async () => {
+    const since = new Date(Date.now() - 30_000);
+    holdAt("CorrectExecution", since);
+    deployment.queueAttributes.set(MODEL_QUEUES.correct, "AccessDenied");
+    const denied = await showJson();
+    expect(denied).toMatchObject({ state: "waiting_for_model_slot", since: since.toISOString() });
+    expect(denied.queue).toEqual({
+      name: "correct",
+      depth: null,
+      unknown: expect.stringMatching(/may not read the queue \(sqs:GetQueueAttributes/),
+    });
+    const text = await redraft(["show", runId, "--stack", "redraft-test"]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^Queue: λ correct's queue: depth unknown \(this identity may not read/m);
+    deployment.queueAttributes.set(MODEL_QUEUES.correct, "AWS.SimpleQueueService.NonExistentQueue");
+    expect((await showJson()).queue).toMatchObject({ depth: null, unknown: "the queue does not exist" });
+    deployment.queueAttributes.delete(MODEL_QUEUES.correct);
+
+    // A stack deployed before the outputs: nothing to read, and nothing is read.
+    deployment.queueReads.length = 0;
+    const old = await showJson(STACK_WITHOUT_QUEUE_OUTPUTS);
+    expect(old.queue).toEqual({
+      name: "correct",
+      depth: null,
+      unknown: "the stack has no CorrectQueueUrl output (deployed before it was added)",
+    });
+    expect(deployment.queueReads).toEqual([]);
+    const oldText = await redraft(["show", runId, "--stack", STACK_WITHOUT_QUEUE_OUTPUTS]);
+    expect(oldText.code, oldText.stderr).toBe(0);
+    expect(oldText.stdout).toMatch(/^Waiting: for a model slot since /m);
+    expect(oldText.stdout).toMatch(
+      /^Queue: λ correct's queue: depth unknown \(the stack has no CorrectQueueUrl/m,
+    );
+
+    // Any other refusal of SQS: show still tells the run, and names what SQS answered.
+    deployment.queueAttributes.set(MODEL_QUEUES.correct, "RequestThrottled");
+    const throttled = await showJson();
+    expect(throttled).toMatchObject({ state: "waiting_for_model_slot", since: since.toISOString() });
+    expect(throttled.queue).toEqual({
+      name: "correct",
+      depth: null,
+      unknown: expect.stringMatching(/^SQS answered RequestThrottled: /),
+    });
+    deployment.queueAttributes.delete(MODEL_QUEUES.correct);
+  });
+
   it("a run held at a queued model state shows Waiting; once finished, it does not", async () => {
     const run = await deployment.runs.getRun(runId);
     expect(isActiveStatus(run?.status), run?.status).toBe(true);
@@ -220,7 +353,9 @@ describe("redraft --stack S show of a run waiting for a model slot (emulated sta
     const shown = JSON.parse(json.stdout);
     expect(shown.waiting).toMatchObject({ state: "waiting_for_model_slot", since: since.toISOString() });
     expect(shown.waiting.ageSeconds).toBeGreaterThanOrEqual(90);
-    expect(Object.keys(shown.waiting).sort()).toEqual(["ageSeconds", "since", "state"]);
+    // Extended, not renamed: the local fields, then the queue's depth (an empty queue here).
+    expect(Object.keys(shown.waiting).sort()).toEqual(["ageSeconds", "queue", "since", "state"]);
+    expect(shown.waiting.queue).toEqual({ name: "correct", depth: 0, waiting: 0, inFlight: 0 });
 
     // Released, the run ends; a finished run does not wait, even with its last history still open.
     model.release();

@@ -6,6 +6,8 @@ const { stack, template } = synthesize("dev");
 const bucket = logicalId(stack.storage.bucket);
 const table = logicalId(stack.storage.table);
 const bus = logicalId(stack.projectBus.bus);
+const correctQueue = logicalId(stack.modelQueue.queues.correct);
+const judgeQueue = logicalId(stack.modelQueue.queues.judge);
 
 const objects = (prefix: string) => ({
   "Fn::Join": ["", [{ "Fn::GetAtt": [bucket, "Arn"] }, `/${prefix}*`]],
@@ -79,6 +81,11 @@ describe("the policies people are given", () => {
         Resource: [executionsOf("redraft-dev-batch"), executionsOf("redraft-dev")],
       }),
       Match.objectLike({
+        Sid: "ReadModelQueueDepth",
+        Action: "sqs:GetQueueAttributes",
+        Resource: [{ "Fn::GetAtt": [correctQueue, "Arn"] }, { "Fn::GetAtt": [judgeQueue, "Arn"] }],
+      }),
+      Match.objectLike({
         Sid: "AnnounceReviews",
         Action: "events:PutEvents",
         Resource: busArn,
@@ -121,8 +128,12 @@ describe("the policies people are given", () => {
       "BatchStateMachineName",
       "ReviewerPolicyArn",
       "SubmitterPolicyArn",
+      "CorrectQueueUrl",
+      "JudgeQueueUrl",
     ])
       expect(outputs, name).toHaveProperty(name);
+    template.hasOutput("CorrectQueueUrl", { Value: { Ref: correctQueue } });
+    template.hasOutput("JudgeQueueUrl", { Value: { Ref: judgeQueue } });
     template.hasOutput("ReviewerPolicyArn", { Value: { Ref: logicalId(stack.access.reviewer) } });
     template.hasOutput("SubmitterPolicyArn", { Value: { Ref: logicalId(stack.access.submitter) } });
   });
@@ -152,6 +163,7 @@ const ARN = {
   object: (key: string) => `arn:aws:s3:::drafts-bucket/${key}`,
   bucket: "arn:aws:s3:::drafts-bucket",
   bus: "arn:aws:events:us-east-1:123456789012:event-bus/redraft-dev",
+  queue: (name: string) => `arn:aws:sqs:us-east-1:123456789012:${name}`,
   execution: (machine: string, name: string) =>
     `arn:aws:states:us-east-1:123456789012:execution:${machine}:${name}`,
 };
@@ -179,6 +191,9 @@ const COMMANDS: Record<string, { policy: "reviewer" | "submitter"; calls: Call[]
       { action: "s3:GetObject", resource: ARN.object("runs/r1/attempt-1.json") },
       { action: "s3:GetObject", resource: ARN.object("results/d1/r1.json") },
       { action: "states:GetExecutionHistory", resource: ARN.execution("redraft-dev", "r1") },
+      // A run waiting for a model slot: the depth of the queue it waits in (cli/cloud/waiting.ts).
+      { action: "sqs:GetQueueAttributes", resource: ARN.queue("correct-queue") },
+      { action: "sqs:GetQueueAttributes", resource: ARN.queue("judge-queue") },
     ],
   },
   "review <run> --stack": {
@@ -234,6 +249,8 @@ function resolvedStatements(name: string): { Action: string[]; Resource: string[
     if (v["Fn::GetAtt"]?.[0] === bucket) return ARN.bucket;
     if (v["Fn::GetAtt"]?.[0] === table) return ARN.table;
     if (v["Fn::GetAtt"]?.[0] === bus) return ARN.bus;
+    if (v["Fn::GetAtt"]?.[0] === correctQueue) return ARN.queue("correct-queue");
+    if (v["Fn::GetAtt"]?.[0] === judgeQueue) return ARN.queue("judge-queue");
     if (v["Fn::Join"]) return (v["Fn::Join"][1] as Json[]).map(resolve).join(v["Fn::Join"][0]);
     throw new Error(`unresolved ${JSON.stringify(v)}`);
   };
@@ -304,6 +321,11 @@ describe("the policies allow what `redraft --stack` calls", () => {
         },
       ],
       [reviewer, { action: "cloudformation:DescribeStacks", resource: ARN.stack("Redraft-prod") }],
+      // The model queues' depth, never their messages (a message carries a task token and the draft).
+      [reviewer, { action: "sqs:ReceiveMessage", resource: ARN.queue("correct-queue") }],
+      [reviewer, { action: "sqs:PurgeQueue", resource: ARN.queue("judge-queue") }],
+      [reviewer, { action: "sqs:GetQueueAttributes", resource: ARN.queue("another-queue") }],
+      [submitter, { action: "sqs:GetQueueAttributes", resource: ARN.queue("correct-queue") }],
       [submitter, { action: "s3:GetObject", resource: ARN.object("runs/r1/attempt-1.json") }],
       [submitter, { action: "dynamodb:GetItem", resource: ARN.table }],
       [

@@ -1,6 +1,6 @@
 // Shared helpers of the viewer's modules: building elements (everything a draft or a model wrote
 // enters the page as text, never as markup), money, times, statuses and the JSON fetch.
-import type { ApiError, Cost } from "../api-types.js";
+import type { ApiError, Cost, Waiting } from "../api-types.js";
 
 export const token = document.querySelector('meta[name="redraft-token"]')?.getAttribute("content") ?? "";
 
@@ -122,4 +122,15 @@ export function headRow(names: readonly string[], numeric: readonly number[] = [
       names.map((n, i) => h("th", { scope: "col", className: numeric.includes(i) ? "num" : "" }, n)),
     ),
   );
+}
+
+/**
+ * A stack's waiting run: how deep the model queue it waits in is, as `redraft show --stack` says it
+ * (no position: a standard SQS queue keeps no order); empty for a run without one.
+ */
+export function queueDepthText(waiting: Waiting): string {
+  const q = waiting.queue;
+  if (!q) return "";
+  if (q.depth === null) return `λ ${q.name}'s queue: depth unknown (${q.unknown ?? "not readable"})`;
+  return `λ ${q.name}'s queue holds about ${q.depth} (${q.waiting ?? 0} waiting for a slot, ${q.inFlight ?? 0} in a model call; in no order)`;
 }

@@ -4,7 +4,7 @@
 import type { RunDetail, Waiting } from "../api-types.js";
 import { renderAttempts } from "./attempts.js";
 import { repairsTable } from "./diff.js";
-import { cost, fill, getJson, h, json, statusBadge, time } from "./dom.js";
+import { cost, fill, getJson, h, json, queueDepthText, statusBadge, time } from "./dom.js";
 import { type GraphChoices, renderGraph, renderStates } from "./graph.js";
 import { renderExecution } from "./history.js";
 import { renderReview } from "./review.js";
@@ -64,16 +64,19 @@ export function runView(main: HTMLElement, runId: string): View {
 
 /**
  * A run under way that waits for a model slot says so under its title, with how long it has
- * waited (and its place in the queue when the runtime knows it), as `redraft show` does.
+ * waited (and its place in the queue when the runtime knows it, or for a stack's run how deep its
+ * queue is), as `redraft show` does.
  */
 function waitingLine(waiting: Waiting | undefined): HTMLElement | null {
   if (!waiting) return null;
   const place = waiting.position === undefined ? "" : `, number ${waiting.position} in the queue`;
+  const queue = queueDepthText(waiting);
   return h(
     "p",
     { className: "waiting", role: "status", "data-field": "waiting" },
     h("span", { className: "waiting-badge" }, "waiting"),
     ` Waiting for a model slot since ${time(waiting.since)} (${waiting.ageSeconds} s${place})`,
+    queue ? `; ${queue}` : "",
   );
 }
 

@@ -1,7 +1,7 @@
 // The runs list: totals (the loop's outcomes apart from people's decisions), the rules failing
 // most often, filters kept in the address, and the table of runs.
 import type { RunFacets, RunRow, RunsFirstPage, RunsPage, RunTotals } from "../api-types.js";
-import { type Child, cost, fill, getJson, h, setLive, statusBadge, time } from "./dom.js";
+import { type Child, cost, fill, getJson, h, queueDepthText, setLive, statusBadge, time } from "./dom.js";
 import type { View } from "./view.js";
 
 type FilterName = "status" | "reason" | "kind" | "q";
@@ -330,7 +330,12 @@ function renderTable(
                       "span",
                       {
                         className: "waiting-badge",
-                        title: `waiting for a model slot since ${time(r.waiting.since)}`,
+                        title: [
+                          `waiting for a model slot since ${time(r.waiting.since)}`,
+                          queueDepthText(r.waiting),
+                        ]
+                          .filter(Boolean)
+                          .join("; "),
                       },
                       "waiting",
                     ),
