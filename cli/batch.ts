@@ -2,6 +2,7 @@ import { open, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
 import { UsageError } from "../app/inputs.js";
+import { decodeText } from "../app/text-encoding.js";
 import { LocalBatchRunner } from "../local/batch.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
@@ -87,6 +88,22 @@ export async function checkManifestReadable(manifest: string): Promise<void> {
 }
 
 /**
+ * The manifest's text, read as a draft file is (text-encoding.ts): a Latin-1 manifest is refused in
+ * one line, not uploaded with U+FFFD in its drafts; UTF-16 with a byte-order mark is read as such.
+ */
+export async function readManifest(manifest: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(manifest);
+  } catch (error) {
+    throw unreadableManifest(manifest, error);
+  }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new UsageError(`the manifest ${manifest} ${decoded.problem}`);
+  return decoded.text;
+}
+
+/**
  * Uploads the manifest under `batches/` (keyed by its content, never overwritten) and runs the batch
  * state machine on it. The same manifest again is the same batch: its result is reprinted with
  * `"duplicate": true` and nothing runs, unless `--rerun`. Returns the exit code: 1 when the batch failed.
@@ -96,12 +113,7 @@ export async function batchCommand(
   manifest: string,
   cmd: BatchCommandOptions,
 ): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(manifest, "utf8");
-  } catch (error) {
-    throw unreadableManifest(manifest, error);
-  }
+  const text = await readManifest(manifest);
   if (Buffer.byteLength(text) > BATCH_LIMITS.maxManifestBytes)
     throw new UsageError(
       `${manifest} is larger than a batch takes (${BATCH_LIMITS.maxManifestBytes} bytes): split it into several`,

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as z from "zod";
 import { UsageError } from "../app/inputs.js";
+import { decodeText } from "../app/text-encoding.js";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";
@@ -148,8 +149,29 @@ export function withoutInstallPaths(message: string): string {
   return text;
 }
 
+/**
+ * A pack module's bytes are checked before Node loads it: Node reads a module as UTF-8, so a Latin-1
+ * module would load with U+FFFD in its strings and patterns, and a UTF-16 one fails as a syntax error
+ * that does not say why. Only the named file is checked; the files it imports are Node's to read.
+ */
+async function checkModuleText(file: string): Promise<void> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch {
+    return; // The import says what is wrong with the path, as it always has.
+  }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new InvalidPackError(`pack module ${file} ${decoded.problem}`);
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    throw new InvalidPackError(
+      `pack module ${file} is UTF-16 text (its byte-order mark says so), and Node loads a module only as UTF-8; save it as UTF-8`,
+    );
+}
+
 async function readPacks(file: string): Promise<AnyPack[]> {
   if (!/\.(ts|mts|js|mjs)$/.test(file)) return [await loadPackFile(file)];
+  await checkModuleText(file);
   let module: Record<string, unknown>;
   try {
     module = (await importPackModule(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
@@ -228,13 +250,16 @@ export async function loadConfig(file: string, packs: readonly AnyPack[]): Promi
   const fail = (problem: string): never => {
     throw new UsageError(`--config ${file}: ${problem}`);
   };
-  let text = "";
+  let bytes = Buffer.alloc(0);
   try {
-    text = await readFile(file, "utf8");
+    bytes = await readFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     fail(code === "ENOENT" ? "no such file" : (error as Error).message);
   }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) return fail(decoded.problem);
+  const { text } = decoded;
   let value: unknown;
   try {
     value = JSON.parse(text);
