@@ -287,14 +287,13 @@ export async function cloudBatch(
   manifest: string,
   cmd: { json?: boolean; wait: boolean; progress: boolean; via: Via; pricing?: string },
 ): Promise<number> {
-  const [batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] =
-    await Promise.all([
-      import("../batch.js"),
-      import("../batch-view.js"),
-      import("../../shared/batch/manifest.js"),
-      import("../../shared/batch/record.js"),
-      import("cli-progress"),
-    ]);
+  const [batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] = await Promise.all([
+    import("../batch.js"),
+    import("../batch-view.js"),
+    import("../../shared/batch/manifest.js"),
+    import("../../shared/batch/record.js"),
+    import("cli-progress"),
+  ]);
   const cloud = await openCloud(opts);
   let submitted: SubmittedBatch;
   let lines: number | undefined;
