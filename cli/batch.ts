@@ -1,4 +1,4 @@
-import { open, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
 import { UsageError } from "../app/inputs.js";
@@ -73,23 +73,10 @@ function unreadableManifest(manifest: string, error: unknown): UsageError {
 }
 
 /**
- * Fails, before anything opens or prints, when the manifest cannot be read: a mistyped name is
- * one line, not the model's notice and then the error.
- */
-export async function checkManifestReadable(manifest: string): Promise<void> {
-  const handle = await open(manifest, "r").catch((error: unknown) => {
-    throw unreadableManifest(manifest, error);
-  });
-  try {
-    if ((await handle.stat()).isDirectory()) throw unreadableManifest(manifest, { code: "EISDIR" });
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * The manifest's text, read as a draft file is (text-encoding.ts): a Latin-1 manifest is refused in
- * one line, not uploaded with U+FFFD in its drafts; UTF-16 with a byte-order mark is read as such.
+ * The manifest's text, read before anything opens or prints (a mistyped name is one line, not the
+ * model's notice and then the error), and read as a draft file is (text-encoding.ts): a Latin-1
+ * manifest is refused in one line, not uploaded with U+FFFD in its drafts; UTF-16 with a byte-order
+ * mark is read as such.
  */
 export async function readManifest(manifest: string): Promise<string> {
   let bytes: Buffer;
@@ -111,9 +98,9 @@ export async function readManifest(manifest: string): Promise<string> {
 export async function batchCommand(
   runtime: LocalRuntime,
   manifest: string,
+  text: string,
   cmd: BatchCommandOptions,
 ): Promise<number> {
-  const text = await readManifest(manifest);
   if (Buffer.byteLength(text) > BATCH_LIMITS.maxManifestBytes)
     throw new UsageError(
       `${manifest} is larger than a batch takes (${BATCH_LIMITS.maxManifestBytes} bytes): split it into several`,

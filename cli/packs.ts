@@ -112,7 +112,7 @@ function packOf(value: unknown): AnyPack | undefined {
  */
 async function importPackModule(href: string): Promise<unknown> {
   try {
-    return await import(href);
+    return await importSettled(href);
   } catch (error) {
     // Whatever the module threw is read with care: it may be undefined, or a Proxy whose traps throw.
     let code: unknown;
@@ -125,7 +125,27 @@ async function importPackModule(href: string): Promise<unknown> {
     const { register } = await import("tsx/esm/api");
     register();
     // Node remembers the failed load of `href`: the same file under another URL loads afresh.
-    return await import(`${href}?tsx`);
+    return await importSettled(`${href}?tsx`);
+  }
+}
+
+/**
+ * `import(href)`, refused when the module's top-level await waits for something that can never come
+ * (`await new Promise(() => {})`): the packs load before anything else keeps the event loop busy, so
+ * the loop empties, and Node would exit 13 with a multi-line warning about redraft's own entry point.
+ * `beforeExit` comes first; the import is refused there, in one line, and the command goes on to say so.
+ */
+async function importSettled(href: string): Promise<unknown> {
+  let onIdle = () => {};
+  const idle = new Promise<never>((_, reject) => {
+    onIdle = () =>
+      reject(new Error("its top-level await never settles: nothing is left that could settle it"));
+  });
+  process.once("beforeExit", onIdle);
+  try {
+    return await Promise.race([import(href), idle]);
+  } finally {
+    process.off("beforeExit", onIdle);
   }
 }
 

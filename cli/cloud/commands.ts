@@ -308,7 +308,6 @@ export async function cloudBatch(
       throw new UsageError(
         "--pricing goes with --via event: an uploaded manifest runs at the deployment's default pricing",
       );
-    await batch.checkManifestReadable(manifest);
     const text = await batch.readManifest(manifest);
     lines = splitManifest(text).length;
     submitted = await submitBatch(cloud, { file: manifest, text });
