@@ -17,8 +17,8 @@ import { chooseModel } from "../../cli/model.js";
 import { loadConfig, loadPacks } from "../../cli/packs.js";
 import { readLocalSource } from "../../local/source.js";
 import { InvalidPackError, SelfCorrectionError } from "../../shared/errors.js";
-import { builtinPacks } from "../../shared/packs/index.js";
 import { loadPackFile } from "../../shared/packs/declarative.js";
+import { builtinPacks } from "../../shared/packs/index.js";
 import { jsonLines, redraft } from "../helpers/run-cli.js";
 
 let work: string;
@@ -257,7 +257,7 @@ describe("a replay cassette (--llm replay:file)", () => {
       error = thrown;
     }
     expect(error).toBeInstanceOf(UsageError);
-    expect((error as Error).message).toMatch(new RegExp(`^--llm replay:.*cassette\\.json: the file `));
+    expect((error as Error).message).toMatch(/^--llm replay:.*cassette\.json: the file /);
     expect((error as Error).message).toMatch(said);
   });
 
