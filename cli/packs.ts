@@ -34,7 +34,9 @@ function describeThrown(value: unknown): string {
   } catch {
     text = "a value that cannot be read was thrown";
   }
-  const line = text.replace(/\s*\n\s*/g, " ");
+  // One line, and plain: a loader's message may carry a terminal's colours (esbuild's, under tsx).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is removed
+  const line = text.replace(/\u001b\[[0-9;]*m/g, "").replace(/\s*\n\s*/g, " ");
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
