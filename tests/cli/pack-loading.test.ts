@@ -236,6 +236,56 @@ describe("a library pack registered with a wrong shape is named, with the rule",
   });
 });
 
+describe("a pack's own schema patterns go through a draft schema's guard", () => {
+  const packWith = (properties: unknown) =>
+    JSON.stringify({
+      kind: "schemed",
+      description: "a pack whose schema's patterns backtrack",
+      schema: { type: "object", properties },
+      rules: [],
+    });
+
+  it("an exponential pattern in the pack's schema is refused at load, in one line naming the pack", async () => {
+    const file = join(work, "exponential-schema.pack.json");
+    await writeFile(file, packWith({ text: { type: "string", pattern: "^(a+)+$" } }));
+    const line = await refusedPack(file);
+    expect(line).toContain(`pack file ${file}: schema: `);
+    expect(line).toMatch(/the pattern "\^\(a\+\)\+\$" can take exponential time to match/);
+  });
+
+  it("a lookahead RE2 cannot read is stopped past its budget: that draft is rejected too_slow, the benign one validated", async () => {
+    const dir = await mkdtemp(join(work, "schema-lookahead-"));
+    await writeFile(
+      join(dir, "pack.json"),
+      packWith({ look: { type: "string", pattern: "^(?=a)(a|aa)+$" } }),
+    );
+    const drafts = [
+      { id: "hostile", kind: "schemed", content: { look: `${"a".repeat(60)}!` } },
+      { id: "benign", kind: "schemed", content: { look: "aaa" } },
+    ];
+    await writeFile(join(dir, "drafts.jsonl"), drafts.map((d) => JSON.stringify(d)).join("\n"));
+    const child = spawnCli([
+      "--data-dir",
+      join(dir, "data"),
+      "--pack",
+      join(dir, "pack.json"),
+      "run",
+      join(dir, "drafts.jsonl"),
+      "--llm",
+      "none",
+      "--json",
+    ]);
+    const stuck = setTimeout(() => void stopChild(child.child, "SIGKILL"), 90_000);
+    const finished = await child.done;
+    clearTimeout(stuck);
+    expect(finished.signal, "redraft run was stopped: the pattern held it").toBeNull();
+    const results = Object.fromEntries(jsonLines(finished.stdout).map((r) => [r.draftId, r]));
+    expect(results.hostile).toMatchObject({ status: "rejected", reason: "invalid_schema" });
+    expect(String(results.hostile?.message)).toContain("too_slow");
+    expect(results.benign).toMatchObject({ status: "validated" });
+  }, 120_000);
+});
+
 describe("a pack's own rule pattern", () => {
   const packFile = (pattern: string, mustMatch: boolean) =>
     JSON.stringify({
