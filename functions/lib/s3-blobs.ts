@@ -24,6 +24,12 @@ export interface S3BlobStoreOptions {
    * key. @default no uploads prefix: every read is a plain GET
    */
   uploads?: { prefix: string; maxBytes: number };
+  /**
+   * Other prefixes where people put their own text files (`sources/`, `batches/`): read as uploads
+   * are, as UTF-8 or marked UTF-16, another encoding refused (InvalidDraftError naming the key).
+   * Objects redraft wrote itself are read as the UTF-8 it wrote. @default none
+   */
+  textPrefixes?: readonly string[];
 }
 
 /** S3's answer when a conditional write finds the key taken (`If-None-Match: *`), HTTP 412. */
@@ -61,11 +67,13 @@ export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client;
   readonly #bucket: string;
   readonly #uploads: S3BlobStoreOptions["uploads"];
+  readonly #textPrefixes: readonly string[];
 
   constructor(options: S3BlobStoreOptions) {
     this.#s3 = options.client;
     this.#bucket = options.bucket;
     this.#uploads = options.uploads;
+    this.#textPrefixes = options.textPrefixes ?? [];
   }
 
   async put(key: string, body: string, contentType?: string): Promise<void> {
@@ -79,6 +87,7 @@ export class S3BlobStore implements BlobStore {
   async get(key: string, version?: string): Promise<string> {
     const uploads = this.#uploads;
     const upload = uploads !== undefined && key.startsWith(uploads.prefix);
+    const persons = upload || this.#textPrefixes.some((prefix) => key.startsWith(prefix));
     let bytes: Uint8Array;
     try {
       if (upload) {
@@ -93,14 +102,15 @@ export class S3BlobStore implements BlobStore {
         new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
       );
       if (!Body) throw new BlobNotFoundError(key);
-      if (!upload) return await Body.transformToString("utf-8");
+      if (!persons) return await Body.transformToString("utf-8");
       bytes = await Body.transformToByteArray();
     } catch (error) {
       if (upload ? isMissingUpload(error) : isMissingKey(error)) throw new BlobNotFoundError(key);
       throw storeError(`get ${key}`, error);
     }
-    // An upload is a person's file, read as a draft file is offline (shared/text-encoding.ts): one in
-    // Latin-1 is refused naming its first byte that is not UTF-8, never checked with U+FFFD in its place.
+    // An upload (a source, a manifest) is a person's file, read as a draft file is offline
+    // (shared/text-encoding.ts): one in Latin-1 is refused naming its first byte that is not UTF-8,
+    // never checked with U+FFFD in its place.
     const decoded = decodeText(bytes);
     if ("problem" in decoded) throw new InvalidDraftError(`${key} ${decoded.problem}`);
     return decoded.text;

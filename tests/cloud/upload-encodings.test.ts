@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { S3BlobStore } from "../../functions/lib/s3-blobs.js";
 import { startFor } from "../../functions/start.js";
 import { createValidateHandler } from "../../functions/steps/validate.js";
+import { prepareBatch } from "../../shared/batch/steps.js";
 import { InvalidDraftError } from "../../shared/errors.js";
 import type { LoopState } from "../../shared/loop/state.js";
 import { PackRegistry } from "../../shared/registry.js";
+import { BATCHES_PREFIX, DRAFTS_PREFIX, SOURCES_PREFIX } from "../../shared/store/bucket-layout.js";
 import { MemoryRunStore } from "../../shared/store/memory.js";
 import { type LocalS3, startS3 } from "./s3.js";
 
@@ -47,10 +49,12 @@ let runs: MemoryRunStore;
 
 beforeAll(async () => {
   s3 = await startS3(BUCKET);
+  // As functions/lib/deps.ts builds it for the deployed handlers.
   blobs = new S3BlobStore({
     client: s3.client,
     bucket: BUCKET,
-    uploads: { prefix: "drafts/", maxBytes: 1 << 20 },
+    uploads: { prefix: DRAFTS_PREFIX, maxBytes: 1 << 20 },
+    textPrefixes: [SOURCES_PREFIX, BATCHES_PREFIX],
   });
   for (const [key, body] of Object.entries(UPLOADS))
     await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
@@ -105,5 +109,54 @@ describe("an upload under drafts/ in another encoding", () => {
   it("redraft's own objects (outside drafts/) are read as before", async () => {
     await blobs.put("runs/r-1/original.json", TEXT);
     expect(await blobs.get("runs/r-1/original.json")).toBe(TEXT);
+  });
+});
+
+describe("a source under sources/ and a manifest under batches/ in another encoding", () => {
+  const SOURCE = "Zoë was seen at the Café Noir.";
+  const put = (key: string, body: Buffer) =>
+    s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+  const marked = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
+
+  it("a Latin-1 source: the draft that names it is rejected invalid_input, naming the key; a marked UTF-16 one is read exactly", async () => {
+    await put("sources/latin1.txt", Buffer.from(SOURCE, "latin1"));
+    await put("sources/utf16.txt", marked(SOURCE));
+    await expect(blobs.get("sources/latin1.txt")).rejects.toThrow(
+      /^sources\/latin1\.txt is not UTF-8 text \(byte 0xEB at offset 2: Latin-1/,
+    );
+    expect(await blobs.get("sources/utf16.txt")).toBe(SOURCE);
+
+    const draft = (ref: string) => ({ ...DRAFT, context: { schema: {}, source: { ref } } });
+    await put("drafts/with-latin1-source.json", Buffer.from(JSON.stringify(draft("sources/latin1.txt"))));
+    const state = await validateUpload("drafts/with-latin1-source.json");
+    expect(state).toMatchObject({ decision: "rejected", reason: "invalid_input" });
+    const [run] = await runs.listRuns({ limit: 10 });
+    expect(run?.message).toMatch(/sources\/latin1\.txt is not UTF-8 text/);
+  });
+
+  it("a Latin-1 manifest is refused (ManifestRefused) naming the key; a marked UTF-16 one is prepared", async () => {
+    const line = `${JSON.stringify(DRAFT)}\n`;
+    await put("batches/latin1.jsonl", Buffer.from(line, "latin1"));
+    await put("batches/utf16.jsonl", marked(line));
+    const deps = { blobs, runs: new MemoryRunStore(), bucketName: BUCKET };
+    const input = (key: string) => ({
+      batchId: `b-${key.length.toString(16).padStart(24, "0")}`,
+      manifestRef: { bucket: BUCKET, key },
+    });
+    const refused = await prepareBatch(input("batches/latin1.jsonl") as never, deps).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(refused?.name).toBe("ManifestRefused");
+    expect(refused?.message).toMatch(
+      /^batches\/latin1\.jsonl is not UTF-8 text \(byte 0xEB at offset \d+: Latin-1/,
+    );
+    await expect(prepareBatch(input("batches/utf16.jsonl") as never, deps)).resolves.toMatchObject({
+      items: 1,
+    });
+    const [item] = (await blobs.get(`batch-items/${input("batches/utf16.jsonl").batchId}/line-1.json`)).split(
+      "\n",
+    );
+    expect(JSON.parse(item ?? "")).toEqual(DRAFT);
   });
 });
