@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as z from "zod";
@@ -179,8 +179,12 @@ export function withoutInstallPaths(message: string): string {
 async function checkModuleText(file: string): Promise<void> {
   let bytes: Buffer;
   try {
+    // Only a regular file is read: a FIFO would hold the command for ever, before and in the import.
+    if (!(await stat(file)).isFile())
+      throw new InvalidPackError(`pack module ${file} is not a regular file; a pack module must be one`);
     bytes = await readFile(file);
-  } catch {
+  } catch (error) {
+    if (error instanceof InvalidPackError) throw error;
     return; // The import says what is wrong with the path, as it always has.
   }
   const decoded = decodeText(bytes);

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import * as z from "zod";
 import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
@@ -446,8 +446,12 @@ function capitalize(text: string): string {
 export async function loadPackFile(path: string): Promise<Pack> {
   let bytes: Buffer;
   try {
+    // Only a regular file is read: a FIFO would hold the command for ever.
+    if (!(await stat(path)).isFile())
+      throw new InvalidPackError(`pack file ${path} is not a regular file; a pack file must be one`);
     bytes = await readFile(path);
   } catch (error) {
+    if (error instanceof InvalidPackError) throw error;
     const reason =
       (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (error as Error).message;
     throw new InvalidPackError(`pack file ${path} cannot be read: ${reason}`, { cause: error });

@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -177,6 +178,23 @@ describe("a --pack file (JSON) that fails to load", () => {
     expect(line).toContain(file);
     expect(line).toMatch(said);
   });
+
+  it.each(["fifo.pack.json", "fifo.mjs"])(
+    "%s, a FIFO (or a folder): exit 2, one line naming it, never opened (it would hold the command)",
+    async (name) => {
+      const fifo = join(work, name);
+      execFileSync("mkfifo", [fifo]);
+      expect(await refusedPack(fifo)).toMatch(
+        new RegExp(
+          `^redraft: pack (file|module) ${fifo.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is not a regular file`,
+        ),
+      );
+      const folder = join(work, `folder-${name}`);
+      await mkdir(folder);
+      expect(await refusedPack(folder)).toMatch(/is not a regular file; a pack (file|module) must be one$/);
+    },
+    30_000,
+  );
 
   it("one that does not exist: exit 2, one line naming it", async () => {
     const file = join(work, "nowhere.pack.json");
