@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { OutcomeEvents } from "../contracts/events.js";
 import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
@@ -14,6 +13,7 @@ import {
 } from "../shared/store/types.js";
 import type { RunIdLister } from "./ids.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
+import { readRegularFile } from "./regular-file.js";
 import { resolveRun } from "./run-id.js";
 import { decodeText } from "./text-encoding.js";
 
@@ -191,7 +191,7 @@ async function readEdit(
   runtime: ReviewRuntime,
   review: { runId: string; draftId: string },
 ): Promise<DraftSource> {
-  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readRegularFile(file).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(`${file}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
   });
   // Read as a draft file is (text-encoding.ts): an edit saved in Latin-1 is refused, not approved with U+FFFD.

@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFile } from "../app/regular-file.js";
 import { decodeText } from "../app/text-encoding.js";
 import { LocalBatchRunner } from "../local/batch.js";
 import type { LocalRuntime } from "../local/runtime.js";
@@ -81,7 +81,7 @@ function unreadableManifest(manifest: string, error: unknown): UsageError {
 export async function readManifest(manifest: string): Promise<string> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(manifest);
+    bytes = await readRegularFile(manifest);
   } catch (error) {
     throw unreadableManifest(manifest, error);
   }

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFileSync } from "../app/regular-file.js";
 import { decodeText } from "../app/text-encoding.js";
 import type { createModelClient } from "../shared/model/index.js";
 import { DEFAULT_MODEL_CONCURRENCY, limitModel } from "../shared/model/limited.js";
@@ -103,7 +103,7 @@ function replayClient(file: string): ReplayModelClient {
   const flag = `--llm replay:${file}`;
   let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    bytes = readRegularFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`${flag}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as z from "zod";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFile } from "../app/regular-file.js";
 import { decodeText } from "../app/text-encoding.js";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
@@ -276,9 +277,9 @@ export async function loadConfig(file: string, packs: readonly AnyPack[]): Promi
   const fail = (problem: string): never => {
     throw new UsageError(`--config ${file}: ${problem}`);
   };
-  let bytes = Buffer.alloc(0);
+  let bytes: Buffer = Buffer.alloc(0);
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     fail(code === "ENOENT" ? "no such file" : (error as Error).message);

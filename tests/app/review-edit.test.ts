@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -155,6 +156,17 @@ describe("review edit with a file that is not a valid draft", () => {
     expect(out.stderr).toMatch(
       /edit-utf16-mark\.json holds draft "someone-else", but run .+ is of draft "paper-stuck"/,
     );
+    expect(await runById(stuckRun.runId)).toEqual(stuckRun);
+  });
+
+  it("a FIFO: exit 2, one line, never opened (it would hold the command), and the run left as it was", async () => {
+    const fifo = join(work, "edit-fifo.json");
+    execFileSync("mkfifo", [fifo]);
+
+    const out = await redraft("review", stuckRun.runId, "edit", fifo);
+
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe(`redraft: ${fifo}: not a regular file (a FIFO or a device is never read)\n`);
     expect(await runById(stuckRun.runId)).toEqual(stuckRun);
   });
 

@@ -7,6 +7,7 @@
  * source), never read with U+FFFD in place of their bytes; UTF-16 with a mark is read as its mark says,
  * exactly (the non-ASCII letters below come through unchanged).
  */
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ import { readLocalSource } from "../../local/source.js";
 import { InvalidPackError, SelfCorrectionError } from "../../shared/errors.js";
 import { loadPackFile } from "../../shared/packs/declarative.js";
 import { builtinPacks } from "../../shared/packs/index.js";
-import { jsonLines, redraft } from "../helpers/run-cli.js";
+import { jsonLines, ROOT, redraft } from "../helpers/run-cli.js";
 
 let work: string;
 beforeAll(async () => {
@@ -264,5 +265,30 @@ describe("a replay cassette (--llm replay:file)", () => {
   it.each(MARKED)("%s: read as its mark says", async (_name, encode) => {
     const path = await file("cassette.json", encode(CASSETTE));
     expect(chooseModel(`replay:${path}`, {}).live).toBe(false);
+  });
+});
+
+describe("a FIFO named as a person's file is refused in one line, never opened (it would hold the command)", () => {
+  let fifo: string;
+  beforeAll(() => {
+    fifo = join(work, "fifo");
+    execFileSync("mkfifo", [fifo]);
+  });
+
+  it.each([
+    [
+      "--config",
+      () => ["--config", fifo, "run", join(ROOT, "examples", "drafts", "mcq-clean.json"), "--llm", "none"],
+      "--config ",
+    ],
+    [
+      "--llm replay:",
+      () => ["--llm", `replay:${fifo}`, "run", join(ROOT, "examples", "drafts", "mcq-clean.json")],
+      "--llm replay:",
+    ],
+    ["a batch manifest", () => ["batch", fifo, "--llm", "none"], "cannot read the manifest "],
+  ])("%s", async (_name, args, prefix) => {
+    const line = oneLine(await redraft(["--data-dir", join(work, "data"), ...args()]));
+    expect(line).toBe(`redraft: ${prefix}${fifo}: not a regular file (a FIFO or a device is never read)`);
   });
 });
