@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { OutcomeEvents } from "../contracts/events.js";
 import type { Draft } from "../shared/draft.js";
 import { SelfCorrectionError } from "../shared/errors.js";
@@ -14,7 +13,9 @@ import {
 } from "../shared/store/types.js";
 import type { RunIdLister } from "./ids.js";
 import { type DraftSource, splitFile, UsageError } from "./inputs.js";
+import { readRegularFile } from "./regular-file.js";
 import { resolveRun } from "./run-id.js";
+import { decodeText } from "./text-encoding.js";
 
 export const REVIEW_DECISIONS = ["approve", "reject", "edit"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
@@ -190,10 +191,13 @@ async function readEdit(
   runtime: ReviewRuntime,
   review: { runId: string; draftId: string },
 ): Promise<DraftSource> {
-  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readRegularFile(file).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(`${file}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
   });
-  const sources = splitFile(file, text);
+  // Read as a draft file is (text-encoding.ts): an edit saved in Latin-1 is refused, not approved with U+FFFD.
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new UsageError(`${file} ${decoded.problem}`);
+  const sources = splitFile(file, decoded.text);
   const [source] = sources;
   if (sources.length !== 1 || source === undefined)
     throw new UsageError(`${file} must hold exactly one draft, not ${sources.length}`);

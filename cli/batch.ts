@@ -1,7 +1,8 @@
-import { open, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import cliProgress from "cli-progress";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFile } from "../app/regular-file.js";
+import { decodeText } from "../app/text-encoding.js";
 import { LocalBatchRunner } from "../local/batch.js";
 import type { LocalRuntime } from "../local/runtime.js";
 import { LOCAL_BUCKET, loadBatchAsl } from "../local/state-machine.js";
@@ -72,18 +73,21 @@ function unreadableManifest(manifest: string, error: unknown): UsageError {
 }
 
 /**
- * Fails, before anything opens or prints, when the manifest cannot be read: a mistyped name is
- * one line, not the model's notice and then the error.
+ * The manifest's text, read before anything opens or prints (a mistyped name is one line, not the
+ * model's notice and then the error), and read as a draft file is (text-encoding.ts): a Latin-1
+ * manifest is refused in one line, not uploaded with U+FFFD in its drafts; UTF-16 with a byte-order
+ * mark is read as such.
  */
-export async function checkManifestReadable(manifest: string): Promise<void> {
-  const handle = await open(manifest, "r").catch((error: unknown) => {
-    throw unreadableManifest(manifest, error);
-  });
+export async function readManifest(manifest: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    if ((await handle.stat()).isDirectory()) throw unreadableManifest(manifest, { code: "EISDIR" });
-  } finally {
-    await handle.close();
+    bytes = await readRegularFile(manifest);
+  } catch (error) {
+    throw unreadableManifest(manifest, error);
   }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new UsageError(`the manifest ${manifest} ${decoded.problem}`);
+  return decoded.text;
 }
 
 /**
@@ -94,14 +98,9 @@ export async function checkManifestReadable(manifest: string): Promise<void> {
 export async function batchCommand(
   runtime: LocalRuntime,
   manifest: string,
+  text: string,
   cmd: BatchCommandOptions,
 ): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(manifest, "utf8");
-  } catch (error) {
-    throw unreadableManifest(manifest, error);
-  }
   if (Buffer.byteLength(text) > BATCH_LIMITS.maxManifestBytes)
     throw new UsageError(
       `${manifest} is larger than a batch takes (${BATCH_LIMITS.maxManifestBytes} bytes): split it into several`,

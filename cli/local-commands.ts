@@ -48,8 +48,8 @@ export class LocalCommands implements CommandRuntime {
 
   async batch(manifest: string, cmd: BatchOptions): Promise<number> {
     const batch = await import("./batch.js");
-    await batch.checkManifestReadable(manifest);
-    return withRuntime(this.#opts, {}, (runtime) => batch.batchCommand(runtime, manifest, cmd));
+    const text = await batch.readManifest(manifest);
+    return withRuntime(this.#opts, {}, (runtime) => batch.batchCommand(runtime, manifest, text, cmd));
   }
 
   listBatches(limit: number): Promise<BatchRecord[]> {

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFileSync } from "../app/regular-file.js";
+import { decodeText } from "../app/text-encoding.js";
 import type { createModelClient } from "../shared/model/index.js";
 import { DEFAULT_MODEL_CONCURRENCY, limitModel } from "../shared/model/limited.js";
 import { RecordingModelClient } from "../shared/model/recorder.js";
@@ -100,13 +101,17 @@ export function chooseModel(
 /** `--llm replay:<file>`: a missing, unreadable or invalid cassette is the user's to fix, said in one line. */
 function replayClient(file: string): ReplayModelClient {
   const flag = `--llm replay:${file}`;
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, "utf8");
+    bytes = readRegularFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`${flag}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
   }
+  // A cassette edited by hand and saved in Latin-1 would replay answers with U+FFFD in them.
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new UsageError(`${flag}: the file ${decoded.problem}`);
+  const { text } = decoded;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,8 +1,10 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as z from "zod";
 import { UsageError } from "../app/inputs.js";
+import { readRegularFile } from "../app/regular-file.js";
+import { decodeText } from "../app/text-encoding.js";
 import { InvalidPackError } from "../shared/errors.js";
 import { type AnyPack, type DeploymentConfig, DeploymentConfigSchema } from "../shared/pack.js";
 import { loadPackFile } from "../shared/packs/declarative.js";
@@ -33,7 +35,9 @@ function describeThrown(value: unknown): string {
   } catch {
     text = "a value that cannot be read was thrown";
   }
-  const line = text.replace(/\s*\n\s*/g, " ");
+  // One line, and plain: a loader's message may carry a terminal's colours (esbuild's, under tsx).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is removed
+  const line = text.replace(/\u001b\[[0-9;]*m/g, "").replace(/\s*\n\s*/g, " ");
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
@@ -111,7 +115,7 @@ function packOf(value: unknown): AnyPack | undefined {
  */
 async function importPackModule(href: string): Promise<unknown> {
   try {
-    return await import(href);
+    return await importSettled(href);
   } catch (error) {
     // Whatever the module threw is read with care: it may be undefined, or a Proxy whose traps throw.
     let code: unknown;
@@ -124,7 +128,27 @@ async function importPackModule(href: string): Promise<unknown> {
     const { register } = await import("tsx/esm/api");
     register();
     // Node remembers the failed load of `href`: the same file under another URL loads afresh.
-    return await import(`${href}?tsx`);
+    return await importSettled(`${href}?tsx`);
+  }
+}
+
+/**
+ * `import(href)`, refused when the module's top-level await waits for something that can never come
+ * (`await new Promise(() => {})`): the packs load before anything else keeps the event loop busy, so
+ * the loop empties, and Node would exit 13 with a multi-line warning about redraft's own entry point.
+ * `beforeExit` comes first; the import is refused there, in one line, and the command goes on to say so.
+ */
+async function importSettled(href: string): Promise<unknown> {
+  let onIdle = () => {};
+  const idle = new Promise<never>((_, reject) => {
+    onIdle = () =>
+      reject(new Error("its top-level await never settles: nothing is left that could settle it"));
+  });
+  process.once("beforeExit", onIdle);
+  try {
+    return await Promise.race([import(href), idle]);
+  } finally {
+    process.off("beforeExit", onIdle);
   }
 }
 
@@ -148,8 +172,33 @@ export function withoutInstallPaths(message: string): string {
   return text;
 }
 
+/**
+ * A pack module's bytes are checked before Node loads it: Node reads a module as UTF-8, so a Latin-1
+ * module would load with U+FFFD in its strings and patterns, and a UTF-16 one fails as a syntax error
+ * that does not say why. Only the named file is checked; the files it imports are Node's to read.
+ */
+async function checkModuleText(file: string): Promise<void> {
+  let bytes: Buffer;
+  try {
+    // Only a regular file is read: a FIFO would hold the command for ever, before and in the import.
+    if (!(await stat(file)).isFile())
+      throw new InvalidPackError(`pack module ${file} is not a regular file; a pack module must be one`);
+    bytes = await readFile(file);
+  } catch (error) {
+    if (error instanceof InvalidPackError) throw error;
+    return; // The import says what is wrong with the path, as it always has.
+  }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new InvalidPackError(`pack module ${file} ${decoded.problem}`);
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    throw new InvalidPackError(
+      `pack module ${file} is UTF-16 text (its byte-order mark says so), and Node loads a module only as UTF-8; save it as UTF-8`,
+    );
+}
+
 async function readPacks(file: string): Promise<AnyPack[]> {
   if (!/\.(ts|mts|js|mjs)$/.test(file)) return [await loadPackFile(file)];
+  await checkModuleText(file);
   let module: Record<string, unknown>;
   try {
     module = (await importPackModule(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
@@ -228,13 +277,16 @@ export async function loadConfig(file: string, packs: readonly AnyPack[]): Promi
   const fail = (problem: string): never => {
     throw new UsageError(`--config ${file}: ${problem}`);
   };
-  let text = "";
+  let bytes: Buffer = Buffer.alloc(0);
   try {
-    text = await readFile(file, "utf8");
+    bytes = await readRegularFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     fail(code === "ENOENT" ? "no such file" : (error as Error).message);
   }
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) return fail(decoded.problem);
+  const { text } = decoded;
   let value: unknown;
   try {
     value = JSON.parse(text);

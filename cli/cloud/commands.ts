@@ -293,15 +293,13 @@ export async function cloudBatch(
   manifest: string,
   cmd: { json?: boolean; wait: boolean; progress: boolean; via: Via; pricing?: string },
 ): Promise<number> {
-  const [{ readFile }, batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] =
-    await Promise.all([
-      import("node:fs/promises"),
-      import("../batch.js"),
-      import("../batch-view.js"),
-      import("../../shared/batch/manifest.js"),
-      import("../../shared/batch/record.js"),
-      import("cli-progress"),
-    ]);
+  const [batch, view, { splitManifest }, { childRunId }, { default: cliProgress }] = await Promise.all([
+    import("../batch.js"),
+    import("../batch-view.js"),
+    import("../../shared/batch/manifest.js"),
+    import("../../shared/batch/record.js"),
+    import("cli-progress"),
+  ]);
   const cloud = await openCloud(opts);
   let submitted: SubmittedBatch;
   let lines: number | undefined;
@@ -316,8 +314,7 @@ export async function cloudBatch(
       throw new UsageError(
         "--pricing goes with --via event: an uploaded manifest runs at the deployment's default pricing",
       );
-    await batch.checkManifestReadable(manifest);
-    const text = await readFile(manifest, "utf8");
+    const text = await batch.readManifest(manifest);
     lines = splitManifest(text).length;
     submitted = await submitBatch(cloud, { file: manifest, text });
   }

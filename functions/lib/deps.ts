@@ -6,7 +6,7 @@ import type { LoopDeps } from "../../shared/loop/steps/deps.js";
 import { isPriced } from "../../shared/model/pricing.js";
 import type { ModelClient } from "../../shared/model/types.js";
 import { PackRegistry } from "../../shared/registry.js";
-import { DRAFTS_PREFIX } from "../../shared/store/bucket-layout.js";
+import { BATCHES_PREFIX, DRAFTS_PREFIX, SOURCES_PREFIX } from "../../shared/store/bucket-layout.js";
 import { DynamoRunStore } from "./dynamo-store.js";
 import { tracer } from "./observability.js";
 import { S3BlobStore } from "./s3-blobs.js";
@@ -124,6 +124,7 @@ export function depsFromEnv(options: { model: boolean }): Promise<LoopDeps> {
           client: s3,
           bucket: env.BUCKET_NAME,
           uploads: { prefix: DRAFTS_PREFIX, maxBytes: env.MAX_DRAFT_BYTES },
+          textPrefixes: [SOURCES_PREFIX, BATCHES_PREFIX],
         }),
         model: options.model ? pricedFor(env, await modelFromEnv(env)) : undefined,
         modelAvailable: env.MODEL_PROVIDER !== "none",

@@ -9,8 +9,9 @@ import {
 } from "@aws-sdk/client-s3";
 import { RETENTION_TAG, RetentionTagValues, STANDARD_TAGGING } from "../../contracts/retention.js";
 import { awsErrorName, storeError } from "../../contracts/table.js";
-import { BlobNotFoundError, DraftTooLargeError } from "../../shared/errors.js";
+import { BlobNotFoundError, DraftTooLargeError, InvalidDraftError } from "../../shared/errors.js";
 import type { BlobStore } from "../../shared/store/types.js";
+import { decodeText } from "../../shared/text-encoding.js";
 
 export interface S3BlobStoreOptions {
   client: S3Client;
@@ -18,9 +19,17 @@ export interface S3BlobStoreOptions {
   /**
    * Uploads (objects under `prefix`) are sized with HeadObject before they are read, and one over
    * `maxBytes` throws DraftTooLargeError without being downloaded. A 403 on an upload means it is
-   * not there (see {@link isMissingKey}). @default no uploads prefix: every read is a plain GET
+   * not there (see {@link isMissingKey}). An upload's bytes are read as a draft file's are: UTF-8,
+   * or UTF-16 when a byte-order mark says so; any other encoding throws InvalidDraftError naming the
+   * key. @default no uploads prefix: every read is a plain GET
    */
   uploads?: { prefix: string; maxBytes: number };
+  /**
+   * Other prefixes where people put their own text files (`sources/`, `batches/`): read as uploads
+   * are, as UTF-8 or marked UTF-16, another encoding refused (InvalidDraftError naming the key).
+   * Objects redraft wrote itself are read as the UTF-8 it wrote. @default none
+   */
+  textPrefixes?: readonly string[];
 }
 
 /** S3's answer when a conditional write finds the key taken (`If-None-Match: *`), HTTP 412. */
@@ -58,11 +67,13 @@ export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client;
   readonly #bucket: string;
   readonly #uploads: S3BlobStoreOptions["uploads"];
+  readonly #textPrefixes: readonly string[];
 
   constructor(options: S3BlobStoreOptions) {
     this.#s3 = options.client;
     this.#bucket = options.bucket;
     this.#uploads = options.uploads;
+    this.#textPrefixes = options.textPrefixes ?? [];
   }
 
   async put(key: string, body: string, contentType?: string): Promise<void> {
@@ -76,6 +87,8 @@ export class S3BlobStore implements BlobStore {
   async get(key: string, version?: string): Promise<string> {
     const uploads = this.#uploads;
     const upload = uploads !== undefined && key.startsWith(uploads.prefix);
+    const persons = upload || this.#textPrefixes.some((prefix) => key.startsWith(prefix));
+    let bytes: Uint8Array;
     try {
       if (upload) {
         const { ContentLength } = await this.#s3.send(
@@ -89,11 +102,18 @@ export class S3BlobStore implements BlobStore {
         new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(version && { VersionId: version }) }),
       );
       if (!Body) throw new BlobNotFoundError(key);
-      return await Body.transformToString("utf-8");
+      if (!persons) return await Body.transformToString("utf-8");
+      bytes = await Body.transformToByteArray();
     } catch (error) {
       if (upload ? isMissingUpload(error) : isMissingKey(error)) throw new BlobNotFoundError(key);
       throw storeError(`get ${key}`, error);
     }
+    // An upload (a source, a manifest) is a person's file, read as a draft file is offline
+    // (shared/text-encoding.ts): one in Latin-1 is refused naming its first byte that is not UTF-8,
+    // never checked with U+FFFD in its place.
+    const decoded = decodeText(bytes);
+    if ("problem" in decoded) throw new InvalidDraftError(`${key} ${decoded.problem}`);
+    return decoded.text;
   }
 
   /** S3's own conditional write (`If-None-Match: *`): two racing writers cannot both win. */

@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import { BlobNotFoundError } from "../errors.js";
+import { BlobNotFoundError, InvalidDraftError } from "../errors.js";
 import { BATCHES_PREFIX, batchKeys } from "../store/bucket-layout.js";
 import { getByEventKey } from "../store/event-key.js";
 import {
@@ -123,6 +123,8 @@ export async function prepareBatch(
   } catch (error) {
     if (error instanceof BlobNotFoundError)
       throw new ManifestRefusedError(`the manifest ${manifestRef.key} does not exist`);
+    // A manifest in another encoding (the bucket's store reads it as a person's file): refused, not run.
+    if (error instanceof InvalidDraftError) throw new ManifestRefusedError(error.message);
     throw error;
   }
   const items = splitManifest(text, limits);

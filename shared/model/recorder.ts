@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { ModelNotConfiguredError } from "../errors.js";
+import { decodeText } from "../text-encoding.js";
 import { type Cassette, type CassetteEntry, parseCassette, usageToCassette } from "./replay.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "./types.js";
 
@@ -23,14 +25,18 @@ function entryFor(request: ModelRequest, response: ModelResponse): CassetteEntry
 }
 
 async function readCassette(path: string): Promise<Cassette> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { version: 1, responses: [] };
     throw error;
   }
-  return parseCassette(JSON.parse(text), `cassette ${path}`);
+  // The cassette is rewritten with each answer: one read with U+FFFD in place of its bytes would be
+  // saved so, and the person's own answers lost. Another encoding is refused; the file is left alone.
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new ModelNotConfiguredError(`cassette ${path} ${decoded.problem}`);
+  return parseCassette(JSON.parse(decoded.text), `cassette ${path}`);
 }
 
 /** Replaces the file in one step, so a crash mid-write never leaves half a cassette behind. */

@@ -9,6 +9,7 @@ import {
   ModelRequestFailedError,
   ModelTimeoutError,
 } from "../errors.js";
+import { decodeText } from "../text-encoding.js";
 import {
   type ModelClient,
   type ModelPurpose,
@@ -208,7 +209,10 @@ export class ReplayModelClient implements ModelClient {
   static fromFile(path: string): ReplayModelClient {
     let value: unknown;
     try {
-      value = JSON.parse(readFileSync(path, "utf8"));
+      // As a person's file is read everywhere (text-encoding.ts): never answers with U+FFFD in them.
+      const decoded = decodeText(readFileSync(path));
+      if ("problem" in decoded) throw new Error(decoded.problem);
+      value = JSON.parse(decoded.text);
     } catch (error) {
       throw new ModelNotConfiguredError(
         `replay cassette ${path} cannot be read as JSON: ${error instanceof Error ? error.message : String(error)}`,

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import * as z from "zod";
 import { SeveritySchema } from "../draft.js";
 import { InvalidPackError } from "../errors.js";
@@ -11,6 +11,7 @@ import {
 } from "../loop-settings.js";
 import type { Finding, Pack, Rule } from "../pack.js";
 import { fromPointer, toPointer } from "../pointer.js";
+import { decodeText } from "../text-encoding.js";
 import {
   type CompiledJsonSchema,
   compileJsonSchema,
@@ -443,14 +444,22 @@ function capitalize(text: string): string {
 
 /** Reads and builds a declarative pack file; a missing file or bad JSON is an InvalidPackError naming the file. */
 export async function loadPackFile(path: string): Promise<Pack> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
+    // Only a regular file is read: a FIFO would hold the command for ever.
+    if (!(await stat(path)).isFile())
+      throw new InvalidPackError(`pack file ${path} is not a regular file; a pack file must be one`);
+    bytes = await readFile(path);
   } catch (error) {
+    if (error instanceof InvalidPackError) throw error;
     const reason =
       (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (error as Error).message;
     throw new InvalidPackError(`pack file ${path} cannot be read: ${reason}`, { cause: error });
   }
+  // As a draft file: a manifest in Latin-1 would otherwise load with U+FFFD in its patterns and texts.
+  const decoded = decodeText(bytes);
+  if ("problem" in decoded) throw new InvalidPackError(`pack file ${path} ${decoded.problem}`);
+  const { text } = decoded;
   let definition: unknown;
   try {
     definition = JSON.parse(text);

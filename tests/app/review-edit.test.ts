@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -102,6 +103,71 @@ describe("review edit with a file that is not a valid draft", () => {
     expect(out.stderr).not.toMatch(/drafts\//);
     expect(await runById(stuckRun.runId)).toEqual(stuckRun);
     expect(await reviewQueue()).toContain(stuckRun.runId);
+  });
+
+  // Issue 34: an edit is read as a draft file is (shared/text-encoding.ts), never with U+FFFD in its bytes.
+  it.each([
+    [
+      "Latin-1",
+      (text: string) => Buffer.from(text, "latin1"),
+      /edit-latin1\.json is not UTF-8 text \(byte 0xE9 at offset \d+: Latin-1 or Windows-1252\?\); save it as UTF-8$/,
+    ],
+    [
+      "UTF-16 without a byte-order mark",
+      (text: string) => Buffer.from(text, "utf16le"),
+      /edit-utf16\.json is not UTF-8 text \(a NUL byte at offset 1: UTF-16 without a byte-order mark\?\)/,
+    ],
+    [
+      "invalid UTF-8",
+      (text: string) => Buffer.from(text.replace("é", "\u0000"), "utf8").map((b) => (b === 0 ? 0xc3 : b)),
+      /edit-invalid\.json is not UTF-8 text \(byte 0xC3 at offset \d+/,
+    ],
+  ])(
+    "in %s: exit 2, one line naming the file and its bytes, the run left as it was",
+    async (name, encode, problem) => {
+      const file = join(
+        work,
+        `edit-${name === "Latin-1" ? "latin1" : name.startsWith("UTF-16") ? "utf16" : "invalid"}.json`,
+      );
+      await writeFile(file, encode(JSON.stringify({ ...stuck, content: { title: "Café", year: 2021 } })));
+
+      const out = await redraft("review", stuckRun.runId, "edit", file);
+
+      expect(out.code, out.stderr).toBe(2);
+      expect(out.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+      expect(out.stderr.trim()).toMatch(problem);
+      expect(await runById(stuckRun.runId)).toEqual(stuckRun);
+    },
+  );
+
+  it("in UTF-16 with a byte-order mark: read as the mark says (parsed and checked, the draft id it names comes through)", async () => {
+    const file = join(work, "edit-utf16-mark.json");
+    const text = JSON.stringify({
+      ...stuck,
+      id: "someone-else",
+      content: { ...(stuck.content as object), title: "Zoë au café" },
+    });
+    await writeFile(file, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
+
+    const out = await redraft("review", stuckRun.runId, "edit", file);
+
+    // Read, parsed and checked: it is refused only because it is another draft, named exactly.
+    expect(out.code, out.stderr).toBe(2);
+    expect(out.stderr).toMatch(
+      /edit-utf16-mark\.json holds draft "someone-else", but run .+ is of draft "paper-stuck"/,
+    );
+    expect(await runById(stuckRun.runId)).toEqual(stuckRun);
+  });
+
+  it("a FIFO: exit 2, one line, never opened (it would hold the command), and the run left as it was", async () => {
+    const fifo = join(work, "edit-fifo.json");
+    execFileSync("mkfifo", [fifo]);
+
+    const out = await redraft("review", stuckRun.runId, "edit", fifo);
+
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe(`redraft: ${fifo}: not a regular file (a FIFO or a device is never read)\n`);
+    expect(await runById(stuckRun.runId)).toEqual(stuckRun);
   });
 
   it("a missing file: exit 2, and the run left as it was", async () => {

@@ -168,6 +168,33 @@ describe("redraft schema bundle", () => {
       expect(await refusedWith("latin1.json")).toMatch(
         /latin1\.json is not UTF-8 text \(byte 0xE9 at offset 13/,
       );
+      // A referenced file in UTF-16 without a mark, or invalid UTF-8, is named the same way.
+      await writeFile(join(dir, "utf16.json"), Buffer.from('{"title":"café"}', "utf16le"));
+      await write("utf16-root.json", { properties: { t: { $ref: "utf16.json" } } });
+      expect(await refusedWith("utf16-root.json")).toMatch(
+        /utf16\.json is not UTF-8 text \(a NUL byte at offset 1: UTF-16 without a byte-order mark\?\)/,
+      );
+      await writeFile(
+        join(dir, "invalid.json"),
+        Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+      );
+      expect(await refusedWith("invalid.json")).toMatch(
+        /invalid\.json is not UTF-8 text \(byte 0xC3 at offset 13/,
+      );
+    });
+
+    it("reads a schema file in UTF-16 with a byte-order mark as the mark says", async () => {
+      const schema = { type: "string", title: "Zoë's café", enum: ["café"] };
+      await writeFile(
+        join(dir, "utf16-mark.json"),
+        Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(JSON.stringify(schema), "utf16le").swap16()]),
+      );
+      await write("utf16-mark-root.json", { properties: { t: { $ref: "utf16-mark.json" } } });
+      const out = await redraft(["schema", "bundle", join(dir, "utf16-mark-root.json")]);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain('"title": "Zoë\'s café"');
+      const report = await validateDraft(draftOf(JSON.parse(out.stdout), { t: "café" }));
+      expect(report.violations).toEqual([]);
     });
   });
 });

@@ -144,6 +144,50 @@ describe("RecordingModelClient", () => {
     expect(await readdir(dir)).toEqual(["cassette.json"]);
   });
 
+  it("refuses to rewrite a cassette in another encoding (Latin-1): the file is left as it was, not saved with U+FFFD", async () => {
+    const path = join(dir, "cassette.json");
+    const bytes = Buffer.from(
+      JSON.stringify({
+        version: 1,
+        note: "Zoë's answers",
+        responses: [{ draftId: "q0", purpose: "correct", raw: "café" }],
+      }),
+      "latin1",
+    );
+    await writeFile(path, bytes);
+
+    const error = await new RecordingModelClient(new ScriptedClient([judged]), path)
+      .complete(call("q1", "judge"))
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+
+    expect(error?.name).toBe(ErrorNames.ModelNotConfigured);
+    expect(error?.message).toMatch(/cassette\.json is not UTF-8 text \(byte 0xEB at offset \d+: Latin-1/);
+    expect(await readFile(path)).toEqual(bytes);
+  });
+
+  it("appends to a cassette in UTF-16 with a byte-order mark, its text kept exactly", async () => {
+    const path = join(dir, "cassette.json");
+    const existing = {
+      version: 1,
+      note: "Zoë's answers",
+      responses: [{ draftId: "q0", purpose: "correct", raw: "café" }],
+    };
+    await writeFile(
+      path,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(JSON.stringify(existing), "utf16le")]),
+    );
+
+    await new RecordingModelClient(new ScriptedClient([judged]), path).complete(call("q1", "judge"));
+
+    const file = CassetteSchema.parse(JSON.parse(await readFile(path, "utf8")));
+    expect(file.note).toBe("Zoë's answers");
+    expect(file.responses[0]).toMatchObject({ draftId: "q0", raw: "café" });
+    expect(file.responses.map((entry) => entry.draftId)).toEqual(["q0", "q1"]);
+  });
+
   it("refuses to overwrite a file that is not a cassette", async () => {
     const path = join(dir, "cassette.json");
     await writeFile(path, JSON.stringify({ version: 1, responses: [{ draftId: "q0" }] }));

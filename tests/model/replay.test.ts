@@ -199,4 +199,25 @@ describe("ReplayModelClient.fromFile", () => {
 
     expect(() => ReplayModelClient.fromFile(path)).toThrow(/broken\.json cannot be read as JSON/);
   });
+
+  it("refuses a cassette in another encoding, naming its first byte that is not UTF-8; reads UTF-16 with a mark", async () => {
+    dir = await mkdtemp(join(tmpdir(), "redraft-replay-"));
+    const text = JSON.stringify({ ...cassette, note: "Zoë's answers" });
+    const latin1 = join(dir, "latin1.json");
+    await writeFile(latin1, Buffer.from(text, "latin1"));
+    expect(() => ReplayModelClient.fromFile(latin1)).toThrow(
+      /latin1\.json cannot be read as JSON: is not UTF-8 text \(byte 0xEB at offset \d+: Latin-1/,
+    );
+    const utf16 = join(dir, "utf16.json");
+    await writeFile(utf16, Buffer.from(text, "utf16le"));
+    expect(() => ReplayModelClient.fromFile(utf16)).toThrow(
+      /a NUL byte at offset 1: UTF-16 without a byte-order mark/,
+    );
+    const marked = join(dir, "marked.json");
+    await writeFile(
+      marked,
+      Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, "utf16le").swap16()]),
+    );
+    expect((await ReplayModelClient.fromFile(marked).complete(call("q1"))).output).toEqual(first);
+  });
 });
