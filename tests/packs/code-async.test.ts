@@ -1,0 +1,237 @@
+/**
+ * Issue 34, "no input holds another draft", for the code pack: a suite runs asynchronously inside a
+ * deferral (validateDraft, the loop's validate and revalidate steps), on a pool of sandbox threads
+ * shared in turns of one test, and its outside stop reads the thread's CPU time with Node's
+ * `worker.cpuUsage()`, /proc not needed. Nothing here reads a clock: the assertions are on the order
+ * in which drafts finish and on verdicts.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Draft } from "../../shared/draft.js";
+import { inspectWithPack, inspectWithPackAsync, resolvePack } from "../../shared/engine.js";
+import type { CodeContent } from "../../shared/packs/code/code.js";
+import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import {
+  QuickJSSandbox,
+  type SandboxLimits,
+  type SandboxTest,
+  type SuiteResult,
+} from "../../shared/packs/code/sandbox.js";
+import { PackRegistry } from "../../shared/registry.js";
+import { validateDraft } from "../../shared/validate.js";
+import { HUMANEVAL_X_JS, mutantsOf, packTestOf, programOf } from "../fixtures/humaneval-x-js.js";
+
+/**
+ * A test that burns CPU inside one native call of QuickJS, where it never polls its budget: a needle
+ * of `n` characters searched in a haystack of 2n (about n² comparisons; seconds at n = 100,000).
+ */
+const bomb = (name: string, n = 100_000): SandboxTest => ({
+  name,
+  code: `assert.equal("a".repeat(${2 * n}).indexOf("a".repeat(${n}) + "b"), -1);`,
+});
+
+/** What a verdict is made of: every outcome without its times (which are information only). */
+function verdictOf(result: SuiteResult): unknown {
+  if (result.kind !== "ran") return result;
+  return {
+    ...result,
+    outcomes: result.outcomes.map(({ durationMs: _d, cpuMs: _c, ...rest }) => rest),
+  };
+}
+
+const limits: SandboxLimits = { ...DEFAULT_CODE_SETTINGS, timeoutMs: 100, suiteTimeoutMs: 60_000 };
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the outside stop reads worker.cpuUsage, not /proc", () => {
+  it("stops a native-call bomb too_slow with /proc taken away, and runs the test after it", async () => {
+    let procReads = 0;
+    let workerReads = 0;
+    const sandbox = new QuickJSSandbox({
+      threads: 1,
+      clocks: {
+        proc: () => {
+          procReads += 1;
+          return undefined;
+        },
+        worker: async (worker) => {
+          workerReads += 1;
+          const usage = await worker.cpuUsage();
+          return usage.user + usage.system;
+        },
+      },
+    });
+    await sandbox.ready();
+    const result = await sandbox.runSuiteAsync(
+      "// worker clock",
+      [bomb("bomb"), { name: "after", code: "assert.equal(1 + 1, 2);" }],
+      limits,
+    );
+    expect(result.kind).toBe("ran");
+    if (result.kind !== "ran") return;
+    expect(result.outcomes.map((o) => `${o.name}: ${o.passed ? "passed" : o.failure?.reason}`)).toEqual([
+      "bomb: too_slow",
+      "after: passed",
+    ]);
+    // Only the watchdog outside the thread words it so: the thread's own polls never ran in the call.
+    expect(result.outcomes[0]?.failure?.error.message).toMatch(/inside one call of a built-in, and its thread was stopped/);
+    expect(workerReads).toBeGreaterThan(0);
+    expect(procReads).toBe(0);
+  }, 120_000);
+});
+
+describe("suites take turns on the pool's threads", () => {
+  it("with one thread, a small suite started after a suite of slow tests ends before it", async () => {
+    const sandbox = new QuickJSSandbox({ threads: 1 });
+    await sandbox.ready();
+    const order: string[] = [];
+    // Loops of bytecode, stopped by the thread's own polls: the thread lives on, so only a turn
+    // handed over between two tests lets the quick suite in before the slow one ends.
+    const loops = [0, 1, 2, 3].map((i) => ({ name: `loop ${i}`, code: "for (;;) {}" }));
+    const slow = sandbox
+      .runSuiteAsync("// slow", loops, limits)
+      .then((result) => {
+        order.push("slow");
+        return result;
+      });
+    const quick = sandbox
+      .runSuiteAsync("function add(a, b) { return a + b; }", [{ name: "adds", code: "assert.equal(add(2, 3), 5);" }], limits)
+      .then((result) => {
+        order.push("quick");
+        return result;
+      });
+    const [slowResult, quickResult] = await Promise.all([slow, quick]);
+    // Without turns, the quick suite waited for all four loops.
+    expect(order).toEqual(["quick", "slow"]);
+    expect(quickResult.kind === "ran" && quickResult.outcomes.map((o) => o.passed)).toEqual([true]);
+    expect(slowResult.kind === "ran" && slowResult.outcomes.map((o) => o.failure?.reason)).toEqual([
+      "too_slow",
+      "too_slow",
+      "too_slow",
+      "too_slow",
+    ]);
+  }, 120_000);
+});
+
+describe("the synchronous and the asynchronous path give the same verdicts", () => {
+  const problems = HUMANEVAL_X_JS.slice(0, 6);
+  const suites = problems.flatMap((problem) => {
+    const tests = [{ name: problem.task_id, code: packTestOf(problem) }];
+    const mutant = mutantsOf(problem)[0];
+    return [
+      { source: programOf(problem, problem.canonical_solution), tests },
+      ...(mutant ? [{ source: programOf(problem, mutant.body), tests }] : []),
+    ];
+  });
+
+  it("on a HumanEval-X slice (canonical solutions and mutants) and a bomb, sandbox by sandbox", async () => {
+    const sync = new QuickJSSandbox();
+    const async = new QuickJSSandbox();
+    await Promise.all([sync.ready(), async.ready()]);
+    const all = [
+      ...suites,
+      { source: "// bombs", tests: [bomb("bomb"), { name: "after", code: "assert.ok(true);" }] },
+      { source: "function (", tests: [{ name: "t", code: "assert.ok(true);" }] },
+    ];
+    const fromSync = all.map(({ source, tests }) => verdictOf(sync.runSuite(source, tests, limits)));
+    const fromAsync = await Promise.all(
+      all.map(async ({ source, tests }) => verdictOf(await async.runSuiteAsync(source, tests, limits))),
+    );
+    expect(fromAsync).toEqual(fromSync);
+    // Not trivially equal: some pass, some fail, one is a syntax error.
+    const kinds = fromSync.map((v) => JSON.stringify(v));
+    expect(kinds.some((k) => k.includes('"passed":true'))).toBe(true);
+    expect(kinds.some((k) => k.includes('"passed":false'))).toBe(true);
+    expect(kinds.some((k) => k.includes("syntax_error"))).toBe(true);
+  }, 300_000);
+
+  it("through the code pack: inspectWithPack and inspectWithPackAsync report alike, and share one cache", async () => {
+    // Two fresh copies of the code pack, so that neither reads the other's cache.
+    vi.resetModules();
+    const first = (await import("../../shared/packs/code/code.js")).codePack;
+    vi.resetModules();
+    const second = (await import("../../shared/packs/code/code.js")).codePack;
+    await Promise.all([first.ready?.(), second.ready?.()]);
+    const drafts: Draft[] = suites.map(({ source, tests }, i) => ({
+      id: `same-${i}`,
+      kind: "code",
+      content: { language: "javascript", source: `${source}\n// same`, tests } satisfies CodeContent,
+    }));
+    const bySync = drafts.map((d) => inspectWithPack(resolvePack(first), d).report);
+    const byAsync = await Promise.all(drafts.map((d) => inspectWithPackAsync(resolvePack(second), d)));
+    expect(byAsync.map((i) => i.report)).toEqual(bySync);
+    expect(bySync.some((r) => r.passed) && bySync.some((r) => !r.passed)).toBe(true);
+    // The asynchronous runs filled the cache the synchronous path reads: no suite runs again.
+    const runSuite = vi.spyOn(QuickJSSandbox.prototype, "runSuite");
+    const again = drafts.map((d) => inspectWithPack(resolvePack(second), d).report);
+    expect(again).toEqual(bySync);
+    expect(runSuite).not.toHaveBeenCalled();
+  }, 300_000);
+});
+
+describe("a code draft whose suite burns CPU in native calls, beside benign drafts (validateDraft)", () => {
+  it("the benign json, mcq and code drafts finish before it, and it ends with its tests too_slow", async () => {
+    const registry = new PackRegistry();
+    const order: string[] = [];
+    const track = (id: string, draft: Draft) =>
+      validateDraft(draft, { registry }).then((report) => {
+        order.push(id);
+        return report;
+      });
+    const hostile = track("hostile", {
+      id: "hostile",
+      kind: "code",
+      content: {
+        language: "javascript",
+        source: "// hostile beside benign",
+        // Four tests, each past the pack's 1 s budget inside one native call.
+        tests: [0, 1, 2, 3].map((i) => bomb(`bomb ${i}`, 150_000)),
+      },
+    });
+    const benign = [
+      track("json", {
+        id: "json",
+        kind: "json",
+        context: { schema: { type: "object", required: ["a"], properties: { a: { type: "integer" } } } },
+        content: { a: 1 },
+      }),
+      track("mcq", {
+        id: "mcq",
+        kind: "mcq",
+        content: {
+          stem: "Which planet is closest to the Sun?",
+          options: [
+            { key: "A", text: "Mercury" },
+            { key: "B", text: "Venus" },
+          ],
+          correct_answer: "A",
+          rationale: "Mercury orbits nearest the Sun.",
+        },
+      }),
+      ...[0, 1, 2].map((i) =>
+        track(`code-${i}`, {
+          id: `code-${i}`,
+          kind: "code",
+          content: {
+            language: "javascript",
+            source: `function add(a, b) { return a + b + ${i}; }`,
+            tests: [{ name: "adds", code: `assert.equal(add(2, 3), ${5 + i});` }],
+          },
+        }),
+      ),
+    ];
+    const [hostileReport, ...benignReports] = await Promise.all([hostile, ...benign]);
+    expect(order.at(-1)).toBe("hostile");
+    expect(order).toHaveLength(6);
+    // Each benign draft got its verdict (json and code ones pass; the mcq's rules judge the rest).
+    expect(benignReports.filter((_, i) => i !== 1).map((r) => r.passed)).toEqual([true, true, true, true]);
+    expect(hostileReport.passed).toBe(false);
+    expect(hostileReport.violations.map((v) => [v.ruleId, v.message])).toEqual(
+      [0, 1, 2, 3].map((i) => [
+        `test:bomb ${i}`,
+        `test "bomb ${i}" used up its budget of ${DEFAULT_CODE_SETTINGS.timeoutMs} ms of CPU time and was interrupted`,
+      ]),
+    );
+  }, 300_000);
+});
