@@ -5,6 +5,9 @@
  * `worker.cpuUsage()`, /proc not needed. Nothing here reads a clock: the assertions are on the order
  * in which drafts finish and on verdicts.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, inspectWithPackAsync, resolvePack } from "../../shared/engine.js";
@@ -19,6 +22,7 @@ import {
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 import { HUMANEVAL_X_JS, mutantsOf, packTestOf, programOf } from "../fixtures/humaneval-x-js.js";
+import { jsonLines, spawnCli } from "../helpers/run-cli.js";
 
 /**
  * A test that burns CPU inside one native call of QuickJS, where it never polls its budget: a needle
@@ -75,7 +79,9 @@ describe("the outside stop reads worker.cpuUsage, not /proc", () => {
       "after: passed",
     ]);
     // Only the watchdog outside the thread words it so: the thread's own polls never ran in the call.
-    expect(result.outcomes[0]?.failure?.error.message).toMatch(/inside one call of a built-in, and its thread was stopped/);
+    expect(result.outcomes[0]?.failure?.error.message).toMatch(
+      /inside one call of a built-in, and its thread was stopped/,
+    );
     expect(workerReads).toBeGreaterThan(0);
     expect(procReads).toBe(0);
   }, 120_000);
@@ -89,14 +95,16 @@ describe("suites take turns on the pool's threads", () => {
     // Loops of bytecode, stopped by the thread's own polls: the thread lives on, so only a turn
     // handed over between two tests lets the quick suite in before the slow one ends.
     const loops = [0, 1, 2, 3].map((i) => ({ name: `loop ${i}`, code: "for (;;) {}" }));
-    const slow = sandbox
-      .runSuiteAsync("// slow", loops, limits)
-      .then((result) => {
-        order.push("slow");
-        return result;
-      });
+    const slow = sandbox.runSuiteAsync("// slow", loops, limits).then((result) => {
+      order.push("slow");
+      return result;
+    });
     const quick = sandbox
-      .runSuiteAsync("function add(a, b) { return a + b; }", [{ name: "adds", code: "assert.equal(add(2, 3), 5);" }], limits)
+      .runSuiteAsync(
+        "function add(a, b) { return a + b; }",
+        [{ name: "adds", code: "assert.equal(add(2, 3), 5);" }],
+        limits,
+      )
       .then((result) => {
         order.push("quick");
         return result;
@@ -233,5 +241,61 @@ describe("a code draft whose suite burns CPU in native calls, beside benign draf
         `test "bomb ${i}" used up its budget of ${DEFAULT_CODE_SETTINGS.timeoutMs} ms of CPU time and was interrupted`,
       ]),
     );
+  }, 300_000);
+});
+
+describe("the same in one redraft run (the bin, --json writes each result as it ends)", () => {
+  it("the benign drafts' lines come before the hostile draft's, which is not validated", async () => {
+    const work = await mkdtemp(join(tmpdir(), "redraft-suiteasync-"));
+    try {
+      const hostile = {
+        id: "hostile",
+        kind: "code",
+        content: {
+          language: "javascript",
+          source: "// hostile in redraft run",
+          tests: [0, 1, 2, 3].map((i) => bomb(`bomb ${i}`, 150_000)),
+        },
+      };
+      const benign = [
+        { id: "json", kind: "json", context: { schema: { type: "integer" } }, content: 7 },
+        ...[0, 1, 2].map((i) => ({
+          id: `code-${i}`,
+          kind: "code",
+          content: {
+            language: "javascript",
+            source: `function twice(x) { return 2 * x + ${i} - ${i}; } // redraft run`,
+            tests: [{ name: "twice", code: "assert.equal(twice(4), 8);" }],
+          },
+        })),
+      ];
+      const file = join(work, "mixed.json");
+      await writeFile(file, JSON.stringify([hostile, ...benign]));
+      const run = spawnCli([
+        "run",
+        file,
+        "--json",
+        "--llm",
+        "none",
+        "--concurrency",
+        "8",
+        "--data-dir",
+        join(work, "data"),
+      ]);
+      const finished = await run.done;
+      const lines = jsonLines(finished.stdout);
+      expect(lines.map((l) => l.draftId)).toHaveLength(5);
+      // Written as each draft ends: before, the hostile draft's suite held the thread, and it ended first.
+      expect(lines.at(-1)?.draftId).toBe("hostile");
+      expect(lines.at(-1)?.status).not.toBe("validated");
+      expect(Object.fromEntries(lines.slice(0, 4).map((l) => [l.draftId, l.status]))).toEqual({
+        json: "validated",
+        "code-0": "validated",
+        "code-1": "validated",
+        "code-2": "validated",
+      });
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
   }, 300_000);
 });

@@ -1723,7 +1723,11 @@ export class QuickJSSandbox {
    * runSuite without holding the caller's thread: the suite runs in turns on the pool's threads
    * (see ThreadPool), and the promise settles with the same result runSuite gives.
    */
-  async runSuiteAsync(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): Promise<SuiteResult> {
+  async runSuiteAsync(
+    source: string,
+    tests: readonly SandboxTest[],
+    limits: SandboxLimits,
+  ): Promise<SuiteResult> {
     if (!this.#ready) {
       throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
     }
