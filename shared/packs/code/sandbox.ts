@@ -56,8 +56,8 @@
  */
 
 import { readFileSync, readlinkSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import {
   isMainThread,
