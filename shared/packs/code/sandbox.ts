@@ -508,8 +508,10 @@ class InThreadSandbox {
     let paused = false;
     tests.forEach((test, index) => {
       if (index < resume.index || paused) return;
-      // Another suite waits for this thread: hand it over between tests (never before the first of this turn).
-      if (index > resume.index && shouldPause()) {
+      // Another suite waits for this thread: hand it over between tests (never before the first of
+      // this turn). Not once the source failed or the engine is gone: the tests left then cost nothing,
+      // and their outcomes depend on what this turn saw.
+      if (index > resume.index && !sourceFailure && engine && shouldPause()) {
         paused = true;
         return;
       }
@@ -1427,8 +1429,15 @@ class SandboxThread {
         finished = true;
         clearTimeout(timer);
         this.#port.off("message", onMessage);
+        this.#worker.off("exit", onExit);
         this.#port.unref();
         resolve(end);
+      };
+      // A thread that ends on its own (not stopped by the watchdog) would leave the suite waiting.
+      const onExit = (code: number): void => {
+        if (this.dead) return;
+        this.dead = true;
+        finish({ type: "failed", message: `the thread exited (code ${code}) while it ran a suite` });
       };
       const onMessage = (reply: Reply): void => {
         if (finished) return;
@@ -1460,6 +1469,7 @@ class SandboxThread {
         finish({ type: "stopped", midTest: Atomics.load(this.#budget, 3) === judged });
       };
       this.#port.on("message", onMessage);
+      this.#worker.on("exit", onExit);
       this.#port.postMessage(job);
       timer = setTimeout(() => void watch(), WATCH_EVERY_MS);
     });
