@@ -33,8 +33,10 @@
  * time of the thread the sandbox runs in, as the kernel counts it: the same draft gets the same
  * verdict on an idle laptop and on a loaded CI runner, and the harness's own set-up is not counted.
  * The thread checks it at every interrupt poll (about one per 10,000 branches and calls of the
- * guest's bytecode); a native call polls nothing, so the caller, waiting on the thread, reads its CPU
- * time from /proc and terminates it past the budget (QuickJSSandbox, SandboxThread). An optional
+ * guest's bytecode); a native call polls nothing, so a watchdog outside the thread reads its CPU
+ * time and terminates it past the budget (QuickJSSandbox, SandboxThread): asynchronously, with
+ * Node's `worker.cpuUsage()` polled on a timer (portable; /proc where Node lacks it), or, for a
+ * synchronous caller, from /proc while it waits. An optional
  * suite budget bounds the sum over all tests, so that a draft of many slow tests cannot outlast the
  * Lambda that validates it. A failure to set a sandbox up is a `SandboxSetupError` thrown to the
  * caller (a system error of the run), never a verdict.
@@ -53,6 +55,14 @@
  *
  * A sort without a comparator is routed through one (SORT_CAPS) so that its work is polled; every
  * other native call is bounded by the memory cap and by the watchdog outside the thread.
+ *
+ * No suite holds another draft: a validation inside a deferral (shared/deferred.ts; code.ts asks
+ * the suite as a deferred question) runs it with `runSuiteAsync`, so the event loop serves other
+ * drafts meanwhile, on a pool of threads (as many as the machine's parallelism, at most four) that
+ * suites share in turns of one test: when a suite waits for a thread, every busy thread is asked
+ * to hand its turn over after the test it runs, and the suite resumes later where it stopped
+ * (`Resume`). A slow suite delays another by about one test's budget, never by its whole suite;
+ * the verdict is the same on either path and however the turns fall.
  */
 
 import { readFileSync, readlinkSync } from "node:fs";
