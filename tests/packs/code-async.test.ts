@@ -22,6 +22,7 @@ import {
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 import { HUMANEVAL_X_JS, mutantsOf, packTestOf, programOf } from "../fixtures/humaneval-x-js.js";
+import { besideBusyProcesses } from "../helpers/busy.js";
 import { jsonLines, spawnCli } from "../helpers/run-cli.js";
 
 /**
@@ -133,7 +134,7 @@ describe("the synchronous and the asynchronous path give the same verdicts", () 
     ];
   });
 
-  it("on a HumanEval-X slice (canonical solutions and mutants) and a bomb, sandbox by sandbox", async () => {
+  it("on a HumanEval-X slice (canonical solutions and mutants), a bomb and a syntax error, idle and beside four busy processes", async () => {
     const sync = new QuickJSSandbox();
     const async = new QuickJSSandbox();
     await Promise.all([sync.ready(), async.ready()]);
@@ -147,6 +148,17 @@ describe("the synchronous and the asynchronous path give the same verdicts", () 
       all.map(async ({ source, tests }) => verdictOf(await async.runSuiteAsync(source, tests, limits))),
     );
     expect(fromAsync).toEqual(fromSync);
+    // And beside four busy processes: the budgets are CPU time, and the turns fall otherwise.
+    const loaded = await besideBusyProcesses(4, () =>
+      Promise.all(
+        all.map(async ({ source, tests }) =>
+          verdictOf(await async.runSuiteAsync(`${source}\n// loaded`, tests, limits)),
+        ),
+      ),
+    );
+    expect(loaded).toEqual(
+      all.map(({ source, tests }) => verdictOf(sync.runSuite(`${source}\n// loaded`, tests, limits))),
+    );
     // Not trivially equal: some pass, some fail, one is a syntax error.
     const kinds = fromSync.map((v) => JSON.stringify(v));
     expect(kinds.some((k) => k.includes('"passed":true'))).toBe(true);
