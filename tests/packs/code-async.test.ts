@@ -8,11 +8,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, inspectWithPackAsync, resolvePack } from "../../shared/engine.js";
-import type { CodeContent } from "../../shared/packs/code/code.js";
-import { DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
+import { type CodeContent, codePack, DEFAULT_CODE_SETTINGS } from "../../shared/packs/code/code.js";
 import {
   QuickJSSandbox,
   type SandboxLimits,
@@ -49,11 +48,22 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** The sandboxes this file makes, their threads terminated at its end (the test files share a process). */
+const sandboxes: QuickJSSandbox[] = [];
+function made(options?: ConstructorParameters<typeof QuickJSSandbox>[0]): QuickJSSandbox {
+  const sandbox = new QuickJSSandbox(options);
+  sandboxes.push(sandbox);
+  return sandbox;
+}
+afterAll(() => {
+  for (const sandbox of sandboxes) sandbox.dispose();
+});
+
 describe("the outside stop reads worker.cpuUsage, not /proc", () => {
   it("stops a native-call bomb too_slow with /proc taken away, and runs the test after it", async () => {
     let procReads = 0;
     let workerReads = 0;
-    const sandbox = new QuickJSSandbox({
+    const sandbox = made({
       threads: 1,
       clocks: {
         proc: () => {
@@ -90,7 +100,7 @@ describe("the outside stop reads worker.cpuUsage, not /proc", () => {
 
 describe("suites take turns on the pool's threads", () => {
   it("with one thread, a small suite started after a suite of slow tests ends before it", async () => {
-    const sandbox = new QuickJSSandbox({ threads: 1 });
+    const sandbox = made({ threads: 1 });
     await sandbox.ready();
     const order: string[] = [];
     // Loops of bytecode, stopped by the thread's own polls: the thread lives on, so only a turn
@@ -135,8 +145,8 @@ describe("the synchronous and the asynchronous path give the same verdicts", () 
   });
 
   it("on a HumanEval-X slice (canonical solutions and mutants), a bomb and a syntax error, idle and beside four busy processes", async () => {
-    const sync = new QuickJSSandbox();
-    const async = new QuickJSSandbox();
+    const sync = made();
+    const async = made();
     await Promise.all([sync.ready(), async.ready()]);
     const all = [
       ...suites,
@@ -167,11 +177,10 @@ describe("the synchronous and the asynchronous path give the same verdicts", () 
   }, 300_000);
 
   it("through the code pack: inspectWithPack and inspectWithPackAsync report alike, and share one cache", async () => {
-    // Two fresh copies of the code pack, so that neither reads the other's cache.
+    // A fresh copy of the code pack for the synchronous path, so that neither reads the other's cache.
     vi.resetModules();
     const first = (await import("../../shared/packs/code/code.js")).codePack;
-    vi.resetModules();
-    const second = (await import("../../shared/packs/code/code.js")).codePack;
+    const second = codePack;
     await Promise.all([first.ready?.(), second.ready?.()]);
     const drafts: Draft[] = suites.map(({ source, tests }, i) => ({
       id: `same-${i}`,

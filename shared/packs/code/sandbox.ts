@@ -1650,6 +1650,12 @@ class ThreadPool {
     } else this.#idle.push(thread);
   }
 
+  /** Terminates every thread; a suite still running fails with SandboxSetupError (its thread exited). */
+  dispose(): void {
+    for (const thread of [...this.#idle, ...this.#busy]) thread.dispose();
+    this.#idle.length = 0;
+  }
+
   /** Starts one thread for the pool (counted against the bound while it loads). */
   async #start(): Promise<SandboxThread> {
     this.#starting += 1;
@@ -1693,6 +1699,7 @@ export class QuickJSSandbox {
   /** A thread loading in the background, to take over at once when the watchdog stops the current one. */
   #spare: SandboxThread | undefined;
   #ready = false;
+  #syncStarted = false;
 
   constructor(options: SandboxOptions = {}) {
     this.#clocks = { ...DEFAULT_CLOCKS, ...options.clocks };
@@ -1707,9 +1714,23 @@ export class QuickJSSandbox {
     this.#ready = true;
   }
 
+  /** Terminates the sandbox's threads (a test's sandbox, once it is done with it). */
+  dispose(): void {
+    this.#pool.dispose();
+    this.#thread?.dispose();
+    this.#spare?.dispose();
+    this.#thread = undefined;
+    this.#spare = undefined;
+  }
+
+  /**
+   * The synchronous path's next thread. The first starts alone (most callers never have a thread
+   * stopped); from the first stop on, a spare loads in the background to take over the next one.
+   */
   #next(): SandboxThread {
     const next = (this.#spare ?? new SandboxThread(this.#clocks)).started();
-    this.#spare = new SandboxThread(this.#clocks);
+    this.#spare = this.#syncStarted ? new SandboxThread(this.#clocks) : undefined;
+    this.#syncStarted = true;
     return next;
   }
 
