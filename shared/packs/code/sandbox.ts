@@ -1557,11 +1557,15 @@ class SuiteRun {
   builtinChanges: string[] | undefined;
   usedMicros = 0;
 
-  constructor(
-    readonly source: string,
-    readonly tests: readonly SandboxTest[],
-    readonly limits: SandboxLimits,
-  ) {}
+  readonly source: string;
+  readonly tests: readonly SandboxTest[];
+  readonly limits: SandboxLimits;
+
+  constructor(source: string, tests: readonly SandboxTest[], limits: SandboxLimits) {
+    this.source = source;
+    this.tests = tests;
+    this.limits = limits;
+  }
 
   readonly onEvent = (event: SuiteEvent): void => {
     if (event.type === "probed") this.builtinChanges = event.builtinChanges;
