@@ -133,6 +133,51 @@ describe("suites take turns on the pool's threads", () => {
   }, 120_000);
 });
 
+describe("twice, at once, and disposed", () => {
+  it("runs the same content validated twice at once one time", async () => {
+    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuiteAsync");
+    const draft = (id: string): Draft => ({
+      id,
+      kind: "code",
+      content: {
+        language: "javascript",
+        source: "function sq(x) { return x * x; } // twice at once",
+        tests: [{ name: "squares", code: "assert.equal(sq(3), 9);" }],
+      },
+    });
+    const registry = new PackRegistry();
+    const [a, b] = await Promise.all([
+      validateDraft(draft("a"), { registry }),
+      validateDraft(draft("b"), { registry }),
+    ]);
+    expect([a.passed, b.passed]).toEqual([true, true]);
+    expect(spy).toHaveBeenCalledTimes(1);
+  }, 120_000);
+
+  it("a suite running or waiting when its sandbox is disposed fails with SandboxSetupError, never a verdict", async () => {
+    const sandbox = made({ threads: 1 });
+    await sandbox.ready();
+    const loops = [{ name: "loop", code: "for (;;) {}" }];
+    const running = sandbox.runSuiteAsync("// disposed while running", loops, {
+      ...limits,
+      timeoutMs: 60_000,
+    });
+    const waiting = sandbox.runSuiteAsync("// disposed while waiting", loops, limits);
+    const settled = Promise.allSettled([running, waiting]);
+    // Let the first suite reach its thread, then take the sandbox down.
+    await new Promise((resolve) => setImmediate(resolve));
+    sandbox.dispose();
+    const ended = await settled;
+    expect(ended.map((e) => e.status === "rejected" && (e.reason as Error).name)).toEqual([
+      "SandboxSetupError",
+      "SandboxSetupError",
+    ]);
+    await expect(sandbox.runSuiteAsync("// after", loops, limits)).rejects.toMatchObject({
+      name: "SandboxSetupError",
+    });
+  }, 120_000);
+});
+
 describe("the synchronous and the asynchronous path give the same verdicts", () => {
   const problems = HUMANEVAL_X_JS.slice(0, 6);
   const suites = problems.flatMap((problem) => {

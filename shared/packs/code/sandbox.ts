@@ -1447,9 +1447,11 @@ class SandboxThread {
         this.#port.unref();
         resolve(end);
       };
-      // A thread that ends on its own (not stopped by the watchdog) would leave the suite waiting.
+      // The watchdog is stopping the thread: its exit is expected, and the turn ends `stopped`.
+      let stopping = false;
+      // A thread that ends otherwise (disposed, or crashed) would leave the suite waiting.
       const onExit = (code: number): void => {
-        if (this.dead) return;
+        if (stopping) return;
         this.dead = true;
         finish({ type: "failed", message: `the thread exited (code ${code}) while it ran a suite` });
       };
@@ -1467,6 +1469,7 @@ class SandboxThread {
           return;
         }
         this.dead = true;
+        stopping = true;
         await this.#worker.terminate();
         if (finished) return;
         // What the thread had finished before it was stopped is still in the port.
@@ -1526,6 +1529,7 @@ class SandboxThread {
   }
 
   dispose(): void {
+    this.dead = true;
     void this.#worker.terminate();
   }
 }
@@ -1625,6 +1629,7 @@ class ThreadPool {
   #starting = 0;
   #spare: SandboxThread | undefined;
   #spareLoading = false;
+  #disposed = false;
   readonly #waiting: { resolve: (thread: SandboxThread) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(size: number, clocks: ThreadClocks) {
@@ -1634,6 +1639,7 @@ class ThreadPool {
 
   /** A thread for one turn: an idle one, a new one while under the bound, else the next one freed. */
   async acquire(): Promise<SandboxThread> {
+    if (this.#disposed) throw new SandboxSetupError("the QuickJS sandbox was disposed");
     const idle = this.#idle.pop();
     if (idle) {
       this.#busy.add(idle);
@@ -1647,6 +1653,10 @@ class ThreadPool {
   /** Gives a thread back after a turn: to the suite that waited longest, else to the idle ones. */
   release(thread: SandboxThread): void {
     this.#busy.delete(thread);
+    if (this.#disposed) {
+      thread.dispose();
+      return;
+    }
     thread.clearPause();
     const next = this.#waiting.shift();
     if (thread.dead) {
@@ -1676,6 +1686,9 @@ class ThreadPool {
 
   /** Terminates every thread; a suite still running fails with SandboxSetupError (its thread exited). */
   dispose(): void {
+    this.#disposed = true;
+    for (const { reject } of this.#waiting.splice(0))
+      reject(new SandboxSetupError("the QuickJS sandbox was disposed while a suite waited for a thread"));
     for (const thread of [...this.#idle, ...this.#busy]) thread.dispose();
     this.#spare?.dispose();
     this.#spare = undefined;
@@ -1694,7 +1707,8 @@ class ThreadPool {
       .startedAsync()
       .then(
         (thread) => {
-          this.#spare = thread;
+          if (this.#disposed) thread.dispose();
+          else this.#spare = thread;
         },
         () => {},
       )
@@ -1708,6 +1722,10 @@ class ThreadPool {
     this.#starting += 1;
     try {
       const thread = await new SandboxThread(this.#clocks).startedAsync();
+      if (this.#disposed) {
+        thread.dispose();
+        throw new SandboxSetupError("the QuickJS sandbox was disposed");
+      }
       this.#busy.add(thread);
       return thread;
     } finally {
