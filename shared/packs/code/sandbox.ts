@@ -1264,8 +1264,8 @@ export interface ThreadClocks {
   /** By the thread's kernel id, from /proc; the synchronous path's only reader (it cannot await). */
   readonly proc: (tid: number) => number | undefined;
   /**
-   * By the Worker, asynchronously: Node's `worker.cpuUsage()` (Node ≥ 22.19, so Lambda's pinned
-   * 22.23 has it), portable where /proc is not. Node answers it from the worker thread at its next
+   * By the Worker, asynchronously: Node's `worker.cpuUsage()` (added in Node 24.6 and in the 22
+   * line; 22.23.3, the release scripts/lambda-node.ts pins for Lambda, has it), portable where /proc is not. Node answers it from the worker thread at its next
    * interrupt check, which V8 makes in JavaScript and in WebAssembly (QuickJS and every built-in of
    * the guest's run in WebAssembly), so it is answered while a guest's native call runs.
    * Undefined where Node lacks it: the asynchronous path then reads /proc too.
