@@ -5,6 +5,7 @@
  * `worker.cpuUsage()`, /proc not needed. Nothing here reads a clock: the assertions are on the order
  * in which drafts finish and on verdicts.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -96,6 +97,36 @@ describe("the outside stop reads worker.cpuUsage, not /proc", () => {
     expect(workerReads).toBeGreaterThan(0);
     expect(procReads).toBe(0);
   }, 120_000);
+});
+
+describe("where Node has no worker.cpuUsage, the asynchronous path reads /proc", () => {
+  it.runIf(existsSync("/proc/thread-self"))(
+    "stops the same bomb from /proc",
+    async () => {
+      let procReads = 0;
+      const sandbox = made({
+        threads: 1,
+        clocks: {
+          worker: undefined,
+          proc: (tid) => {
+            procReads += 1;
+            try {
+              return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1000;
+            } catch {
+              return undefined;
+            }
+          },
+        },
+      });
+      await sandbox.ready();
+      const result = await sandbox.runSuiteAsync("// proc clock", [bomb("bomb")], limits);
+      expect(result.kind === "ran" && result.outcomes[0]?.failure?.error.message).toMatch(
+        /inside one call of a built-in, and its thread was stopped/,
+      );
+      expect(procReads).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
 
 describe("suites take turns on the pool's threads", () => {
