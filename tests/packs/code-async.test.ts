@@ -99,6 +99,28 @@ describe("the outside stop reads worker.cpuUsage, not /proc", () => {
   }, 120_000);
 });
 
+describe("a source that burns CPU in a native call at its top level", () => {
+  it("fails every test too_slow while loading the source, stopped once, on either path", async () => {
+    const sandbox = made();
+    await sandbox.ready();
+    const source = 'const found = "a".repeat(200000).indexOf("a".repeat(100000) + "b");';
+    const tests = [0, 1, 2, 3].map((i) => ({ name: `t${i}`, code: "assert.equal(found, -1);" }));
+    for (const result of [
+      sandbox.runSuite(source, tests, limits),
+      await sandbox.runSuiteAsync(`${source} // async`, tests, limits),
+    ]) {
+      expect(result.kind).toBe("ran");
+      if (result.kind !== "ran") continue;
+      expect(result.outcomes.map((o) => `${o.failure?.phase} ${o.failure?.reason}`)).toEqual(
+        tests.map(() => "source too_slow"),
+      );
+      // Only the first test ran the source: the tests after it fail the same way without running
+      // (before, each ran it again and was stopped again, a budget each, up to the suite's).
+      expect(result.outcomes.slice(1).map((o) => o.cpuMs)).toEqual([0, 0, 0]);
+    }
+  }, 120_000);
+});
+
 describe("where Node has no worker.cpuUsage, the asynchronous path reads /proc", () => {
   it.runIf(existsSync("/proc/thread-self"))(
     "stops the same bomb from /proc",

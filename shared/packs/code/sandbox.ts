@@ -506,7 +506,7 @@ class InThreadSandbox {
     }
     const outcomes: TestOutcome[] = [];
     let used = resume.usedMicros;
-    let sourceFailure: TestFailure | undefined;
+    let sourceFailure: TestFailure | undefined = resume.sourceFailure;
     let crashedIn = "";
     const notRun = (name: string, reason: FailureReason, message: string): TestOutcome => ({
       name,
@@ -639,7 +639,9 @@ class InThreadSandbox {
           const { ctx, guard, tests } = session;
           try {
             guard.start(budgetTicks);
+            publishSourcePhase(true);
             const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
+            publishSourcePhase(false);
             if (loaded.error) return judged(session, failed(session, "source", loaded.error));
             loaded.value.dispose();
             phase = "test";
@@ -656,6 +658,7 @@ class InThreadSandbox {
             const ran = tests.ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
             return judged(view, ran.error ? failed(view, "test", ran.error) : settle(view, ran.value));
           } finally {
+            publishSourcePhase(false);
             guard.stop();
             ticks = guard.ticks;
           }
@@ -1175,6 +1178,8 @@ interface Resume {
   readonly index: number;
   readonly usedMicros: number;
   readonly builtinChanges?: readonly string[];
+  /** The source's top-level code failed in an earlier turn: every test left fails the same way, unrun. */
+  readonly sourceFailure?: TestFailure;
 }
 
 /** What the thread reports while a suite runs, so that a stopped thread loses nothing it finished. */
@@ -1214,13 +1219,21 @@ const THREAD_START_MS = 60_000;
 
 /**
  * The memory a thread shares with its host: an Int32 signal at byte 0 (bumped at every reply), the
- * budget slots at bytes 8–31 (see `published`), and an Int32 pause flag at byte 32 (the host asks the
- * thread to hand its turn over between two tests).
+ * budget slots at bytes 8–31 (see `published`), an Int32 pause flag at byte 32 (the host asks the
+ * thread to hand its turn over between two tests), and an Int32 at byte 36 that is 1 while a test's
+ * session runs the source's top-level code (see `inSource`).
  */
 const SHARED_BYTES = 40;
 const PAUSE_OFFSET = 32;
+const SOURCE_PHASE_OFFSET = 36;
 /** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs; 0: none), sequence]. */
 let published: BigInt64Array | undefined;
+/** Whether the thread is running the source's top-level code, for a watchdog that stops it there. */
+let inSource: Int32Array | undefined;
+
+function publishSourcePhase(running: boolean): void {
+  if (inSource) Atomics.store(inSource, 0, running ? 1 : 0);
+}
 
 function publishBudget(startMicros: number, budgetMicros: number): void {
   if (!published) return;
@@ -1295,6 +1308,8 @@ type TurnEnd =
        * on before the stop took effect: nothing ran over, and the next test simply runs again.
        */
       readonly midTest: boolean;
+      /** The stopped test was running the source's top-level code, not yet the test's own. */
+      readonly inSource: boolean;
     };
 
 /**
@@ -1308,6 +1323,7 @@ class SandboxThread {
   readonly #signal: Int32Array;
   readonly #budget: BigInt64Array;
   readonly #pause: Int32Array;
+  readonly #inSource: Int32Array;
   readonly #clocks: ThreadClocks;
   #tid = 0;
   /** Set once the watchdog terminated the thread: it is never used again. */
@@ -1319,6 +1335,7 @@ class SandboxThread {
     this.#signal = new Int32Array(shared, 0, 1);
     this.#budget = new BigInt64Array(shared, 0, 4);
     this.#pause = new Int32Array(shared, PAUSE_OFFSET, 1);
+    this.#inSource = new Int32Array(shared, SOURCE_PHASE_OFFSET, 1);
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     const url = new URL(import.meta.url);
@@ -1363,10 +1380,11 @@ class SandboxThread {
    * Runs a suite (or its rest) in the thread, waiting synchronously; `stopped` when the watchdog
    * had to stop the thread (a test ran past its budget inside a native call). Events come as they arrive.
    */
-  run(job: Job, onEvent: (event: SuiteEvent) => void): Reply | { type: "stopped" } {
+  run(job: Job, onEvent: (event: SuiteEvent) => void): TurnEnd {
     this.#port.postMessage(job);
     const reply = this.#await(onEvent, Number.POSITIVE_INFINITY);
-    return reply ?? { type: "stopped" };
+    // Never asked to pause, the thread is stopped inside the test it runs.
+    return reply ?? { type: "stopped", midTest: true, inSource: Atomics.load(this.#inSource, 0) === 1 };
   }
 
   /** Waits for a final reply, watching the thread's CPU time; undefined when it was stopped (or timed out). */
@@ -1483,7 +1501,11 @@ class SandboxThread {
           if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
           else if (reply.type === "done" || reply.type === "failed") return finish(reply);
         }
-        finish({ type: "stopped", midTest: Atomics.load(this.#budget, 3) === judged });
+        finish({
+          type: "stopped",
+          midTest: Atomics.load(this.#budget, 3) === judged,
+          inSource: Atomics.load(this.#inSource, 0) === 1,
+        });
       };
       this.#port.on("message", onMessage);
       this.#worker.on("exit", onExit);
@@ -1535,20 +1557,26 @@ class SandboxThread {
 }
 
 /** The outcome of a test whose thread the watchdog stopped inside one call of a built-in. */
-function stoppedOutcome(test: SandboxTest, limits: SandboxLimits, usedMicros: number): TestOutcome {
+function stoppedOutcome(
+  test: SandboxTest,
+  limits: SandboxLimits,
+  usedMicros: number,
+  phase: TestFailure["phase"],
+): TestOutcome {
   const suiteBudget =
     limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
   const remaining = suiteBudget - usedMicros;
   const cutBySuite = remaining < ticksOf(limits.timeoutMs);
   const budget = cutBySuite ? remaining : ticksOf(limits.timeoutMs);
   const reason: FailureReason = cutBySuite ? "suite_too_slow" : "too_slow";
-  const message = `the test ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
+  const what = phase === "source" ? "the source's top-level code" : "the test";
+  const message = `${what} ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
   return {
     name: test.name,
     passed: false,
     durationMs: 0,
     cpuMs: Math.round(budget / 10) / 100,
-    failure: { reason, phase: "test", error: { name: "InternalError", message, stack: "", isError: true } },
+    failure: { reason, phase, error: { name: "InternalError", message, stack: "", isError: true } },
   };
 }
 
@@ -1560,6 +1588,8 @@ class SuiteRun {
   readonly outcomes: TestOutcome[] = [];
   builtinChanges: string[] | undefined;
   usedMicros = 0;
+  /** As the thread keeps it (InThreadSandbox.runSuite): the source failed, so the tests left do too. */
+  sourceFailure: TestFailure | undefined;
 
   readonly source: string;
   readonly tests: readonly SandboxTest[];
@@ -1576,15 +1606,21 @@ class SuiteRun {
     else {
       this.outcomes.push(event.outcome);
       this.usedMicros += event.outcome.cpuMs * TICKS_PER_MS;
+      const { failure } = event.outcome;
+      // A source cut short by the suite's budget did not fail: the tests after it are simply not run.
+      if (failure?.phase === "source" && failure.reason !== "suite_too_slow") this.sourceFailure ??= failure;
     }
   };
 
   /** The next turn's job: from the first test without an outcome. */
   job(): Job {
-    const { outcomes, usedMicros, builtinChanges } = this;
-    const resume: Resume = builtinChanges
-      ? { index: outcomes.length, usedMicros, builtinChanges }
-      : { index: outcomes.length, usedMicros };
+    const { outcomes, usedMicros, builtinChanges, sourceFailure } = this;
+    const resume: Resume = {
+      index: outcomes.length,
+      usedMicros,
+      ...(builtinChanges && { builtinChanges }),
+      ...(sourceFailure && { sourceFailure }),
+    };
     return { source: this.source, tests: this.tests, limits: this.limits, resume };
   }
 
@@ -1606,7 +1642,8 @@ class SuiteRun {
     if (!end.midTest) return undefined;
     const test = this.tests[this.outcomes.length];
     if (!test) return { kind: "ran", outcomes: [...this.outcomes], builtinChanges: this.builtinChanges };
-    this.onEvent({ type: "outcome", outcome: stoppedOutcome(test, this.limits, this.usedMicros) });
+    const phase = end.inSource ? "source" : "test";
+    this.onEvent({ type: "outcome", outcome: stoppedOutcome(test, this.limits, this.usedMicros, phase) });
     return undefined;
   }
 }
@@ -1816,9 +1853,7 @@ export class QuickJSSandbox {
     const run = new SuiteRun(source, tests, limits);
     for (;;) {
       this.#thread ??= this.#next();
-      const reply = this.#thread.run(run.job(), run.onEvent);
-      // The synchronous thread is never asked to pause; a stop is always inside the running test.
-      const end: TurnEnd = reply.type === "stopped" ? { type: "stopped", midTest: true } : reply;
+      const end = this.#thread.run(run.job(), run.onEvent);
       if (end.type === "stopped") this.#thread = undefined;
       const result = run.after(end);
       if (result) return result;
@@ -1856,6 +1891,7 @@ export class QuickJSSandbox {
 async function serveThread(data: { shared: SharedArrayBuffer; port: MessagePort }): Promise<void> {
   const signal = new Int32Array(data.shared, 0, 1);
   published = new BigInt64Array(data.shared, 0, 4);
+  inSource = new Int32Array(data.shared, SOURCE_PHASE_OFFSET, 1);
   const pause = new Int32Array(data.shared, PAUSE_OFFSET, 1);
   const shouldPause = (): boolean => Atomics.load(pause, 0) === 1;
   const { port } = data;
