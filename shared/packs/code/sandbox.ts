@@ -1278,9 +1278,11 @@ export interface ThreadClocks {
   readonly proc: (tid: number) => number | undefined;
   /**
    * By the Worker, asynchronously: Node's `worker.cpuUsage()` (added in Node 24.6 and in the 22
-   * line; 22.23.3, the release scripts/lambda-node.ts pins for Lambda, has it), portable where /proc is not. Node answers it from the worker thread at its next
-   * interrupt check, which V8 makes in JavaScript and in WebAssembly (QuickJS and every built-in of
-   * the guest's run in WebAssembly), so it is answered while a guest's native call runs.
+   * line; 22.23.3, the release scripts/lambda-node.ts pins for Lambda, has it), portable where
+   * /proc is not. Node answers it from the worker thread at its next interrupt check, which V8
+   * makes in JavaScript and in WebAssembly (QuickJS and every built-in of the guest's run in
+   * WebAssembly), so it is answered while a guest's native call runs; not inside one of V8's own
+   * built-ins, which only the host's side of the harness calls, on text of bounded size.
    * Undefined where Node lacks it: the asynchronous path then reads /proc too.
    */
   readonly worker: ((worker: Worker) => Promise<number>) | undefined;
