@@ -14,10 +14,19 @@
  * - `quickjs, harness before lockdown`: a fresh QuickJS runtime and context, the harness of
  *   BEFORE_COMMIT (read with `git show`; skipped outside a git checkout), the source, the test;
  * - `quickjs, locked realm`: the same with today's harness in lock mode;
- * - `QuickJSSandbox.runSuite`: the whole path a validation takes (compile, the probe once per suite,
+ * - `QuickJSSandbox.runSuite`: the whole synchronous path (compile, the probe once per suite,
  *   then every test in two realms, the source's and the tests', with every value crossing between
  *   them as a copy; all of it in the sandbox's worker thread, which the caller waits on), divided
- *   by the number of tests.
+ *   by the number of tests;
+ * - `QuickJSSandbox.runSuiteAsync`: the same suite as a validation inside a deferral runs it, on
+ *   the pool's thread while the event loop goes on, its watchdog polling `worker.cpuUsage()`.
+ *
+ * Then one slow-suite draft beside benign ones: a code draft whose tests each burn their whole CPU
+ * budget inside a native call, started first, and three json and three code drafts after it. The
+ * figure is how long the benign drafts take to all end, beside it against alone (same run, same
+ * packs): through `inspectWithPack` (synchronous: every validation did this before suites ran
+ * asynchronously, the slow suite holds the thread) and `inspectWithPackAsync` (the suite is a
+ * deferred question, on the pool's threads in turns of one test).
  *
  * Times are wall-clock medians over rounds on a shared machine: compare rows within one run. The
  * verdicts never depend on wall-clock time (the budgets are the sandbox thread's CPU time), so
@@ -30,6 +39,8 @@ import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createContext, runInContext } from "node:vm";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
+import type { Draft as RedraftDraft } from "../shared/draft.js";
+import { type Inspection, inspectWithPack, inspectWithPackAsync } from "../shared/engine.js";
 import { DEFAULT_CODE_SETTINGS } from "../shared/packs/code/code.js";
 import { QuickJSSandbox, type SandboxTest } from "../shared/packs/code/sandbox.js";
 import {
@@ -39,6 +50,7 @@ import {
   harnessSource,
   MODE,
 } from "../shared/packs/code/sandbox-harness.js";
+import { PackRegistry } from "../shared/registry.js";
 import { BENCHMARKS_MD, sectionRecorder, writeSections } from "./lib/docs.js";
 import { median, table } from "./lib/stats.js";
 
@@ -173,6 +185,112 @@ function harnessBefore(): string | undefined {
   }
 }
 
+/** The slow-suite draft's tests: each burns CPU inside one native call until the watchdog stops it. */
+const SLOW_TESTS = SMOKE ? 1 : 3;
+let fresh = 0;
+
+/** Drafts whose content no earlier validation had (the code pack keeps suite results by content). */
+function slowAndBenign(): { slow: RedraftDraft; benign: RedraftDraft[] } {
+  fresh += 1;
+  const slow: RedraftDraft = {
+    id: "slow",
+    kind: "code",
+    content: {
+      language: "javascript",
+      source: `// slow ${fresh}`,
+      tests: Array.from({ length: SLOW_TESTS }, (_, i) => ({
+        name: `native ${i}`,
+        code: 'assert.equal("a".repeat(300000).indexOf("a".repeat(150000) + "b"), -1);',
+      })),
+    },
+  };
+  const benign: RedraftDraft[] = [0, 1, 2].flatMap((i) => [
+    {
+      id: `json-${i}`,
+      kind: "json",
+      context: { schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } } },
+      content: { n: i + fresh },
+    },
+    {
+      id: `code-${i}`,
+      kind: "code",
+      content: {
+        language: "javascript",
+        source: `function add(a, b) { return a + b; } // ${fresh}.${i}`,
+        tests: LIGHT.tests.slice(0, 4),
+      },
+    },
+  ]);
+  return { slow, benign };
+}
+
+/** Ms until every benign draft has ended, started after the slow one (or alone). */
+async function benignMs(
+  inspect: (draft: RedraftDraft) => Promise<Inspection>,
+  withSlow: boolean,
+): Promise<number> {
+  const { slow, benign } = slowAndBenign();
+  const started = performance.now();
+  const slowDone = withSlow ? inspect(slow) : Promise.resolve(undefined);
+  let ended = 0;
+  await Promise.all(
+    benign.map((draft) =>
+      inspect(draft).then(() => {
+        ended = performance.now() - started;
+      }),
+    ),
+  );
+  await slowDone;
+  return ended;
+}
+
+async function besideSlowSuite(): Promise<void> {
+  const registry = new PackRegistry();
+  await registry.get("code").pack.ready?.();
+  // Each validation on a task of its own, in the order started, as `redraft run` starts its drafts.
+  const sync = (draft: RedraftDraft) =>
+    new Promise<Inspection>((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          resolve(inspectWithPack(registry.get(draft.kind), draft));
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+  const deferred = (draft: RedraftDraft) => inspectWithPackAsync(registry.get(draft.kind), draft);
+  const rows: string[][] = [];
+  const paths = [
+    ["inspectWithPack (synchronous, as before)", sync],
+    ["inspectWithPackAsync (suites deferred)", deferred],
+  ] as const;
+  const rounds = SMOKE ? 1 : 3;
+  // Every path alone first, then beside the slow draft: the threads its stops replace load in the
+  // background for a while, which would otherwise be charged to the next path's drafts alone.
+  const alone: number[][] = [];
+  for (const [, inspect] of paths) {
+    // A warm-up: the path's threads started, the packs' first compilations done.
+    await benignMs(inspect, false);
+    const times: number[] = [];
+    for (let r = 0; r < rounds; r++) times.push(await benignMs(inspect, false));
+    alone.push(times);
+  }
+  for (const [index, [how, inspect]] of paths.entries()) {
+    const beside: number[] = [];
+    for (let r = 0; r < rounds; r++) beside.push(await benignMs(inspect, true));
+    const a = median(alone[index] ?? []);
+    const b = median(beside);
+    rows.push([how, a.toFixed(0), b.toFixed(0), `${(b / a).toFixed(1)}×`]);
+  }
+  say("");
+  say(
+    `Six benign drafts (three json, three code of 4 light tests) beside one code draft of ${SLOW_TESTS} tests that each ` +
+      `burn their ${DEFAULT_CODE_SETTINGS.timeoutMs} ms CPU budget inside a native call, started first; ms until every benign draft ended, median of ${SMOKE ? 1 : 3}:`,
+  );
+  say("");
+  say(table(["path", "benign alone", "beside the slow draft", "ratio"], rows));
+}
+
 async function main(): Promise<void> {
   say("redraft bench:sandbox: milliseconds per test, a fresh realm per test");
   say(`rounds: ${ROUNDS} (median), after one warm-up round${SMOKE ? " (smoke: figures mean nothing)" : ""}`);
@@ -194,6 +312,15 @@ async function main(): Promise<void> {
       suiteRounds.push((performance.now() - started) / draft.tests.length);
     }
     const full = median(suiteRounds);
+    const asyncRounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const started = performance.now();
+      const result = await sandbox.runSuiteAsync(draft.source, draft.tests, DEFAULT_CODE_SETTINGS);
+      if (result.kind !== "ran" || !result.outcomes.every((o) => o.passed))
+        throw new Error(`the ${draft.name} corpus does not pass asynchronously: ${JSON.stringify(result)}`);
+      asyncRounds.push((performance.now() - started) / draft.tests.length);
+    }
+    const fullAsync = median(asyncRounds);
     const ratio = (ms: number) => `${(ms / node).toFixed(1)}×`;
     rows.push(
       [`${draft.name} (${draft.tests.length} tests)`, "node vm", node.toFixed(2), "1.0×"],
@@ -205,6 +332,7 @@ async function main(): Promise<void> {
       ],
       ["", "quickjs, locked realm", locked.toFixed(2), ratio(locked)],
       ["", "QuickJSSandbox.runSuite", full.toFixed(2), ratio(full)],
+      ["", "QuickJSSandbox.runSuiteAsync", fullAsync.toFixed(2), ratio(fullAsync)],
     );
   }
   say("");
@@ -214,8 +342,10 @@ async function main(): Promise<void> {
     "runSuite adds to the raw session the compile and the probe (both once per suite), the tests' realm " +
       "(a second context with its own harness), the copies of every value crossing between the realms, " +
       "the promise and assertion checks, the hop to the sandbox's thread and back, and reading each outcome; " +
-      `\`harness before lockdown\` is the harness of ${BEFORE_COMMIT}, run the same raw way.`,
+      `\`harness before lockdown\` is the harness of ${BEFORE_COMMIT}, run the same raw way; ` +
+      "runSuiteAsync adds the watchdog's polls of the thread's CPU time (worker.cpuUsage, every 5 ms).",
   );
+  await besideSlowSuite();
   if (WRITE_DOCS) {
     writeSections([
       { bench: "sandbox", command: "npm run bench:sandbox", output: output.join("\n"), date, load, commit },

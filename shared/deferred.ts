@@ -1,6 +1,7 @@
 /**
  * Questions a synchronous check cannot answer on its own thread without holding it: a json schema's
- * pattern that only a worker may match (packs/json/regex-guard.ts). Validation is synchronous (Ajv's
+ * pattern that only a worker may match (packs/json/regex-guard.ts), a code draft's suite run in the
+ * sandbox's threads (packs/code/code.ts). Validation is synchronous (Ajv's
  * code calls the pattern's `test` and needs the answer at once), so outside a deferral such a question
  * is answered in place and the thread waits for it. Inside `withDeferral`, the question is noted and
  * given a provisional answer, the check runs to its end (its result is thrown away), the noted questions

@@ -39,6 +39,10 @@ describe("a sandbox that cannot be set up", () => {
     vi.spyOn(QuickJSSandbox.prototype, "runSuite").mockImplementation(() => {
       throw new SandboxSetupError("the sandbox harness failed to load: injected");
     });
+    // The loop validates inside a deferral: the suite runs asynchronously (code.ts).
+    vi.spyOn(QuickJSSandbox.prototype, "runSuiteAsync").mockRejectedValue(
+      new SandboxSetupError("the sandbox harness failed to load: injected"),
+    );
     const draft: Draft = {
       id: "code-setup",
       kind: "code",

@@ -430,7 +430,8 @@ describe("code pack through validateDraft", () => {
   });
 
   it("runs the tests once per content, for the check and the score, and caches by content only", async () => {
-    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuite");
+    // validateDraft checks inside a deferral: the suite runs asynchronously (code.ts).
+    const spy = vi.spyOn(QuickJSSandbox.prototype, "runSuiteAsync");
     const source = `${ADD_SOURCE}\n// once per content`;
     await validate(code(source));
     expect(spy).toHaveBeenCalledTimes(1);

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { activeDeferral } from "../../deferred.js";
 import { sha256 } from "../../hash.js";
 import type { Finding, Pack, Rule, RuleContext } from "../../pack.js";
 import {
@@ -197,7 +198,36 @@ function runFor({ content, settings }: Ctx): SuiteResult | undefined {
       "the code pack's QuickJS sandbox is not loaded: await codePack.ready() before checking (validateDraft and packFor do)",
     );
   }
-  const result = sandbox.runSuite(content.source, content.tests, limits);
+  // Inside a deferral (a validation that can wait), the suite runs off the thread while the event
+  // loop serves other drafts; the check's round ends with a provisional result that it throws away.
+  const deferral = activeDeferral();
+  if (deferral)
+    return deferral.answer(`code-suite\u0000${key}`, () => runAsync(key, content, limits), PROVISIONAL);
+  return remember(key, sandbox.runSuite(content.source, content.tests, limits));
+}
+
+/** What a deferral's round sees until the suite has run; never a verdict (deferred.ts discards the round). */
+const PROVISIONAL: SuiteResult = { kind: "ran", outcomes: [], builtinChanges: [] };
+
+/** Suites running asynchronously, by key: the same content validated twice at once runs once. */
+const running = new Map<string, Promise<SuiteResult>>();
+
+function runAsync(key: string, content: CodeContent, limits: SandboxLimits): Promise<SuiteResult> {
+  const cached = runs.get(key);
+  if (cached) return Promise.resolve(cached);
+  let pending = running.get(key);
+  if (!pending) {
+    pending = sandbox
+      .runSuiteAsync(content.source, content.tests, limits)
+      .then((result) => remember(key, result))
+      .finally(() => running.delete(key));
+    running.set(key, pending);
+  }
+  return pending;
+}
+
+/** Keeps a result in the cache (when a crashed engine did not shape it), dropping the oldest past the bound. */
+function remember(key: string, result: SuiteResult): SuiteResult {
   if (cacheable(result)) {
     if (runs.size >= MAX_CACHED_RUNS) {
       const oldest = runs.keys().next();

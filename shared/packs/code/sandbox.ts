@@ -33,8 +33,10 @@
  * time of the thread the sandbox runs in, as the kernel counts it: the same draft gets the same
  * verdict on an idle laptop and on a loaded CI runner, and the harness's own set-up is not counted.
  * The thread checks it at every interrupt poll (about one per 10,000 branches and calls of the
- * guest's bytecode); a native call polls nothing, so the caller, waiting on the thread, reads its CPU
- * time from /proc and terminates it past the budget (QuickJSSandbox, SandboxThread). An optional
+ * guest's bytecode); a native call polls nothing, so a watchdog outside the thread reads its CPU
+ * time and terminates it past the budget (QuickJSSandbox, SandboxThread): asynchronously, with
+ * Node's `worker.cpuUsage()` polled on a timer (portable; /proc where Node lacks it), or, for a
+ * synchronous caller, from /proc while it waits. An optional
  * suite budget bounds the sum over all tests, so that a draft of many slow tests cannot outlast the
  * Lambda that validates it. A failure to set a sandbox up is a `SandboxSetupError` thrown to the
  * caller (a system error of the run), never a verdict.
@@ -53,10 +55,19 @@
  *
  * A sort without a comparator is routed through one (SORT_CAPS) so that its work is polled; every
  * other native call is bounded by the memory cap and by the watchdog outside the thread.
+ *
+ * No suite holds another draft: a validation inside a deferral (shared/deferred.ts; code.ts asks
+ * the suite as a deferred question) runs it with `runSuiteAsync`, so the event loop serves other
+ * drafts meanwhile, on a pool of threads (as many as the machine's parallelism, at most four) that
+ * suites share in turns of one test: when a suite waits for a thread, every busy thread is asked
+ * to hand its turn over after the test it runs, and the suite resumes later where it stopped
+ * (`Resume`). A slow suite delays another by about one test's budget, never by its whole suite;
+ * the verdict is the same on either path and however the turns fall.
  */
 
 import { readFileSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import {
   isMainThread,
@@ -474,6 +485,7 @@ class InThreadSandbox {
     limits: SandboxLimits,
     resume: Resume = { index: 0, usedMicros: 0 },
     onEvent: (event: SuiteEvent) => void = () => {},
+    shouldPause: () => boolean = () => false,
   ): SuiteResult {
     let engine = this.#engine;
     if (!engine || engine.broken !== undefined) {
@@ -494,7 +506,7 @@ class InThreadSandbox {
     }
     const outcomes: TestOutcome[] = [];
     let used = resume.usedMicros;
-    let sourceFailure: TestFailure | undefined;
+    let sourceFailure: TestFailure | undefined = resume.sourceFailure;
     let crashedIn = "";
     const notRun = (name: string, reason: FailureReason, message: string): TestOutcome => ({
       name,
@@ -503,8 +515,16 @@ class InThreadSandbox {
       cpuMs: 0,
       failure: { reason, phase: "test", error: { name: "NotRun", message, stack: "", isError: true } },
     });
+    let paused = false;
     tests.forEach((test, index) => {
-      if (index < resume.index) return;
+      if (index < resume.index || paused) return;
+      // Another suite waits for this thread: hand it over between tests (never before the first of
+      // this turn). Not once the source failed or the engine is gone: the tests left then cost nothing,
+      // and their outcomes depend on what this turn saw.
+      if (index > resume.index && !sourceFailure && engine && shouldPause()) {
+        paused = true;
+        return;
+      }
       const remaining = suiteBudget - used;
       if (sourceFailure) {
         // The source's top-level code does the same thing before every test: no need to watch it fail again.
@@ -619,7 +639,9 @@ class InThreadSandbox {
           const { ctx, guard, tests } = session;
           try {
             guard.start(budgetTicks);
+            publishSourcePhase(true);
             const loaded = ctx.evalCode(source, SOURCE_FILE, GLOBAL_SCRIPT);
+            publishSourcePhase(false);
             if (loaded.error) return judged(session, failed(session, "source", loaded.error));
             loaded.value.dispose();
             phase = "test";
@@ -636,6 +658,7 @@ class InThreadSandbox {
             const ran = tests.ctx.evalCode(`{${test.code}\n}`, `tests/${index}.js`, GLOBAL_SCRIPT);
             return judged(view, ran.error ? failed(view, "test", ran.error) : settle(view, ran.value));
           } finally {
+            publishSourcePhase(false);
             guard.stop();
             ticks = guard.ticks;
           }
@@ -1155,6 +1178,8 @@ interface Resume {
   readonly index: number;
   readonly usedMicros: number;
   readonly builtinChanges?: readonly string[];
+  /** The source's top-level code failed in an earlier turn: every test left fails the same way, unrun. */
+  readonly sourceFailure?: TestFailure;
 }
 
 /** What the thread reports while a suite runs, so that a stopped thread loses nothing it finished. */
@@ -1165,7 +1190,7 @@ type SuiteEvent =
 type Reply =
   | SuiteEvent
   | { readonly type: "ready"; readonly tid: number }
-  | { readonly type: "done"; readonly result: SuiteResult }
+  | { readonly type: "done"; readonly result: SuiteResult; readonly paused: boolean }
   | { readonly type: "failed"; readonly message: string };
 
 interface Job {
@@ -1177,7 +1202,11 @@ interface Job {
 
 /** Marks the thread's `workerData`: this module, loaded in such a thread, serves suites. */
 const THREAD_FLAG = "redraftSandboxThread";
-/** How often the waiting host looks at the thread's CPU time, in ms of wall-clock time. */
+/**
+ * How often the host looks at the thread's CPU time, in ms of wall-clock time: the waiting caller
+ * (synchronous path) or a timer (asynchronous path; each look interrupts the thread briefly, which
+ * measured no cost against the synchronous path on a heavy test at 5 or 20 ms).
+ */
 const WATCH_EVERY_MS = 5;
 /**
  * CPU time past its budget a test's thread may run before the watchdog stops it. The thread stops
@@ -1188,8 +1217,23 @@ const WATCHDOG_GRACE_MICROS = 50_000;
 /** The longest a thread may take to load (module graph and engine) before it counts as broken. */
 const THREAD_START_MS = 60_000;
 
+/**
+ * The memory a thread shares with its host: an Int32 signal at byte 0 (bumped at every reply), the
+ * budget slots at bytes 8–31 (see `published`), an Int32 pause flag at byte 32 (the host asks the
+ * thread to hand its turn over between two tests), and an Int32 at byte 36 that is 1 while a test's
+ * session runs the source's top-level code (see `inSource`).
+ */
+const SHARED_BYTES = 40;
+const PAUSE_OFFSET = 32;
+const SOURCE_PHASE_OFFSET = 36;
 /** Budget slots the thread publishes for the watchdog: [_, start of the test's CPU (µs), budget (µs; 0: none), sequence]. */
 let published: BigInt64Array | undefined;
+/** Whether the thread is running the source's top-level code, for a watchdog that stops it there. */
+let inSource: Int32Array | undefined;
+
+function publishSourcePhase(running: boolean): void {
+  if (inSource) Atomics.store(inSource, 0, running ? 1 : 0);
+}
 
 function publishBudget(startMicros: number, budgetMicros: number): void {
   if (!published) return;
@@ -1225,18 +1269,75 @@ function ownThreadId(): number {
   }
 }
 
-/** One worker thread running an InThreadSandbox, called synchronously. */
+/**
+ * Reads the CPU time of a sandbox's thread from outside it, in µs, for the watchdog; undefined when
+ * it cannot be read. Injectable (QuickJSSandbox's options) so that a test can take /proc away.
+ */
+export interface ThreadClocks {
+  /** By the thread's kernel id, from /proc; the synchronous path's only reader (it cannot await). */
+  readonly proc: (tid: number) => number | undefined;
+  /**
+   * By the Worker, asynchronously: Node's `worker.cpuUsage()` (added in Node 24.6 and in the 22
+   * line; 22.23.3, the release scripts/lambda-node.ts pins for Lambda, has it), portable where
+   * /proc is not. Node answers it from the worker thread at its next interrupt check, which V8
+   * makes in JavaScript and in WebAssembly (QuickJS and every built-in of the guest's run in
+   * WebAssembly), so it is answered while a guest's native call runs; not inside one of V8's own
+   * built-ins, which only the host's side of the harness calls, on text of bounded size.
+   * Undefined where Node lacks it: the asynchronous path then reads /proc too.
+   */
+  readonly worker: ((worker: Worker) => Promise<number>) | undefined;
+}
+
+const DEFAULT_CLOCKS: ThreadClocks = {
+  proc: cpuOfThread,
+  worker:
+    typeof (Worker.prototype as Partial<Worker>).cpuUsage === "function"
+      ? async (worker) => {
+          const usage = await worker.cpuUsage();
+          return usage.user + usage.system;
+        }
+      : undefined,
+};
+
+/** What a suite's turn on a thread ended with: the thread's reply, or its stop by the watchdog. */
+type TurnEnd =
+  | Reply
+  | {
+      readonly type: "stopped";
+      /**
+       * The thread was stopped inside the test it had started last (the budget it published was
+       * still the one the watchdog judged): that test ran past its budget. False when it had moved
+       * on before the stop took effect: nothing ran over, and the next test simply runs again.
+       */
+      readonly midTest: boolean;
+      /** The stopped test was running the source's top-level code, not yet the test's own. */
+      readonly inSource: boolean;
+    };
+
+/**
+ * One worker thread running an InThreadSandbox. Used either synchronously (`started`, `run`: the
+ * caller's thread waits on it) or asynchronously (`startedAsync`, `runAsync`: the event loop goes on
+ * while it runs), never both: each reads the thread's port its own way.
+ */
 class SandboxThread {
   readonly #worker: Worker;
   readonly #port: MessagePort;
   readonly #signal: Int32Array;
   readonly #budget: BigInt64Array;
+  readonly #pause: Int32Array;
+  readonly #inSource: Int32Array;
+  readonly #clocks: ThreadClocks;
   #tid = 0;
+  /** Set once the watchdog terminated the thread: it is never used again. */
+  dead = false;
 
-  constructor() {
-    const shared = new SharedArrayBuffer(32);
+  constructor(clocks: ThreadClocks) {
+    this.#clocks = clocks;
+    const shared = new SharedArrayBuffer(SHARED_BYTES);
     this.#signal = new Int32Array(shared, 0, 1);
     this.#budget = new BigInt64Array(shared, 0, 4);
+    this.#pause = new Int32Array(shared, PAUSE_OFFSET, 1);
+    this.#inSource = new Int32Array(shared, SOURCE_PHASE_OFFSET, 1);
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     const url = new URL(import.meta.url);
@@ -1281,10 +1382,11 @@ class SandboxThread {
    * Runs a suite (or its rest) in the thread, waiting synchronously; `stopped` when the watchdog
    * had to stop the thread (a test ran past its budget inside a native call). Events come as they arrive.
    */
-  run(job: Job, onEvent: (event: SuiteEvent) => void): Reply | { type: "stopped" } {
+  run(job: Job, onEvent: (event: SuiteEvent) => void): TurnEnd {
     this.#port.postMessage(job);
     const reply = this.#await(onEvent, Number.POSITIVE_INFINITY);
-    return reply ?? { type: "stopped" };
+    // Never asked to pause, the thread is stopped inside the test it runs.
+    return reply ?? { type: "stopped", midTest: true, inSource: Atomics.load(this.#inSource, 0) === 1 };
   }
 
   /** Waits for a final reply, watching the thread's CPU time; undefined when it was stopped (or timed out). */
@@ -1319,6 +1421,125 @@ class SandboxThread {
     }
   }
 
+  /** Asks the thread to end its turn after the test it runs (the first test of a turn always runs). */
+  askToPause(): void {
+    Atomics.store(this.#pause, 0, 1);
+  }
+
+  /** Waits until the thread has loaded, without holding the caller's thread. */
+  async startedAsync(): Promise<this> {
+    const reply = await new Promise<Reply | undefined>((resolve) => {
+      const timer = setTimeout(() => done(undefined), THREAD_START_MS);
+      const done = (value: Reply | undefined): void => {
+        clearTimeout(timer);
+        this.#port.off("message", done);
+        this.#port.unref();
+        resolve(value);
+      };
+      this.#port.on("message", done);
+    });
+    if (reply?.type !== "ready") {
+      this.dead = true;
+      void this.#worker.terminate();
+      throw new SandboxSetupError(
+        `the sandbox's thread did not start: ${reply?.type === "failed" ? reply.message : "it did not answer"}`,
+      );
+    }
+    this.#tid = reply.tid === 0 ? -1 : reply.tid;
+    return this;
+  }
+
+  /**
+   * Runs a suite's turn (from `job.resume`, until the suite ends or the thread is asked to pause)
+   * while the event loop goes on. The watchdog polls the thread's CPU time on a timer (`clocks.worker`,
+   * else /proc) and terminates the thread when the published test runs past its budget.
+   */
+  runAsync(job: Job, onEvent: (event: SuiteEvent) => void): Promise<TurnEnd> {
+    return new Promise<TurnEnd>((resolve) => {
+      let finished = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (end: TurnEnd): void => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        this.#port.off("message", onMessage);
+        this.#worker.off("exit", onExit);
+        this.#port.unref();
+        resolve(end);
+      };
+      // The watchdog is stopping the thread: its exit is expected, and the turn ends `stopped`.
+      let stopping = false;
+      // A thread that ends otherwise (disposed, or crashed) would leave the suite waiting.
+      const onExit = (code: number): void => {
+        if (stopping) return;
+        this.dead = true;
+        finish({ type: "failed", message: `the thread exited (code ${code}) while it ran a suite` });
+      };
+      const onMessage = (reply: Reply): void => {
+        if (finished) return;
+        if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+        else finish(reply);
+      };
+      const watch = async (): Promise<void> => {
+        const judged = await this.#overBudgetAsync();
+        if (finished) return;
+        if (judged === undefined) {
+          // The timer holds the event loop open while the suite runs (the worker and port are unref'd).
+          timer = setTimeout(() => void watch(), WATCH_EVERY_MS);
+          return;
+        }
+        this.dead = true;
+        stopping = true;
+        await this.#worker.terminate();
+        if (finished) return;
+        // What the thread had finished before it was stopped is still in the port.
+        this.#port.off("message", onMessage);
+        for (
+          let message = receiveMessageOnPort(this.#port);
+          message;
+          message = receiveMessageOnPort(this.#port)
+        ) {
+          const reply = message.message as Reply;
+          if (reply.type === "probed" || reply.type === "outcome") onEvent(reply);
+          else if (reply.type === "done" || reply.type === "failed") return finish(reply);
+        }
+        finish({
+          type: "stopped",
+          midTest: Atomics.load(this.#budget, 3) === judged,
+          inSource: Atomics.load(this.#inSource, 0) === 1,
+        });
+      };
+      this.#port.on("message", onMessage);
+      this.#worker.on("exit", onExit);
+      this.#port.postMessage(job);
+      timer = setTimeout(() => void watch(), WATCH_EVERY_MS);
+    });
+  }
+
+  /** Clears a pause asked for during the turn that just ended. */
+  clearPause(): void {
+    Atomics.store(this.#pause, 0, 0);
+  }
+
+  /**
+   * The sequence number of the published budget when the thread's CPU time is past it (with the
+   * grace), else undefined. The sequence tells the caller whether the same test was still running
+   * when the thread was stopped.
+   */
+  async #overBudgetAsync(): Promise<bigint | undefined> {
+    const clocks = this.#clocks;
+    const before = Atomics.load(this.#budget, 3);
+    const start = Number(Atomics.load(this.#budget, 1));
+    const budget = Number(Atomics.load(this.#budget, 2));
+    if (before % 2n === 1n || budget <= 0) return undefined;
+    let now: number | undefined;
+    if (clocks.worker) now = await clocks.worker(this.#worker).catch(() => undefined);
+    else if (this.#tid > 0) now = clocks.proc(this.#tid);
+    if (now === undefined) return undefined;
+    const over = now - start > budget + WATCHDOG_GRACE_MICROS && Atomics.load(this.#budget, 3) === before;
+    return over ? before : undefined;
+  }
+
   #overBudget(): boolean {
     if (this.#tid <= 0) return false;
     const before = Atomics.load(this.#budget, 3);
@@ -1326,44 +1547,300 @@ class SandboxThread {
     const budget = Number(Atomics.load(this.#budget, 2));
     // Odd: the thread is writing a new pair; changed: it wrote one meanwhile. Either way, look next time.
     if (before % 2n === 1n || Atomics.load(this.#budget, 3) !== before || budget <= 0) return false;
-    const now = cpuOfThread(this.#tid);
+    const now = this.#clocks.proc(this.#tid);
     if (now === undefined) return false;
     return now - start > budget + WATCHDOG_GRACE_MICROS && Atomics.load(this.#budget, 3) === before;
   }
 
   dispose(): void {
+    this.dead = true;
     void this.#worker.terminate();
   }
 }
 
+/** The outcome of a test whose thread the watchdog stopped inside one call of a built-in. */
+function stoppedOutcome(
+  test: SandboxTest,
+  limits: SandboxLimits,
+  usedMicros: number,
+  phase: TestFailure["phase"],
+): TestOutcome {
+  const suiteBudget =
+    limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
+  const remaining = suiteBudget - usedMicros;
+  const cutBySuite = remaining < ticksOf(limits.timeoutMs);
+  const budget = cutBySuite ? remaining : ticksOf(limits.timeoutMs);
+  const reason: FailureReason = cutBySuite ? "suite_too_slow" : "too_slow";
+  const what = phase === "source" ? "the source's top-level code" : "the test";
+  const message = `${what} ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
+  return {
+    name: test.name,
+    passed: false,
+    durationMs: 0,
+    cpuMs: Math.round(budget / 10) / 100,
+    failure: { reason, phase, error: { name: "InternalError", message, stack: "", isError: true } },
+  };
+}
+
 /**
- * Runs JavaScript sources and their tests in QuickJS, in a worker thread of its own. `runSuite` is
- * synchronous: the calling thread waits, and meanwhile reads the sandbox thread's CPU time from
- * /proc (the kernel's count, whatever the machine's load). Each test's budget is CPU time: the
- * thread stops a test itself at the budget whenever QuickJS polls, and a test that runs past it
- * inside a native call, where QuickJS never polls, is stopped from outside: the thread is terminated,
- * the test fails `too_slow`, and a new thread runs the tests after it.
+ * A suite's progress over the turns and threads it takes: the outcomes so far, the probe's findings,
+ * the CPU spent; the same for the synchronous and the asynchronous path, so both reach the same result.
+ */
+class SuiteRun {
+  readonly outcomes: TestOutcome[] = [];
+  builtinChanges: string[] | undefined;
+  usedMicros = 0;
+  /** As the thread keeps it (InThreadSandbox.runSuite): the source failed, so the tests left do too. */
+  sourceFailure: TestFailure | undefined;
+
+  readonly source: string;
+  readonly tests: readonly SandboxTest[];
+  readonly limits: SandboxLimits;
+
+  constructor(source: string, tests: readonly SandboxTest[], limits: SandboxLimits) {
+    this.source = source;
+    this.tests = tests;
+    this.limits = limits;
+  }
+
+  readonly onEvent = (event: SuiteEvent): void => {
+    if (event.type === "probed") this.builtinChanges = event.builtinChanges;
+    else {
+      this.outcomes.push(event.outcome);
+      this.usedMicros += event.outcome.cpuMs * TICKS_PER_MS;
+      const { failure } = event.outcome;
+      // A source cut short by the suite's budget did not fail: the tests after it are simply not run.
+      if (failure?.phase === "source" && failure.reason !== "suite_too_slow") this.sourceFailure ??= failure;
+    }
+  };
+
+  /** The next turn's job: from the first test without an outcome. */
+  job(): Job {
+    const { outcomes, usedMicros, builtinChanges, sourceFailure } = this;
+    const resume: Resume = {
+      index: outcomes.length,
+      usedMicros,
+      ...(builtinChanges && { builtinChanges }),
+      ...(sourceFailure && { sourceFailure }),
+    };
+    return { source: this.source, tests: this.tests, limits: this.limits, resume };
+  }
+
+  /** The suite's result once a turn ended, or undefined when another turn must run. */
+  after(end: TurnEnd): SuiteResult | undefined {
+    if (end.type === "done") {
+      if (end.paused) return undefined;
+      if (end.result.kind === "syntax_error") return end.result;
+      return { kind: "ran", outcomes: [...this.outcomes], builtinChanges: end.result.builtinChanges };
+    }
+    if (end.type === "failed") throw new SandboxSetupError(`the sandbox's thread failed: ${end.message}`);
+    if (end.type !== "stopped") return undefined;
+    if (!this.builtinChanges) {
+      // The probe itself ran past its budget in a native call: it finds nothing; the tests will say the rest.
+      this.builtinChanges = [];
+      return undefined;
+    }
+    // Stopped after the test it had started last ended: that one is run again from the start.
+    if (!end.midTest) return undefined;
+    const test = this.tests[this.outcomes.length];
+    if (!test) return { kind: "ran", outcomes: [...this.outcomes], builtinChanges: this.builtinChanges };
+    const phase = end.inSource ? "source" : "test";
+    this.onEvent({ type: "outcome", outcome: stoppedOutcome(test, this.limits, this.usedMicros, phase) });
+    return undefined;
+  }
+}
+
+/** At most this many threads run suites asynchronously, whatever the machine's parallelism. */
+const MAX_POOL_THREADS = 4;
+
+/**
+ * The threads that run suites asynchronously, shared by every suite of a QuickJSSandbox and fair
+ * between them: a suite takes a thread for a turn; when a suite waits for one, every busy thread is
+ * asked to end its turn after its current test, and turns are given in the order they were asked
+ * for. So a suite whose tests are slow delays another by about one test's budget, never by its whole
+ * suite. Threads start when there is demand, up to the bound.
+ */
+class ThreadPool {
+  readonly #size: number;
+  readonly #clocks: ThreadClocks;
+  readonly #idle: SandboxThread[] = [];
+  readonly #busy = new Set<SandboxThread>();
+  #starting = 0;
+  #spare: SandboxThread | undefined;
+  #spareLoading = false;
+  #disposed = false;
+  readonly #waiting: { resolve: (thread: SandboxThread) => void; reject: (error: unknown) => void }[] = [];
+
+  constructor(size: number, clocks: ThreadClocks) {
+    this.#size = size;
+    this.#clocks = clocks;
+  }
+
+  /** A thread for one turn: an idle one, a new one while under the bound, else the next one freed. */
+  async acquire(): Promise<SandboxThread> {
+    if (this.#disposed) throw new SandboxSetupError("the QuickJS sandbox was disposed");
+    const idle = this.#idle.pop();
+    if (idle) {
+      this.#busy.add(idle);
+      return idle;
+    }
+    if (this.#busy.size + this.#starting < this.#size) return this.#start();
+    for (const thread of this.#busy) thread.askToPause();
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
+  }
+
+  /** Gives a thread back after a turn: to the suite that waited longest, else to the idle ones. */
+  release(thread: SandboxThread): void {
+    this.#busy.delete(thread);
+    if (this.#disposed) {
+      thread.dispose();
+      return;
+    }
+    thread.clearPause();
+    const next = this.#waiting.shift();
+    if (thread.dead) {
+      // Stopped by the watchdog: the spare takes its place at once when it has loaded (and a new
+      // spare starts loading); else a new thread does, for whoever waits or for the idle ones, so
+      // that the next suite does not wait for a thread to load.
+      const spare = this.#spare;
+      this.#spare = undefined;
+      this.#refillSpare();
+      if (spare && next) {
+        this.#busy.add(spare);
+        next.resolve(spare);
+      } else if (spare) this.#idle.push(spare);
+      else if (next) this.#start().then(next.resolve, next.reject);
+      else
+        this.#start().then(
+          (fresh) => this.release(fresh),
+          () => {},
+        );
+      return;
+    }
+    if (next) {
+      this.#busy.add(thread);
+      next.resolve(thread);
+    } else this.#idle.push(thread);
+  }
+
+  /** Terminates every thread; a suite still running fails with SandboxSetupError (its thread exited). */
+  dispose(): void {
+    this.#disposed = true;
+    for (const { reject } of this.#waiting.splice(0))
+      reject(new SandboxSetupError("the QuickJS sandbox was disposed while a suite waited for a thread"));
+    for (const thread of [...this.#idle, ...this.#busy]) thread.dispose();
+    this.#spare?.dispose();
+    this.#spare = undefined;
+    this.#idle.length = 0;
+  }
+
+  /**
+   * Loads a spare thread in the background, from the first thread the watchdog stopped on: a draft
+   * whose tests keep running past their budget in native calls would otherwise make the suites
+   * beside it wait for a thread to load after each stop. Not counted against the bound.
+   */
+  #refillSpare(): void {
+    if (this.#spare || this.#spareLoading) return;
+    this.#spareLoading = true;
+    new SandboxThread(this.#clocks)
+      .startedAsync()
+      .then(
+        (thread) => {
+          if (this.#disposed) thread.dispose();
+          else this.#spare = thread;
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#spareLoading = false;
+      });
+  }
+
+  /** Starts one thread for the pool (counted against the bound while it loads). */
+  async #start(): Promise<SandboxThread> {
+    this.#starting += 1;
+    try {
+      const thread = await new SandboxThread(this.#clocks).startedAsync();
+      if (this.#disposed) {
+        thread.dispose();
+        throw new SandboxSetupError("the QuickJS sandbox was disposed");
+      }
+      this.#busy.add(thread);
+      return thread;
+    } finally {
+      this.#starting -= 1;
+    }
+  }
+}
+
+/** How a QuickJSSandbox reads its threads' CPU time and how many threads it runs suites on. */
+export interface SandboxOptions {
+  /** The watchdog's readers (tests inject them); Node's and /proc by default. */
+  readonly clocks?: Partial<ThreadClocks>;
+  /** Threads for `runSuiteAsync`; by default the machine's parallelism, at most MAX_POOL_THREADS. */
+  readonly threads?: number;
+}
+
+/**
+ * Runs JavaScript sources and their tests in QuickJS, in worker threads of its own. Each test's
+ * budget is CPU time: the thread stops a test itself at the budget whenever QuickJS polls, and a
+ * test that runs past it inside a native call, where QuickJS never polls, is stopped from outside:
+ * the thread is terminated, the test fails `too_slow`, and a new thread runs the tests after it.
+ *
+ * Two ways to run a suite, with the same result:
+ * - `runSuiteAsync`: the event loop goes on while the suite runs, on a pool of threads shared fairly
+ *   between suites (ThreadPool); the watchdog polls the thread's CPU time on a timer with Node's
+ *   `worker.cpuUsage()` (portable), /proc where Node lacks it. What a validation inside a deferral
+ *   uses (code.ts), so a draft with a slow suite delays only itself.
+ * - `runSuite`: synchronous, for callers that cannot wait (inspectWithPack): the calling thread waits
+ *   on a thread of its own, started at the first call, and meanwhile reads its CPU time from /proc
+ *   (not Linux: no outside stop; the thread's own polls still stop bytecode at the budget).
  */
 export class QuickJSSandbox {
+  readonly #clocks: ThreadClocks;
+  readonly #pool: ThreadPool;
   #thread: SandboxThread | undefined;
   /** A thread loading in the background, to take over at once when the watchdog stops the current one. */
   #spare: SandboxThread | undefined;
+  #ready = false;
+  #syncStarted = false;
 
-  /** Starts the sandbox's thread (and its engines) and a spare. Cheap when they run. */
-  async ready(): Promise<void> {
-    this.#thread ??= new SandboxThread().started();
-    this.#spare ??= new SandboxThread();
+  constructor(options: SandboxOptions = {}) {
+    this.#clocks = { ...DEFAULT_CLOCKS, ...options.clocks };
+    const threads = options.threads ?? Math.min(availableParallelism(), MAX_POOL_THREADS);
+    this.#pool = new ThreadPool(Math.max(1, threads), this.#clocks);
   }
 
+  /** Starts one thread of the pool (and its engines). Cheap once done. */
+  async ready(): Promise<void> {
+    if (this.#ready) return;
+    this.#pool.release(await this.#pool.acquire());
+    this.#ready = true;
+  }
+
+  /** Terminates the sandbox's threads (a test's sandbox, once it is done with it). */
+  dispose(): void {
+    this.#pool.dispose();
+    this.#thread?.dispose();
+    this.#spare?.dispose();
+    this.#thread = undefined;
+    this.#spare = undefined;
+  }
+
+  /**
+   * The synchronous path's next thread. The first starts alone (most callers never have a thread
+   * stopped); from the first stop on, a spare loads in the background to take over the next one.
+   */
   #next(): SandboxThread {
-    const next = (this.#spare ?? new SandboxThread()).started();
-    this.#spare = new SandboxThread();
+    const next = (this.#spare ?? new SandboxThread(this.#clocks)).started();
+    this.#spare = this.#syncStarted ? new SandboxThread(this.#clocks) : undefined;
+    this.#syncStarted = true;
     return next;
   }
 
-  /** Whether `runSuite` can run now. */
+  /** Whether `runSuite` and `runSuiteAsync` can run now. */
   get isReady(): boolean {
-    return this.#thread !== undefined;
+    return this.#ready;
   }
 
   /**
@@ -1372,61 +1849,42 @@ export class QuickJSSandbox {
    * `SandboxSetupError` when `ready()` was not awaited or the sandbox could not be set up.
    */
   runSuite(source: string, tests: readonly SandboxTest[], limits: SandboxLimits): SuiteResult {
-    if (!this.#thread) {
+    if (!this.#ready) {
       throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
     }
-    const outcomes: TestOutcome[] = [];
-    let builtinChanges: string[] | undefined;
-    let usedMicros = 0;
-    const suiteBudget =
-      limits.suiteTimeoutMs === undefined ? Number.POSITIVE_INFINITY : ticksOf(limits.suiteTimeoutMs);
-    const onEvent = (event: SuiteEvent): void => {
-      if (event.type === "probed") builtinChanges = event.builtinChanges;
-      else {
-        outcomes.push(event.outcome);
-        usedMicros += event.outcome.cpuMs * TICKS_PER_MS;
-      }
-    };
+    const run = new SuiteRun(source, tests, limits);
     for (;;) {
       this.#thread ??= this.#next();
-      const resume: Resume = builtinChanges
-        ? { index: outcomes.length, usedMicros, builtinChanges }
-        : { index: outcomes.length, usedMicros };
-      const reply = this.#thread.run({ source, tests, limits, resume }, onEvent);
-      if (reply.type === "done") {
-        if (reply.result.kind === "syntax_error") return reply.result;
-        return { kind: "ran", outcomes: [...outcomes], builtinChanges: reply.result.builtinChanges };
+      const end = this.#thread.run(run.job(), run.onEvent);
+      if (end.type === "stopped") this.#thread = undefined;
+      const result = run.after(end);
+      if (result) return result;
+    }
+  }
+
+  /**
+   * runSuite without holding the caller's thread: the suite runs in turns on the pool's threads
+   * (see ThreadPool), and the promise settles with the same result runSuite gives.
+   */
+  async runSuiteAsync(
+    source: string,
+    tests: readonly SandboxTest[],
+    limits: SandboxLimits,
+  ): Promise<SuiteResult> {
+    if (!this.#ready) {
+      throw new SandboxSetupError("the QuickJS sandbox is not loaded: await ready() before running tests");
+    }
+    const run = new SuiteRun(source, tests, limits);
+    for (;;) {
+      const thread = await this.#pool.acquire();
+      let end: TurnEnd;
+      try {
+        end = await thread.runAsync(run.job(), run.onEvent);
+      } finally {
+        this.#pool.release(thread);
       }
-      if (reply.type === "failed")
-        throw new SandboxSetupError(`the sandbox's thread failed: ${reply.message}`);
-      if (reply.type !== "stopped") continue;
-      this.#thread = undefined;
-      if (!builtinChanges) {
-        // The probe itself ran past its budget in a native call: it finds nothing; the tests will say the rest.
-        builtinChanges = [];
-        continue;
-      }
-      const test = tests[outcomes.length];
-      if (!test) return { kind: "ran", outcomes: [...outcomes], builtinChanges };
-      const remaining = suiteBudget - usedMicros;
-      const cutBySuite = remaining < ticksOf(limits.timeoutMs);
-      const budget = cutBySuite ? remaining : ticksOf(limits.timeoutMs);
-      const reason: FailureReason = cutBySuite ? "suite_too_slow" : "too_slow";
-      const message = `the test ran past its budget of ${Math.round(budget / TICKS_PER_MS)} ms of CPU time inside one call of a built-in, and its thread was stopped`;
-      onEvent({
-        type: "outcome",
-        outcome: {
-          name: test.name,
-          passed: false,
-          durationMs: 0,
-          cpuMs: Math.round(budget / 10) / 100,
-          failure: {
-            reason,
-            phase: "test",
-            error: { name: "InternalError", message, stack: "", isError: true },
-          },
-        },
-      });
+      const result = run.after(end);
+      if (result) return result;
     }
   }
 }
@@ -1435,6 +1893,9 @@ export class QuickJSSandbox {
 async function serveThread(data: { shared: SharedArrayBuffer; port: MessagePort }): Promise<void> {
   const signal = new Int32Array(data.shared, 0, 1);
   published = new BigInt64Array(data.shared, 0, 4);
+  inSource = new Int32Array(data.shared, SOURCE_PHASE_OFFSET, 1);
+  const pause = new Int32Array(data.shared, PAUSE_OFFSET, 1);
+  const shouldPause = (): boolean => Atomics.load(pause, 0) === 1;
   const { port } = data;
   const send = (reply: Reply): void => {
     port.postMessage(reply);
@@ -1452,8 +1913,10 @@ async function serveThread(data: { shared: SharedArrayBuffer; port: MessagePort 
     void (async () => {
       try {
         await sandbox.ready();
-        const result = sandbox.runSuite(job.source, job.tests, job.limits, job.resume, send);
-        send({ type: "done", result });
+        const result = sandbox.runSuite(job.source, job.tests, job.limits, job.resume, send, shouldPause);
+        // Paused: the turn ended before the suite did, and the host gives the rest another turn.
+        const paused = result.kind === "ran" && job.resume.index + result.outcomes.length < job.tests.length;
+        send({ type: "done", result, paused });
       } catch (error) {
         send({ type: "failed", message: hostErrorText(error) });
       }
