@@ -14,9 +14,11 @@
  * The budget is wall time, so it is set far above any benign match (microseconds; a thousand times
  * that on a machine under heavy load is still a millisecond), and the worker's start-up is not counted.
  */
+import { availableParallelism } from "node:os";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { activeDeferral, type DeferralLedger } from "../../deferred.js";
 import { InvalidSchemaError } from "../../errors.js";
+import { parkingSlot } from "../../slot.js";
 
 /** The word a rejection's message starts with when a schema took too long to check a draft. */
 export const TOO_SLOW = "too_slow";
@@ -163,19 +165,38 @@ export function guardedTest(
 /**
  * Tests answered for deferrals (one draft's check each) go to a pool of workers in two lanes, so that
  * many hostile drafts cannot hold the benign ones:
- * - the quick lane: every test starts here, up to MAX_QUICK at once; the drafts take turns (round-robin
- *   by draft), so a draft with hundreds of patterns delays each other draft by one test at a time;
+ * - the quick lane: a draft's tests start here, the drafts taking turns (round-robin by draft), so a
+ *   draft with hundreds of patterns delays each other draft by one test at a time. It grows with
+ *   demand: a test waiting while every quick worker is busy starts another, up to MAX_QUICK (from the
+ *   machine's cores); a worker idle for IDLE_RETIRE_MS beyond the MIN_IDLE kept is retired.
  * - the slow lane: a test still running after QUICK_MS is moved there, in its worker when a slow place
- *   is free, else stopped and queued to run again from its start with its whole budget. At most
- *   MAX_SLOW tests run there at once, one after the other in the order they came: a crowd of hostile
- *   patterns costs the machine at most that many busy workers, whatever its size, while the quick lane
- *   stays free for what matches in microseconds.
+ *   is free, else stopped and queued to run again from its start with its whole budget; the draft is
+ *   then a suspect, and its further tests go straight to the slow lane, so a hostile draft costs the
+ *   quick lane QUICK_MS once, not once per test. At most MAX_SLOW tests run there at once (the cores
+ *   but one: the event loop and the quick lane keep a core, on a 2-core machine too), the drafts taking
+ *   turns: a crowd of hostile patterns costs the machine at most that many busy workers.
  * Each test keeps its budget (PATTERN_BUDGET_MS), and each draft has one for all its tests together
- * (DRAFT_PATTERN_BUDGET_MS): past either, the draft is rejected too_slow, alone. The verdict does not
- * depend on the lane: a slow test that finishes within its budget answers as it would in place.
+ * (DRAFT_PATTERN_BUDGET_MS): past either, the draft is rejected too_slow, alone, and a draft past its
+ * budget has no further test run. Both are charged with the match's own time as the worker measured
+ * it, not the time a test waited for its turn (a quick try stopped to run again from its start is not
+ * charged: the run again is), so the verdict does not depend on the lane or on the machine's load: a
+ * slow test that finishes within its budget answers as it would in place.
+ * While a draft's test waits for or runs in the slow lane, the draft gives up the place it holds among
+ * the caller's drafts in flight (shared/slot.ts: `redraft run --concurrency`), so hostile drafts parked
+ * there do not keep the benign ones from starting.
  */
-const MAX_QUICK = 2;
-const MAX_SLOW = 2;
+const CORES = availableParallelism();
+/** Quick workers kept when idle, and the lane's size before it grows. */
+const MIN_IDLE = 2;
+/**
+ * The quick lane's bound: a quick test takes microseconds, so a quick worker mostly waits; more of them
+ * than cores only helps while some are held by a first test's QUICK_MS, hence twice the cores, 4 to 8.
+ */
+const MAX_QUICK = Math.min(8, Math.max(4, 2 * CORES));
+/** The slow lane's bound: every core but one, 1 to 8 (a slow test keeps its core busy for its budget). */
+const MAX_SLOW = Math.min(8, Math.max(1, CORES - 1));
+/** How long a worker beyond MIN_IDLE may stay idle before it is retired. */
+const IDLE_RETIRE_MS = 2_000;
 /** How long a test runs in the quick lane before it is moved: far above a benign match (microseconds). */
 const QUICK_MS = 50;
 /** Worker time one draft's pattern tests may take in all (300 slow-but-under-budget patterns took 14 s). */
@@ -193,15 +214,29 @@ interface Question {
 interface Pending extends Question {
   readonly resolve: (matched: boolean) => void;
   readonly reject: (error: unknown) => void;
+  /** Gives back the draft's place among the caller's drafts in flight (once; see shared/slot.ts). */
+  readonly park: () => void;
 }
 
-const idleGuards: Guard[] = [];
+/** Idle workers, the most recently used last; each with the timer that retires it. */
+const idleGuards: { guard: Guard; retire?: NodeJS.Timeout }[] = [];
 let quickBusy = 0;
 let slowBusy = 0;
-/** Quick-lane tests waiting, by draft, in the order the drafts came; the front draft goes next. */
-const quickQueue = new Map<DeferralLedger, Pending[]>();
-const slowQueue: Pending[] = [];
+/** Workers alive (busy or idle) and the most at once, with the lanes' peaks: for the tests' bounds. */
+let live = 0;
+const peaks = { live: 0, quick: 0, slow: 0 };
+/** Tests waiting, by draft, in the order the drafts came; the front draft goes next. */
+type Line = Map<DeferralLedger, Pending[]>;
+const quickQueue: Line = new Map();
+const slowQueue: Line = new Map();
+/** Drafts a test of which ran past QUICK_MS: their further tests go straight to the slow lane. */
+const suspects = new WeakSet<DeferralLedger>();
 const TIMED_OUT = Symbol("timed out");
+
+/** The pool's bounds, its workers now and the most it ran at once (tests: it grows, within bounds). */
+export function patternPoolStats() {
+  return { maxQuick: MAX_QUICK, maxSlow: MAX_SLOW, live, idle: idleGuards.length, peaks: { ...peaks } };
+}
 
 /**
  * The next message on `port`, or TIMED_OUT after `timeoutMs`. The timer keeps the process alive while
@@ -220,39 +255,78 @@ function nextMessage(port: MessagePort, timeoutMs: number): Promise<unknown> {
   });
 }
 
+function stop(guard: Guard): void {
+  live -= 1;
+  void guard.worker.terminate();
+}
+
 /** An idle worker, or a new one once it announced itself. */
 async function takeGuard(): Promise<Guard> {
   const idle = idleGuards.pop();
-  if (idle) return idle;
+  if (idle) {
+    clearTimeout(idle.retire);
+    return idle.guard;
+  }
   const guard = spawnGuard(true);
+  live += 1;
+  peaks.live = Math.max(peaks.live, live);
   if ((await nextMessage(guard.port, START_TIMEOUT_MS)) === TIMED_OUT) {
-    void guard.worker.terminate();
+    stop(guard);
     throw new Error(`the pattern worker did not start within ${START_TIMEOUT_MS} ms`);
   }
   return guard;
 }
 
-/** The next quick-lane test, the drafts taking turns: the draft served goes to the back of the line. */
-function nextQuick(): Pending | undefined {
-  for (const [ledger, tests] of quickQueue) {
-    quickQueue.delete(ledger);
+/** A worker done with its test: kept for the next, and retired after a while if more than MIN_IDLE wait. */
+function giveBack(guard: Guard): void {
+  const entry: { guard: Guard; retire?: NodeJS.Timeout } = { guard };
+  if (idleGuards.length >= MIN_IDLE) {
+    entry.retire = setTimeout(() => {
+      const at = idleGuards.indexOf(entry);
+      if (at >= 0) {
+        idleGuards.splice(at, 1);
+        stop(guard);
+      }
+    }, IDLE_RETIRE_MS);
+    entry.retire.unref();
+  }
+  idleGuards.push(entry);
+}
+
+/** Puts `test` at the back of its draft's line in `queue` (the draft joins the back if it had none). */
+function enqueue(queue: Line, test: Pending): void {
+  const tests = queue.get(test.ledger);
+  if (tests) tests.push(test);
+  else queue.set(test.ledger, [test]);
+}
+
+/** The next test of `queue`, the drafts taking turns: the draft served goes to the back of the line. */
+function next(queue: Line): Pending | undefined {
+  for (const [ledger, tests] of queue) {
+    queue.delete(ledger);
     const test = tests.shift();
-    if (tests.length > 0) quickQueue.set(ledger, tests);
+    if (tests.length > 0) queue.set(ledger, tests);
     if (test) return test;
   }
   return undefined;
 }
 
-/** Starts what the free places allow. */
+/** Starts what the free places allow; a test whose draft is past its budget is refused, not run. */
 function dispatch(): void {
-  while (slowBusy < MAX_SLOW && slowQueue.length > 0) {
+  while (slowBusy < MAX_SLOW) {
+    const test = next(slowQueue);
+    if (!test) break;
+    if (!charge(test, 0)) continue;
     slowBusy += 1;
-    void runSlow(slowQueue.shift() as Pending);
+    peaks.slow = Math.max(peaks.slow, slowBusy);
+    void runSlow(test);
   }
   while (quickBusy < MAX_QUICK) {
-    const test = nextQuick();
+    const test = next(quickQueue);
     if (!test) break;
+    if (!charge(test, 0)) continue;
     quickBusy += 1;
+    peaks.quick = Math.max(peaks.quick, quickBusy);
     void runQuick(test);
   }
 }
@@ -294,6 +368,13 @@ function stopped(test: Pending): void {
   test.reject(new SchemaTooSlowError(test.pattern, test.text.length, test.budgetMs));
 }
 
+/** Queues `test` in the slow lane: its draft is a suspect, and gives up its place in flight meanwhile. */
+function toSlowLane(test: Pending): void {
+  suspects.add(test.ledger);
+  test.park();
+  enqueue(slowQueue, test);
+}
+
 async function runQuick(test: Pending): Promise<void> {
   let guard: Guard | undefined;
   let movedToSlow = false;
@@ -305,30 +386,34 @@ async function runQuick(test: Pending): Promise<void> {
     let reply = await nextMessage(guard.port, quickMs);
     if (reply !== TIMED_OUT) {
       if (charge(test, matchMs(reply, performance.now() - start))) settleWith(test, reply);
-      idleGuards.push(guard);
+      giveBack(guard);
       return;
     }
-    if (slowBusy < MAX_SLOW && slowQueue.length === 0) {
+    suspects.add(test.ledger);
+    if (slowBusy < MAX_SLOW && slowQueue.size === 0) {
       // A slow place is free: the test goes on in its worker, with what is left of its budget.
       movedToSlow = true;
+      test.park();
       slowBusy += 1;
+      peaks.slow = Math.max(peaks.slow, slowBusy);
       quickBusy -= 1;
       dispatch();
       reply = await nextMessage(guard.port, Math.max(0, test.budgetMs - quickMs));
       const spent = performance.now() - start;
       if (reply === TIMED_OUT) {
-        void guard.worker.terminate();
+        stop(guard);
         charge(test, spent);
         stopped(test);
       } else {
         if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
-        idleGuards.push(guard);
+        giveBack(guard);
       }
       return;
     }
-    // Stopped here, and run again from its start, whole budget, when its turn in the slow lane comes.
-    void guard.worker.terminate();
-    if (charge(test, performance.now() - start)) slowQueue.push(test);
+    // Stopped here, and run again from its start, whole budget, when its turn in the slow lane comes;
+    // only that run is charged (it measures the whole match).
+    stop(guard);
+    toSlowLane(test);
   } catch (error) {
     test.reject(error);
   } finally {
@@ -346,12 +431,12 @@ async function runSlow(test: Pending): Promise<void> {
     const reply = await nextMessage(guard.port, test.budgetMs);
     const spent = performance.now() - start;
     if (reply === TIMED_OUT) {
-      void guard.worker.terminate();
+      stop(guard);
       charge(test, spent);
       stopped(test);
       return;
     }
-    idleGuards.push(guard);
+    giveBack(guard);
     if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
   } catch (error) {
     test.reject(error);
@@ -363,15 +448,15 @@ async function runSlow(test: Pending): Promise<void> {
 
 /**
  * guardedTest's answer from the pool, awaited: the thread serves other work meanwhile. A draft already
- * past its budget is refused before its next test runs.
+ * past its budget is refused before its next test runs; a suspect's test goes to the slow lane.
  */
 function guardedTestOffThread(question: Question): Promise<boolean> {
+  const park = parkingSlot();
   return new Promise<boolean>((resolve, reject) => {
-    const test: Pending = { ...question, resolve, reject };
+    const test: Pending = { ...question, resolve, reject, park };
     if (!charge(test, 0)) return;
-    const tests = quickQueue.get(test.ledger);
-    if (tests) tests.push(test);
-    else quickQueue.set(test.ledger, [test]);
+    if (suspects.has(test.ledger)) toSlowLane(test);
+    else enqueue(quickQueue, test);
     dispatch();
   });
 }
