@@ -7,15 +7,18 @@
  * synchronous (Atomics.wait on a shared flag, the answer read with receiveMessageOnPort) because
  * validation is: one hostile draft holds the others for at most the budget, never for ever. Inside a
  * deferral (shared/deferred.ts: how the validate and revalidate steps check a draft) the test is not
- * waited for in place: it is noted, answered by a worker of a small pool while the thread goes on with
- * other drafts, and the draft is checked again with the answer; a hostile draft then holds nothing but
- * itself.
+ * waited for in place: it is noted, answered by a worker of a pool while the thread goes on with other
+ * drafts, and the draft is checked again with the answer; a hostile draft then holds nothing but
+ * itself. The pool (below) grows with demand up to a bound, keeps a core free of slow tests, takes the
+ * drafts in turns, and decides by the CPU time each worker's thread used (issue 34): many hostile
+ * drafts slow the benign ones by a bounded factor, and verdicts are the same idle and loaded.
  *
- * The budget is wall time, so it is set far above any benign match (microseconds; a thousand times
- * that on a machine under heavy load is still a millisecond), and the worker's start-up is not counted.
+ * In place, the budget is wall time, so it is set far above any benign match (microseconds; a thousand
+ * times that on a machine under heavy load is still a millisecond), and the worker's start-up is not
+ * counted. In the pool, it is the worker thread's CPU time where the kernel tells it (/proc on Linux).
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, setPriority } from "node:os";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { activeDeferral, type DeferralLedger } from "../../deferred.js";
 import { InvalidSchemaError } from "../../errors.js";
@@ -101,6 +104,8 @@ interface Guard {
   readonly state: Int32Array;
   /** The worker's thread id, whose CPU time the pool reads (pool workers on Linux; else 0). */
   tid?: number;
+  /** Whether its thread was lowered to SLOW_NICE (a slow-lane worker from then on). */
+  niced?: boolean;
 }
 
 let guard: Guard | undefined;
@@ -355,18 +360,49 @@ async function spare(): Promise<void> {
   dispatch();
 }
 
-/** An idle worker, the spare being started, or a new one. */
-async function takeGuard(): Promise<Guard> {
-  let idle = idleGuards.pop();
+/**
+ * The nice value of a slow-lane worker's thread (Linux sets it per thread): where the slow lane and the
+ * event loop share a core, the scheduler gives the core to the event loop. Budgets are CPU time, so a
+ * test run at this priority answers as it would at any other; it only takes longer in wall time. A
+ * thread's priority cannot be raised again without privileges, so such a worker stays in the slow lane.
+ */
+const SLOW_NICE = 10;
+
+/** Lowers the worker's thread to SLOW_NICE, where the platform allows it (elsewhere it stays as it was). */
+function lowerPriority(guard: Guard): void {
+  if (guard.niced) return;
+  guard.niced = true;
+  if (!guard.tid) return;
+  try {
+    setPriority(guard.tid, SLOW_NICE);
+  } catch {
+    // Not permitted, or not a thread id here: the worker runs at the process's priority.
+  }
+}
+
+/** An idle worker for the lane (a slow-lane one for a slow test, else any, lowered; never a lowered one for a quick test), the spare being started, or a new one. */
+async function takeGuard(slow: boolean): Promise<Guard> {
+  const pick = () => {
+    let at = -1;
+    for (let i = idleGuards.length - 1; i >= 0; i--) {
+      const niced = idleGuards[i]?.guard.niced === true;
+      if (niced === slow) {
+        at = i;
+        break;
+      }
+      if (slow && at < 0) at = i;
+    }
+    return at < 0 ? undefined : idleGuards.splice(at, 1)[0];
+  };
+  let idle = pick();
   if (!idle && spareReady) {
     await spareReady;
-    idle = idleGuards.pop();
+    idle = pick();
   }
-  if (idle) {
-    clearTimeout(idle.retire);
-    return idle.guard;
-  }
-  return spawnReady();
+  const guard = idle ? idle.guard : await spawnReady();
+  if (idle) clearTimeout(idle.retire);
+  if (slow) lowerPriority(guard);
+  return guard;
 }
 
 /** A worker done with its test: kept for the next, and retired after a while if more than MIN_IDLE wait. */
@@ -471,7 +507,7 @@ async function runQuick(test: Pending): Promise<void> {
   let guard: Guard | undefined;
   let movedToSlow = false;
   try {
-    guard = await takeGuard();
+    guard = await takeGuard(false);
     const start = performance.now();
     const cpuStart = cpuOfGuard(guard);
     guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
@@ -486,6 +522,16 @@ async function runQuick(test: Pending): Promise<void> {
     if (slowBusy < MAX_SLOW && slowQueue.size === 0) {
       // A slow place is free: the test goes on in its worker, with what is left of its budget.
       movedToSlow = true;
+      lowerPriority(guard);
+      // It is a slow-lane worker now: an idle one goes, so the slow lane's workers stay within MAX_SLOW.
+      const spareSlow = idleGuards.findIndex((entry) => entry.guard.niced);
+      if (spareSlow >= 0) {
+        const [entry] = idleGuards.splice(spareSlow, 1);
+        if (entry) {
+          clearTimeout(entry.retire);
+          stop(entry.guard);
+        }
+      }
       test.park();
       slowBusy += 1;
       peaks.slow = Math.max(peaks.slow, slowBusy);
@@ -517,7 +563,7 @@ async function runQuick(test: Pending): Promise<void> {
 
 async function runSlow(test: Pending): Promise<void> {
   try {
-    const guard = await takeGuard();
+    const guard = await takeGuard(true);
     const start = performance.now();
     const cpuStart = cpuOfGuard(guard);
     guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
