@@ -22,7 +22,7 @@
  * none`) alone, then with hostile drafts among it (four patterns RE2 cannot read that backtrack for
  * seconds to minutes, stopped past their budget and rejected too_slow, and six more like them so that ten
  * are in the run at once; uniqueItems over 16,000 untyped items; a schema of 32 levels each applying the
- * next twice, refused too_slow before it compiles), medians of 3 interleaved runs: how much later the last benign draft ends (issue 22: within 2×).
+ * next twice, refused too_slow before it compiles), medians of 5 interleaved runs (`--runs <n>`; `--only pool` runs the pool-pressure case alone): how much later the last benign draft ends (issue 22: within 2×).
  *
  * `--write-docs` rewrites this bench's section of docs/BENCHMARKS.md with the output (never with
  * `--smoke`); `npm run bench:all -- --write-docs` does the same for every bench.
@@ -77,6 +77,10 @@ const ROUNDS = Number(arg("rounds", SMOKE ? "1" : "7"));
 const ROUND_SECONDS = Number(arg("seconds", SMOKE ? "0.05" : "1"));
 const WARMUP_SECONDS = Number(arg("warmup", SMOKE ? "0" : "1"));
 const ONLY = arg("only", "");
+/** `--only pool`: the pool-pressure case alone (ten hostile pattern drafts beside benign ones), no table. */
+const POOL_ONLY = ONLY === "pool";
+/** Interleaved `redraft run`s (alone, then beside the hostile drafts) whose medians a hostile case reports. */
+const RUNS = Number(arg("runs", SMOKE ? "1" : "5"));
 /** Set in the child process that runs one case. */
 const CASE = arg("case", "");
 const SAME_PROCESS = process.argv.includes("--same-process");
@@ -355,6 +359,14 @@ function inChild(name: string): Promise<Rate[]> {
 }
 
 async function main(): Promise<void> {
+  if (POOL_ONLY) {
+    const lines = await hostileBesideBenign(
+      poolCorpus(SMOKE ? 20 : 100),
+      "whose patterns go to the pattern pool too",
+    );
+    console.log(lines.join("\n"));
+    return;
+  }
   const { cases, header } = setup();
   if (CASE) {
     const c = cases[0];
@@ -551,7 +563,7 @@ async function hostileBesideBenign(
   which = "",
 ): Promise<string[]> {
   const hostile = hostileDrafts();
-  const runs = SMOKE ? 1 : 3;
+  const runs = RUNS;
   const work = mkdtempSync(join(tmpdir(), "redraft-bench-hostile-"));
   try {
     const benignFile = join(work, "benign.jsonl");

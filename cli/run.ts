@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { withPackHint } from "../app/explain.js";
 import { type DraftSource, draftSources, UsageError } from "../app/inputs.js";
 import type { ExecutionInput, LocalRuntime } from "../local/runtime.js";
+import { holdingPlace } from "../shared/slot.js";
 import { DRAFTS_PREFIX } from "../shared/store/bucket-layout.js";
 import type { SourcedResult } from "./format.js";
 
@@ -95,8 +96,17 @@ export async function writeOut(text: string): Promise<void> {
 }
 
 /**
+ * Drafts that may wait parked beyond `concurrency` (shared/slot.ts): each holds its draft in memory,
+ * so there is a bound, far above a run's hostile drafts.
+ */
+const MAX_PARKED = 64;
+
+/**
  * Runs `take` on each item of `items` with at most `concurrency` at once, pulling the next item only
- * when a worker is free: the items are read as they are needed, never all ahead.
+ * when a worker is free: the items are read as they are needed, never all ahead. An item that parks
+ * (its work waits for a slow lane that is not this thread's, shared/slot.ts) gives its place to the
+ * next item while it waits, up to MAX_PARKED parked at once, so the items parked there do not hold the
+ * others (issue 34: hostile json patterns beside benign drafts).
  */
 export async function eachBounded<T>(
   items: AsyncIterable<T>,
@@ -105,21 +115,37 @@ export async function eachBounded<T>(
 ): Promise<void> {
   const iterator = items[Symbol.asyncIterator]();
   let failed = false;
+  let parked = 0;
+  const workers: Promise<void>[] = [];
   const worker = async () => {
     // An async generator queues concurrent next() calls, so each item goes to exactly one worker.
     while (!failed) {
       const next = await iterator.next();
       if (next.done) return;
+      let gaveUp = false;
+      const release = () => {
+        if (gaveUp || failed || parked >= MAX_PARKED) return;
+        gaveUp = true;
+        parked += 1;
+        workers.push(worker());
+      };
       try {
-        await take(next.value);
+        await holdingPlace(release, () => take(next.value));
       } catch (error) {
         failed = true;
         throw error;
+      } finally {
+        if (gaveUp) parked -= 1;
       }
+      // Its place went to another worker when it parked: this one ends with its item.
+      if (gaveUp) return;
     }
   };
-  // Every worker ends its item before the first failure is thrown: the runtime closes after them.
-  const ended = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+  for (let i = 0; i < concurrency; i++) workers.push(worker());
+  // Every worker ends its item before the first failure is thrown: the runtime closes after them
+  // (workers started while waiting, by items that parked, are waited for too).
+  let ended: PromiseSettledResult<void>[] = [];
+  while (ended.length < workers.length) ended = await Promise.allSettled([...workers]);
   await iterator.return?.(undefined);
   const failure = ended.find((e) => e.status === "rejected");
   if (failure) throw failure.reason;

@@ -7,16 +7,22 @@
  * synchronous (Atomics.wait on a shared flag, the answer read with receiveMessageOnPort) because
  * validation is: one hostile draft holds the others for at most the budget, never for ever. Inside a
  * deferral (shared/deferred.ts: how the validate and revalidate steps check a draft) the test is not
- * waited for in place: it is noted, answered by a worker of a small pool while the thread goes on with
- * other drafts, and the draft is checked again with the answer; a hostile draft then holds nothing but
- * itself.
+ * waited for in place: it is noted, answered by a worker of a pool while the thread goes on with other
+ * drafts, and the draft is checked again with the answer; a hostile draft then holds nothing but
+ * itself. The pool (below) grows with demand up to a bound, keeps a core free of slow tests, takes the
+ * drafts in turns, and decides by the CPU time each worker's thread used (issue 34): many hostile
+ * drafts slow the benign ones by a bounded factor, and verdicts are the same idle and loaded.
  *
- * The budget is wall time, so it is set far above any benign match (microseconds; a thousand times
- * that on a machine under heavy load is still a millisecond), and the worker's start-up is not counted.
+ * In place, the budget is wall time, so it is set far above any benign match (microseconds; a thousand
+ * times that on a machine under heavy load is still a millisecond), and the worker's start-up is not
+ * counted. In the pool, it is the worker thread's CPU time where the kernel tells it (/proc on Linux).
  */
+import { readFileSync } from "node:fs";
+import { availableParallelism, setPriority } from "node:os";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { activeDeferral, type DeferralLedger } from "../../deferred.js";
 import { InvalidSchemaError } from "../../errors.js";
+import { parkingSlot } from "../../slot.js";
 
 /** The word a rejection's message starts with when a schema took too long to check a draft. */
 export const TOO_SLOW = "too_slow";
@@ -51,6 +57,8 @@ function guest(): void {
   };
   const state = new Int32Array(flag);
   const compiled = new Map<string, RegExp>();
+  // No named inner functions: the bundler would wrap them in a helper this source text does not carry.
+  const perThread = typeof process.threadCpuUsage === "function";
   port.on("message", (m: { source: string; flags: string; text: string }) => {
     let reply: { matched: boolean; ms: number } | { error: string };
     try {
@@ -62,10 +70,13 @@ function guest(): void {
         compiled.set(key, re);
       }
       re.lastIndex = 0;
-      const start = performance.now();
+      const wall = performance.now();
+      const cpu = perThread ? process.threadCpuUsage() : undefined;
       const matched = re.test(m.text);
-      // The match's own time, which the pool charges to the draft (not the wait for the message).
-      reply = { matched, ms: performance.now() - start };
+      const used = cpu ? process.threadCpuUsage(cpu) : undefined;
+      // The match's own time, which the pool charges to the draft (not the wait for the message, nor
+      // the time the thread waited for a core: CPU time where the platform counts it per thread).
+      reply = { matched, ms: used ? (used.user + used.system) / 1000 : performance.now() - wall };
     } catch (error) {
       reply = { error: String(error) };
     }
@@ -73,7 +84,16 @@ function guest(): void {
     Atomics.store(state, 0, 1);
     Atomics.notify(state, 0);
   });
-  if (announce) port.postMessage({ ready: true });
+  if (announce) {
+    // This thread's id, whose CPU time the pool reads from /proc (0 where there is none).
+    let tid = 0;
+    try {
+      tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop()) || 0;
+    } catch {
+      tid = 0;
+    }
+    port.postMessage({ ready: true, tid });
+  }
   Atomics.store(state, 0, 1);
   Atomics.notify(state, 0);
 }
@@ -82,6 +102,10 @@ interface Guard {
   readonly worker: Worker;
   readonly port: MessagePort;
   readonly state: Int32Array;
+  /** The worker's thread id, whose CPU time the pool reads (pool workers on Linux; else 0). */
+  tid?: number;
+  /** Whether its thread was lowered to SLOW_NICE (a slow-lane worker from then on). */
+  niced?: boolean;
 }
 
 let guard: Guard | undefined;
@@ -163,21 +187,43 @@ export function guardedTest(
 /**
  * Tests answered for deferrals (one draft's check each) go to a pool of workers in two lanes, so that
  * many hostile drafts cannot hold the benign ones:
- * - the quick lane: every test starts here, up to MAX_QUICK at once; the drafts take turns (round-robin
- *   by draft), so a draft with hundreds of patterns delays each other draft by one test at a time;
+ * - the quick lane: a draft's tests start here, the drafts taking turns (round-robin by draft), so a
+ *   draft with hundreds of patterns delays each other draft by one test at a time. It grows with
+ *   demand: a test waiting while every quick worker is busy starts another, up to MAX_QUICK (from the
+ *   machine's cores); a worker idle for IDLE_RETIRE_MS beyond the MIN_IDLE kept is retired.
  * - the slow lane: a test still running after QUICK_MS is moved there, in its worker when a slow place
- *   is free, else stopped and queued to run again from its start with its whole budget. At most
- *   MAX_SLOW tests run there at once, one after the other in the order they came: a crowd of hostile
- *   patterns costs the machine at most that many busy workers, whatever its size, while the quick lane
- *   stays free for what matches in microseconds.
+ *   is free, else stopped and queued to run again from its start with its whole budget; the draft is
+ *   then a suspect, and its further tests go straight to the slow lane, so a hostile draft costs the
+ *   quick lane QUICK_MS once, not once per test. At most MAX_SLOW tests run there at once (the cores
+ *   but one: the event loop and the quick lane keep a core, on a 2-core machine too), the drafts taking
+ *   turns: a crowd of hostile patterns costs the machine at most that many busy workers.
  * Each test keeps its budget (PATTERN_BUDGET_MS), and each draft has one for all its tests together
- * (DRAFT_PATTERN_BUDGET_MS): past either, the draft is rejected too_slow, alone. The verdict does not
- * depend on the lane: a slow test that finishes within its budget answers as it would in place.
+ * (DRAFT_PATTERN_BUDGET_MS): past either, the draft is rejected too_slow, alone, and a draft past its
+ * budget has no further test run. Both are charged with the match's own time as the worker measured
+ * it, not the time a test waited for its turn (a quick try stopped to run again from its start is not
+ * charged: the run again is), so the verdict does not depend on the lane or on the machine's load: a
+ * slow test that finishes within its budget answers as it would in place.
+ * While a draft's test waits for or runs in the slow lane, the draft gives up the place it holds among
+ * the caller's drafts in flight (shared/slot.ts: `redraft run --concurrency`), so hostile drafts parked
+ * there do not keep the benign ones from starting.
  */
-const MAX_QUICK = 2;
-const MAX_SLOW = 2;
-/** How long a test runs in the quick lane before it is moved: far above a benign match (microseconds). */
-const QUICK_MS = 50;
+const CORES = availableParallelism();
+/** Quick workers kept when idle, and the lane's size before it grows. */
+const MIN_IDLE = 2;
+/**
+ * The quick lane's bound: a quick test takes microseconds, so a quick worker mostly waits; more of them
+ * than cores only helps while some are held by a first test's QUICK_MS, hence twice the cores, 4 to 8.
+ */
+const MAX_QUICK = Math.min(8, Math.max(4, 2 * CORES));
+/** The slow lane's bound: every core but one, 1 to 8 (a slow test keeps its core busy for its budget). */
+const MAX_SLOW = Math.min(8, Math.max(1, CORES - 1));
+/** How long a worker beyond MIN_IDLE may stay idle before it is retired. */
+const IDLE_RETIRE_MS = 2_000;
+/**
+ * CPU time a test may use in the quick lane before it is moved: far above a benign match (microseconds),
+ * and CPU time, so a benign test on a loaded machine is not moved for the time it waited for a core.
+ */
+const QUICK_MS = 10;
 /** Worker time one draft's pattern tests may take in all (300 slow-but-under-budget patterns took 14 s). */
 export const DRAFT_PATTERN_BUDGET_MS = 2_000;
 
@@ -193,15 +239,29 @@ interface Question {
 interface Pending extends Question {
   readonly resolve: (matched: boolean) => void;
   readonly reject: (error: unknown) => void;
+  /** Gives back the draft's place among the caller's drafts in flight (once; see shared/slot.ts). */
+  readonly park: () => void;
 }
 
-const idleGuards: Guard[] = [];
+/** Idle workers, the most recently used last; each with the timer that retires it. */
+const idleGuards: { guard: Guard; retire?: NodeJS.Timeout }[] = [];
 let quickBusy = 0;
 let slowBusy = 0;
-/** Quick-lane tests waiting, by draft, in the order the drafts came; the front draft goes next. */
-const quickQueue = new Map<DeferralLedger, Pending[]>();
-const slowQueue: Pending[] = [];
+/** Workers alive (busy or idle) and the most at once, with the lanes' peaks: for the tests' bounds. */
+let live = 0;
+const peaks = { live: 0, quick: 0, slow: 0 };
+/** Tests waiting, by draft, in the order the drafts came; the front draft goes next. */
+type Line = Map<DeferralLedger, Pending[]>;
+const quickQueue: Line = new Map();
+const slowQueue: Line = new Map();
+/** Drafts a test of which ran past QUICK_MS: their further tests go straight to the slow lane. */
+const suspects = new WeakSet<DeferralLedger>();
 const TIMED_OUT = Symbol("timed out");
+
+/** The pool's bounds, its workers now and the most it ran at once (tests: it grows, within bounds). */
+export function patternPoolStats() {
+  return { maxQuick: MAX_QUICK, maxSlow: MAX_SLOW, live, idle: idleGuards.length, peaks: { ...peaks } };
+}
 
 /**
  * The next message on `port`, or TIMED_OUT after `timeoutMs`. The timer keeps the process alive while
@@ -220,39 +280,181 @@ function nextMessage(port: MessagePort, timeoutMs: number): Promise<unknown> {
   });
 }
 
-/** An idle worker, or a new one once it announced itself. */
-async function takeGuard(): Promise<Guard> {
-  const idle = idleGuards.pop();
-  if (idle) return idle;
+/** The CPU time a worker's thread has used, in ms, as the kernel counts it; undefined where it cannot be read. */
+function cpuOfGuard(guard: Guard): number | undefined {
+  if (!guard.tid) return undefined;
+  try {
+    const ns = Number(readFileSync(`/proc/self/task/${guard.tid}/schedstat`, "utf8").split(" ")[0]);
+    return Number.isFinite(ns) ? ns / 1e6 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How much longer than its CPU budget a test may take in wall time while its thread waits for a core
+ * (a backstop: a machine so loaded that a worker gets less than this share of a core).
+ */
+const WALL_BACKSTOP = 60;
+
+/**
+ * The next message on the worker's port, or TIMED_OUT once its thread has used `cpuMs` of CPU time
+ * since `cpuStart` (what cpuOfGuard read when the test was sent): a test is stopped or moved for the
+ * work it did, not for the time a loaded machine kept it waiting, so the lanes and the verdicts are
+ * the same idle and loaded. Where a thread's CPU time cannot be read, wall time since `wallStart`.
+ */
+async function nextMessageWithin(
+  guard: Guard,
+  cpuMs: number,
+  cpuStart: number | undefined,
+  wallStart: number,
+): Promise<unknown> {
+  for (;;) {
+    const used = cpuStart === undefined ? undefined : (cpuOfGuard(guard) ?? Number.NaN) - cpuStart;
+    const wall = performance.now() - wallStart;
+    const left =
+      used === undefined || Number.isNaN(used)
+        ? cpuMs - wall
+        : Math.min(cpuMs - used, cpuMs * WALL_BACKSTOP - wall);
+    if (left <= 0) return TIMED_OUT;
+    // A thread that waited for a core has used less than the wall time passed: it is looked at again
+    // after what it has left (at least a millisecond, so the loop never spins).
+    const reply = await nextMessage(guard.port, Math.max(1, left));
+    if (reply !== TIMED_OUT) return reply;
+  }
+}
+
+/** Stops a worker; one stopped past a time-out is replaced by a spare, started before it is needed. */
+function stop(guard: Guard, replace = false): void {
+  live -= 1;
+  void guard.worker.terminate();
+  if (replace) void spare();
+}
+
+/** A new worker, once it announced itself (and its thread id). */
+async function spawnReady(): Promise<Guard> {
   const guard = spawnGuard(true);
-  if ((await nextMessage(guard.port, START_TIMEOUT_MS)) === TIMED_OUT) {
-    void guard.worker.terminate();
+  live += 1;
+  peaks.live = Math.max(peaks.live, live);
+  const ready = await nextMessage(guard.port, START_TIMEOUT_MS);
+  if (ready === TIMED_OUT) {
+    stop(guard);
     throw new Error(`the pattern worker did not start within ${START_TIMEOUT_MS} ms`);
   }
+  guard.tid = Number((ready as { tid?: unknown }).tid) || 0;
   return guard;
 }
 
-/** The next quick-lane test, the drafts taking turns: the draft served goes to the back of the line. */
-function nextQuick(): Pending | undefined {
-  for (const [ledger, tests] of quickQueue) {
-    quickQueue.delete(ledger);
+/** The spare being started, if one is: a test that finds no idle worker waits for it before starting another. */
+let spareReady: Promise<void> | undefined;
+
+/**
+ * Starts a spare worker when a time-out stopped one and few are idle: a worker takes a loaded machine
+ * hundreds of milliseconds to start, which the next quick test would otherwise wait for.
+ */
+async function spare(): Promise<void> {
+  if (spareReady || idleGuards.length >= MIN_IDLE || live >= MAX_QUICK + MAX_SLOW) return;
+  spareReady = spawnReady().then(giveBack, () => {});
+  await spareReady;
+  spareReady = undefined;
+  dispatch();
+}
+
+/**
+ * The nice value of a slow-lane worker's thread (Linux sets it per thread): where the slow lane and the
+ * event loop share a core, the scheduler gives the core to the event loop. Budgets are CPU time, so a
+ * test run at this priority answers as it would at any other; it only takes longer in wall time. A
+ * thread's priority cannot be raised again without privileges, so such a worker stays in the slow lane.
+ */
+const SLOW_NICE = 10;
+
+/** Lowers the worker's thread to SLOW_NICE, where the platform allows it (elsewhere it stays as it was). */
+function lowerPriority(guard: Guard): void {
+  if (guard.niced) return;
+  guard.niced = true;
+  if (!guard.tid) return;
+  try {
+    setPriority(guard.tid, SLOW_NICE);
+  } catch {
+    // Not permitted, or not a thread id here: the worker runs at the process's priority.
+  }
+}
+
+/** An idle worker for the lane (a slow-lane one for a slow test, else any, lowered; never a lowered one for a quick test), the spare being started, or a new one. */
+async function takeGuard(slow: boolean): Promise<Guard> {
+  const pick = () => {
+    let at = -1;
+    for (let i = idleGuards.length - 1; i >= 0; i--) {
+      const niced = idleGuards[i]?.guard.niced === true;
+      if (niced === slow) {
+        at = i;
+        break;
+      }
+      if (slow && at < 0) at = i;
+    }
+    return at < 0 ? undefined : idleGuards.splice(at, 1)[0];
+  };
+  let idle = pick();
+  if (!idle && spareReady) {
+    await spareReady;
+    idle = pick();
+  }
+  const guard = idle ? idle.guard : await spawnReady();
+  if (idle) clearTimeout(idle.retire);
+  if (slow) lowerPriority(guard);
+  return guard;
+}
+
+/** A worker done with its test: kept for the next, and retired after a while if more than MIN_IDLE wait. */
+function giveBack(guard: Guard): void {
+  const entry: { guard: Guard; retire?: NodeJS.Timeout } = { guard };
+  if (idleGuards.length >= MIN_IDLE) {
+    entry.retire = setTimeout(() => {
+      const at = idleGuards.indexOf(entry);
+      if (at >= 0) {
+        idleGuards.splice(at, 1);
+        stop(guard);
+      }
+    }, IDLE_RETIRE_MS);
+    entry.retire.unref();
+  }
+  idleGuards.push(entry);
+}
+
+/** Puts `test` at the back of its draft's line in `queue` (the draft joins the back if it had none). */
+function enqueue(queue: Line, test: Pending): void {
+  const tests = queue.get(test.ledger);
+  if (tests) tests.push(test);
+  else queue.set(test.ledger, [test]);
+}
+
+/** The next test of `queue`, the drafts taking turns: the draft served goes to the back of the line. */
+function next(queue: Line): Pending | undefined {
+  for (const [ledger, tests] of queue) {
+    queue.delete(ledger);
     const test = tests.shift();
-    if (tests.length > 0) quickQueue.set(ledger, tests);
+    if (tests.length > 0) queue.set(ledger, tests);
     if (test) return test;
   }
   return undefined;
 }
 
-/** Starts what the free places allow. */
+/** Starts what the free places allow; a test whose draft is past its budget is refused, not run. */
 function dispatch(): void {
-  while (slowBusy < MAX_SLOW && slowQueue.length > 0) {
+  while (slowBusy < MAX_SLOW) {
+    const test = next(slowQueue);
+    if (!test) break;
+    if (!charge(test, 0)) continue;
     slowBusy += 1;
-    void runSlow(slowQueue.shift() as Pending);
+    peaks.slow = Math.max(peaks.slow, slowBusy);
+    void runSlow(test);
   }
   while (quickBusy < MAX_QUICK) {
-    const test = nextQuick();
+    const test = next(quickQueue);
     if (!test) break;
+    if (!charge(test, 0)) continue;
     quickBusy += 1;
+    peaks.quick = Math.max(peaks.quick, quickBusy);
     void runQuick(test);
   }
 }
@@ -294,41 +496,62 @@ function stopped(test: Pending): void {
   test.reject(new SchemaTooSlowError(test.pattern, test.text.length, test.budgetMs));
 }
 
+/** Queues `test` in the slow lane: its draft is a suspect, and gives up its place in flight meanwhile. */
+function toSlowLane(test: Pending): void {
+  suspects.add(test.ledger);
+  test.park();
+  enqueue(slowQueue, test);
+}
+
 async function runQuick(test: Pending): Promise<void> {
   let guard: Guard | undefined;
   let movedToSlow = false;
   try {
-    guard = await takeGuard();
+    guard = await takeGuard(false);
     const start = performance.now();
+    const cpuStart = cpuOfGuard(guard);
     guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
     const quickMs = Math.min(QUICK_MS, test.budgetMs);
-    let reply = await nextMessage(guard.port, quickMs);
+    let reply = await nextMessageWithin(guard, quickMs, cpuStart, start);
     if (reply !== TIMED_OUT) {
       if (charge(test, matchMs(reply, performance.now() - start))) settleWith(test, reply);
-      idleGuards.push(guard);
+      giveBack(guard);
       return;
     }
-    if (slowBusy < MAX_SLOW && slowQueue.length === 0) {
+    suspects.add(test.ledger);
+    if (slowBusy < MAX_SLOW && slowQueue.size === 0) {
       // A slow place is free: the test goes on in its worker, with what is left of its budget.
       movedToSlow = true;
+      lowerPriority(guard);
+      // It is a slow-lane worker now: an idle one goes, so the slow lane's workers stay within MAX_SLOW.
+      const spareSlow = idleGuards.findIndex((entry) => entry.guard.niced);
+      if (spareSlow >= 0) {
+        const [entry] = idleGuards.splice(spareSlow, 1);
+        if (entry) {
+          clearTimeout(entry.retire);
+          stop(entry.guard);
+        }
+      }
+      test.park();
       slowBusy += 1;
+      peaks.slow = Math.max(peaks.slow, slowBusy);
       quickBusy -= 1;
       dispatch();
-      reply = await nextMessage(guard.port, Math.max(0, test.budgetMs - quickMs));
+      reply = await nextMessageWithin(guard, test.budgetMs, cpuStart, start);
       const spent = performance.now() - start;
       if (reply === TIMED_OUT) {
-        void guard.worker.terminate();
-        charge(test, spent);
-        stopped(test);
+        stop(guard, true);
+        if (charge(test, spent)) stopped(test);
       } else {
         if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
-        idleGuards.push(guard);
+        giveBack(guard);
       }
       return;
     }
-    // Stopped here, and run again from its start, whole budget, when its turn in the slow lane comes.
-    void guard.worker.terminate();
-    if (charge(test, performance.now() - start)) slowQueue.push(test);
+    // Stopped here, and run again from its start, whole budget, when its turn in the slow lane comes;
+    // only that run is charged (it measures the whole match).
+    stop(guard, true);
+    toSlowLane(test);
   } catch (error) {
     test.reject(error);
   } finally {
@@ -340,18 +563,18 @@ async function runQuick(test: Pending): Promise<void> {
 
 async function runSlow(test: Pending): Promise<void> {
   try {
-    const guard = await takeGuard();
+    const guard = await takeGuard(true);
     const start = performance.now();
+    const cpuStart = cpuOfGuard(guard);
     guard.port.postMessage({ source: test.pattern, flags: test.flags, text: test.text });
-    const reply = await nextMessage(guard.port, test.budgetMs);
+    const reply = await nextMessageWithin(guard, test.budgetMs, cpuStart, start);
     const spent = performance.now() - start;
     if (reply === TIMED_OUT) {
-      void guard.worker.terminate();
-      charge(test, spent);
-      stopped(test);
+      stop(guard, true);
+      if (charge(test, spent)) stopped(test);
       return;
     }
-    idleGuards.push(guard);
+    giveBack(guard);
     if (charge(test, matchMs(reply, spent))) settleWith(test, reply);
   } catch (error) {
     test.reject(error);
@@ -363,15 +586,15 @@ async function runSlow(test: Pending): Promise<void> {
 
 /**
  * guardedTest's answer from the pool, awaited: the thread serves other work meanwhile. A draft already
- * past its budget is refused before its next test runs.
+ * past its budget is refused before its next test runs; a suspect's test goes to the slow lane.
  */
 function guardedTestOffThread(question: Question): Promise<boolean> {
+  const park = parkingSlot();
   return new Promise<boolean>((resolve, reject) => {
-    const test: Pending = { ...question, resolve, reject };
+    const test: Pending = { ...question, resolve, reject, park };
     if (!charge(test, 0)) return;
-    const tests = quickQueue.get(test.ledger);
-    if (tests) tests.push(test);
-    else quickQueue.set(test.ledger, [test]);
+    if (suspects.has(test.ledger)) toSlowLane(test);
+    else enqueue(quickQueue, test);
     dispatch();
   });
 }
