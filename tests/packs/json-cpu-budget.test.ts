@@ -12,10 +12,10 @@ import { readFixtures } from "../../scripts/schemastore-corpus.js";
 import type { Draft } from "../../shared/draft.js";
 import { inspectWithPack, inspectWithPackAsync, resolvePack } from "../../shared/engine.js";
 import { unfoldedEvaluations } from "../../shared/packs/json/cost.js";
-import { draftEvaluations } from "../../shared/packs/json/data-cost.js";
+import { draftEvaluations, isDraftCostGuarded } from "../../shared/packs/json/data-cost.js";
 import { compileJsonSchema, jsonPack } from "../../shared/packs/json/json.js";
 import { SchemaTooSlowError, TOO_SLOW } from "../../shared/packs/json/regex-guard.js";
-import { jsonThreadsStarted } from "../../shared/packs/json/thread.js";
+import { jsonThreadChecks } from "../../shared/packs/json/thread.js";
 import { PackRegistry } from "../../shared/registry.js";
 import { validateDraft } from "../../shared/validate.js";
 import { jsonLines, spawnCli } from "../helpers/run-cli.js";
@@ -67,18 +67,22 @@ describe("the hostile schema defeats the static guards", () => {
 });
 
 describe("a json draft checked on a thread", () => {
-  it("in place outside a deferral: a synchronous check starts no thread", () => {
-    const before = jsonThreadsStarted();
-    const report = inspectWithPack(resolvePack(jsonPack), benign(1)).report;
+  it("in place outside a deferral: a synchronous check sends nothing to a thread", () => {
+    const before = jsonThreadChecks();
+    const report = inspectWithPack(
+      resolvePack(jsonPack, { settings: { thread: "always" } }),
+      benign(1),
+    ).report;
     expect(report.passed).toBe(true);
-    expect(jsonThreadsStarted()).toBe(before);
+    expect(jsonThreadChecks()).toBe(before);
   });
 
   it("gives the verdicts, repairs, findings and scores of the check in place on the SchemaStore slice", async () => {
     const entries = readFixtures("tests/fixtures/json-schema-schemastore");
+    // `always`: every draft to the thread (by default these ordinary drafts are checked in place).
     const packs = {
-      lossless: resolvePack(jsonPack),
-      aggressive: resolvePack(jsonPack, { settings: { repair: "aggressive" } }),
+      lossless: resolvePack(jsonPack, { settings: { thread: "always" } }),
+      aggressive: resolvePack(jsonPack, { settings: { repair: "aggressive", thread: "always" } }),
     };
     let compared = 0;
     let repaired = 0;
@@ -93,14 +97,14 @@ describe("a json draft checked on a thread", () => {
             content: doc.content as Draft["content"],
             context: { schema: entry.schema },
           };
-          const started = jsonThreadsStarted();
+          const sent = jsonThreadChecks();
           const inPlace = inspectWithPack(resolved, draft);
           const onThread = await inspectWithPackAsync(resolved, draft);
+          expect(jsonThreadChecks()).toBe(sent + 1);
           expect(onThread.report, draft.id).toEqual(inPlace.report);
           expect(onThread.draft, draft.id).toEqual(inPlace.draft);
           // Nothing repaired: the draft kept as it came, the same object.
           if (inPlace.draft === draft) expect(onThread.draft).toBe(draft);
-          expect(jsonThreadsStarted()).toBeGreaterThanOrEqual(started);
           compared += 1;
           if (inPlace.report.repairs.length > 0) repaired += 1;
           if (!inPlace.report.passed) failing += 1;
@@ -110,11 +114,43 @@ describe("a json draft checked on a thread", () => {
     expect(compared).toBeGreaterThan(100);
     expect(repaired).toBeGreaterThan(10);
     expect(failing).toBeGreaterThan(10);
-    expect(jsonThreadsStarted()).toBeGreaterThan(0);
   }, 120_000);
 
-  it("reports an unusable schema and a missing one as in place", async () => {
+  it("by default keeps ordinary drafts in place and sends the risky ones: a recursive schema, a large schema over large content", async () => {
     const resolved = resolvePack(jsonPack);
+    const sentFor = async (draft: Draft) => {
+      const sent = jsonThreadChecks();
+      await inspectWithPackAsync(resolved, draft).catch(() => undefined);
+      return jsonThreadChecks() - sent;
+    };
+    // The slice's recursive schemas go (data-cost.ts counts their drafts), the others stay.
+    let inPlace = 0;
+    for (const entry of readFixtures("tests/fixtures/json-schema-schemastore")) {
+      const doc = entry.valid[0];
+      const lookup = compileJsonSchema(entry.schema);
+      if (!doc || !lookup.ok) continue;
+      const draft: Draft = { id: entry.name, kind: "json", content: doc.content as Draft["content"] };
+      const sent = await sentFor({ ...draft, context: { schema: entry.schema } });
+      expect(sent, entry.name).toBe(isDraftCostGuarded(lookup.schema) ? 1 : 0);
+      if (sent === 0) inPlace += 1;
+    }
+    expect(inPlace).toBeGreaterThanOrEqual(3);
+    expect(await sentFor(benign(1))).toBe(0);
+    const tree = {
+      type: "object",
+      properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#" } } },
+    };
+    expect(
+      await sentFor({ id: "tree", kind: "json", context: { schema: tree }, content: { name: "a" } }),
+    ).toBe(1);
+    const large: Draft = { id: "large", kind: "json", context: { schema: slowSchema }, content: [row(1)] };
+    // 74 KB of schema over one small item stays; over 2,000 items it goes.
+    expect(await sentFor(large)).toBe(0);
+    expect(await sentFor({ ...large, content: Array.from({ length: 2000 }, () => row(1)) })).toBe(1);
+  }, 60_000);
+
+  it("reports an unusable schema and a missing one as in place", async () => {
+    const resolved = resolvePack(jsonPack, { settings: { thread: "always" } });
     const bad: Draft = { id: "bad", kind: "json", content: {}, context: { schema: { type: "nope" } } };
     const inPlace = (() => {
       try {
@@ -141,7 +177,10 @@ describe("a json draft checked on a thread", () => {
       context: { schema: { type: "string", pattern: "^(?=1)(\\w|\\d)+$" } },
       content: `${"1".repeat(40)}!`,
     };
-    const error = await inspectWithPackAsync(resolvePack(jsonPack), draft).catch((e: unknown) => e);
+    const resolved = resolvePack(jsonPack, { settings: { thread: "always" } });
+    const sent = jsonThreadChecks();
+    const error = await inspectWithPackAsync(resolved, draft).catch((e: unknown) => e);
+    expect(jsonThreadChecks()).toBe(sent + 1);
     expect(error).toBeInstanceOf(SchemaTooSlowError);
     expect((error as Error).message).toMatch(new RegExp(`^${TOO_SLOW}: the pattern`));
   }, 60_000);
@@ -151,8 +190,6 @@ describe("a schema slow on every value beside benign drafts", () => {
   it("validateDraft: the slow draft alone ends invalid_schema too_slow (CPU time), after the benign ones, which end as alone", async () => {
     const registry = new PackRegistry({ packs: { json: { settings: { cpuBudgetMs: 500 } } } });
     const resolved = resolvePack(jsonPack, { settings: { cpuBudgetMs: 500 } });
-    // Both places of the pool started, so that no draft below waits for a thread to load.
-    await Promise.all([benign(1), benign(2)].map((d) => validateDraft(d, { registry })));
     const order: string[] = [];
     const hostile: Draft = {
       id: "slow",
@@ -189,8 +226,12 @@ describe("a schema slow on every value beside benign drafts", () => {
     settled.forEach((report, i) => {
       expect(report).toEqual(inspectWithPack(resolved, drafts[i] as Draft).report);
     });
-    // The thread that was stopped is replaced: the next draft is checked as usual.
-    expect((await validateDraft(benign(3), { registry })).passed).toBe(true);
+    // The thread that was stopped is replaced: the next draft sent to a thread is checked as usual.
+    const sent = jsonThreadChecks();
+    const tree = { type: "array", items: { anyOf: [{ type: "integer" }, { $ref: "#" }] } };
+    const nested: Draft = { id: "nested", kind: "json", context: { schema: tree }, content: [1, [2, [3]]] };
+    expect((await validateDraft(nested, { registry })).passed).toBe(true);
+    expect(jsonThreadChecks()).toBe(sent + 1);
   }, 120_000);
 
   it("redraft run (the built bin, --config cpuBudgetMs): the slow draft ends rejected too_slow, the benign ones validated / needs_manual_review", async () => {

@@ -65,6 +65,11 @@ const JsonSettingsSchema = z.object({
    * `invalid_schema` / `too_slow`; DEFAULT_JSON_CPU_BUDGET_MS when absent.
    */
   cpuBudgetMs: z.number().int().min(10).max(600_000).optional(),
+  /**
+   * Which drafts are checked on a thread under that budget: `auto` (the default) those whose schema is
+   * recursive or whose schema and content are large together, `always` every one (thread.ts).
+   */
+  thread: z.enum(["auto", "always"]).optional(),
 });
 type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
@@ -89,7 +94,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   check({ draft, content, settings }) {
     // Inside a deferral the outcome comes from a thread (thread.ts): the content is the draft's as it
     // came (the report's beforeRepair) or as the thread repaired it.
-    const outcome = threadOutcome(draft, settings);
+    const outcome = threadOutcome(draft, settings, () => draftSchema(draft, settings));
     if (outcome) {
       if (content === outcome.content) return outcome.findings;
       if (content === draft.content && outcome.before) return outcome.before;
@@ -128,13 +133,13 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
   settingsSchema: JsonSettingsSchema,
   rules: [jsonSchemaRule],
   repair({ draft, content, settings }) {
-    const outcome = threadOutcome(draft, settings);
+    const outcome = threadOutcome(draft, settings, () => draftSchema(draft, settings));
     if (outcome && content === draft.content) return { content: outcome.content, repairs: outcome.repairs };
     const schema = draftSchema(draft, settings);
     return schema ? schema.repair(content, { mode: settings.repair }) : { content, repairs: [] };
   },
   scoreUnits({ draft, content, settings }) {
-    const units = threadOutcome(draft, settings);
+    const units = threadOutcome(draft, settings, () => draftSchema(draft, settings));
     if (units?.units !== undefined && content === units.content) return units.units;
     return draftSchema(draft, settings)?.units(content) ?? 1;
   },

@@ -29,9 +29,11 @@ import { DEFAULT_JSON_CPU_BUDGET_MS } from "../../loop-settings.js";
 import type { Finding } from "../../pack.js";
 import { compileJsonSchema, RegisteredSchemas } from "./compile.js";
 import type { CompiledJsonSchema } from "./compiled.js";
+import { isDraftCostGuarded } from "./data-cost.js";
 import { isPlainData } from "./plain.js";
 import { SchemaTooSlowError, TOO_SLOW } from "./regex-guard.js";
 import type { RepairMode } from "./repair.js";
+import { isRecord } from "./util.js";
 
 /** What the json pack's hooks answer for one draft, computed at once (in place or on a thread). */
 export interface JsonOutcome {
@@ -157,11 +159,11 @@ interface JsonThread {
   idleCpu: number;
 }
 
-let started = 0;
+let checks = 0;
 
-/** How many json threads were started so far (one per pool place, plus one after each that was stopped): tests. */
-export function jsonThreadsStarted(): number {
-  return started;
+/** How many drafts' checks were sent to a thread so far (tests, the bench). */
+export function jsonThreadChecks(): number {
+  return checks;
 }
 
 /** The next message of `worker`, or undefined when it exits or fails first. */
@@ -199,7 +201,6 @@ async function startThread(): Promise<JsonThread> {
   // A thread that fails says so by exiting (nextReply); unheard, its error would be the process's.
   worker.on("error", () => {});
   worker.unref();
-  started += 1;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), THREAD_START_MS);
@@ -263,6 +264,7 @@ async function onThread(
     worker.ref();
     const replied = nextReply(worker);
     worker.postMessage(job);
+    checks += 1;
     const start = performance.now();
     const stopped = new Promise<Error>((resolve) => {
       watch = setInterval(() => {
@@ -303,8 +305,8 @@ async function onThread(
 
 // ---- the host's side: one question per draft's check --------------------------------------------
 
-/** The question each draft asks, by draft object: the same object in every round of its check. */
-const questionKeys = new WeakMap<object, string>();
+/** The question each draft asks, by draft object (the same in every round of its check); null: checked in place. */
+const questionKeys = new WeakMap<object, string | null>();
 let questions = 0;
 
 /** What the json pack's settings say that the thread needs. */
@@ -312,29 +314,99 @@ interface ThreadSettings {
   readonly repair: RepairMode;
   readonly schemas?: readonly unknown[] | undefined;
   readonly cpuBudgetMs?: number | undefined;
+  readonly thread?: "auto" | "always" | undefined;
 }
+
+/** The outcomes of repaired checks, by the content the thread repaired (answered for the repaired draft too). */
+const repairedBy = new WeakMap<object, JsonOutcome>();
 
 /** Registered schemas' text, by the settings' array (serialized once per configuration). */
 const registeredTexts = new WeakMap<readonly unknown[], string>();
 
 /**
- * The draft's outcome computed on a thread, when the check runs inside a deferral; undefined otherwise
- * (no deferral, no schema, content that is not plain JSON data): the hooks then check in place. In the
- * first round of the deferral the answer is provisional (nothing repaired, nothing found), and that
- * round's result is thrown away.
+ * The product of the schema's and the content's weights (about their JSON sizes in bytes) up to which a
+ * check whose schema is not recursive stays in place. Without recursion (and with an unfolded size under
+ * data-cost.ts's GUARDED_UNFOLDED) Ajv's work is about the schema applied once to each value, so this
+ * product bounds it: the SchemaStore slice's drafts and the bench's (12 KB schema, 6 KB records) are far
+ * under it; a 74 KB enum over 300 KB of items (4 s in place) is far over.
  */
-export function threadOutcome(draft: Draft, settings: ThreadSettings): JsonOutcome | undefined {
+const IN_PLACE_WORK = 2 ** 27;
+/** A value's weight counted up to here at most (the walk stops). */
+const MAX_WEIGHT = 2 ** 27;
+
+/** About the value's JSON size: 8 per value, plus each string's and key's length; stops past `limit`. */
+function weightOf(value: unknown, limit: number): number {
+  let weight = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && weight <= limit) {
+    const v = stack.pop();
+    weight += 8;
+    if (typeof v === "string") weight += v.length;
+    else if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else if (typeof v === "object" && v !== null) {
+      for (const [key, item] of Object.entries(v)) {
+        weight += key.length;
+        stack.push(item);
+      }
+    }
+  }
+  return weight;
+}
+
+/** Schema weights by schema object (a schema object is treated as immutable once compiled). */
+const schemaWeights = new WeakMap<object, number>();
+
+/**
+ * Whether the draft's check may take more than an ordinary draft's: its schema's work can grow faster
+ * than the data (recursive, or a large unfolded size: data-cost.ts guards it), or its schema and content
+ * together are large. Only these leave the validating thread, so an ordinary draft pays no round trip.
+ */
+function riskyDraft(compiled: CompiledJsonSchema | undefined, schema: object, content: unknown): boolean {
+  if (!compiled) return false;
+  if (isDraftCostGuarded(compiled)) return true;
+  let schemaWeight = schemaWeights.get(schema);
+  if (schemaWeight === undefined) {
+    schemaWeight = weightOf(schema, MAX_WEIGHT);
+    schemaWeights.set(schema, schemaWeight);
+  }
+  return schemaWeight * weightOf(content, Math.ceil(IN_PLACE_WORK / schemaWeight)) > IN_PLACE_WORK;
+}
+
+/**
+ * The draft's outcome computed on a thread, when the check runs inside a deferral and may be costly
+ * (`riskyDraft`, or the pack's `thread` setting is `always`); undefined otherwise (no deferral, no schema, an
+ * ordinary draft, content that is not plain JSON data): the hooks then check in place. `compiled` is the
+ * draft's schema compiled in place (cached: the validate step compiles it there first, to refuse an
+ * unusable one before the run starts). In the first round of the deferral the answer is provisional
+ * (nothing repaired, nothing found), and that round's result is thrown away.
+ */
+export function threadOutcome(
+  draft: Draft,
+  settings: ThreadSettings,
+  compiled: () => CompiledJsonSchema | undefined,
+): JsonOutcome | undefined {
   const deferral = activeDeferral();
   if (!deferral) return undefined;
+  // The repaired draft the engine checks next (a new object each round, around the thread's content).
+  const content = draft.content;
+  if (typeof content === "object" && content !== null) {
+    const known = repairedBy.get(content);
+    if (known) return known;
+  }
   const schema = draft.context?.schema;
-  if (schema === undefined || schema === null || !isPlainData(schema) || !isPlainData(draft.content))
-    return undefined;
+  if (schema === undefined || schema === null) return undefined;
   let key = questionKeys.get(draft);
   if (key === undefined) {
-    questions += 1;
-    key = `json-thread\u0000${questions}`;
+    // Decided once per draft object (its hooks ask again in every round, and once per content they see).
+    key = null;
+    if (settings.thread === "always" || (isRecord(schema) && riskyDraft(compiled(), schema, draft.content)))
+      if (isPlainData(schema) && isPlainData(draft.content)) {
+        questions += 1;
+        key = `json-thread\u0000${questions}`;
+      }
     questionKeys.set(draft, key);
   }
+  if (key === null) return undefined;
   const provisional: JsonOutcome = { content: draft.content, repairs: [], findings: [] };
   return deferral.answer(key, () => ask(draft, schema, settings), provisional);
 }
@@ -357,7 +429,10 @@ async function ask(draft: Draft, schema: unknown, settings: ThreadSettings): Pro
   };
   const outcome = await onThread(job, settings.cpuBudgetMs ?? DEFAULT_JSON_CPU_BUDGET_MS);
   // Nothing repaired: the draft's own content, as in place (the engine keeps the draft as it is).
-  return outcome.repairs.length > 0 ? (outcome as JsonOutcome) : { ...outcome, content: draft.content };
+  if (outcome.repairs.length === 0) return { ...outcome, content: draft.content };
+  if (typeof outcome.content === "object" && outcome.content !== null)
+    repairedBy.set(outcome.content, outcome as JsonOutcome);
+  return outcome as JsonOutcome;
 }
 
 if (!isMainThread && parentPort && (workerData as Record<string, unknown> | null)?.[THREAD_FLAG] === true) {
