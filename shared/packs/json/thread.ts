@@ -29,11 +29,9 @@ import { DEFAULT_JSON_CPU_BUDGET_MS } from "../../loop-settings.js";
 import type { Finding } from "../../pack.js";
 import { compileJsonSchema, RegisteredSchemas } from "./compile.js";
 import type { CompiledJsonSchema } from "./compiled.js";
-import { isDraftCostGuarded } from "./data-cost.js";
-import { isPlainData } from "./plain.js";
+import { draftEvaluations, isDraftCostGuarded } from "./data-cost.js";
 import { SchemaTooSlowError, TOO_SLOW } from "./regex-guard.js";
 import type { RepairMode } from "./repair.js";
-import { isRecord } from "./util.js";
 
 /** What the json pack's hooks answer for one draft, computed at once (in place or on a thread). */
 export interface JsonOutcome {
@@ -333,6 +331,11 @@ const registeredTexts = new WeakMap<readonly unknown[], string>();
 const IN_PLACE_WORK = 2 ** 27;
 /** A value's weight counted up to here at most (the walk stops). */
 const MAX_WEIGHT = 2 ** 27;
+/**
+ * Sub-schema evaluations (data-cost.ts's count) up to which a recursive schema's draft stays in place:
+ * Ajv runs ten to forty million a second, so about ten milliseconds at most (an ordinary tree: thousands).
+ */
+const IN_PLACE_EVALUATIONS = 200_000;
 
 /** About the value's JSON size: 8 per value, plus each string's and key's length; stops past `limit`. */
 function weightOf(value: unknown, limit: number): number {
@@ -344,30 +347,67 @@ function weightOf(value: unknown, limit: number): number {
     if (typeof v === "string") weight += v.length;
     else if (Array.isArray(v)) for (const item of v) stack.push(item);
     else if (typeof v === "object" && v !== null) {
-      for (const [key, item] of Object.entries(v)) {
+      const record = v as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
         weight += key.length;
-        stack.push(item);
+        stack.push(record[key]);
       }
     }
   }
   return weight;
 }
 
-/** Schema weights by schema object (a schema object is treated as immutable once compiled). */
-const schemaWeights = new WeakMap<object, number>();
+/** Values walked at most by clonesAsItself: far past what a draft within its size limit holds (a cycle stops there). */
+const MAX_CLONED_VALUES = 20_000_000;
 
 /**
- * Whether the draft's check may take more than an ordinary draft's: its schema's work can grow faster
- * than the data (recursive, or a large unfolded size: data-cost.ts guards it), or its schema and content
- * together are large. Only these leave the validating thread, so an ordinary draft pays no round trip.
+ * Whether the structured clone the thread receives is the same JSON data: only JSON values, objects with
+ * Object.prototype or null as prototype, arrays with Array.prototype (what JSON.parse makes). Anything
+ * else (a getter's object, a class instance) is checked in place, where Ajv sees it as it is.
  */
-function riskyDraft(compiled: CompiledJsonSchema | undefined, schema: object, content: unknown): boolean {
+function clonesAsItself(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  for (let seen = 0; stack.length > 0; seen++) {
+    if (seen > MAX_CLONED_VALUES) return false;
+    const v = stack.pop();
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false;
+      continue;
+    }
+    if (typeof v !== "object") return false;
+    const proto = Object.getPrototypeOf(v);
+    if (Array.isArray(v)) {
+      if (proto !== Array.prototype) return false;
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else {
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = v as Record<string, unknown>;
+      for (const key of Object.keys(record)) stack.push(record[key]);
+    }
+  }
+  return true;
+}
+
+/** Schema weights by compiled schema (the same for every draft carrying an equal schema: compile.ts's cache). */
+const schemaWeights = new WeakMap<CompiledJsonSchema, number>();
+
+/**
+ * Whether the draft's check may take more than an ordinary draft's: its schema is recursive (or large
+ * unfolded: data-cost.ts counts its drafts) and this content costs more than IN_PLACE_EVALUATIONS
+ * evaluations, or the schema and the content are large together (each evaluation may compare, match or
+ * walk the schema's values: an enum, a const, a format). Only these leave the validating thread, so an
+ * ordinary draft pays no round trip.
+ */
+function riskyDraft(compiled: CompiledJsonSchema | undefined, content: unknown): boolean {
   if (!compiled) return false;
-  if (isDraftCostGuarded(compiled)) return true;
-  let schemaWeight = schemaWeights.get(schema);
+  if (isDraftCostGuarded(compiled) && draftEvaluations(compiled, content, IN_PLACE_EVALUATIONS) === undefined)
+    return true;
+  let schemaWeight = schemaWeights.get(compiled);
   if (schemaWeight === undefined) {
-    schemaWeight = weightOf(schema, MAX_WEIGHT);
-    schemaWeights.set(schema, schemaWeight);
+    schemaWeight = weightOf(compiled.schema, MAX_WEIGHT);
+    schemaWeights.set(compiled, schemaWeight);
   }
   return schemaWeight * weightOf(content, Math.ceil(IN_PLACE_WORK / schemaWeight)) > IN_PLACE_WORK;
 }
@@ -399,8 +439,8 @@ export function threadOutcome(
   if (key === undefined) {
     // Decided once per draft object (its hooks ask again in every round, and once per content they see).
     key = null;
-    if (settings.thread === "always" || (isRecord(schema) && riskyDraft(compiled(), schema, draft.content)))
-      if (isPlainData(schema) && isPlainData(draft.content)) {
+    if (settings.thread === "always" || riskyDraft(compiled(), draft.content))
+      if (clonesAsItself(schema) && clonesAsItself(draft.content)) {
         questions += 1;
         key = `json-thread\u0000${questions}`;
       }
