@@ -14,7 +14,7 @@ import { compileJsonSchema, RegisteredSchemas } from "./compile.js";
 import type { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./ids.js";
 import { REPAIR_MODES } from "./repair.js";
-import { ruleFindings, threadOutcome } from "./thread.js";
+import { repairedInPlace, ruleFindings, threadOutcome } from "./thread.js";
 
 export { dialectOf } from "./ajv.js";
 export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./compile.js";
@@ -136,7 +136,10 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
     const outcome = threadOutcome(draft, settings, () => draftSchema(draft, settings));
     if (outcome && content === draft.content) return { content: outcome.content, repairs: outcome.repairs };
     const schema = draftSchema(draft, settings);
-    return schema ? schema.repair(content, { mode: settings.repair }) : { content, repairs: [] };
+    if (!schema) return { content, repairs: [] };
+    const repaired = schema.repair(content, { mode: settings.repair });
+    if (repaired.repairs.length > 0) repairedInPlace(draft, repaired.content);
+    return repaired;
   },
   scoreUnits({ draft, content, settings }) {
     const units = threadOutcome(draft, settings, () => draftSchema(draft, settings));

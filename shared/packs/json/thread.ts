@@ -315,8 +315,19 @@ interface ThreadSettings {
   readonly thread?: "auto" | "always" | undefined;
 }
 
-/** The outcomes of repaired checks, by the content the thread repaired (answered for the repaired draft too). */
-const repairedBy = new WeakMap<object, JsonOutcome>();
+/**
+ * The outcomes of repaired checks, by the content the thread repaired (answered for the repaired draft
+ * too), or IN_PLACE for the content a draft checked in place was repaired to (repair only removes, so
+ * its repaired draft is no costlier: not weighed again).
+ */
+const IN_PLACE = Symbol("in place");
+const repairedBy = new WeakMap<object, JsonOutcome | typeof IN_PLACE>();
+
+/** Notes that `repaired` is the in-place repair of `draft`'s content: its repaired draft stays in place too. */
+export function repairedInPlace(draft: Draft, repaired: unknown): void {
+  if (questionKeys.get(draft) === null && typeof repaired === "object" && repaired !== null)
+    repairedBy.set(repaired, IN_PLACE);
+}
 
 /** Registered schemas' text, by the settings' array (serialized once per configuration). */
 const registeredTexts = new WeakMap<readonly unknown[], string>();
@@ -427,11 +438,11 @@ export function threadOutcome(
 ): JsonOutcome | undefined {
   const deferral = activeDeferral();
   if (!deferral) return undefined;
-  // The repaired draft the engine checks next (a new object each round, around the thread's content).
+  // The repaired draft the engine checks next (a new object each round, around the repaired content).
   const content = draft.content;
   if (typeof content === "object" && content !== null) {
     const known = repairedBy.get(content);
-    if (known) return known;
+    if (known) return known === IN_PLACE ? undefined : known;
   }
   const schema = draft.context?.schema;
   if (schema === undefined || schema === null) return undefined;
