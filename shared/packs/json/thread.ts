@@ -7,16 +7,18 @@
  * not what one evaluation costs: a `format` over a long string, `uniqueItems` or a long `const` over large
  * data, a huge `enum`, many keywords on every element. Ajv's code cannot be interrupted, and on the
  * validating thread nothing else runs while it does. So inside a deferral (shared/deferred.ts: how the
- * validate and revalidate steps check a draft) the json pack does not check in place: it asks one question,
- * "this draft's outcome", which a thread of a small pool answers while the event loop serves other drafts.
+ * validate and revalidate steps check a draft) the json pack does not check a draft that may be costly
+ * in place (`riskyDraft`: a recursive schema counting many evaluations on it, or a large schema over
+ * large content; every draft with the pack's `thread: "always"`): it asks one question, "this draft's
+ * outcome", which a thread of a small pool answers while the event loop serves other drafts.
  * The host reads the thread's CPU time (`worker.cpuUsage()`, the kernel's count for that thread: the same
  * idle and loaded) while the check runs; past the budget (the json pack's `cpuBudgetMs`, default
  * DEFAULT_JSON_CPU_BUDGET_MS) the thread is terminated and the draft alone is rejected `invalid_schema`
  * (`too_slow`). The thread's patterns take the regex guard's in-place path (no deferral there), so they
  * are guarded as on the validating thread.
  *
- * Outside a deferral (a synchronous caller: `inspectWithPack`, the CLI's `schema` commands) the check
- * runs in place, as before. The verdicts are the same: the thread runs the same code on a structured
+ * Outside a deferral (a synchronous caller: `inspectWithPack`, the CLI's `schema` commands), and for an
+ * ordinary draft (no round trip between threads to pay), the check runs in place, as before. The verdicts are the same: the thread runs the same code on a structured
  * clone of the content (plain JSON data only: anything else is checked in place).
  */
 import { createRequire } from "node:module";
@@ -264,11 +266,16 @@ async function onThread(
     worker.postMessage(job);
     checks += 1;
     const start = performance.now();
+    // The thread's CPU time since its last job, as the kernel counts it; a Node 22 older than 22.19 has
+    // no worker.cpuUsage(): wall-clock time then (an upper bound of it).
+    const spent =
+      typeof worker.cpuUsage === "function"
+        ? () => worker.cpuUsage().then((usage) => (usage.user + usage.system - thread.idleCpu) / 1000)
+        : () => Promise.resolve(performance.now() - start);
     const stopped = new Promise<Error>((resolve) => {
       watch = setInterval(() => {
-        void worker.cpuUsage().then(
-          (usage) => {
-            const spentMs = (usage.user + usage.system - thread.idleCpu) / 1000;
+        void spent().then(
+          (spentMs) => {
             if (spentMs > budgetMs) resolve(tooSlow(budgetMs, "CPU time"));
             else if (performance.now() - start > budgetMs * WALL_FACTOR)
               resolve(tooSlow(budgetMs * WALL_FACTOR, "wall-clock time (waiting on its patterns)"));
