@@ -247,6 +247,28 @@ describe("a schema slow on every value beside benign drafts", () => {
     expect(jsonThreadChecks()).toBe(sent + 1);
   }, 120_000);
 
+  it("three slow drafts at once (more than the pool's two threads): each ends too_slow, the benign ones as alone", async () => {
+    const registry = new PackRegistry({ packs: { json: { settings: { cpuBudgetMs: 300 } } } });
+    const resolved = resolvePack(jsonPack, { settings: { cpuBudgetMs: 300 } });
+    const hostile = (i: number): Draft => ({
+      id: `slow-${i}`,
+      kind: "json",
+      context: { schema: slowSchema },
+      content: slowContent(),
+    });
+    const drafts = [hostile(0), benign(1), hostile(1), benign(2), hostile(2), benign(3)];
+    const outcomes = await Promise.all(
+      drafts.map((d) => validateDraft(d, { registry }).catch((error: Error) => error)),
+    );
+    outcomes.forEach((outcome, i) => {
+      const draft = drafts[i] as Draft;
+      if (draft.id.startsWith("slow")) {
+        expect(outcome, draft.id).toBeInstanceOf(SchemaTooSlowError);
+        expect((outcome as Error).message).toContain("ms of CPU time");
+      } else expect(outcome, draft.id).toEqual(inspectWithPack(resolved, draft).report);
+    });
+  }, 120_000);
+
   it("redraft run (the built bin, --config cpuBudgetMs): the slow draft ends rejected too_slow, the benign ones validated / needs_manual_review", async () => {
     const drafts = [
       { id: "slow", kind: "json", context: { schema: slowSchema }, content: slowContent() },
