@@ -100,3 +100,11 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
 
 /** How long a run's model work may wait for a slot, counted from the execution's start. */
 export const DEFAULT_RUN_DEADLINE_HOURS = 24;
+
+/**
+ * CPU time one json draft's check (compile, repair, Ajv, findings) may take on its thread before it is
+ * stopped and the draft rejected `invalid_schema` / `too_slow` (shared/packs/json/thread.ts); the json
+ * pack's `cpuBudgetMs` setting overrides it. Ordinary drafts take well under a millisecond, the
+ * data-cost budget's 20 million evaluations about half a second to two seconds.
+ */
+export const DEFAULT_JSON_CPU_BUDGET_MS = 2_000;

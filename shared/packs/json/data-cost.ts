@@ -69,6 +69,11 @@ export function guardDraftCost(compiled: CompiledJsonSchema, dialect: JsonSchema
   guarded.set(compiled, { views: new SchemaViews(compiled.schema, dialect), plans: new WeakMap() });
 }
 
+/** Whether drafts of `compiled` are counted: a schema whose work can grow faster than its data (thread.ts sends them off the thread). */
+export function isDraftCostGuarded(compiled: CompiledJsonSchema): boolean {
+  return guarded.has(compiled);
+}
+
 /**
  * The evaluations checking `content` against a guarded schema may take, or undefined once past `limit`;
  * 0 for a schema that is not guarded (nothing is walked).

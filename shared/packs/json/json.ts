@@ -14,6 +14,7 @@ import { compileJsonSchema, RegisteredSchemas } from "./compile.js";
 import type { CompiledJsonSchema } from "./compiled.js";
 import { JSON_RULE_IDS, OMIT_OPTIONAL_RULE } from "./ids.js";
 import { REPAIR_MODES } from "./repair.js";
+import { repairedInPlace, ruleFindings, threadOutcome } from "./thread.js";
 
 export { dialectOf } from "./ajv.js";
 export { clearJsonSchemaCache, compileJsonSchema, jsonSchemaCacheStats } from "./compile.js";
@@ -59,6 +60,16 @@ const JsonSettingsSchema = z.object({
         ctx.addIssue({ code: "custom", message: (error as Error).message });
       }
     }),
+  /**
+   * CPU milliseconds one draft's check may take on its thread (thread.ts) before the draft is rejected
+   * `invalid_schema` / `too_slow`; DEFAULT_JSON_CPU_BUDGET_MS when absent.
+   */
+  cpuBudgetMs: z.number().int().min(10).max(600_000).optional(),
+  /**
+   * Which drafts are checked on a thread under that budget: `auto` (the default) those whose schema is
+   * recursive or whose schema and content are large together, `always` every one (thread.ts).
+   */
+  thread: z.enum(["auto", "always"]).optional(),
 });
 type JsonSettings = z.infer<typeof JsonSettingsSchema>;
 
@@ -81,6 +92,13 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
   severity: "error",
   source: "schema",
   check({ draft, content, settings }) {
+    // Inside a deferral the outcome comes from a thread (thread.ts): the content is the draft's as it
+    // came (the report's beforeRepair) or as the thread repaired it.
+    const outcome = threadOutcome(draft, settings, () => draftSchema(draft, settings));
+    if (outcome) {
+      if (content === outcome.content) return outcome.findings;
+      if (content === draft.content && outcome.before) return outcome.before;
+    }
     const schema = draftSchema(draft, settings);
     if (!schema) {
       return [
@@ -92,12 +110,7 @@ const jsonSchemaRule: Rule<unknown, JsonSettings> = {
         },
       ];
     }
-    const findings = schema.findings(content);
-    // Where repair ran but stepped aside, and what the schema asks for that is not checked, the report
-    // says (info: neither changes a verdict or a score).
-    const notes = settings.repair !== "off" && findings.length > 0 ? schema.repairNotes(content) : [];
-    const warnings = schema.warnings.length > 0 ? schema.warningFindings() : [];
-    return notes.length + warnings.length > 0 ? [...findings, ...notes, ...warnings] : findings;
+    return ruleFindings(schema, content, settings.repair);
   },
 };
 
@@ -120,10 +133,17 @@ export const jsonPack: Pack<unknown, JsonSettings> = {
   settingsSchema: JsonSettingsSchema,
   rules: [jsonSchemaRule],
   repair({ draft, content, settings }) {
+    const outcome = threadOutcome(draft, settings, () => draftSchema(draft, settings));
+    if (outcome && content === draft.content) return { content: outcome.content, repairs: outcome.repairs };
     const schema = draftSchema(draft, settings);
-    return schema ? schema.repair(content, { mode: settings.repair }) : { content, repairs: [] };
+    if (!schema) return { content, repairs: [] };
+    const repaired = schema.repair(content, { mode: settings.repair });
+    if (repaired.repairs.length > 0) repairedInPlace(draft, repaired.content);
+    return repaired;
   },
   scoreUnits({ draft, content, settings }) {
+    const units = threadOutcome(draft, settings, () => draftSchema(draft, settings));
+    if (units?.units !== undefined && content === units.content) return units.units;
     return draftSchema(draft, settings)?.units(content) ?? 1;
   },
   score(ctx, violations) {
