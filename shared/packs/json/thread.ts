@@ -14,8 +14,8 @@
  * The host reads the thread's CPU time (`worker.cpuUsage()`, the kernel's count for that thread: the same
  * idle and loaded) while the check runs; past the budget (the json pack's `cpuBudgetMs`, default
  * DEFAULT_JSON_CPU_BUDGET_MS) the thread is terminated and the draft alone is rejected `invalid_schema`
- * (`too_slow`). The thread's patterns take the regex guard's in-place path (no deferral there), so they
- * are guarded as on the validating thread.
+ * (`too_slow`). The thread checks inside a deferral of its own, so its patterns go to its own pattern pool,
+ * each within its budget and the draft within its budget for all of them, as on the validating thread.
  *
  * Outside a deferral (a synchronous caller: `inspectWithPack`, the CLI's `schema` commands), and for an
  * ordinary draft (no round trip between threads to pay), the check runs in place, as before. The verdicts are the same: the thread runs the same code on a structured
@@ -24,7 +24,7 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
-import { activeDeferral } from "../../deferred.js";
+import { activeDeferral, withDeferral } from "../../deferred.js";
 import type { Draft, Repair } from "../../draft.js";
 import { InvalidSchemaError } from "../../errors.js";
 import { DEFAULT_JSON_CPU_BUDGET_MS } from "../../loop-settings.js";
@@ -137,18 +137,25 @@ function serveThread(port: MessagePort): void {
   const parsed = new Map<string, unknown>();
   const registeredSets = new Map<string, RegisteredSchemas>();
   port.on("message", (job: Job) => {
-    let reply: Reply;
-    try {
-      reply = { type: "done", outcome: outcomeOf(job, parsed, registeredSets), cpu: threadCpuMicros() };
-    } catch (error) {
-      const e = error instanceof Error ? error : new Error(String(error));
-      reply = {
-        type: "done",
-        error: { name: e.name, message: e.message, tooSlow: error instanceof SchemaTooSlowError },
-        cpu: threadCpuMicros(),
-      };
-    }
-    port.postMessage(reply);
+    void (async () => {
+      let reply: Reply;
+      try {
+        // Inside a deferral of its own, so that patterns RE2 cannot read go to this thread's pattern
+        // pool, as on the validating thread: each within its budget and the draft within its budget
+        // for all of them (DRAFT_PATTERN_BUDGET_MS). In place, a schema of 300 slow-but-legal patterns
+        // ran 12 s while this thread, waiting on them, spent none of its own CPU budget.
+        const outcome = await withDeferral(() => outcomeOf(job, parsed, registeredSets));
+        reply = { type: "done", outcome, cpu: threadCpuMicros() };
+      } catch (error) {
+        const e = error instanceof Error ? error : new Error(String(error));
+        reply = {
+          type: "done",
+          error: { name: e.name, message: e.message, tooSlow: error instanceof SchemaTooSlowError },
+          cpu: threadCpuMicros(),
+        };
+      }
+      port.postMessage(reply);
+    })();
   });
   port.postMessage({ type: "ready", cpu: threadCpuMicros() } satisfies Reply);
 }
