@@ -144,12 +144,23 @@ async function importSettled(href: string): Promise<unknown> {
     onIdle = () =>
       reject(new Error("its top-level await never settles: nothing is left that could settle it"));
   });
-  process.once("beforeExit", onIdle);
+  // One listener for all the imports under way (a process importing many packs at once would pass
+  // Node's limit of ten listeners and print a warning, a second line of stderr).
+  if (idleImports.size === 0) process.on("beforeExit", refuseIdleImports);
+  idleImports.add(onIdle);
   try {
     return await Promise.race([import(href), idle]);
   } finally {
-    process.off("beforeExit", onIdle);
+    idleImports.delete(onIdle);
+    if (idleImports.size === 0) process.off("beforeExit", refuseIdleImports);
   }
+}
+
+/** The imports under way, each refused when the event loop empties while it waits (importSettled). */
+const idleImports = new Set<() => void>();
+
+function refuseIdleImports(): void {
+  for (const refuse of idleImports) refuse();
 }
 
 /** redraft's own code: a path into one of these is redraft's business, not the pack author's. */

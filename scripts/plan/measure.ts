@@ -140,7 +140,13 @@ class CountingS3 {
       case "GetObject": {
         const body = this.objects.get(key);
         if (body === undefined) throw missing("NoSuchKey");
-        return { Body: { transformToString: async () => body } };
+        // Both of the SDK's readers: S3BlobStore reads a person's upload as bytes (decoded as they say).
+        return {
+          Body: {
+            transformToString: async () => body,
+            transformToByteArray: async () => new Uint8Array(Buffer.from(body, "utf8")),
+          },
+        };
       }
       case "HeadObject": {
         const body = this.objects.get(key);
